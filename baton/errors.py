@@ -1,0 +1,131 @@
+"""The error tree every layer raises and only `web/errors.py` maps to HTTP.
+
+BatonError
+├── NotFound            404   RequestNotFound, RunNotFound, WorkflowNotFound, UserNotFound
+├── NotPermitted        403   (and Unauthenticated 401)
+├── Conflict            409   AnswerConflict, RunNotCancellable
+├── Closed              410   RequestClosed
+├── Invalid             422   InvalidAnswer, InvalidInput (carry per-field errors)
+├── StoreError          500   a backend failed
+└── PauseNotDurable     500   a pause whose checkpoint could not be saved
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class BatonError(Exception):
+    """Root of every error Baton raises on purpose."""
+
+    code = "baton_error"
+
+    def __init__(self, message: str, **facts: Any) -> None:
+        super().__init__(message)
+        self.facts = facts
+
+
+class NotFound(BatonError):
+    """Something named by the caller does not exist (or must not be revealed)."""
+
+    code = "not_found"
+
+
+class RequestNotFound(NotFound):
+    """No human request has that id."""
+
+    code = "request_not_found"
+
+
+class RunNotFound(NotFound):
+    """No run has that id."""
+
+    code = "run_not_found"
+
+
+class WorkflowNotFound(NotFound):
+    """No workflow is registered under that name."""
+
+    code = "workflow_not_found"
+
+
+class UserNotFound(NotFound):
+    """No user has that name."""
+
+    code = "user_not_found"
+
+
+class NotPermitted(BatonError):
+    """The caller is known but may not do this."""
+
+    code = "not_permitted"
+
+
+class Unauthenticated(NotPermitted):
+    """The caller did not prove who they are."""
+
+    code = "unauthenticated"
+
+
+class Conflict(BatonError):
+    """The call contradicts what is already stored."""
+
+    code = "conflict"
+
+
+class AnswerConflict(Conflict):
+    """The request was already answered differently."""
+
+    code = "answer_conflict"
+
+
+class RunNotCancellable(Conflict):
+    """The run already ended."""
+
+    code = "run_not_cancellable"
+
+
+class Closed(BatonError):
+    """The request was closed without an answer (expired or cancelled)."""
+
+    code = "closed"
+
+
+class RequestClosed(Closed):
+    """The request expired or was cancelled; it takes no answer."""
+
+    code = "request_closed"
+
+
+class Invalid(BatonError):
+    """The caller sent data that does not fit; `errors` names each field."""
+
+    code = "invalid"
+
+    def __init__(self, message: str, errors: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or []
+
+
+class InvalidAnswer(Invalid):
+    """An answer does not fit the request's schema or decisions."""
+
+    code = "invalid_answer"
+
+
+class InvalidInput(Invalid):
+    """A run's input does not fit the workflow's input model."""
+
+    code = "invalid_input"
+
+
+class StoreError(BatonError):
+    """A storage backend failed."""
+
+    code = "store_error"
+
+
+class PauseNotDurable(BatonError):
+    """No persisted checkpoint covers a pause: the run fails instead of pretending."""
+
+    code = "pause_not_durable"

@@ -1,0 +1,51 @@
+"""Settings: the only reader of the environment and `.env`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEV_SECRET = "dev-only-insecure-secret-change-me"
+
+
+class Settings(BaseSettings):
+    """Everything Baton reads from the environment or `.env` (SPEC §5)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="BATON_", env_file=".env", extra="ignore", populate_by_name=True
+    )
+
+    database_url: str = "sqlite:///var/baton.db"
+    model: Literal["scripted", "azure-openai", "openai", "ollama"] = "scripted"
+    secret_key: SecretStr = SecretStr(DEV_SECRET)
+    base_url: str = "http://127.0.0.1:8000"
+    auth: Literal["local", "easyauth"] = "local"
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    azure_openai_endpoint: str | None = Field(None, validation_alias="AZURE_OPENAI_ENDPOINT")
+    azure_openai_deployment: str | None = Field(None, validation_alias="AZURE_OPENAI_DEPLOYMENT")
+    azure_openai_api_key: SecretStr | None = Field(None, validation_alias="AZURE_OPENAI_API_KEY")
+    openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
+    openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
+
+    slack_webhook_url: str | None = None
+    slack_signing_secret: SecretStr | None = None
+    smtp_url: str | None = None
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+
+    worker_concurrency: int = Field(4, ge=1, le=64)
+    worker_poll_ms: int = Field(500, ge=10)
+    job_lease_seconds: float = Field(30.0, gt=0)
+    log_level: str = "INFO"
+    failpoints: str = ""
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_scheme(cls, value: str) -> str:
+        if not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
+            raise ValueError("BATON_DATABASE_URL must start with sqlite:/// or postgresql://")
+        return value

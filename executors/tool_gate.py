@@ -1,0 +1,312 @@
+"""An agent whose risky tools are decided by policy at the tool boundary, by Baton, not the prompt.
+
+Gated tools are declared to the model without an implementation (MAF's host-owned calls): MAF's
+tool loop runs every other tool and hands each gated call back. The gate evaluates the policy on
+the typed arguments and then runs the call (auto), refuses it (deny), or asks a person through
+`ctx.request_info(ApprovalRequest, ApprovalAnswer)`. An approved or edited call runs through the
+effect ledger with the final arguments (MAF itself ignores edited arguments), and its result goes
+back to the model as the tool's result, as does a rejection's reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Never
+
+from agent_framework import (
+    Agent,
+    AgentResponse,
+    AgentSession,
+    Content,
+    Executor,
+    FunctionTool,
+    Message,
+    WorkflowContext,
+    WorkflowEvent,
+    response_handler,
+)
+from pydantic import BaseModel, ValidationError
+
+from executors.services import RunServices
+from human.effects import idempotency_key
+from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction
+from human.policy import Decision
+
+AUDIT_EVENT = "baton_audit"
+
+
+@dataclass(frozen=True)
+class GatedTool:
+    """A side-effecting tool: typed arguments, and `perform(key, arguments)` to call the system."""
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    perform: Callable[[str, BaseModel], Awaitable[Any]]
+
+    def declaration(self) -> FunctionTool:
+        """The tool as the model sees it: a schema, no implementation."""
+        return FunctionTool(
+            name=self.name, description=self.description, func=None, input_model=self.arguments
+        )
+
+
+def audit(ctx: WorkflowContext[Any, Any], event_type: str, **data: Any) -> Awaitable[None]:
+    """Note an audit event; the runtime writes it with the progress it belongs to."""
+    return ctx.add_event(WorkflowEvent(AUDIT_EVENT, data={"type": event_type, "data": data}))  # type: ignore[arg-type]
+
+
+class ToolGateAgent(Executor):
+    """Runs an agent turn by turn, gating its side-effecting tools; subclasses add the input.
+
+    A subclass declares `@handler async def on_<input>(self, message, ctx)` that calls
+    `await self.begin(prompt, context, ctx)`.
+    """
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        agent: Agent,
+        tools: Sequence[GatedTool],
+        services: RunServices,
+    ) -> None:
+        super().__init__(id=id)
+        self._agent = agent
+        self._gated = {t.name: t for t in tools}
+        self._services = services
+        self._session: AgentSession = agent.create_session()
+        self._context: dict[str, Any] = {}
+        self._batch: list[str] = []
+        self._calls: dict[str, dict[str, Any]] = {}
+        self._results: dict[str, Any] = {}
+        self._open: dict[str, dict[str, Any]] = {}
+
+    # the turn loop --------------------------------------------------------------------------
+
+    async def begin(
+        self, prompt: str, context: dict[str, Any], ctx: WorkflowContext[Never, dict[str, Any]]
+    ) -> None:
+        """Start the agent on `prompt`; `context` is shown to every person asked."""
+        self._context = context
+        response = await self._agent.run(prompt, session=self._session)
+        await self._advance(response, ctx)
+
+    async def _advance(
+        self, response: AgentResponse, ctx: WorkflowContext[Never, dict[str, Any]]
+    ) -> None:
+        while True:
+            calls = [c for c in response.user_input_requests if c.type == "function_call"]
+            if not calls:
+                await ctx.yield_output({"text": response.text, "agent": self.id})
+                return
+            self._batch = [str(c.call_id) for c in calls]
+            self._calls = {
+                str(c.call_id): {"name": c.name, "arguments": c.parse_arguments() or {}}
+                for c in calls
+            }
+            self._results = {}
+            for call_id in self._batch:
+                await self._gate(call_id, ctx)
+            if self._open:
+                return
+            response = await self._agent.run(self._results_message(), session=self._session)
+
+    async def _gate(
+        self,
+        call_id: str,
+        ctx: WorkflowContext[Never, dict[str, Any]],
+        *,
+        arguments: dict[str, Any] | None = None,
+        before: Decision | None = None,
+        scope: str = "auto",
+    ) -> None:
+        call = self._calls[call_id]
+        tool = self._gated.get(call["name"])
+        if tool is None:
+            self._results[call_id] = f"Error: no tool named {call['name']}."
+            return
+        try:
+            typed = tool.arguments.model_validate(arguments or call["arguments"])
+        except ValidationError as exc:
+            self._results[call_id] = f"Error: invalid arguments for {tool.name}: {exc}"
+            return
+        args = typed.model_dump(mode="json")
+        policy = self._services.policy
+        decision = (
+            policy.evaluate(tool.name, args)
+            if before is None
+            else policy.recheck_edit(before, tool.name, args)
+        )
+        if decision.action == "auto":
+            if before is None:
+                await audit(
+                    ctx,
+                    "request.auto_decided",
+                    tool=tool.name,
+                    arguments=args,
+                    decision="approve",
+                    rule=decision.rule_id,
+                )
+            self._results[call_id] = await self._perform(tool, typed, call_id, scope)
+        elif decision.action == "deny":
+            await audit(
+                ctx,
+                "request.auto_decided",
+                tool=tool.name,
+                arguments=args,
+                decision="reject",
+                rule=decision.rule_id,
+            )
+            self._results[call_id] = f"Refused by policy rule {decision.rule_id}."
+        else:
+            await self._ask(call_id, tool, args, decision, ctx, edited=before is not None)
+
+    async def _ask(
+        self,
+        call_id: str,
+        tool: GatedTool,
+        args: dict[str, Any],
+        decision: Decision,
+        ctx: WorkflowContext[Never, dict[str, Any]],
+        *,
+        edited: bool,
+    ) -> None:
+        call = self._calls[call_id]
+        call["asks"] = call.get("asks", 0) + 1
+        maf_request_id = f"{call_id}.{call['asks']}"
+        title, reason = self.describe(tool.name, args, decision)
+        if edited:
+            reason = f"An edit changed the call, and the new arguments need approval. {reason}"
+        self._open[maf_request_id] = {
+            "call_id": call_id,
+            "arguments": args,
+            "decision": decision.model_dump(),
+        }
+        await ctx.request_info(
+            ApprovalRequest(
+                title=title,
+                reason=reason,
+                context={**self._context, "conversation": self.conversation()},
+                team=decision.team or "support-leads",
+                approvals_required=decision.approvals_required,
+                priority="high" if decision.approvals_required > 1 else "normal",
+                policy_rule=decision.rule_id,
+                proposed_action=ProposedAction(
+                    tool=tool.name,
+                    arguments=args,
+                    arguments_schema=tool.arguments.model_json_schema(),
+                ),
+            ),
+            ApprovalAnswer,
+            request_id=maf_request_id,
+        )
+
+    @response_handler
+    async def on_approval_answer(
+        self,
+        request: ApprovalRequest,
+        answer: ApprovalAnswer,
+        ctx: WorkflowContext[Never, dict[str, Any]],
+    ) -> None:
+        """Apply a person's (or the system's) decision on a gated call, then carry on."""
+        maf_request_id = str(ctx.request_id)
+        entry = self._open.pop(maf_request_id)
+        call_id = entry["call_id"]
+        tool = self._gated[self._calls[call_id]["name"]]
+        if answer.decision == "approve":
+            typed = tool.arguments.model_validate(entry["arguments"])
+            self._results[call_id] = await self._perform(tool, typed, call_id, maf_request_id)
+        elif answer.decision == "edit":
+            before = Decision.model_validate(entry["decision"])
+            await self._gate(
+                call_id, ctx, arguments=answer.arguments, before=before, scope=maf_request_id
+            )
+        elif answer.decision == "reject":
+            self._results[call_id] = f"Rejected by a person: {answer.reason}"
+        elif answer.decision == "expired":
+            self._results[call_id] = "Not approved in time: the approval request expired."
+        else:
+            self._results[call_id] = "The approval was cancelled; the call did not run."
+        if self._open:
+            return
+        response = await self._agent.run(self._results_message(), session=self._session)
+        await self._advance(response, ctx)
+
+    async def _perform(self, tool: GatedTool, typed: BaseModel, call_id: str, scope: str) -> Any:
+        services = self._services
+        key = idempotency_key(services.run_id, scope, call_id)
+        return await services.ledger.perform(
+            key=key,
+            run_id=services.run_id,
+            tool=tool.name,
+            arguments=typed.model_dump(mode="json"),
+            call=lambda k: tool.perform(k, typed),
+        )
+
+    def _results_message(self) -> Message:
+        return Message(
+            "tool",
+            [
+                Content.from_function_result(call_id=cid, result=_as_text(self._results[cid]))
+                for cid in self._batch
+            ],
+        )
+
+    # what people see ------------------------------------------------------------------------
+
+    def describe(self, tool: str, arguments: dict[str, Any], decision: Decision) -> tuple[str, str]:
+        """Title and reason of an approval request; subclasses word them for their domain."""
+        return (
+            f"Approve {tool}",
+            f"Policy rule {decision.rule_id} needs approval by {decision.team}.",
+        )
+
+    def conversation(self) -> list[dict[str, Any]]:
+        """The agent's conversation so far, readable: role, text, tool calls and results."""
+        state = self._session.state.get("in_memory", {})
+        excerpt: list[dict[str, Any]] = []
+        for raw in state.get("messages", []):
+            message = raw if isinstance(raw, Message) else Message.from_dict(raw)
+            for c in message.contents:
+                if c.type == "text" and c.text:
+                    excerpt.append({"role": message.role, "text": c.text})
+                elif c.type == "function_call":
+                    excerpt.append(
+                        {
+                            "role": message.role,
+                            "tool_call": c.name,
+                            "arguments": c.parse_arguments(),
+                        }
+                    )
+                elif c.type == "function_result":
+                    excerpt.append({"role": message.role, "tool_result": _as_text(c.result)})
+        return excerpt
+
+    # checkpoints ----------------------------------------------------------------------------
+
+    async def on_checkpoint_save(self) -> dict[str, Any]:
+        """Everything needed to carry on in another process, as plain JSON."""
+        return {
+            "session": self._session.to_dict(),
+            "context": self._context,
+            "batch": self._batch,
+            "calls": self._calls,
+            "results": self._results,
+            "open": self._open,
+        }
+
+    async def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
+        """Restore what `on_checkpoint_save` kept."""
+        self._session = AgentSession.from_dict(state["session"])
+        self._context = state["context"]
+        self._batch = list(state["batch"])
+        self._calls = dict(state["calls"])
+        self._results = dict(state["results"])
+        self._open = dict(state["open"])
+
+
+def _as_text(result: Any) -> str:
+    return result if isinstance(result, str) else json.dumps(result, default=str)

@@ -1,0 +1,19 @@
+"""Who may do what to a request: roles and teams (four-eyes and claims come with teams)."""
+
+from __future__ import annotations
+
+from baton.errors import NotPermitted
+from human.records import HumanRequest, User
+
+
+def check_can_answer(user: User, request: HumanRequest) -> None:
+    """Raise `NotPermitted` unless `user` may answer `request`."""
+    if user.role == "viewer":
+        raise NotPermitted(f"{user.name} is a viewer and cannot answer requests")
+    if user.role != "admin" and request.team not in user.teams:
+        raise NotPermitted(f"{user.name} is not in team {request.team}, which owns this request")
+
+
+def can_see(user: User, request: HumanRequest) -> bool:
+    """Whether `user` may see `request` at all (admins and the owning team)."""
+    return user.role == "admin" or request.team in user.teams or user.role == "viewer"

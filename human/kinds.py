@@ -1,0 +1,191 @@
+"""One request/answer model pair per kind of human request.
+
+The answer model is at once MAF's `response_type`, the stored `response_schema`, the validator of
+`POST /respond` and the `@response_handler`'s type. Models are concrete classes (never `Optional`
+or unions as a whole: MAF cannot allow-list those for checkpoint decoding).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SYSTEM_OUTCOMES = ("expired", "cancelled")
+
+
+class ProposedAction(BaseModel):
+    """A tool call a person is asked to allow, with the schema its arguments must fit."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    arguments: dict[str, Any]
+    arguments_schema: dict[str, Any] = Field(default_factory=dict)
+
+
+class Routing(BaseModel):
+    """Who sees a request and how urgently; shared by every request kind."""
+
+    title: str
+    reason: str = Field(description="Why the agent stopped.")
+    context: dict[str, Any] = Field(default_factory=dict)
+    team: str
+    priority: Literal["low", "normal", "high", "urgent"] = "normal"
+    approvals_required: int = Field(1, ge=1, le=5)
+    expires_in_s: float | None = Field(None, gt=0)
+    policy_rule: str | None = None
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {}
+    optional: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    @model_validator(mode="after")
+    def _fields_of_decision(self) -> _Answer:
+        decision = getattr(self, "decision")  # noqa: B009 - every subclass declares it
+        required = self.requires.get(decision, ())
+        missing = [name for name in required if _blank(getattr(self, name))]
+        if missing:
+            raise ValueError(f"decision '{decision}' requires {', '.join(missing)}")
+        allowed = {"decision", *required, *self.optional.get(decision, ())}
+        stray = [n for n in type(self).model_fields if n not in allowed and getattr(self, n)]
+        if stray:
+            raise ValueError(f"decision '{decision}' takes no {', '.join(stray)}")
+        return self
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+class ApprovalRequest(Routing):
+    """Allow, change or refuse a proposed tool call."""
+
+    proposed_action: ProposedAction
+
+
+class ApprovalAnswer(_Answer):
+    """`approve`, `edit` with the full changed arguments, or `reject` with a reason."""
+
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"edit": ("arguments",), "reject": ("reason",)}
+    optional: ClassVar[dict[str, tuple[str, ...]]] = {"approve": ("reason",), "edit": ("reason",)}
+
+    decision: Literal["approve", "edit", "reject", "expired", "cancelled"] = Field(title="Decision")
+    arguments: dict[str, Any] | None = Field(None, title="Changed arguments")
+    reason: str | None = Field(None, title="Reason", description="Shown to the agent.")
+
+
+class QuestionRequest(Routing):
+    """The agent needs information or a choice."""
+
+    question: str
+    options: list[str] = Field(default_factory=list)
+
+
+class QuestionAnswer(_Answer):
+    """`answer` with free text or one of the options."""
+
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"answer": ("answer",)}
+
+    decision: Literal["answer", "expired", "cancelled"] = Field(title="Decision")
+    answer: str | None = Field(None, title="Answer")
+
+
+class ReviewRequest(Routing):
+    """A person approves, edits or rejects a draft."""
+
+    draft: Any
+
+
+class ReviewAnswer(_Answer):
+    """`approve`, `edit` with the new content, or `reject` with a reason."""
+
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"edit": ("content",), "reject": ("reason",)}
+    optional: ClassVar[dict[str, tuple[str, ...]]] = {"approve": ("reason",), "edit": ("reason",)}
+
+    decision: Literal["approve", "edit", "reject", "expired", "cancelled"] = Field(title="Decision")
+    content: Any = Field(None, title="Edited content")
+    reason: str | None = Field(None, title="Reason")
+
+
+class TakeoverRequest(Routing):
+    """A person takes the case over from the agent."""
+
+    conversation: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class TakeoverAnswer(_Answer):
+    """`resolve` with a resolution, or `return` the case to the agent with guidance."""
+
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {
+        "resolve": ("resolution",),
+        "return": ("guidance",),
+    }
+    optional: ClassVar[dict[str, tuple[str, ...]]] = {"resolve": ("outcome",)}
+
+    decision: Literal["resolve", "return", "expired", "cancelled"] = Field(title="Decision")
+    resolution: str | None = Field(None, title="Resolution")
+    outcome: dict[str, Any] | None = Field(None, title="Outcome")
+    guidance: str | None = Field(None, title="Guidance")
+
+
+class Kind(BaseModel):
+    """What Baton knows of one kind: its models and the decisions a person may take."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    request_model: type[Routing]
+    answer_model: type[_Answer]
+    decisions: tuple[str, ...]
+
+    def response_schema(self) -> dict[str, Any]:
+        """The answer's JSON Schema, offering only a person's decisions."""
+        schema = self.answer_model.model_json_schema()
+        schema["properties"]["decision"]["enum"] = list(self.decisions)
+        return schema
+
+
+KINDS: dict[str, Kind] = {
+    kind.name: kind
+    for kind in (
+        Kind(
+            name="approval",
+            request_model=ApprovalRequest,
+            answer_model=ApprovalAnswer,
+            decisions=("approve", "edit", "reject"),
+        ),
+        Kind(
+            name="question",
+            request_model=QuestionRequest,
+            answer_model=QuestionAnswer,
+            decisions=("answer",),
+        ),
+        Kind(
+            name="review",
+            request_model=ReviewRequest,
+            answer_model=ReviewAnswer,
+            decisions=("approve", "edit", "reject"),
+        ),
+        Kind(
+            name="takeover",
+            request_model=TakeoverRequest,
+            answer_model=TakeoverAnswer,
+            decisions=("resolve", "return"),
+        ),
+    )
+}
+
+CHECKPOINT_TYPES: tuple[type[BaseModel], ...] = (
+    ProposedAction,
+    *(kind.request_model for kind in KINDS.values()),
+    *(kind.answer_model for kind in KINDS.values()),
+)
+
+
+def kind_of(request: object) -> Kind | None:
+    """The kind whose request model `request` is an instance of, if any."""
+    return next((k for k in KINDS.values() if isinstance(request, k.request_model)), None)

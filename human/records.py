@@ -1,0 +1,130 @@
+"""The stored entities: runs, human requests, answers, audit events, users, jobs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RunStatus = Literal["running", "waiting", "completed", "failed", "cancelled"]
+RequestStatus = Literal[
+    "pending", "claimed", "answered", "resumed", "escalated", "expired", "cancelled"
+]
+Role = Literal["viewer", "responder", "admin"]
+
+OPEN_STATUSES: tuple[str, ...] = ("pending", "claimed", "escalated")
+TERMINAL_RUN: tuple[str, ...] = ("completed", "failed", "cancelled")
+
+
+class Record(BaseModel):
+    """Base of stored records: plain, serializable, unchanged after load."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class Run(Record):
+    """One execution of a workflow."""
+
+    id: str
+    workflow: str
+    input: dict[str, Any]
+    status: RunStatus
+    output: Any = None
+    error: str | None = None
+    created_by: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    checkpoint_id: str | None = None
+
+
+class AnswerRecord(Record):
+    """One person's answer (or a system outcome) to a request."""
+
+    request_id: str
+    actor: str
+    decision: str
+    body: dict[str, Any]
+    at: datetime
+
+
+class HumanRequest(Record):
+    """A typed question to a person, durable while nobody answers it."""
+
+    id: str
+    run_id: str
+    maf_request_id: str
+    kind: str
+    title: str
+    reason: str
+    context: dict[str, Any] = Field(default_factory=dict)
+    proposed_action: dict[str, Any] | None = None
+    payload: dict[str, Any] = Field(default_factory=dict)
+    allowed_decisions: list[str]
+    response_schema: dict[str, Any]
+    team: str
+    assignee: str | None = None
+    priority: str = "normal"
+    status: RequestStatus
+    created_at: datetime
+    expires_at: datetime | None = None
+    approvals_required: int = 1
+    policy_rule: str | None = None
+    answer: dict[str, Any] | None = None
+    answered_by: str | None = None
+    answered_at: datetime | None = None
+    answers: list[AnswerRecord] = Field(default_factory=list)
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the request still takes answers."""
+        return self.status in OPEN_STATUSES
+
+
+class AuditEvent(Record):
+    """An append-only fact about a run or request."""
+
+    id: int
+    type: str
+    at: datetime
+    run_id: str | None
+    request_id: str | None
+    actor: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class NewEvent(BaseModel):
+    """An audit event about to be written."""
+
+    type: str
+    run_id: str | None = None
+    request_id: str | None = None
+    actor: str = "system"
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class User(Record):
+    """A person (or service) that acts in Baton."""
+
+    id: str
+    name: str
+    role: Role
+    teams: tuple[str, ...] = ()
+
+
+class Job(Record):
+    """Work for the background worker, leased so a dead process's job is picked up again."""
+
+    id: int
+    kind: Literal["start", "resume", "notify", "timer"]
+    run_id: str | None
+    request_id: str | None = None
+    payload: dict[str, Any] = Field(default_factory=dict)
+    attempts: int = 0
+
+
+class Page(Record):
+    """One page of a keyset-paginated list."""
+
+    items: list[Any]
+    next_cursor: str | None = None

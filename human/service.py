@@ -1,0 +1,140 @@
+"""RequestService: the one path by which a person's answer reaches a request.
+
+The API, the CLI (and later the pages and Slack) all call `respond`; it validates against the
+request's own schema and decisions, checks access, and then lets the store's conditional write
+decide: the first answer wins, the same answer again is a no-op, a different one a conflict.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from baton import failpoints
+from baton.errors import AnswerConflict, InvalidAnswer, RequestClosed, RequestNotFound
+from human.access import check_can_answer
+from human.kinds import KINDS, Kind
+from human.records import AnswerRecord, HumanRequest, Page, User
+from human.store.base import RequestFilter, Store, utcnow
+
+logger = logging.getLogger(__name__)
+
+
+class RespondResult(BaseModel):
+    """The request after an answer, and whether this call changed it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: HumanRequest
+    changed: bool
+    outcome: str
+
+
+class RequestService:
+    """Reads and answers human requests."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], datetime] = utcnow) -> None:
+        self._store = store
+        self._clock = clock
+
+    async def get(self, request_id: str) -> HumanRequest:
+        """A request by id, or `RequestNotFound`."""
+        request = await self._store.get_request(request_id)
+        if request is None:
+            raise RequestNotFound(f"no request {request_id}")
+        return request
+
+    async def list(self, flt: RequestFilter) -> Page:
+        """A page of requests matching `flt`."""
+        return await self._store.list_requests(flt)
+
+    async def respond(
+        self, request_id: str, body: dict[str, Any], *, responder: User
+    ) -> RespondResult:
+        """Validate, authorize and apply one answer; refusals change nothing stored."""
+        request = await self.get(request_id)
+        if request.status in ("expired", "cancelled"):
+            raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
+        check_can_answer(responder, request)
+        answer = validate_answer(request, body)
+        outcome = await self._store.record_answer(
+            AnswerRecord(
+                request_id=request_id,
+                actor=responder.name,
+                decision=answer["decision"],
+                body={k: v for k, v in answer.items() if k != "decision"},
+                at=self._clock(),
+            ),
+            final=answer,
+        )
+        if outcome.result in ("closed", "partial"):
+            failpoints.hit("answer.after_commit")
+            logger.info(
+                "request answered",
+                extra={
+                    "request_id": request_id,
+                    "outcome": outcome.result,
+                    "actor": responder.name,
+                },
+            )
+            return RespondResult(request=outcome.request, changed=True, outcome=outcome.result)
+        if outcome.result == "repeated":
+            return RespondResult(request=outcome.request, changed=False, outcome="repeated")
+        return self._settle_closed(outcome.request, answer)
+
+    def _settle_closed(self, request: HumanRequest, answer: dict[str, Any]) -> RespondResult:
+        if request.status in ("expired", "cancelled"):
+            raise RequestClosed(f"request {request.id} is {request.status}; it takes no answer")
+        if request.answer == answer:
+            return RespondResult(request=request, changed=False, outcome="repeated")
+        raise AnswerConflict(
+            f"request {request.id} was already answered by {request.answered_by} "
+            f"with decision '{(request.answer or {}).get('decision')}'",
+            answered_by=request.answered_by,
+        )
+
+
+def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
+    """The answer as the workflow will receive it, or `InvalidAnswer` naming each bad field."""
+    kind: Kind = KINDS[request.kind]
+    if not isinstance(body, dict):
+        raise InvalidAnswer("the answer must be a JSON object", [_err([], "expected an object")])
+    decision = body.get("decision")
+    if decision not in request.allowed_decisions:
+        raise InvalidAnswer(
+            f"decision must be one of {', '.join(request.allowed_decisions)}",
+            [_err(["decision"], f"must be one of {request.allowed_decisions}, got {decision!r}")],
+        )
+    try:
+        model = kind.answer_model.model_validate(body)
+    except ValidationError as exc:
+        errors = [
+            _err([str(p) for p in e["loc"]], e["msg"].removeprefix("Value error, "))
+            for e in exc.errors(include_url=False)
+        ]
+        raise InvalidAnswer(f"invalid {request.kind} answer: {errors[0]['msg']}", errors) from exc
+    answer = model.model_dump(mode="json", exclude_none=True)
+    if request.kind == "approval" and decision == "edit" and request.proposed_action:
+        _check_arguments(request.proposed_action.get("arguments_schema") or {}, answer["arguments"])
+    return answer
+
+
+def _check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    if not schema:
+        return
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    if problems:
+        errors = [
+            _err(["arguments", *(str(p) for p in e.absolute_path)], e.message) for e in problems
+        ]
+        raise InvalidAnswer(f"edited arguments do not fit the tool: {errors[0]['msg']}", errors)
+
+
+def _err(loc: list[str], msg: str) -> dict[str, Any]:
+    return {"loc": ["body", *loc], "msg": msg}

@@ -1,0 +1,864 @@
+"""SQLite backend: WAL, `synchronous=FULL`, one writer, one thread hop per transaction.
+
+All statements of a transaction run in one function on the store's own thread, so a pause or an
+answer costs one hop and one fsync'd commit however many rows it writes. Several processes may
+share the file: writers take `BEGIN IMMEDIATE` and wait on `busy_timeout`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from baton.errors import StoreError
+from human.records import (
+    OPEN_STATUSES,
+    TERMINAL_RUN,
+    AnswerRecord,
+    AuditEvent,
+    HumanRequest,
+    Job,
+    NewEvent,
+    Page,
+    Run,
+    User,
+)
+from human.store.base import AnswerOutcome, Progress, RequestFilter, utcnow
+from human.store.schema import migrations
+
+T = TypeVar("T")
+
+_OPEN: Final = "('pending', 'claimed', 'escalated')"
+_INSERT_EVENT: Final = """INSERT INTO audit_events (type, at, run_id, request_id, actor, data)
+    VALUES (?, ?, ?, ?, ?, ?)"""
+_QUEUE_DRIVE: Final = """INSERT OR IGNORE INTO jobs (kind, run_id, available_at)
+    VALUES (?, ?, ?)"""
+_REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
+    r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
+    r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
+    r.policy_rule, r.answer, r.answered_by, r.answered_at"""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="microseconds")
+
+
+class SqliteStore:
+    """The `Store` on one SQLite file."""
+
+    def __init__(self, path: Path, *, clock: Callable[[], datetime] = utcnow) -> None:
+        self.path = path
+        self._clock = clock
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baton-sqlite")
+        self._local = threading.local()
+
+    @classmethod
+    async def open(cls, url: str, *, clock: Callable[[], datetime] = utcnow) -> SqliteStore:
+        """Open (creating) the file named by a `sqlite:///path` URL and migrate it."""
+        path = Path(url.removeprefix("sqlite:///"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = cls(path, clock=clock)
+        await store.setup()
+        return store
+
+    # plumbing -------------------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+        def body() -> T:
+            conn = self._conn()
+            if not write:
+                return fn(conn)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._thread, body)
+        except sqlite3.Error as exc:
+            raise StoreError(f"sqlite: {exc}") from exc
+
+    def _now(self) -> str:
+        return _iso(self._clock())
+
+    def _events(self, conn: sqlite3.Connection, events: Sequence[NewEvent], at: str) -> None:
+        conn.executemany(
+            _INSERT_EVENT,
+            [(e.type, at, e.run_id, e.request_id, e.actor, _dumps(e.data)) for e in events],
+        )
+
+    async def setup(self) -> None:
+        """Apply pending migrations under the write lock; running it twice changes nothing."""
+
+        def migrate(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+                "name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+            done = {row[0] for row in conn.execute("SELECT version FROM schema_version")}
+            for version, name, sql in migrations("sqlite"):
+                if version in done:
+                    continue
+                for statement in _split_sql(sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_version VALUES (?, ?, ?)", (version, name, self._now())
+                )
+
+        await self._run(migrate, write=True)
+
+    async def close(self) -> None:
+        """Close the connection and stop the store's thread."""
+
+        def shut() -> None:
+            conn = getattr(self._local, "conn", None)
+            if conn is not None:
+                conn.close()
+                self._local.conn = None
+
+        await asyncio.get_running_loop().run_in_executor(self._thread, shut)
+        self._thread.shutdown(wait=True)
+
+    # runs -----------------------------------------------------------------------------------
+
+    async def create_run(self, run: Run, events: Sequence[NewEvent]) -> Run:
+        """Store a new run, its audit events and its start job in one transaction."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0]
+            conn.execute(
+                "INSERT INTO runs (id, seq, workflow, input, status, created_by, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run.id,
+                    seq,
+                    run.workflow,
+                    _dumps(run.input),
+                    run.status,
+                    run.created_by,
+                    _iso(run.created_at),
+                    _iso(run.updated_at),
+                ),
+            )
+            self._events(conn, events, _iso(run.created_at))
+            conn.execute(_QUEUE_DRIVE, ("start", run.id, time.time()))
+
+        await self._run(write, write=True)
+        return run
+
+    async def get_run(self, run_id: str) -> Run | None:
+        """A run by id."""
+        row = await self._run(
+            lambda c: c.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone(),
+            write=False,
+        )
+        return _run_of(row) if row else None
+
+    async def list_runs(
+        self, *, status: str | None, workflow: str | None, cursor: str | None, limit: int
+    ) -> Page:
+        """Runs, newest first."""
+        where, args = ["1=1"], []
+        if status:
+            where.append("status = ?")
+            args.append(status)
+        if workflow:
+            where.append("workflow = ?")
+            args.append(workflow)
+        if cursor:
+            where.append("seq < ?")
+            args.append(_cursor_seq(cursor))
+        sql = f"SELECT * FROM runs WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT ?"
+        rows = await self._run(lambda c: c.execute(sql, [*args, limit + 1]).fetchall(), write=False)
+        items = [_run_of(r) for r in rows[:limit]]
+        more = len(rows) > limit
+        return Page(items=items, next_cursor=f"s{rows[limit - 1]['seq']}" if more else None)
+
+    async def record_progress(self, progress: Progress) -> bool:
+        """Commit one drive: run, checkpoint, requests, deliveries, audit, job; or nothing."""
+        now = self._now()
+        new_cp = progress.checkpoint.id if progress.checkpoint else None
+
+        def write(conn: sqlite3.Connection) -> bool:
+            moved = conn.execute(
+                "UPDATE runs SET status = ?, output = ?, error = ?, checkpoint_id = ?, "
+                "updated_at = ? WHERE id = ? AND checkpoint_id IS ? AND status NOT IN "
+                "('completed', 'failed', 'cancelled')",
+                (
+                    progress.status,
+                    None if progress.output is None else _dumps(progress.output),
+                    progress.error,
+                    new_cp,
+                    now,
+                    progress.run_id,
+                    progress.expected_checkpoint_id,
+                ),
+            ).rowcount
+            if moved == 0:
+                return False
+            conn.execute("DELETE FROM checkpoints WHERE run_id = ?", (progress.run_id,))
+            if progress.checkpoint is not None:
+                conn.execute(
+                    "INSERT INTO checkpoints (id, run_id, body, created_at) VALUES (?, ?, ?, ?)",
+                    (progress.checkpoint.id, progress.run_id, progress.checkpoint.body, now),
+                )
+            for request in progress.new_requests:
+                _insert_request(conn, request)
+            if progress.delivered_request_ids:
+                conn.executemany(
+                    "UPDATE human_requests SET status = 'resumed' WHERE id = ? "
+                    "AND status = 'answered'",
+                    [(rid,) for rid in progress.delivered_request_ids],
+                )
+            if progress.status in TERMINAL_RUN:
+                conn.execute(
+                    f"UPDATE human_requests SET status = 'cancelled' WHERE run_id = ? "
+                    f"AND status IN {_OPEN}",
+                    (progress.run_id,),
+                )
+            self._events(conn, progress.events, now)
+            if progress.new_requests:
+                conn.executemany(
+                    "INSERT INTO jobs (kind, run_id, request_id, available_at) "
+                    "VALUES ('notify', ?, ?, ?)",
+                    [(progress.run_id, r.id, time.time()) for r in progress.new_requests],
+                )
+            if progress.job_id is not None:
+                conn.execute("DELETE FROM jobs WHERE id = ?", (progress.job_id,))
+            return True
+
+        return await self._run(write, write=True)
+
+    async def cancel_run(self, run_id: str, actor: str) -> Run | None:
+        """Cancel an unfinished run, its open requests and queued work."""
+        now = self._now()
+
+        def write(conn: sqlite3.Connection) -> bool:
+            moved = conn.execute(
+                "UPDATE runs SET status = 'cancelled', updated_at = ? WHERE id = ? "
+                "AND status NOT IN ('completed', 'failed', 'cancelled')",
+                (now, run_id),
+            ).rowcount
+            if not moved:
+                return False
+            open_ids = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT id FROM human_requests WHERE run_id = ? AND status IN {_OPEN}",
+                    (run_id,),
+                )
+            ]
+            conn.execute(
+                f"UPDATE human_requests SET status = 'cancelled' WHERE run_id = ? "
+                f"AND status IN {_OPEN}",
+                (run_id,),
+            )
+            events = [
+                NewEvent(type="request.cancelled", run_id=run_id, request_id=rid, actor=actor)
+                for rid in open_ids
+            ]
+            events.append(NewEvent(type="run.cancelled", run_id=run_id, actor=actor))
+            self._events(conn, events, now)
+            conn.execute("DELETE FROM checkpoints WHERE run_id = ?", (run_id,))
+            conn.execute(
+                "DELETE FROM jobs WHERE run_id = ? AND kind IN ('start', 'resume') "
+                "AND lease_owner IS NULL",
+                (run_id,),
+            )
+            return True
+
+        if not await self._run(write, write=True):
+            return None
+        return await self.get_run(run_id)
+
+    async def load_checkpoint(self, checkpoint_id: str) -> bytes | None:
+        """An encoded checkpoint body."""
+        row = await self._run(
+            lambda c: c.execute(
+                "SELECT body FROM checkpoints WHERE id = ?", (checkpoint_id,)
+            ).fetchone(),
+            write=False,
+        )
+        return bytes(row[0]) if row else None
+
+    # requests -------------------------------------------------------------------------------
+
+    async def get_request(self, request_id: str) -> HumanRequest | None:
+        """A request with its answers."""
+
+        def read(conn: sqlite3.Connection) -> HumanRequest | None:
+            row = conn.execute(
+                f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s "
+                "ON s.hash = r.schema_hash WHERE r.id = ?",
+                (request_id,),
+            ).fetchone()
+            return _requests_of(conn, [row])[0] if row else None
+
+        return await self._run(read, write=False)
+
+    async def list_requests(self, flt: RequestFilter) -> Page:
+        """Requests, newest first, keyset-paginated on their sequence number."""
+        where, args = ["1=1"], []
+        for column in ("status", "team", "kind", "run_id"):
+            value = getattr(flt, column)
+            if value:
+                where.append(f"r.{column} = ?")
+                args.append(value)
+        if flt.teams is not None:
+            where.append(f"r.team IN ({','.join('?' * len(flt.teams)) or 'NULL'})")
+            args.extend(flt.teams)
+        if flt.cursor:
+            where.append("r.seq < ?")
+            args.append(_cursor_seq(flt.cursor))
+        sql = (
+            f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s "
+            f"ON s.hash = r.schema_hash WHERE {' AND '.join(where)} ORDER BY r.seq DESC LIMIT ?"
+        )
+
+        def read(conn: sqlite3.Connection) -> Page:
+            rows = conn.execute(sql, [*args, flt.limit + 1]).fetchall()
+            items = _requests_of(conn, rows[: flt.limit])
+            more = len(rows) > flt.limit
+            return Page(items=items, next_cursor=f"s{rows[flt.limit - 1]['seq']}" if more else None)
+
+        return await self._run(read, write=False)
+
+    async def _requests_where(self, sql: str, args: Sequence[Any]) -> list[HumanRequest]:
+        def read(conn: sqlite3.Connection) -> list[HumanRequest]:
+            rows = conn.execute(
+                f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s "
+                f"ON s.hash = r.schema_hash WHERE {sql}",
+                args,
+            ).fetchall()
+            return _requests_of(conn, rows)
+
+        return await self._run(read, write=False)
+
+    async def answered_requests(self, run_id: str) -> list[HumanRequest]:
+        """A run's requests answered but not yet delivered, in answer order."""
+        return await self._requests_where(
+            "r.run_id = ? AND r.status = 'answered' ORDER BY r.answered_at, r.seq", (run_id,)
+        )
+
+    async def open_requests(self, run_id: str) -> list[HumanRequest]:
+        """A run's requests still waiting for a person."""
+        return await self._requests_where(
+            f"r.run_id = ? AND r.status IN {_OPEN} ORDER BY r.seq", (run_id,)
+        )
+
+    async def record_answer(self, answer: AnswerRecord, *, final: dict[str, Any]) -> AnswerOutcome:
+        """First answer wins; approvals of a multi-approver request are counted per person.
+
+        `final` is the answer delivered to the workflow if this answer closes the request.
+        """
+        at = _iso(answer.at)
+
+        def write(conn: sqlite3.Connection) -> str:
+            row = conn.execute(
+                "SELECT run_id, status, approvals_required FROM human_requests WHERE id = ?",
+                (answer.request_id,),
+            ).fetchone()
+            if row is None or row["status"] not in OPEN_STATUSES:
+                return "not_open"
+            run_id = row["run_id"]
+            counting = answer.decision == "approve" and row["approvals_required"] > 1
+            if counting:
+                approvers = {
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT actor FROM answers WHERE request_id = ? AND decision = 'approve'",
+                        (answer.request_id,),
+                    )
+                }
+                if answer.actor in approvers:
+                    return "repeated"
+                approvers.add(answer.actor)
+            conn.execute(
+                "INSERT INTO answers (request_id, actor, decision, body, at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (answer.request_id, answer.actor, answer.decision, _dumps(answer.body), at),
+            )
+            data = {"decision": answer.decision, **answer.body}
+            if counting and len(approvers) < row["approvals_required"]:
+                data |= {
+                    "approvals": len(approvers),
+                    "approvals_required": row["approvals_required"],
+                }
+                self._events(
+                    conn,
+                    [
+                        NewEvent(
+                            type="request.answered",
+                            run_id=run_id,
+                            request_id=answer.request_id,
+                            actor=answer.actor,
+                            data=data,
+                        )
+                    ],
+                    at,
+                )
+                return "partial"
+            conn.execute(
+                "UPDATE human_requests SET status = 'answered', answer = ?, answered_by = ?, "
+                f"answered_at = ? WHERE id = ? AND status IN {_OPEN}",
+                (_dumps(final), answer.actor, at, answer.request_id),
+            )
+            self._events(
+                conn,
+                [
+                    NewEvent(
+                        type="request.answered",
+                        run_id=run_id,
+                        request_id=answer.request_id,
+                        actor=answer.actor,
+                        data=data,
+                    )
+                ],
+                at,
+            )
+            conn.execute(_QUEUE_DRIVE, ("resume", run_id, time.time()))
+            return "closed"
+
+        result = await self._run(write, write=True)
+        request = await self.get_request(answer.request_id)
+        if request is None:
+            raise StoreError(f"request {answer.request_id} vanished")
+        return AnswerOutcome(result=result, request=request)  # type: ignore[arg-type]
+
+    # audit ----------------------------------------------------------------------------------
+
+    async def list_events(
+        self, *, run_id: str | None = None, request_id: str | None = None
+    ) -> list[AuditEvent]:
+        """Audit events in the order they were written."""
+        column, value = ("request_id", request_id) if request_id else ("run_id", run_id)
+        rows = await self._run(
+            lambda c: c.execute(
+                f"SELECT * FROM audit_events WHERE {column} = ? ORDER BY id", (value,)
+            ).fetchall(),
+            write=False,
+        )
+        return [
+            AuditEvent(
+                id=r["id"],
+                type=r["type"],
+                at=datetime.fromisoformat(r["at"]),
+                run_id=r["run_id"],
+                request_id=r["request_id"],
+                actor=r["actor"],
+                data=json.loads(r["data"]),
+            )
+            for r in rows
+        ]
+
+    # jobs -----------------------------------------------------------------------------------
+
+    async def lease_jobs(self, owner: str, *, limit: int, lease_s: float) -> list[Job]:
+        """Lease due jobs; a run with a live leased drive job gets no second one."""
+
+        def write(conn: sqlite3.Connection) -> list[Job]:
+            now = time.time()
+            rows = conn.execute(
+                """SELECT j.* FROM jobs j
+                   WHERE j.available_at <= :now AND (j.lease_until IS NULL OR j.lease_until < :now)
+                     AND NOT (j.kind IN ('start', 'resume') AND EXISTS (
+                         SELECT 1 FROM jobs o WHERE o.run_id = j.run_id AND o.id != j.id
+                           AND o.kind IN ('start', 'resume') AND o.lease_until >= :now))
+                   ORDER BY j.id LIMIT :limit""",
+                {"now": now, "limit": limit * 4},
+            ).fetchall()
+            taken: list[Job] = []
+            runs: set[str] = set()
+            for r in rows:
+                drive = r["kind"] in ("start", "resume")
+                if drive and r["run_id"] in runs:
+                    continue
+                conn.execute(
+                    "UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = attempts + 1 "
+                    "WHERE id = ?",
+                    (owner, now + lease_s, r["id"]),
+                )
+                if drive:
+                    runs.add(r["run_id"])
+                taken.append(
+                    Job(
+                        id=r["id"],
+                        kind=r["kind"],
+                        run_id=r["run_id"],
+                        request_id=r["request_id"],
+                        payload=json.loads(r["payload"]),
+                        attempts=r["attempts"] + 1,
+                    )
+                )
+                if len(taken) >= limit:
+                    break
+            return taken
+
+        return await self._run(write, write=True)
+
+    async def renew_leases(self, owner: str, job_ids: Sequence[int], *, lease_s: float) -> None:
+        """Extend this owner's leases."""
+        if not job_ids:
+            return
+        until = time.time() + lease_s
+        await self._run(
+            lambda c: c.executemany(
+                "UPDATE jobs SET lease_until = ? WHERE id = ? AND lease_owner = ?",
+                [(until, jid, owner) for jid in job_ids],
+            ),
+            write=True,
+        )
+
+    async def finish_job(self, job_id: int, owner: str) -> None:
+        """Delete a finished job this owner holds."""
+        await self._run(
+            lambda c: c.execute(
+                "DELETE FROM jobs WHERE id = ? AND lease_owner = ?", (job_id, owner)
+            ),
+            write=True,
+        )
+
+    async def retry_job(self, job_id: int, owner: str, *, delay_s: float, error: str) -> None:
+        """Give a failed job back for a later attempt."""
+        await self._run(
+            lambda c: c.execute(
+                "UPDATE jobs SET lease_until = NULL, available_at = ?, last_error = ? "
+                "WHERE id = ? AND lease_owner = ?",
+                (time.time() + delay_s, error[:2000], job_id, owner),
+            ),
+            write=True,
+        )
+
+    # effects --------------------------------------------------------------------------------
+
+    async def get_effect(self, key: str) -> dict[str, Any] | None:
+        """The recorded effect for an idempotency key."""
+        row = await self._run(
+            lambda c: c.execute("SELECT * FROM effects WHERE key = ?", (key,)).fetchone(),
+            write=False,
+        )
+        if row is None:
+            return None
+        return {"key": row["key"], "tool": row["tool"], "result": json.loads(row["result"])}
+
+    async def record_effect(
+        self, *, key: str, run_id: str, tool: str, arguments: dict[str, Any], result: Any
+    ) -> bool:
+        """Record an effect and its single `effect.executed` event."""
+        now = self._now()
+
+        def write(conn: sqlite3.Connection) -> bool:
+            inserted = conn.execute(
+                "INSERT OR IGNORE INTO effects (key, run_id, tool, arguments, result, at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (key, run_id, tool, _dumps(arguments), _dumps(result), now),
+            ).rowcount
+            if inserted:
+                data = {"tool": tool, "idempotency_key": key, "arguments": arguments}
+                self._events(
+                    conn,
+                    [
+                        NewEvent(
+                            type="effect.executed",
+                            run_id=run_id,
+                            data=data | {"result": result},
+                        )
+                    ],
+                    now,
+                )
+            return bool(inserted)
+
+        return await self._run(write, write=True)
+
+    # people ---------------------------------------------------------------------------------
+
+    async def add_team(self, name: str, description: str = "") -> None:
+        """Create a team if missing."""
+        await self._run(
+            lambda c: c.execute(
+                "INSERT OR IGNORE INTO teams (name, description) VALUES (?, ?)", (name, description)
+            ),
+            write=True,
+        )
+
+    async def add_user(
+        self, name: str, *, role: str, teams: Sequence[str], password_hash: str | None = None
+    ) -> User:
+        """Create or update a user, creating missing teams, and set exactly these memberships."""
+
+        def write(conn: sqlite3.Connection) -> str:
+            row = conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
+            user_id = row[0] if row else f"u_{secrets.token_hex(8)}"
+            if row:
+                conn.execute(
+                    "UPDATE users SET role = ?, password_hash = COALESCE(?, password_hash) "
+                    "WHERE id = ?",
+                    (role, password_hash, user_id),
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO users (id, name, role, password_hash, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (user_id, name, role, password_hash, self._now()),
+                )
+            conn.execute("DELETE FROM memberships WHERE user_id = ?", (user_id,))
+            for team in teams:
+                conn.execute("INSERT OR IGNORE INTO teams (name) VALUES (?)", (team,))
+                conn.execute("INSERT INTO memberships VALUES (?, ?)", (user_id, team))
+            return user_id
+
+        await self._run(write, write=True)
+        user = await self.get_user(name)
+        assert user is not None
+        return user
+
+    async def get_user(self, name: str) -> User | None:
+        """A user by name, with their teams."""
+        return await self._user_where("u.name = ?", name)
+
+    async def _user_where(self, clause: str, value: str) -> User | None:
+        def read(conn: sqlite3.Connection) -> User | None:
+            row = conn.execute(f"SELECT u.* FROM users u WHERE {clause}", (value,)).fetchone()
+            if row is None:
+                return None
+            teams = tuple(
+                r[0]
+                for r in conn.execute(
+                    "SELECT team FROM memberships WHERE user_id = ? ORDER BY team", (row["id"],)
+                )
+            )
+            return User(id=row["id"], name=row["name"], role=row["role"], teams=teams)
+
+        return await self._run(read, write=False)
+
+    async def add_token(self, user_id: str, token_hash: str, label: str = "") -> None:
+        """Store an API token's hash (the token itself is never stored)."""
+        await self._run(
+            lambda c: c.execute(
+                "INSERT INTO api_tokens (hash, user_id, label, created_at) VALUES (?, ?, ?, ?)",
+                (token_hash, user_id, label, self._now()),
+            ),
+            write=True,
+        )
+
+    async def user_for_token(self, token_hash: str) -> User | None:
+        """The user of an unrevoked token."""
+        return await self._user_where(
+            "u.id = (SELECT user_id FROM api_tokens WHERE hash = ? AND revoked_at IS NULL)",
+            token_hash,
+        )
+
+    # demo back office -----------------------------------------------------------------------
+
+    async def seed_orders(self, orders: Sequence[dict[str, Any]]) -> None:
+        """Insert demo orders if missing."""
+        await self._run(
+            lambda c: c.executemany(
+                "INSERT OR IGNORE INTO orders (id, customer, total, currency) "
+                "VALUES (:id, :customer, :total, :currency)",
+                orders,
+            ),
+            write=True,
+        )
+
+    async def get_order(self, order_id: str) -> dict[str, Any] | None:
+        """A demo order."""
+        row = await self._run(
+            lambda c: c.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone(),
+            write=False,
+        )
+        return dict(row) if row else None
+
+    async def issue_refund(
+        self, *, idempotency_key: str, order_id: str, amount: float
+    ) -> dict[str, Any]:
+        """Refund once per key: the back office dedupes on the key it is given."""
+        refund_id = "R-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            conn.execute(
+                "INSERT OR IGNORE INTO refunds (idempotency_key, refund_id, order_id, amount, "
+                "created_at) VALUES (?, ?, ?, ?, ?)",
+                (idempotency_key, refund_id, order_id, amount, self._now()),
+            )
+            row = conn.execute(
+                "SELECT refund_id, order_id, amount FROM refunds WHERE idempotency_key = ?",
+                (idempotency_key,),
+            ).fetchone()
+            return dict(row)
+
+        return await self._run(write, write=True)
+
+    async def list_refunds(self) -> list[dict[str, Any]]:
+        """All refunds, oldest first."""
+        rows = await self._run(
+            lambda c: c.execute("SELECT * FROM refunds ORDER BY created_at").fetchall(),
+            write=False,
+        )
+        return [dict(r) for r in rows]
+
+    async def size_bytes(self) -> int:
+        """Database bytes on disk, after a checkpoint of the WAL into the file."""
+
+        def measure(conn: sqlite3.Connection) -> int:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+            size = conn.execute("PRAGMA page_size").fetchone()[0]
+            return int((pages - free) * size)
+
+        return await self._run(measure, write=False)
+
+
+# rows -> records ----------------------------------------------------------------------------
+
+
+def _split_sql(sql: str) -> list[str]:
+    statements, buffer = [], ""
+    for line in sql.splitlines(keepends=True):
+        if line.lstrip().startswith("--") and not buffer.strip():
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
+
+
+def _cursor_seq(cursor: str) -> int:
+    from baton.errors import Invalid
+
+    try:
+        return int(cursor.removeprefix("s"))
+    except ValueError as exc:
+        raise Invalid(
+            "cursor is not one this API issued",
+            [{"loc": ["query", "cursor"], "msg": "invalid cursor"}],
+        ) from exc
+
+
+def _run_of(row: sqlite3.Row) -> Run:
+    return Run(
+        id=row["id"],
+        workflow=row["workflow"],
+        input=json.loads(row["input"]),
+        status=row["status"],
+        output=json.loads(row["output"]) if row["output"] is not None else None,
+        error=row["error"],
+        created_by=row["created_by"],
+        created_at=datetime.fromisoformat(row["created_at"]),
+        updated_at=datetime.fromisoformat(row["updated_at"]),
+        checkpoint_id=row["checkpoint_id"],
+    )
+
+
+def _insert_request(conn: sqlite3.Connection, request: HumanRequest) -> None:
+    schema = _dumps(request.response_schema)
+    schema_hash = hashlib.sha256(schema.encode()).hexdigest()[:32]
+    conn.execute("INSERT OR IGNORE INTO schemas (hash, body) VALUES (?, ?)", (schema_hash, schema))
+    conn.execute(
+        """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
+             proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
+             status, created_at, expires_at, approvals_required, policy_rule)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (
+            request.id,
+            request.run_id,
+            request.maf_request_id,
+            request.kind,
+            request.title,
+            request.reason,
+            _dumps(request.context),
+            None if request.proposed_action is None else _dumps(request.proposed_action),
+            _dumps(request.payload),
+            _dumps(request.allowed_decisions),
+            schema_hash,
+            request.team,
+            request.assignee,
+            request.priority,
+            request.status,
+            _iso(request.created_at),
+            None if request.expires_at is None else _iso(request.expires_at),
+            request.approvals_required,
+            request.policy_rule,
+        ),
+    )
+
+
+def _requests_of(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> list[HumanRequest]:
+    if not rows:
+        return []
+    ids = [r["id"] for r in rows]
+    answers: dict[str, list[AnswerRecord]] = {rid: [] for rid in ids}
+    for a in conn.execute(
+        f"SELECT * FROM answers WHERE request_id IN ({','.join('?' * len(ids))}) ORDER BY id", ids
+    ):
+        answers[a["request_id"]].append(
+            AnswerRecord(
+                request_id=a["request_id"],
+                actor=a["actor"],
+                decision=a["decision"],
+                body=json.loads(a["body"]),
+                at=datetime.fromisoformat(a["at"]),
+            )
+        )
+    return [
+        HumanRequest(
+            id=r["id"],
+            run_id=r["run_id"],
+            maf_request_id=r["maf_request_id"],
+            kind=r["kind"],
+            title=r["title"],
+            reason=r["reason"],
+            context=json.loads(r["context"]),
+            proposed_action=json.loads(r["proposed_action"]) if r["proposed_action"] else None,
+            payload=json.loads(r["payload"]),
+            allowed_decisions=json.loads(r["allowed_decisions"]),
+            response_schema=json.loads(r["response_schema"]),
+            team=r["team"],
+            assignee=r["assignee"],
+            priority=r["priority"],
+            status=r["status"],
+            created_at=datetime.fromisoformat(r["created_at"]),
+            expires_at=datetime.fromisoformat(r["expires_at"]) if r["expires_at"] else None,
+            approvals_required=r["approvals_required"],
+            policy_rule=r["policy_rule"],
+            answer=json.loads(r["answer"]) if r["answer"] else None,
+            answered_by=r["answered_by"],
+            answered_at=datetime.fromisoformat(r["answered_at"]) if r["answered_at"] else None,
+            answers=answers[r["id"]],
+        )
+        for r in rows
+    ]

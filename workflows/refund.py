@@ -1,0 +1,17 @@
+"""`refund`: a refund agent proposes `issue_refund`; policy decides auto, one or two approvals."""
+
+from __future__ import annotations
+
+from agent_framework import Workflow, WorkflowBuilder
+
+from executors.refund_desk import RefundDesk, RefundInput
+from executors.services import RunServices
+from workflows.registry import register
+
+NAME = "refund"
+
+
+@register(NAME, input_model=RefundInput)
+def build_workflow(services: RunServices) -> Workflow:
+    """Refund part of an order: auto under 50, support-leads from 50, two of finance from 1000."""
+    return WorkflowBuilder(name=NAME, start_executor=RefundDesk(services)).build()

@@ -1,0 +1,87 @@
+"""Workflows by name: each registers its input model and a builder, and nothing else.
+
+A workflow author writes executors and a `build_workflow(services)` and decorates it with
+`@register(...)`; the runtime persists, routes and resumes. Builders are called afresh for every
+drive of a run, in any process, and must build the same graph with a stable name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_framework import Workflow
+from pydantic import BaseModel
+
+from baton.errors import WorkflowNotFound
+from executors.services import RunServices
+from human.kinds import CHECKPOINT_TYPES
+from workflows.checkpoints import type_key
+
+Builder = Callable[[RunServices], Workflow]
+
+BUILTIN_MODULES = ("workflows.refund",)
+
+
+@dataclass(frozen=True)
+class WorkflowSpec:
+    """A registered workflow."""
+
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    build: Builder
+    checkpoint_types: tuple[type, ...] = ()
+    allowed_types: frozenset[str] = field(default_factory=frozenset)
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the workflow's input."""
+        return self.input_model.model_json_schema()
+
+
+_REGISTRY: dict[str, WorkflowSpec] = {}
+
+
+def register(
+    name: str,
+    *,
+    input_model: type[BaseModel],
+    description: str = "",
+    checkpoint_types: tuple[type, ...] = (),
+) -> Callable[[Builder], Builder]:
+    """Register `build_workflow` under `name`; its input model and extra types are allow-listed."""
+
+    def decorate(build: Builder) -> Builder:
+        types = (input_model, *checkpoint_types, *CHECKPOINT_TYPES)
+        _REGISTRY[name] = WorkflowSpec(
+            name=name,
+            description=description or (build.__doc__ or "").strip().split("\n")[0],
+            input_model=input_model,
+            build=build,
+            checkpoint_types=tuple(checkpoint_types),
+            allowed_types=frozenset(type_key(t) for t in types),
+        )
+        return build
+
+    return decorate
+
+
+def load_builtin() -> None:
+    """Import the shipped workflows so they register."""
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+def get(name: str) -> WorkflowSpec:
+    """A workflow by name, or `WorkflowNotFound`."""
+    spec = _REGISTRY.get(name)
+    if spec is None:
+        raise WorkflowNotFound(f"no workflow named {name!r}; known: {sorted(_REGISTRY)}")
+    return spec
+
+
+def all_workflows() -> list[WorkflowSpec]:
+    """Every registered workflow, by name."""
+    return [_REGISTRY[n] for n in sorted(_REGISTRY)]

@@ -1,0 +1,129 @@
+"""The background worker: leases jobs (start, resume, notify, timer) and runs them.
+
+Leases make work survive its process: a job whose holder died is leased again once its lease
+runs out, and live holders renew theirs while they work. `wake()` starts a lease round at once
+when this process queued the work; other processes' work is found by polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+
+from baton.telemetry import correlation_id
+from human.records import Job
+from human.store.base import Store
+from workflows.runtime import Runtime
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 8
+
+
+class Worker:
+    """Runs due jobs with bounded concurrency."""
+
+    def __init__(
+        self,
+        store: Store,
+        runtime: Runtime,
+        *,
+        concurrency: int = 4,
+        poll_s: float = 0.5,
+        lease_s: float = 30.0,
+    ) -> None:
+        self._store = store
+        self._runtime = runtime
+        self._concurrency = concurrency
+        self._poll_s = poll_s
+        self._lease_s = lease_s
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._wake = asyncio.Event()
+        self._active: dict[int, asyncio.Task[None]] = {}
+
+    def wake(self) -> None:
+        """Look for work now instead of at the next poll."""
+        self._wake.set()
+
+    async def run_forever(self) -> None:
+        """Lease and run jobs until cancelled."""
+        renewer = asyncio.create_task(self._renew_forever())
+        try:
+            while True:
+                started = await self._lease_round()
+                if not started:
+                    self._wake.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), self._poll_s)
+        finally:
+            renewer.cancel()
+            for task in list(self._active.values()):
+                task.cancel()
+            await asyncio.gather(renewer, *self._active.values(), return_exceptions=True)
+
+    async def run_until_idle(self) -> int:
+        """Run jobs until none is due (for the CLI, tests and benchmarks); how many ran."""
+        ran = 0
+        while True:
+            jobs = await self._store.lease_jobs(
+                self.owner, limit=self._concurrency, lease_s=self._lease_s
+            )
+            if not jobs:
+                return ran
+            await asyncio.gather(*(self._handle(job) for job in jobs))
+            ran += len(jobs)
+
+    async def _lease_round(self) -> int:
+        free = self._concurrency - len(self._active)
+        if free <= 0:
+            self._wake.clear()
+            await self._wake.wait()
+            return 0
+        jobs = await self._store.lease_jobs(self.owner, limit=free, lease_s=self._lease_s)
+        for job in jobs:
+            task = asyncio.create_task(self._handle(job))
+            self._active[job.id] = task
+            task.add_done_callback(lambda _t, jid=job.id: self._done(jid))
+        return len(jobs)
+
+    def _done(self, job_id: int) -> None:
+        self._active.pop(job_id, None)
+        self._wake.set()
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._lease_s / 3)
+            try:
+                await self._store.renew_leases(
+                    self.owner, list(self._active), lease_s=self._lease_s
+                )
+            except Exception:
+                logger.exception("lease renewal failed")
+
+    async def _handle(self, job: Job) -> None:
+        token = correlation_id.set(f"job-{job.id}")
+        try:
+            consumed = False
+            if job.kind in ("start", "resume") and job.run_id:
+                consumed = await self._runtime.drive(job.run_id, job.id)
+            if not consumed:
+                await self._store.finish_job(job.id, self.owner)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            delay = min(60.0, 0.5 * 2 ** (job.attempts - 1))
+            logger.exception("job failed", extra={"job_id": job.id, "attempts": job.attempts})
+            if job.attempts >= MAX_ATTEMPTS:
+                logger.error("job abandoned", extra={"job_id": job.id})
+            await self._store.retry_job(
+                job.id,
+                self.owner,
+                delay_s=delay if job.attempts < MAX_ATTEMPTS else 3600.0,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        finally:
+            correlation_id.reset(token)
