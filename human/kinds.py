@@ -43,17 +43,29 @@ class _Answer(BaseModel):
     requires: ClassVar[dict[str, tuple[str, ...]]] = {}
     optional: ClassVar[dict[str, tuple[str, ...]]] = {}
 
+    @classmethod
+    def field_problems(cls, decision: str, values: dict[str, Any]) -> list[tuple[str, str]]:
+        """`(field, message)` for each field missing from, or foreign to, this decision."""
+        required = cls.requires.get(decision, ())
+        allowed = {"decision", *required, *cls.optional.get(decision, ())}
+        problems = [
+            (name, f"required when decision is '{decision}'")
+            for name in required
+            if _blank(values.get(name))
+        ]
+        problems += [
+            (name, f"not allowed when decision is '{decision}'")
+            for name in cls.model_fields
+            if name not in allowed and values.get(name) not in (None, "", {}, [])
+        ]
+        return problems
+
     @model_validator(mode="after")
     def _fields_of_decision(self) -> _Answer:
         decision = getattr(self, "decision")  # noqa: B009 - every subclass declares it
-        required = self.requires.get(decision, ())
-        missing = [name for name in required if _blank(getattr(self, name))]
-        if missing:
-            raise ValueError(f"decision '{decision}' requires {', '.join(missing)}")
-        allowed = {"decision", *required, *self.optional.get(decision, ())}
-        stray = [n for n in type(self).model_fields if n not in allowed and getattr(self, n)]
-        if stray:
-            raise ValueError(f"decision '{decision}' takes no {', '.join(stray)}")
+        problems = self.field_problems(decision, dict(self))
+        if problems:
+            raise ValueError("; ".join(f"{name}: {msg}" for name, msg in problems))
         return self
 
 

@@ -38,9 +38,16 @@ class RespondResult(BaseModel):
 class RequestService:
     """Reads and answers human requests."""
 
-    def __init__(self, store: Store, *, clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        on_change: Callable[[str, str], None] | None = None,
+    ) -> None:
         self._store = store
         self._clock = clock
+        self._on_change = on_change or (lambda kind, request_id: None)
 
     async def get(self, request_id: str) -> HumanRequest:
         """A request by id, or `RequestNotFound`."""
@@ -74,6 +81,7 @@ class RequestService:
         )
         if outcome.result in ("closed", "partial"):
             failpoints.hit("answer.after_commit")
+            self._on_change("request", request_id)
             logger.info(
                 "request answered",
                 extra={
@@ -109,6 +117,12 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
         raise InvalidAnswer(
             f"decision must be one of {', '.join(request.allowed_decisions)}",
             [_err(["decision"], f"must be one of {request.allowed_decisions}, got {decision!r}")],
+        )
+    problems = kind.answer_model.field_problems(decision, body)
+    if problems:
+        raise InvalidAnswer(
+            f"invalid {request.kind} answer: {problems[0][0]} {problems[0][1]}",
+            [_err([name], msg) for name, msg in problems],
         )
     try:
         model = kind.answer_model.model_validate(body)

@@ -1,0 +1,48 @@
+# Two commands on a fresh machine: `make run` and `make test`. The virtualenv is made here.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: install run test bench lint format clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	@mkdir -p var
+	$(BIN)/baton migrate
+	$(BIN)/baton seed --demo
+	@echo
+	@echo "Baton serves on http://$(HOST):$(PORT)  (API docs: http://$(HOST):$(PORT)/docs)"
+	@echo "Get an API token for a demo person, e.g. lee of support-leads:"
+	@echo "    $(BIN)/baton tokens create lee"
+	@echo "Then: curl -H 'Authorization: Bearer <token>' http://$(HOST):$(PORT)/api/workflows"
+	@echo
+	$(BIN)/baton serve --host $(HOST) --port $(PORT)
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+bench: install
+	$(BIN)/baton bench --json
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) var *.egg-info

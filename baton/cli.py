@@ -1,0 +1,311 @@
+"""The `baton` command: wires settings, store, runtime, worker and web together."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import click
+
+from baton import failpoints
+from baton.errors import BatonError, UserNotFound
+from baton.settings import Settings
+from baton.telemetry import configure_logging
+
+T = TypeVar("T")
+
+
+def _settings() -> Settings:
+    settings = Settings()
+    configure_logging(settings.log_level)
+    failpoints.arm(settings.failpoints)
+    return settings
+
+
+def _run(coro: Awaitable[T]) -> T:
+    try:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    except BatonError as exc:
+        click.echo(f"error: {exc}", err=True)
+        for err in getattr(exc, "errors", []) or []:
+            click.echo(f"  {'.'.join(map(str, err['loc']))}: {err['msg']}", err=True)
+        sys.exit(2)
+
+
+async def _with_parts(settings: Settings, work: Callable[..., Awaitable[T]]) -> T:
+    from human.service import RequestService
+    from human.store import open_store
+    from workflows.runtime import Runtime
+    from workflows.worker import Worker
+
+    store = await open_store(settings.database_url)
+    try:
+        runtime = Runtime(store, model=settings.model)
+        worker = Worker(
+            store,
+            runtime,
+            concurrency=settings.worker_concurrency,
+            lease_s=settings.job_lease_seconds,
+        )
+        return await work(
+            store=store, runtime=runtime, requests=RequestService(store), worker=worker
+        )
+    finally:
+        await store.close()
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str))
+
+
+@click.group()
+def main() -> None:
+    """Baton: durable human-in-the-loop handoffs for Microsoft Agent Framework workflows."""
+
+
+@main.command()
+@click.option("--host", default=None, help="Interface to bind (default BATON_HOST, 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default BATON_PORT, 8000).")
+@click.option("--no-worker", is_flag=True, help="Serve HTTP only; run `baton worker` beside it.")
+def serve(host: str | None, port: int | None, no_worker: bool) -> None:
+    """Serve the API (and, by default, resume jobs, deadlines and notifications)."""
+    import uvicorn
+
+    from web.app import create_app
+
+    settings = _settings()
+    app = create_app(settings, worker=not no_worker)
+    uvicorn.run(
+        app,
+        host=host or settings.host,
+        port=port or settings.port,
+        log_config=None,
+        access_log=False,
+    )
+
+
+@main.command()
+def worker() -> None:
+    """Run only the background parts: resume jobs, deadlines, notifications."""
+    settings = _settings()
+
+    async def work(**parts: Any) -> None:
+        await parts["worker"].run_forever()
+
+    _run(_with_parts(settings, work))
+
+
+@main.command()
+def migrate() -> None:
+    """Apply database migrations (serve does this on start too)."""
+    settings = _settings()
+
+    async def work(**parts: Any) -> None:
+        click.echo(f"database ready: {settings.database_url}")
+
+    _run(_with_parts(settings, work))
+
+
+@main.command()
+@click.option("--demo", is_flag=True, required=True, help="Seed the demo teams, people, orders.")
+def seed(demo: bool) -> None:
+    """Seed demo data (idempotent)."""
+    from baton.demo import PEOPLE, seed_demo
+
+    settings = _settings()
+
+    async def work(store: Any, **_: Any) -> None:
+        await seed_demo(store)
+        click.echo(
+            "demo seeded: teams " + ", ".join(sorted({t for _, ts in PEOPLE.values() for t in ts}))
+        )
+        click.echo("people: " + ", ".join(f"{n} ({r})" for n, (r, _) in PEOPLE.items()))
+
+    _run(_with_parts(settings, work))
+
+
+@main.group()
+def users() -> None:
+    """Manage people."""
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--team", "teams", multiple=True, help="Team (repeatable).")
+@click.option("--role", type=click.Choice(["viewer", "responder", "admin"]), default="responder")
+@click.option("--password-stdin", is_flag=True, help="Read a password for sign-in from stdin.")
+def users_add(name: str, teams: tuple[str, ...], role: str, password_stdin: bool) -> None:
+    """Create or update a person and set their teams."""
+    settings = _settings()
+    password_hash = None
+    if password_stdin:
+        from argon2 import PasswordHasher
+
+        password = sys.stdin.readline().rstrip("\n")
+        if len(password) < 8:
+            raise click.BadParameter("a password needs at least 8 characters")
+        password_hash = PasswordHasher().hash(password)
+
+    async def work(store: Any, **_: Any) -> None:
+        user = await store.add_user(name, role=role, teams=teams, password_hash=password_hash)
+        click.echo(f"{user.name} ({user.role}) in {', '.join(user.teams) or 'no team'}")
+
+    _run(_with_parts(settings, work))
+
+
+@main.group()
+def teams() -> None:
+    """Manage teams."""
+
+
+@teams.command("add")
+@click.argument("name")
+@click.option("--description", default="")
+def teams_add(name: str, description: str) -> None:
+    """Create a team."""
+    settings = _settings()
+
+    async def work(store: Any, **_: Any) -> None:
+        await store.add_team(name, description)
+        click.echo(f"team {name}")
+
+    _run(_with_parts(settings, work))
+
+
+@main.group()
+def tokens() -> None:
+    """Manage API tokens."""
+
+
+@tokens.command("create")
+@click.argument("user")
+@click.option("--label", default="")
+def tokens_create(user: str, label: str) -> None:
+    """Create an API token for USER; prints only the token (it is not shown again)."""
+    from web.auth import new_token, token_hash
+
+    settings = _settings()
+
+    async def work(store: Any, **_: Any) -> str:
+        found = await store.get_user(user)
+        if found is None:
+            raise UserNotFound(f"no user {user}; add one with `baton users add`")
+        token = new_token()
+        await store.add_token(found.id, token_hash(token), label)
+        return token
+
+    click.echo(_run(_with_parts(settings, work)))
+
+
+@main.command("run")
+@click.argument("workflow")
+@click.option("--input", "input_json", required=True, help="The run's input as JSON.")
+@click.option("--as", "actor", default="cli", help="Who starts the run (audit).")
+def run_workflow(workflow: str, input_json: str, actor: str) -> None:
+    """Start a run and drive it to its first pause or its end; prints the run."""
+    settings = _settings()
+    try:
+        run_input = json.loads(input_json)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"--input is not JSON: {exc}") from exc
+
+    async def work(runtime: Any, worker: Any, requests: Any, **_: Any) -> dict[str, Any]:
+        from human.store.base import RequestFilter
+
+        run = await runtime.start(workflow, run_input, actor=actor)
+        await worker.run_until_idle()
+        run = await runtime.get(run.id)
+        pending = await requests.list(RequestFilter(run_id=run.id, status="pending"))
+        return run.model_dump(mode="json") | {
+            "pending_requests": [
+                {"id": r.id, "kind": r.kind, "team": r.team, "title": r.title}
+                for r in pending.items
+            ]
+        }
+
+    _echo_json(_run(_with_parts(settings, work)))
+
+
+@main.group()
+def requests() -> None:
+    """Read and answer human requests."""
+
+
+@requests.command("list")
+@click.option("--status", default=None)
+@click.option("--team", default=None)
+@click.option("--kind", default=None)
+@click.option("--limit", default=50, type=int)
+def requests_list(status: str | None, team: str | None, kind: str | None, limit: int) -> None:
+    """List requests, newest first."""
+    from human.store.base import RequestFilter
+
+    settings = _settings()
+
+    async def work(requests: Any, **_: Any) -> None:
+        page = await requests.list(RequestFilter(status=status, team=team, kind=kind, limit=limit))
+        for r in page.items:
+            click.echo(f"{r.id}  {r.status:<9} {r.kind:<9} {r.team:<15} {r.title}")
+
+    _run(_with_parts(settings, work))
+
+
+@requests.command("show")
+@click.argument("request_id")
+def requests_show(request_id: str) -> None:
+    """Show one request as JSON."""
+    settings = _settings()
+
+    async def work(requests: Any, **_: Any) -> dict[str, Any]:
+        result: dict[str, Any] = (await requests.get(request_id)).model_dump(mode="json")
+        return result
+
+    _echo_json(_run(_with_parts(settings, work)))
+
+
+@requests.command("answer")
+@click.argument("request_id")
+@click.option("--decision", required=True)
+@click.option("--as", "actor", required=True, help="The person answering (a Baton user).")
+@click.option("--body", "body_json", default="{}", help="Other answer fields as JSON.")
+def requests_answer(request_id: str, decision: str, actor: str, body_json: str) -> None:
+    """Answer a request as a person, then drive its run on."""
+    settings = _settings()
+    try:
+        extra = json.loads(body_json)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"--body is not JSON: {exc}") from exc
+    if not isinstance(extra, dict):
+        raise click.BadParameter("--body must be a JSON object")
+
+    async def work(store: Any, requests: Any, worker: Any, **_: Any) -> dict[str, Any]:
+        user = await store.get_user(actor)
+        if user is None:
+            raise UserNotFound(f"no user {actor}")
+        result = await requests.respond(request_id, extra | {"decision": decision}, responder=user)
+        await worker.run_until_idle()
+        return {
+            "outcome": result.outcome,
+            "request": (await requests.get(request_id)).model_dump(mode="json"),
+        }
+
+    _echo_json(_run(_with_parts(settings, work)))
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option("--runs", default=1000, type=int, help="Cycles for the throughput figure.")
+@click.option("--paused", default=10_000, type=int, help="Paused runs for memory and listing.")
+def bench(as_json: bool, runs: int, paused: int) -> None:
+    """Measure pause, resume, throughput, size and listing (see the README)."""
+    from baton.bench import run_bench
+
+    configure_logging("WARNING")
+    figures = asyncio.run(run_bench(runs=runs, paused=paused))
+    if not as_json:
+        for key, value in figures.items():
+            click.echo(f"{key:>28}: {value}")
+    click.echo(json.dumps(figures))

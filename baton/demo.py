@@ -1,0 +1,42 @@
+"""The demo's teams, people and orders (`baton seed --demo`): idempotent, and demo only."""
+
+from __future__ import annotations
+
+from human.store.base import Store
+
+TEAMS = {
+    "support-agents": "First line: talks to customers",
+    "support-leads": "Approves refunds from 50 and account deletions",
+    "finance": "Approves refunds from 1000, two people each",
+    "legal": "Reviews contracts and purchases",
+    "managers": "Where escalations go",
+}
+
+# name -> (role, teams)
+PEOPLE: dict[str, tuple[str, tuple[str, ...]]] = {
+    "sam": ("responder", ("support-agents",)),
+    "lee": ("responder", ("support-leads",)),
+    "fay": ("responder", ("finance",)),
+    "fin": ("responder", ("finance",)),
+    "val": ("viewer", ("support-leads", "finance")),
+    "ada": ("admin", tuple(TEAMS)),
+}
+
+ORDERS = [
+    {
+        "id": f"A-{1000 + n}",
+        "customer": f"customer-{n:02d}",
+        "total": 2000.0 + 75 * n,
+        "currency": "EUR",
+    }
+    for n in range(1, 21)
+]
+
+
+async def seed_demo(store: Store) -> None:
+    """Create the demo teams, people and orders if missing."""
+    for name, description in TEAMS.items():
+        await store.add_team(name, description)
+    for name, (role, teams) in PEOPLE.items():
+        await store.add_user(name, role=role, teams=teams)
+    await store.seed_orders(ORDERS)

@@ -1,0 +1,220 @@
+"""Real parts for tests: a seeded SQLite file, `baton serve` in a child process, HTTP clients."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from baton.demo import PEOPLE, seed_demo
+from human.store import open_store
+from web.auth import new_token, token_hash
+
+T = TypeVar("T")
+
+REFUND_20 = {"workflow": "refund", "input": {"order_id": "A-1001", "amount": 20, "reason": "late"}}
+REFUND_120 = {
+    "workflow": "refund",
+    "input": {"order_id": "A-1002", "amount": 120, "reason": "broken"},
+}
+REFUND_1500 = {
+    "workflow": "refund",
+    "input": {"order_id": "A-1003", "amount": 1500, "reason": "lost"},
+}
+
+
+async def seed(db_url: str) -> dict[str, str]:
+    """Seed the demo into a database file; a token per demo person."""
+    store = await open_store(db_url)
+    try:
+        await seed_demo(store)
+        tokens = {}
+        for name in PEOPLE:
+            user = await store.get_user(name)
+            assert user is not None
+            token = new_token()
+            await store.add_token(user.id, token_hash(token), "tests")
+            tokens[name] = token
+        return tokens
+    finally:
+        await store.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T | None]], *, timeout: float = 20.0, what: str = "condition"
+) -> T:
+    """Poll `probe` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+class Server:
+    """`baton serve` as a child process on a loopback port."""
+
+    def __init__(self, db_url: str, tokens: dict[str, str], log: Path, env: dict[str, str]) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.tokens = tokens
+        self._log = log
+        self._env = {
+            **os.environ,
+            "BATON_DATABASE_URL": db_url,
+            "BATON_WORKER_POLL_MS": "50",
+            "BATON_JOB_LEASE_SECONDS": "2",
+            "BATON_LOG_LEVEL": "INFO",
+            **env,
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._clients: list[httpx.AsyncClient] = []
+
+    async def start(self) -> None:
+        with self._log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "baton", "serve", "--port", str(self.port)],
+                env=self._env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+        async def ready() -> bool:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise AssertionError(f"server exited {self.proc.returncode}: {self.log_tail()}")
+            try:
+                async with httpx.AsyncClient(base_url=self.base_url) as c:
+                    return (await c.get("/healthz")).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        await eventually(ready, what="server to start")
+
+    def client(self, user: str) -> httpx.AsyncClient:
+        client = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers={"Authorization": f"Bearer {self.tokens[user]}"},
+            timeout=30.0,
+        )
+        self._clients.append(client)
+        return client
+
+    def kill(self) -> None:
+        """SIGKILL: nothing is flushed, nothing is cleaned up."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    async def wait_exit(self, timeout: float = 20.0) -> int:
+        """Wait for the process to end by itself (a failpoint); its exit code."""
+
+        async def ended() -> bool:
+            return self.proc is not None and self.proc.poll() is not None
+
+        await eventually(ended, timeout=timeout, what="server to exit")
+        assert self.proc is not None
+        return int(self.proc.returncode)
+
+    async def stop(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log_tail(self, lines: int = 30) -> str:
+        return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
+
+    # conveniences over the API -------------------------------------------------------------
+
+    async def start_run(self, body: dict[str, Any], *, user: str = "sam") -> dict[str, Any]:
+        async with self._one(user) as c:
+            reply = await c.post("/api/runs", json=body)
+        assert reply.status_code == 201, reply.text
+        return dict(reply.json())
+
+    async def run(self, run_id: str, *, user: str = "ada") -> dict[str, Any]:
+        async with self._one(user) as c:
+            reply = await c.get(f"/api/runs/{run_id}")
+        assert reply.status_code == 200, reply.text
+        return dict(reply.json())
+
+    async def wait_for_run(self, run_id: str, *, status: str | tuple[str, ...]) -> dict[str, Any]:
+        wanted = (status,) if isinstance(status, str) else status
+
+        async def probe() -> dict[str, Any] | None:
+            run = await self.run(run_id)
+            return run if run["status"] in wanted else None
+
+        return await eventually(probe, what=f"run {run_id} to be {wanted}")
+
+    async def wait_for_request(self, run_id: str, *, status: str = "pending") -> dict[str, Any]:
+        async def probe() -> dict[str, Any] | None:
+            run = await self.run(run_id)
+            found = [r for r in run["requests"] if r["status"] == status]
+            return found[0] if found else None
+
+        return await eventually(probe, what=f"a {status} request of run {run_id}")
+
+    async def audit(self, run_id: str) -> list[dict[str, Any]]:
+        async with self._one("ada") as c:
+            reply = await c.get(f"/api/runs/{run_id}/events")
+        assert reply.status_code == 200, reply.text
+        return list(reply.json())
+
+    async def respond(self, request_id: str, body: dict[str, Any], *, user: str) -> httpx.Response:
+        async with self._one(user) as c:
+            return await c.post(f"/api/requests/{request_id}/respond", json=body)
+
+    @contextlib.asynccontextmanager
+    async def _one(self, user: str) -> AsyncIterator[httpx.AsyncClient]:
+        async with httpx.AsyncClient(
+            base_url=self.base_url,
+            headers={"Authorization": f"Bearer {self.tokens[user]}"},
+            timeout=30.0,
+        ) as client:
+            yield client
+
+
+@contextlib.asynccontextmanager
+async def baton_server(
+    db_url: str, tokens: dict[str, str], log: Path, env: dict[str, str] | None = None
+) -> AsyncIterator[Server]:
+    """A running server on `db_url`; stopped (or already killed) on exit."""
+    server = Server(db_url, tokens, log, env or {})
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def refunds(db_url: str) -> list[dict[str, Any]]:
+    """The back office's refunds, read straight from the file."""
+    store = await open_store(db_url)
+    try:
+        return await store.list_refunds()
+    finally:
+        await store.close()

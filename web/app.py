@@ -1,0 +1,104 @@
+"""`create_app(settings)`: the HTTP edge and, unless told otherwise, the worker beside it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from baton import failpoints
+from baton.errors import BatonError
+from baton.settings import Settings
+from baton.telemetry import correlation_id
+from human.service import RequestService
+from human.store import open_store
+from web.deps import Parts
+from web.errors import on_baton_error, on_validation_error
+from web.routes import api_requests, api_runs, health
+from workflows.runtime import Runtime
+from workflows.worker import Worker
+
+logger = logging.getLogger(__name__)
+
+
+class CorrelationMiddleware:
+    """Stamp each request with `X-Request-ID` (the client's, or a new one) for logs and reply."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        value = given[:128] if given.strip() else secrets.token_hex(8)
+        token = correlation_id.set(value)
+
+        async def stamped(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", []).append((b"x-request-id", value.encode()))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, stamped)
+        finally:
+            correlation_id.reset(token)
+
+
+def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
+    """The Baton app: opens the store, runtime and (by default) worker for its lifetime."""
+    failpoints.arm(settings.failpoints)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = await open_store(settings.database_url)
+        wake: list[Worker] = []
+
+        def on_change(kind: str, ident: str) -> None:
+            for w in wake:
+                w.wake()
+
+        runtime = Runtime(store, model=settings.model, on_change=on_change)
+        app.state.parts = Parts(
+            store=store, runtime=runtime, requests=RequestService(store, on_change=on_change)
+        )
+        task = None
+        if worker:
+            background = Worker(
+                store,
+                runtime,
+                concurrency=settings.worker_concurrency,
+                poll_s=settings.worker_poll_ms / 1000,
+                lease_s=settings.job_lease_seconds,
+            )
+            wake.append(background)
+            task = asyncio.create_task(background.run_forever())
+        logger.info("baton started", extra={"worker": worker, "database": store.__class__.__name__})
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await store.close()
+
+    app = FastAPI(
+        title="Baton",
+        summary="Durable human-in-the-loop handoffs for Microsoft Agent Framework workflows",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.add_middleware(CorrelationMiddleware)
+    app.add_exception_handler(BatonError, on_baton_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    for module in (health, api_runs, api_requests):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,38 @@
+"""Annotated dependencies: the parts `create_app` opened, and the caller."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from human.records import User
+from human.service import RequestService
+from human.store.base import Store
+from web.auth import user_from_request
+from workflows.runtime import Runtime
+
+
+@dataclass
+class Parts:
+    """What the app's lifespan opened."""
+
+    store: Store
+    runtime: Runtime
+    requests: RequestService
+
+
+def parts(request: Request) -> Parts:
+    """The opened parts of this app."""
+    found: Parts = request.app.state.parts
+    return found
+
+
+async def current_user(request: Request) -> User:
+    """The authenticated caller."""
+    return await user_from_request(request, parts(request).store)
+
+
+PartsDep = Annotated[Parts, Depends(parts)]
+UserDep = Annotated[User, Depends(current_user)]

@@ -1,0 +1,56 @@
+"""`/api/requests`: list, read and answer human requests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Query
+
+from human.store.base import RequestFilter
+from web.deps import PartsDep, UserDep
+
+router = APIRouter(prefix="/api/requests", tags=["requests"])
+
+
+@router.get("")
+async def list_requests(
+    parts: PartsDep,
+    user: UserDep,
+    status: str | None = None,
+    team: str | None = None,
+    kind: str | None = None,
+    run_id: str | None = None,
+    cursor: str | None = None,
+    limit: int = Query(50, ge=1, le=500),
+) -> dict[str, Any]:
+    """Requests, newest first: `{"items": [...], "next_cursor": ...}`."""
+    flt = RequestFilter(
+        status=status, team=team, kind=kind, run_id=run_id, cursor=cursor, limit=limit
+    )
+    return (await parts.requests.list(flt)).model_dump(mode="json")
+
+
+@router.get("/{request_id}")
+async def get_request(request_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
+    """One request with its answers."""
+    return (await parts.requests.get(request_id)).model_dump(mode="json")
+
+
+@router.post("/{request_id}/respond")
+async def respond(
+    request_id: str,
+    parts: PartsDep,
+    user: UserDep,
+    body: dict[str, Any] = Body(..., examples=[{"decision": "approve"}]),  # noqa: B008
+) -> dict[str, Any]:
+    """Answer a request: 200 (also for the same answer again), 403, 404, 409, 410 or 422."""
+    result = await parts.requests.respond(request_id, body, responder=user)
+    return {"outcome": result.outcome, "request": result.request.model_dump(mode="json")}
+
+
+@router.get("/{request_id}/events")
+async def request_events(request_id: str, parts: PartsDep, user: UserDep) -> list[dict[str, Any]]:
+    """The request's audit trail, oldest first."""
+    await parts.requests.get(request_id)
+    events = await parts.store.list_events(request_id=request_id)
+    return [e.model_dump(mode="json") for e in events]

@@ -1,0 +1,79 @@
+"""`/api/workflows` and `/api/runs`: start, read, list and cancel runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from human.store.base import RequestFilter
+from web.deps import PartsDep, UserDep
+from workflows import registry
+
+router = APIRouter(prefix="/api", tags=["runs"])
+
+
+class StartRun(BaseModel):
+    """Body of `POST /api/runs`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workflow: str = Field(min_length=1)
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+@router.get("/workflows")
+async def list_workflows(user: UserDep) -> list[dict[str, Any]]:
+    """Every workflow: name, description, input JSON Schema."""
+    return [
+        {"name": s.name, "description": s.description, "input_schema": s.input_schema()}
+        for s in registry.all_workflows()
+    ]
+
+
+@router.post("/runs", status_code=201)
+async def start_run(body: StartRun, parts: PartsDep, user: UserDep, response: Response) -> Any:
+    """Start a run; the worker drives it to its first pause or its end."""
+    run = await parts.runtime.start(body.workflow, body.input, actor=user.name)
+    response.headers["Location"] = f"/api/runs/{run.id}"
+    return run.model_dump(mode="json")
+
+
+@router.get("/runs")
+async def list_runs(
+    parts: PartsDep,
+    user: UserDep,
+    status: str | None = None,
+    workflow: str | None = None,
+    cursor: str | None = None,
+    limit: int = Query(50, ge=1, le=500),
+) -> dict[str, Any]:
+    """Runs, newest first: `{"items": [...], "next_cursor": ...}`."""
+    page = await parts.runtime.list(status=status, workflow=workflow, cursor=cursor, limit=limit)
+    return page.model_dump(mode="json")
+
+
+@router.get("/runs/{run_id}")
+async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
+    """A run with its requests."""
+    run = await parts.runtime.get(run_id)
+    requests = await parts.requests.list(RequestFilter(run_id=run_id, limit=500))
+    return run.model_dump(mode="json") | {
+        "requests": [r.model_dump(mode="json") for r in requests.items]
+    }
+
+
+@router.post("/runs/{run_id}/cancel")
+async def cancel_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
+    """Cancel a run that has not ended."""
+    run = await parts.runtime.cancel(run_id, actor=user.name)
+    return run.model_dump(mode="json")
+
+
+@router.get("/runs/{run_id}/events")
+async def run_events(run_id: str, parts: PartsDep, user: UserDep) -> list[dict[str, Any]]:
+    """The run's audit trail, oldest first."""
+    await parts.runtime.get(run_id)
+    events = await parts.store.list_events(run_id=run_id)
+    return [e.model_dump(mode="json") for e in events]
