@@ -34,6 +34,7 @@ class CorrelationMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Set the correlation id for the request and echo it in the response."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
