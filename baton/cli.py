@@ -43,7 +43,7 @@ async def _with_parts(settings: Settings, work: Callable[..., Awaitable[T]]) -> 
 
     store = await open_store(settings.database_url)
     try:
-        runtime = Runtime(store, model=settings.model)
+        runtime = Runtime(store, model=settings.model, workflow_modules=settings.workflows)
         worker = Worker(
             store,
             runtime,

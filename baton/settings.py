@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     webhook_url: str | None = None
     webhook_secret: SecretStr | None = None
 
+    workflows: str = Field(
+        "", description="Extra modules that register workflows, comma-separated."
+    )
     worker_concurrency: int = Field(4, ge=1, le=64)
     worker_poll_ms: int = Field(500, ge=10)
     job_lease_seconds: float = Field(30.0, gt=0)

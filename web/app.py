@@ -66,7 +66,9 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
             for w in wake:
                 w.wake()
 
-        runtime = Runtime(store, model=settings.model, on_change=on_change)
+        runtime = Runtime(
+            store, model=settings.model, on_change=on_change, workflow_modules=settings.workflows
+        )
         app.state.parts = Parts(
             store=store, runtime=runtime, requests=RequestService(store, on_change=on_change)
         )

@@ -8,7 +8,7 @@ drive of a run, in any process, and must build the same graph with a stable name
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,9 +68,11 @@ def register(
     return decorate
 
 
-def load_builtin() -> None:
-    """Import the shipped workflows so they register."""
-    for module in BUILTIN_MODULES:
+def load(extra_modules: str | Sequence[str] = ()) -> None:
+    """Import the shipped workflows and `extra_modules` (`BATON_WORKFLOWS`) so they register."""
+    if isinstance(extra_modules, str):
+        extra_modules = [m.strip() for m in extra_modules.split(",") if m.strip()]
+    for module in (*BUILTIN_MODULES, *extra_modules):
         importlib.import_module(module)
 
 

@@ -50,8 +50,9 @@ class Runtime:
         policy: Policy | None = None,
         clock: Callable[[], datetime] = utcnow,
         on_change: Callable[[str, str], None] | None = None,
+        workflow_modules: str = "",
     ) -> None:
-        registry.load_builtin()
+        registry.load(workflow_modules)
         self.store = store
         self._clients = ChatClientFactory(model)
         self._policy = policy or default_policy()
