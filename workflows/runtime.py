@@ -227,12 +227,14 @@ class Runtime:
             message = getattr(details, "message", None) or "the workflow failed"
             return self._failure(run, job_id, deliver, message, events)
         asked = result.get_request_info_events()
-        still_open = [
-            r.maf_request_id
-            for r in await self.store.open_requests(run.id)
-            if deliver is None or r.id != deliver.id
+        waiting = [
+            *await self.store.open_requests(run.id),
+            *await self.store.answered_requests(run.id),
         ]
+        still_open = [r.maf_request_id for r in waiting if deliver is None or r.id != deliver.id]
         pending = [e.request_id for e in asked] + still_open
+        if not pending and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
+            raise PauseNotDurable("the workflow waits on requests Baton does not know of")
         base = {
             "run_id": run.id,
             "expected_checkpoint_id": run.checkpoint_id,

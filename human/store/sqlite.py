@@ -117,6 +117,30 @@ class SqliteStore:
             [(e.type, at, e.run_id, e.request_id, e.actor, _dumps(e.data)) for e in events],
         )
 
+    def _close_open_requests(
+        self, conn: sqlite3.Connection, run_id: str, actor: str, at: str
+    ) -> None:
+        """Cancel a run's open (and answered, undelivered) requests, each with its event."""
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM human_requests WHERE run_id = ? AND status IN "
+                "('pending', 'claimed', 'escalated', 'answered')",
+                (run_id,),
+            )
+        ]
+        conn.executemany(
+            "UPDATE human_requests SET status = 'cancelled' WHERE id = ?", [(i,) for i in ids]
+        )
+        self._events(
+            conn,
+            [
+                NewEvent(type="request.cancelled", run_id=run_id, request_id=i, actor=actor)
+                for i in ids
+            ],
+            at,
+        )
+
     async def setup(self) -> None:
         """Apply pending migrations under the write lock; running it twice changes nothing."""
 
@@ -240,19 +264,9 @@ class SqliteStore:
                     "AND status = 'answered'",
                     [(rid,) for rid in progress.delivered_request_ids],
                 )
-            if progress.status in TERMINAL_RUN:
-                conn.execute(
-                    f"UPDATE human_requests SET status = 'cancelled' WHERE run_id = ? "
-                    f"AND status IN {_OPEN}",
-                    (progress.run_id,),
-                )
             self._events(conn, progress.events, now)
-            if progress.new_requests:
-                conn.executemany(
-                    "INSERT INTO jobs (kind, run_id, request_id, available_at) "
-                    "VALUES ('notify', ?, ?, ?)",
-                    [(progress.run_id, r.id, time.time()) for r in progress.new_requests],
-                )
+            if progress.status in TERMINAL_RUN:
+                self._close_open_requests(conn, progress.run_id, "system", now)
             if progress.job_id is not None:
                 conn.execute("DELETE FROM jobs WHERE id = ?", (progress.job_id,))
             return True
@@ -271,24 +285,8 @@ class SqliteStore:
             ).rowcount
             if not moved:
                 return False
-            open_ids = [
-                r[0]
-                for r in conn.execute(
-                    f"SELECT id FROM human_requests WHERE run_id = ? AND status IN {_OPEN}",
-                    (run_id,),
-                )
-            ]
-            conn.execute(
-                f"UPDATE human_requests SET status = 'cancelled' WHERE run_id = ? "
-                f"AND status IN {_OPEN}",
-                (run_id,),
-            )
-            events = [
-                NewEvent(type="request.cancelled", run_id=run_id, request_id=rid, actor=actor)
-                for rid in open_ids
-            ]
-            events.append(NewEvent(type="run.cancelled", run_id=run_id, actor=actor))
-            self._events(conn, events, now)
+            self._close_open_requests(conn, run_id, actor, now)
+            self._events(conn, [NewEvent(type="run.cancelled", run_id=run_id, actor=actor)], now)
             conn.execute("DELETE FROM checkpoints WHERE run_id = ?", (run_id,))
             conn.execute(
                 "DELETE FROM jobs WHERE run_id = ? AND kind IN ('start', 'resume') "
