@@ -187,6 +187,15 @@ class Runtime:
         if not committed:
             logger.warning("progress fenced off: run moved on", extra={"run_id": run.id})
             return False
+        logger.info(
+            "run progressed",
+            extra={
+                "run_id": run.id,
+                "status": progress.status,
+                "delivered": deliver.id if deliver else None,
+                "new_requests": [r.id for r in progress.new_requests],
+            },
+        )
         if progress.status == "waiting":
             failpoints.hit("pause.after_commit")
         if deliver is not None:

@@ -105,7 +105,10 @@ class Worker:
                 logger.exception("lease renewal failed")
 
     async def _handle(self, job: Job) -> None:
-        token = correlation_id.set(f"job-{job.id}")
+        queued_by = job.payload.get("correlation_id")
+        token = correlation_id.set(
+            f"{queued_by}/job-{job.id}" if queued_by not in (None, "-") else f"job-{job.id}"
+        )
         try:
             consumed = False
             if job.kind in ("start", "resume") and job.run_id:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from baton.errors import StoreError
+from baton.telemetry import correlation_id
 from human.records import (
     OPEN_STATUSES,
     TERMINAL_RUN,
@@ -41,8 +42,8 @@ T = TypeVar("T")
 _OPEN: Final = "('pending', 'claimed', 'escalated')"
 _INSERT_EVENT: Final = """INSERT INTO audit_events (type, at, run_id, request_id, actor, data)
     VALUES (?, ?, ?, ?, ?, ?)"""
-_QUEUE_DRIVE: Final = """INSERT OR IGNORE INTO jobs (kind, run_id, available_at)
-    VALUES (?, ?, ?)"""
+_QUEUE_DRIVE: Final = """INSERT OR IGNORE INTO jobs (kind, run_id, available_at, payload)
+    VALUES (?, ?, ?, ?)"""
 _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
@@ -51,6 +52,11 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _job_payload() -> str:
+    """A queued job carries the correlation id of the call that queued it (read on the loop)."""
+    return _dumps({"correlation_id": correlation_id.get()})
 
 
 def _iso(moment: datetime) -> str:
@@ -177,6 +183,7 @@ class SqliteStore:
 
     async def create_run(self, run: Run, events: Sequence[NewEvent]) -> Run:
         """Store a new run, its audit events and its start job in one transaction."""
+        payload = _job_payload()
 
         def write(conn: sqlite3.Connection) -> None:
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0]
@@ -195,7 +202,7 @@ class SqliteStore:
                 ),
             )
             self._events(conn, events, _iso(run.created_at))
-            conn.execute(_QUEUE_DRIVE, ("start", run.id, time.time()))
+            conn.execute(_QUEUE_DRIVE, ("start", run.id, time.time(), payload))
 
         await self._run(write, write=True)
         return run
@@ -380,6 +387,7 @@ class SqliteStore:
         `final` is the answer delivered to the workflow if this answer closes the request.
         """
         at = _iso(answer.at)
+        payload = _job_payload()
 
         def write(conn: sqlite3.Connection) -> str:
             row = conn.execute(
@@ -444,7 +452,7 @@ class SqliteStore:
                 ],
                 at,
             )
-            conn.execute(_QUEUE_DRIVE, ("resume", run_id, time.time()))
+            conn.execute(_QUEUE_DRIVE, ("resume", run_id, time.time(), payload))
             return "closed"
 
         result = await self._run(write, write=True)
