@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
@@ -14,6 +15,11 @@ from baton import failpoints
 from baton.errors import BatonError, UserNotFound
 from baton.settings import Settings
 from baton.telemetry import configure_logging
+from human.service import RequestService
+from human.store import open_store
+from human.store.base import RequestFilter, Store
+from workflows.runtime import Runtime
+from workflows.worker import Worker
 
 T = TypeVar("T")
 
@@ -35,12 +41,17 @@ def _run(coro: Awaitable[T]) -> T:
         sys.exit(2)
 
 
-async def _with_parts(settings: Settings, work: Callable[..., Awaitable[T]]) -> T:
-    from human.service import RequestService
-    from human.store import open_store
-    from workflows.runtime import Runtime
-    from workflows.worker import Worker
+@dataclass(frozen=True)
+class Parts:
+    """What a CLI command works with, opened on the configured database."""
 
+    store: Store
+    runtime: Runtime
+    requests: RequestService
+    worker: Worker
+
+
+async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]]) -> T:
     store = await open_store(settings.database_url)
     try:
         runtime = Runtime(store, model=settings.model, workflow_modules=settings.workflows)
@@ -50,9 +61,7 @@ async def _with_parts(settings: Settings, work: Callable[..., Awaitable[T]]) -> 
             concurrency=settings.worker_concurrency,
             lease_s=settings.job_lease_seconds,
         )
-        return await work(
-            store=store, runtime=runtime, requests=RequestService(store), worker=worker
-        )
+        return await work(Parts(store, runtime, RequestService(store), worker))
     finally:
         await store.close()
 
@@ -92,8 +101,8 @@ def worker() -> None:
     """Run only the background parts: resume jobs, deadlines, notifications."""
     settings = _settings()
 
-    async def work(**parts: Any) -> None:
-        await parts["worker"].run_forever()
+    async def work(parts: Parts) -> None:
+        await parts.worker.run_forever()
 
     _run(_with_parts(settings, work))
 
@@ -103,7 +112,7 @@ def migrate() -> None:
     """Apply database migrations (serve does this on start too)."""
     settings = _settings()
 
-    async def work(**parts: Any) -> None:
+    async def work(parts: Parts) -> None:
         click.echo(f"database ready: {settings.database_url}")
 
     _run(_with_parts(settings, work))
@@ -117,8 +126,8 @@ def seed(demo: bool) -> None:
 
     settings = _settings()
 
-    async def work(store: Any, **_: Any) -> None:
-        await seed_demo(store)
+    async def work(parts: Parts) -> None:
+        await seed_demo(parts.store)
         click.echo(
             "demo seeded: teams " + ", ".join(sorted({t for _, ts in PEOPLE.values() for t in ts}))
         )
@@ -149,8 +158,8 @@ def users_add(name: str, teams: tuple[str, ...], role: str, password_stdin: bool
             raise click.BadParameter("a password needs at least 8 characters")
         password_hash = PasswordHasher().hash(password)
 
-    async def work(store: Any, **_: Any) -> None:
-        user = await store.add_user(name, role=role, teams=teams, password_hash=password_hash)
+    async def work(parts: Parts) -> None:
+        user = await parts.store.add_user(name, role=role, teams=teams, password_hash=password_hash)
         click.echo(f"{user.name} ({user.role}) in {', '.join(user.teams) or 'no team'}")
 
     _run(_with_parts(settings, work))
@@ -168,8 +177,8 @@ def teams_add(name: str, description: str) -> None:
     """Create a team."""
     settings = _settings()
 
-    async def work(store: Any, **_: Any) -> None:
-        await store.add_team(name, description)
+    async def work(parts: Parts) -> None:
+        await parts.store.add_team(name, description)
         click.echo(f"team {name}")
 
     _run(_with_parts(settings, work))
@@ -189,12 +198,12 @@ def tokens_create(user: str, label: str) -> None:
 
     settings = _settings()
 
-    async def work(store: Any, **_: Any) -> str:
-        found = await store.get_user(user)
+    async def work(parts: Parts) -> str:
+        found = await parts.store.get_user(user)
         if found is None:
             raise UserNotFound(f"no user {user}; add one with `baton users add`")
         token = new_token()
-        await store.add_token(found.id, token_hash(token), label)
+        await parts.store.add_token(found.id, token_hash(token), label)
         return token
 
     click.echo(_run(_with_parts(settings, work)))
@@ -212,13 +221,11 @@ def run_workflow(workflow: str, input_json: str, actor: str) -> None:
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"--input is not JSON: {exc}") from exc
 
-    async def work(runtime: Any, worker: Any, requests: Any, **_: Any) -> dict[str, Any]:
-        from human.store.base import RequestFilter
-
-        run = await runtime.start(workflow, run_input, actor=actor)
-        await worker.run_until_idle()
-        run = await runtime.get(run.id)
-        pending = await requests.list(RequestFilter(run_id=run.id, status="pending"))
+    async def work(parts: Parts) -> dict[str, Any]:
+        run = await parts.runtime.start(workflow, run_input, actor=actor)
+        await parts.worker.run_until_idle()
+        run = await parts.runtime.get(run.id)
+        pending = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
         return run.model_dump(mode="json") | {
             "pending_requests": [
                 {"id": r.id, "kind": r.kind, "team": r.team, "title": r.title}
@@ -241,12 +248,12 @@ def requests() -> None:
 @click.option("--limit", default=50, type=int)
 def requests_list(status: str | None, team: str | None, kind: str | None, limit: int) -> None:
     """List requests, newest first."""
-    from human.store.base import RequestFilter
-
     settings = _settings()
 
-    async def work(requests: Any, **_: Any) -> None:
-        page = await requests.list(RequestFilter(status=status, team=team, kind=kind, limit=limit))
+    async def work(parts: Parts) -> None:
+        page = await parts.requests.list(
+            RequestFilter(status=status, team=team, kind=kind, limit=limit)
+        )
         for r in page.items:
             click.echo(f"{r.id}  {r.status:<9} {r.kind:<9} {r.team:<15} {r.title}")
 
@@ -259,9 +266,9 @@ def requests_show(request_id: str) -> None:
     """Show one request as JSON."""
     settings = _settings()
 
-    async def work(requests: Any, **_: Any) -> dict[str, Any]:
-        result: dict[str, Any] = (await requests.get(request_id)).model_dump(mode="json")
-        return result
+    async def work(parts: Parts) -> dict[str, Any]:
+        request = await parts.requests.get(request_id)
+        return dict(request.model_dump(mode="json"))
 
     _echo_json(_run(_with_parts(settings, work)))
 
@@ -281,15 +288,17 @@ def requests_answer(request_id: str, decision: str, actor: str, body_json: str) 
     if not isinstance(extra, dict):
         raise click.BadParameter("--body must be a JSON object")
 
-    async def work(store: Any, requests: Any, worker: Any, **_: Any) -> dict[str, Any]:
-        user = await store.get_user(actor)
+    async def work(parts: Parts) -> dict[str, Any]:
+        user = await parts.store.get_user(actor)
         if user is None:
             raise UserNotFound(f"no user {actor}")
-        result = await requests.respond(request_id, extra | {"decision": decision}, responder=user)
-        await worker.run_until_idle()
+        result = await parts.requests.respond(
+            request_id, extra | {"decision": decision}, responder=user
+        )
+        await parts.worker.run_until_idle()
         return {
             "outcome": result.outcome,
-            "request": (await requests.get(request_id)).model_dump(mode="json"),
+            "request": (await parts.requests.get(request_id)).model_dump(mode="json"),
         }
 
     _echo_json(_run(_with_parts(settings, work)))

@@ -8,7 +8,7 @@ A *play* decides each turn from the conversation: deterministic, offline, readin
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from agent_framework import (
     BaseChatClient,
@@ -70,7 +70,7 @@ class ScriptedChatClient(
         return respond()
 
 
-def _finish(contents: Sequence[Content]) -> str:
+def _finish(contents: Sequence[Content]) -> Literal["tool_calls", "stop"]:
     return "tool_calls" if any(c.type == "function_call" for c in contents) else "stop"
 
 

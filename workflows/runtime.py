@@ -103,7 +103,7 @@ class Runtime:
             raise RunNotFound(f"no run {run_id}")
         return run
 
-    async def list(
+    async def list_runs(
         self,
         *,
         status: str | None = None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import secrets
@@ -87,10 +88,10 @@ class Worker:
         for job in jobs:
             task = asyncio.create_task(self._handle(job))
             self._active[job.id] = task
-            task.add_done_callback(lambda _t, jid=job.id: self._done(jid))
+            task.add_done_callback(functools.partial(self._done, job.id))
         return len(jobs)
 
-    def _done(self, job_id: int) -> None:
+    def _done(self, job_id: int, _task: asyncio.Task[None]) -> None:
         self._active.pop(job_id, None)
         self._wake.set()
 

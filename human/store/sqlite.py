@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from baton.errors import StoreError
 from baton.telemetry import correlation_id
@@ -219,7 +219,8 @@ class SqliteStore:
         self, *, status: str | None, workflow: str | None, cursor: str | None, limit: int
     ) -> Page:
         """Runs, newest first."""
-        where, args = ["1=1"], []
+        where: list[str] = ["1=1"]
+        args: list[Any] = []
         if status:
             where.append("status = ?")
             args.append(status)
@@ -333,7 +334,8 @@ class SqliteStore:
 
     async def list_requests(self, flt: RequestFilter) -> Page:
         """Requests, newest first, keyset-paginated on their sequence number."""
-        where, args = ["1=1"], []
+        where: list[str] = ["1=1"]
+        args: list[Any] = []
         for column in ("status", "team", "kind", "run_id"):
             value = getattr(flt, column)
             if value:
@@ -389,7 +391,7 @@ class SqliteStore:
         at = _iso(answer.at)
         payload = _job_payload()
 
-        def write(conn: sqlite3.Connection) -> str:
+        def write(conn: sqlite3.Connection) -> Literal["closed", "partial", "repeated", "not_open"]:
             row = conn.execute(
                 "SELECT run_id, status, approvals_required FROM human_requests WHERE id = ?",
                 (answer.request_id,),
@@ -459,7 +461,7 @@ class SqliteStore:
         request = await self.get_request(answer.request_id)
         if request is None:
             raise StoreError(f"request {answer.request_id} vanished")
-        return AnswerOutcome(result=result, request=request)  # type: ignore[arg-type]
+        return AnswerOutcome(result=result, request=request)
 
     # audit ----------------------------------------------------------------------------------
 

@@ -50,7 +50,9 @@ async def list_runs(
     limit: int = Query(50, ge=1, le=500),
 ) -> dict[str, Any]:
     """Runs, newest first: `{"items": [...], "next_cursor": ...}`."""
-    page = await parts.runtime.list(status=status, workflow=workflow, cursor=cursor, limit=limit)
+    page = await parts.runtime.list_runs(
+        status=status, workflow=workflow, cursor=cursor, limit=limit
+    )
     return page.model_dump(mode="json")
 
 
