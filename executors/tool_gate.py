@@ -31,7 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from executors.services import RunServices
 from human.effects import idempotency_key
-from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction
+from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
 from human.policy import Decision
 
 AUDIT_EVENT = "baton_audit"
@@ -197,7 +197,7 @@ class ToolGateAgent(Executor):
                 proposed_action=ProposedAction(
                     tool=tool.name,
                     arguments=args,
-                    arguments_schema=tool.arguments.model_json_schema(),
+                    arguments_schema=schema_of(tool.arguments),
                 ),
             ),
             ApprovalAnswer,

@@ -7,6 +7,8 @@ or unions as a whole: MAF cannot allow-list those for checkpoint decoding).
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -154,11 +156,28 @@ class Kind(BaseModel):
     answer_model: type[_Answer]
     decisions: tuple[str, ...]
 
-    def response_schema(self) -> dict[str, Any]:
-        """The answer's JSON Schema, offering only a person's decisions."""
-        schema = self.answer_model.model_json_schema()
-        schema["properties"]["decision"]["enum"] = list(self.decisions)
+    def response_schema(self, arguments_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The answer's JSON Schema, offering only a person's decisions.
+
+        For approvals, `arguments_schema` (the tool's) describes what an edit must send.
+        """
+        schema: dict[str, Any] = json.loads(_base_schema(self.answer_model, self.decisions))
+        if arguments_schema:
+            schema["properties"]["arguments"] = {**arguments_schema, "title": "Changed arguments"}
         return schema
+
+
+@functools.cache
+def _base_schema(answer_model: type[BaseModel], decisions: tuple[str, ...]) -> str:
+    schema = answer_model.model_json_schema()
+    schema["properties"]["decision"]["enum"] = list(decisions)
+    return json.dumps(schema)
+
+
+@functools.cache
+def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON Schema, computed once per model (treat the result as read-only)."""
+    return model.model_json_schema()
 
 
 KINDS: dict[str, Kind] = {

@@ -20,6 +20,8 @@ from agent_framework._workflows._checkpoint_encoding import (
 )
 from agent_framework.exceptions import WorkflowCheckpointException
 
+from baton import failpoints
+from baton.errors import PauseNotDurable
 from human.store.base import NewCheckpoint, Store
 
 
@@ -39,15 +41,12 @@ class RunCheckpointStorage:
         self._loaded: dict[str, WorkflowCheckpoint] = {}
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
-        """Encode and prove the checkpoint decodes under the allow-list; keep it for commit."""
+        """Encode the checkpoint (its snapshot) and keep it; `draft` proves it decodes."""
         try:
             encoded = encode_checkpoint_value(checkpoint.to_dict())
-            decode_checkpoint_value(encoded, allowed_types=self._allowed)
-        except WorkflowCheckpointException:
-            raise
         except Exception as exc:
             raise WorkflowCheckpointException(
-                f"checkpoint {checkpoint.checkpoint_id} cannot be restored under the allow-list"
+                f"checkpoint {checkpoint.checkpoint_id} cannot be encoded"
             ) from exc
         self._drafts[checkpoint.checkpoint_id] = encoded
         self._loaded[checkpoint.checkpoint_id] = checkpoint
@@ -65,6 +64,7 @@ class RunCheckpointStorage:
             decode_checkpoint_value(encoded, allowed_types=self._allowed)
         )
         self._loaded[checkpoint_id] = checkpoint
+        failpoints.hit("resume.after_restore")
         return checkpoint
 
     async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
@@ -86,9 +86,19 @@ class RunCheckpointStorage:
         return [c.checkpoint_id for c in await self.list_checkpoints(workflow_name=workflow_name)]
 
     def draft(self, checkpoint_id: str) -> NewCheckpoint:
-        """The encoded, compressed body of a checkpoint saved during this drive."""
+        """The compressed body of a checkpoint of this drive, proven to decode under the allow-list.
+
+        Only a checkpoint that will be committed is proven: intermediate saves of a drive are
+        never persisted, so their decoding is never needed.
+        """
         encoded = self._drafts.get(checkpoint_id)
         if encoded is None:
             raise WorkflowCheckpointException(f"checkpoint {checkpoint_id} was not saved")
+        try:
+            decode_checkpoint_value(encoded, allowed_types=self._allowed)
+        except Exception as exc:
+            raise PauseNotDurable(
+                f"checkpoint {checkpoint_id} cannot be restored under the allow-list: {exc}"
+            ) from exc
         body = zlib.compress(json.dumps(encoded, separators=(",", ":")).encode(), 6)
         return NewCheckpoint(id=checkpoint_id, body=body)

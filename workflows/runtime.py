@@ -169,11 +169,11 @@ class Runtime:
                     spec.input_model.model_validate(run.input), checkpoint_storage=storage
                 )
             else:
-                await workflow.run(checkpoint_id=run.checkpoint_id, checkpoint_storage=storage)
-                failpoints.hit("resume.after_restore")
                 answer = KINDS[deliver.kind].answer_model.model_validate(deliver.answer)
                 result = await workflow.run(
-                    responses={deliver.maf_request_id: answer}, checkpoint_storage=storage
+                    checkpoint_id=run.checkpoint_id,
+                    responses={deliver.maf_request_id: answer},
+                    checkpoint_storage=storage,
                 )
             progress = await self._progress_of(run, job_id, deliver, workflow, storage, result)
         except StoreError:
@@ -235,12 +235,13 @@ class Runtime:
             details = getattr(failure, "details", None)
             message = getattr(details, "message", None) or "the workflow failed"
             return self._failure(run, job_id, deliver, message, events)
-        asked = result.get_request_info_events()
         waiting = [
             *await self.store.open_requests(run.id),
             *await self.store.answered_requests(run.id),
         ]
         still_open = [r.maf_request_id for r in waiting if deliver is None or r.id != deliver.id]
+        # A restore re-emits the requests still pending; only the others are new.
+        asked = [e for e in result.get_request_info_events() if e.request_id not in still_open]
         pending = [e.request_id for e in asked] + still_open
         if not pending and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
             raise PauseNotDurable("the workflow waits on requests Baton does not know of")
@@ -320,15 +321,11 @@ class Runtime:
                 f"not {getattr(event.response_type, '__name__', event.response_type)}"
             )
         now = self._clock()
-        schema = kind.response_schema()
         proposed = None
+        arguments_schema = None
         if isinstance(data, ApprovalRequest):
             proposed = data.proposed_action.model_dump(mode="json")
-            if data.proposed_action.arguments_schema:
-                schema["properties"]["arguments"] = {
-                    **data.proposed_action.arguments_schema,
-                    "title": "Changed arguments",
-                }
+            arguments_schema = data.proposed_action.arguments_schema
         return HumanRequest(
             id=f"req_{secrets.token_urlsafe(16)}",
             run_id=run.id,
@@ -340,7 +337,7 @@ class Runtime:
             proposed_action=proposed,
             payload=data.model_dump(mode="json", exclude=_ROUTING_FIELDS | {"proposed_action"}),
             allowed_decisions=list(kind.decisions),
-            response_schema=schema,
+            response_schema=kind.response_schema(arguments_schema),
             team=data.team,
             priority=data.priority,
             status="pending",

@@ -1,8 +1,10 @@
-"""SQLite backend: WAL, `synchronous=FULL`, one writer, one thread hop per transaction.
+"""SQLite backend: WAL, `synchronous=FULL`, one writer, one thread hop per write transaction.
 
-All statements of a transaction run in one function on the store's own thread, so a pause or an
-answer costs one hop and one fsync'd commit however many rows it writes. Several processes may
-share the file: writers take `BEGIN IMMEDIATE` and wait on `busy_timeout`.
+All statements of a write transaction run in one function on the store's writer thread, so a pause
+or an answer costs one hop and one fsync'd commit however many rows it writes, and the event loop
+is free while the disk syncs. Reads are short indexed lookups that WAL never blocks: they run on
+the event loop's own connection, which costs less than a thread hop. Several processes may share
+the file: writers take `BEGIN IMMEDIATE` and wait on `busy_timeout`.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class SqliteStore:
         self._clock = clock
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baton-sqlite")
         self._local = threading.local()
+        self._reader: sqlite3.Connection | None = None
 
     @classmethod
     async def open(cls, url: str, *, clock: Callable[[], datetime] = utcnow) -> SqliteStore:
@@ -83,23 +86,38 @@ class SqliteStore:
 
     # plumbing -------------------------------------------------------------------------------
 
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, timeout=30.0, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=30000")
+        return conn
+
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("PRAGMA busy_timeout=30000")
-            self._local.conn = conn
+            conn = self._local.conn = self._connect()
         return conn
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+        if not write:
+            try:
+                if self._reader is None:
+                    self._reader = self._connect()
+                self._reader.execute("BEGIN")
+                try:
+                    return fn(self._reader)
+                finally:
+                    self._reader.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StoreError(f"sqlite: {exc}") from exc
+
         def body() -> T:
             conn = self._conn()
-            if not write:
-                return fn(conn)
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
@@ -178,6 +196,9 @@ class SqliteStore:
 
         await asyncio.get_running_loop().run_in_executor(self._thread, shut)
         self._thread.shutdown(wait=True)
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     # runs -----------------------------------------------------------------------------------
 
@@ -493,6 +514,16 @@ class SqliteStore:
 
     async def lease_jobs(self, owner: str, *, limit: int, lease_s: float) -> list[Job]:
         """Lease due jobs; a run with a live leased drive job gets no second one."""
+        due = await self._run(
+            lambda c: c.execute(
+                "SELECT 1 FROM jobs WHERE available_at <= ? AND "
+                "(lease_until IS NULL OR lease_until < ?) LIMIT 1",
+                (time.time(), time.time()),
+            ).fetchone(),
+            write=False,
+        )
+        if due is None:
+            return []
 
         def write(conn: sqlite3.Connection) -> list[Job]:
             now = time.time()
@@ -738,13 +769,16 @@ class SqliteStore:
     async def size_bytes(self) -> int:
         """Database bytes on disk, after a checkpoint of the WAL into the file."""
 
+        def checkpoint_wal() -> None:
+            self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
         def measure(conn: sqlite3.Connection) -> int:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             pages = conn.execute("PRAGMA page_count").fetchone()[0]
             free = conn.execute("PRAGMA freelist_count").fetchone()[0]
             size = conn.execute("PRAGMA page_size").fetchone()[0]
             return int((pages - free) * size)
 
+        await asyncio.get_running_loop().run_in_executor(self._thread, checkpoint_wal)
         return await self._run(measure, write=False)
 
 
