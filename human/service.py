@@ -20,7 +20,7 @@ from baton.errors import AnswerConflict, InvalidAnswer, RequestClosed, RequestNo
 from human.access import check_can_answer
 from human.kinds import KINDS, Kind
 from human.records import AnswerRecord, HumanRequest, Page, User
-from human.store.base import RequestFilter, Store, utcnow
+from human.store.base import LocalWorker, RequestFilter, Store, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -44,10 +44,12 @@ class RequestService:
         *,
         clock: Callable[[], datetime] = utcnow,
         on_change: Callable[[str, str], None] | None = None,
+        worker: LocalWorker | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
         self._on_change = on_change or (lambda kind, request_id: None)
+        self._worker = worker
 
     async def get(self, request_id: str) -> HumanRequest:
         """A request by id, or `RequestNotFound`."""
@@ -78,7 +80,10 @@ class RequestService:
                 at=self._clock(),
             ),
             final=answer,
+            lease=self._worker.lease if self._worker else None,
         )
+        if outcome.job is not None and self._worker is not None:
+            self._worker.accept(outcome.job)
         if outcome.result in ("closed", "partial"):
             failpoints.hit("answer.after_commit")
             self._on_change("request", request_id)

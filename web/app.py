@@ -69,9 +69,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
         runtime = Runtime(
             store, model=settings.model, on_change=on_change, workflow_modules=settings.workflows
         )
-        app.state.parts = Parts(
-            store=store, runtime=runtime, requests=RequestService(store, on_change=on_change)
-        )
+        background = None
         task = None
         if worker:
             background = Worker(
@@ -81,8 +79,14 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
                 poll_s=settings.worker_poll_ms / 1000,
                 lease_s=settings.job_lease_seconds,
             )
+            runtime.attach_worker(background)
             wake.append(background)
             task = asyncio.create_task(background.run_forever())
+        app.state.parts = Parts(
+            store=store,
+            runtime=runtime,
+            requests=RequestService(store, on_change=on_change, worker=background),
+        )
         logger.info("baton started", extra={"worker": worker, "database": store.__class__.__name__})
         try:
             yield

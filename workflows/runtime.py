@@ -30,7 +30,7 @@ from human.effects import EffectLedger
 from human.kinds import KINDS, ApprovalRequest, Routing, kind_of
 from human.policy import Policy, default_policy
 from human.records import TERMINAL_RUN, HumanRequest, NewEvent, Page, Run
-from human.store.base import Progress, Store, utcnow
+from human.store.base import LocalWorker, Progress, Store, utcnow
 from workflows import registry
 from workflows.checkpoints import RunCheckpointStorage
 
@@ -59,6 +59,11 @@ class Runtime:
         self._ledger = EffectLedger(store)
         self._clock = clock
         self._on_change = on_change or (lambda kind, run_id: None)
+        self._worker: LocalWorker | None = None
+
+    def attach_worker(self, worker: LocalWorker) -> None:
+        """Hand the runs this process starts straight to its own worker (no lease round)."""
+        self._worker = worker
 
     # runs -----------------------------------------------------------------------------------
 
@@ -92,7 +97,11 @@ class Runtime:
             actor=actor,
             data={"workflow": workflow, "input": run.input},
         )
-        await self.store.create_run(run, [event])
+        job = await self.store.create_run(
+            run, [event], lease=self._worker.lease if self._worker else None
+        )
+        if job is not None and self._worker is not None:
+            self._worker.accept(job)
         self._on_change("run", run.id)
         return run
 

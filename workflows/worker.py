@@ -17,7 +17,7 @@ import socket
 
 from baton.telemetry import correlation_id
 from human.records import Job
-from human.store.base import Store
+from human.store.base import Lease, Store
 from workflows.runtime import Runtime
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,24 @@ class Worker:
     def wake(self) -> None:
         """Look for work now instead of at the next poll."""
         self._wake.set()
+
+    @property
+    def lease(self) -> Lease:
+        """How jobs queued by this process are leased to this worker."""
+        return Lease(owner=self.owner, seconds=self._lease_s)
+
+    def accept(self, job: Job) -> None:
+        """Run a job already leased to this worker (queued by this process)."""
+        if job.id in self._active:
+            return
+        task = asyncio.create_task(self._handle(job))
+        self._active[job.id] = task
+        task.add_done_callback(functools.partial(self._done, job.id))
+
+    async def drain(self) -> None:
+        """Wait until the jobs this worker is running have finished (tests, CLI, benchmarks)."""
+        while self._active:
+            await asyncio.gather(*list(self._active.values()), return_exceptions=True)
 
     async def run_forever(self) -> None:
         """Lease and run jobs until cancelled."""
@@ -86,9 +104,7 @@ class Worker:
             return 0
         jobs = await self._store.lease_jobs(self.owner, limit=free, lease_s=self._lease_s)
         for job in jobs:
-            task = asyncio.create_task(self._handle(job))
-            self._active[job.id] = task
-            task.add_done_callback(functools.partial(self._done, job.id))
+            self.accept(job)
         return len(jobs)
 
     def _done(self, job_id: int, _task: asyncio.Task[None]) -> None:

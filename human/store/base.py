@@ -55,6 +55,15 @@ class Progress(BaseModel):
     events: Sequence[NewEvent] = ()
 
 
+class Lease(BaseModel):
+    """A worker that takes the job a write queues, in the same transaction."""
+
+    model_config = ConfigDict(frozen=True)
+
+    owner: str
+    seconds: float
+
+
 class AnswerOutcome(BaseModel):
     """What `record_answer` did: closed the request, counted one approval, or nothing."""
 
@@ -62,6 +71,20 @@ class AnswerOutcome(BaseModel):
 
     result: Literal["closed", "partial", "repeated", "not_open"]
     request: HumanRequest
+    job: Job | None = None
+
+
+class LocalWorker(Protocol):
+    """The worker in this process, which takes the jobs this process queues (see `Lease`)."""
+
+    @property
+    def lease(self) -> Lease:
+        """Owner and duration for jobs leased to this worker."""
+        ...
+
+    def accept(self, job: Job) -> None:
+        """Run a job already leased to this worker."""
+        ...
 
 
 class RequestFilter(BaseModel):
@@ -90,8 +113,10 @@ class Store(Protocol):
         ...
 
     # runs
-    async def create_run(self, run: Run, events: Sequence[NewEvent]) -> Run:
-        """Store a new run, its audit events and its start job."""
+    async def create_run(
+        self, run: Run, events: Sequence[NewEvent], *, lease: Lease | None = None
+    ) -> Job | None:
+        """Store a new run, its audit events and its start job (leased at once with `lease`)."""
         ...
 
     async def get_run(self, run_id: str) -> Run | None:
@@ -133,7 +158,9 @@ class Store(Protocol):
         """A run's requests still waiting for a person."""
         ...
 
-    async def record_answer(self, answer: AnswerRecord, *, final: dict[str, Any]) -> AnswerOutcome:
+    async def record_answer(
+        self, answer: AnswerRecord, *, final: dict[str, Any], lease: Lease | None = None
+    ) -> AnswerOutcome:
         """Apply an answer if the request is open: first answer wins, approvals are counted."""
         ...
 

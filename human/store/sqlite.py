@@ -36,7 +36,7 @@ from human.records import (
     Run,
     User,
 )
-from human.store.base import AnswerOutcome, Progress, RequestFilter, utcnow
+from human.store.base import AnswerOutcome, Lease, Progress, RequestFilter, utcnow
 from human.store.schema import migrations
 
 T = TypeVar("T")
@@ -54,6 +54,34 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _queue_drive(
+    conn: sqlite3.Connection, kind: str, run_id: str, payload: str, lease: Lease | None
+) -> Job | None:
+    """Queue a drive job; leased to `lease.owner` at once if no other drive of the run is leased."""
+    now = time.time()
+    if lease is not None:
+        busy = conn.execute(
+            "SELECT 1 FROM jobs WHERE run_id = ? AND kind IN ('start', 'resume') "
+            "AND lease_until >= ?",
+            (run_id, now),
+        ).fetchone()
+        if busy is None:
+            cursor = conn.execute(
+                "INSERT INTO jobs (kind, run_id, available_at, payload, lease_owner, lease_until, "
+                "attempts) VALUES (?, ?, ?, ?, ?, ?, 1)",
+                (kind, run_id, now, payload, lease.owner, now + lease.seconds),
+            )
+            return Job(
+                id=int(cursor.lastrowid or 0),
+                kind=kind,
+                run_id=run_id,
+                payload=json.loads(payload),
+                attempts=1,
+            )
+    conn.execute(_QUEUE_DRIVE, (kind, run_id, now, payload))
+    return None
 
 
 def _job_payload() -> str:
@@ -202,11 +230,16 @@ class SqliteStore:
 
     # runs -----------------------------------------------------------------------------------
 
-    async def create_run(self, run: Run, events: Sequence[NewEvent]) -> Run:
-        """Store a new run, its audit events and its start job in one transaction."""
+    async def create_run(
+        self, run: Run, events: Sequence[NewEvent], *, lease: Lease | None = None
+    ) -> Job | None:
+        """Store a new run, its audit events and its start job in one transaction.
+
+        With `lease`, the start job is leased to that worker at once and returned.
+        """
         payload = _job_payload()
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: sqlite3.Connection) -> Job | None:
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0]
             conn.execute(
                 "INSERT INTO runs (id, seq, workflow, input, status, created_by, created_at, "
@@ -223,10 +256,9 @@ class SqliteStore:
                 ),
             )
             self._events(conn, events, _iso(run.created_at))
-            conn.execute(_QUEUE_DRIVE, ("start", run.id, time.time(), payload))
+            return _queue_drive(conn, "start", run.id, payload, lease)
 
-        await self._run(write, write=True)
-        return run
+        return await self._run(write, write=True)
 
     async def get_run(self, run_id: str) -> Run | None:
         """A run by id."""
@@ -404,15 +436,21 @@ class SqliteStore:
             f"r.run_id = ? AND r.status IN {_OPEN} ORDER BY r.seq", (run_id,)
         )
 
-    async def record_answer(self, answer: AnswerRecord, *, final: dict[str, Any]) -> AnswerOutcome:
+    async def record_answer(
+        self, answer: AnswerRecord, *, final: dict[str, Any], lease: Lease | None = None
+    ) -> AnswerOutcome:
         """First answer wins; approvals of a multi-approver request are counted per person.
 
-        `final` is the answer delivered to the workflow if this answer closes the request.
+        `final` is the answer delivered to the workflow if this answer closes the request. With
+        `lease`, the resume job is leased to that worker at once, unless another drive of the run
+        holds a lease: then it queues behind it.
         """
         at = _iso(answer.at)
         payload = _job_payload()
+        job: Job | None = None
 
         def write(conn: sqlite3.Connection) -> Literal["closed", "partial", "repeated", "not_open"]:
+            nonlocal job
             row = conn.execute(
                 "SELECT run_id, status, approvals_required FROM human_requests WHERE id = ?",
                 (answer.request_id,),
@@ -475,14 +513,14 @@ class SqliteStore:
                 ],
                 at,
             )
-            conn.execute(_QUEUE_DRIVE, ("resume", run_id, time.time(), payload))
+            job = _queue_drive(conn, "resume", run_id, payload, lease)
             return "closed"
 
         result = await self._run(write, write=True)
         request = await self.get_request(answer.request_id)
         if request is None:
             raise StoreError(f"request {answer.request_id} vanished")
-        return AnswerOutcome(result=result, request=request)
+        return AnswerOutcome(result=result, request=request, job=job)
 
     # audit ----------------------------------------------------------------------------------
 
