@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,6 +20,7 @@ import httpx
 
 from baton.demo import PEOPLE, seed_demo
 from human.store import open_store
+from human.store.base import RequestFilter
 from web.auth import new_token, token_hash
 
 T = TypeVar("T")
@@ -73,8 +76,16 @@ async def eventually(
 class Server:
     """`baton serve` as a child process on a loopback port."""
 
-    def __init__(self, db_url: str, tokens: dict[str, str], log: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        db_url: str,
+        tokens: dict[str, str],
+        log: Path,
+        env: dict[str, str],
+        args: Sequence[str] = (),
+    ) -> None:
         self.port = free_port()
+        self._args = tuple(args)
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.tokens = tokens
         self._log = log
@@ -92,7 +103,7 @@ class Server:
     async def start(self) -> None:
         with self._log.open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "baton", "serve", "--port", str(self.port)],
+                [sys.executable, "-m", "baton", "serve", "--port", str(self.port), *self._args],
                 env=self._env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -115,6 +126,12 @@ class Server:
             headers={"Authorization": f"Bearer {self.tokens[user]}"},
             timeout=30.0,
         )
+        self._clients.append(client)
+        return client
+
+    def anonymous(self) -> httpx.AsyncClient:
+        """A client that sends no credentials."""
+        client = httpx.AsyncClient(base_url=self.base_url, timeout=30.0)
         self._clients.append(client)
         return client
 
@@ -178,6 +195,25 @@ class Server:
 
         return await eventually(probe, what=f"a {status} request of run {run_id}")
 
+    async def request(self, request_id: str, *, user: str = "ada") -> dict[str, Any]:
+        async with self._one(user) as c:
+            reply = await c.get(f"/api/requests/{request_id}")
+        assert reply.status_code == 200, reply.text
+        return dict(reply.json())
+
+    async def run_count(self) -> int:
+        async with self._one("ada") as c:
+            reply = await c.get("/api/runs", params={"limit": 500})
+        assert reply.status_code == 200, reply.text
+        page = reply.json()
+        assert page["next_cursor"] is None, "more runs than one page holds"
+        return len(page["items"])
+
+    async def snapshot(self, request_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """What a refused call must leave as it was: the request and its run's audit trail."""
+        request = await self.request(request_id)
+        return request, await self.audit(request["run_id"])
+
     async def audit(self, run_id: str) -> list[dict[str, Any]]:
         async with self._one("ada") as c:
             reply = await c.get(f"/api/runs/{run_id}/events")
@@ -200,10 +236,15 @@ class Server:
 
 @contextlib.asynccontextmanager
 async def baton_server(
-    db_url: str, tokens: dict[str, str], log: Path, env: dict[str, str] | None = None
+    db_url: str,
+    tokens: dict[str, str],
+    log: Path,
+    env: dict[str, str] | None = None,
+    *,
+    args: Sequence[str] = (),
 ) -> AsyncIterator[Server]:
-    """A running server on `db_url`; stopped (or already killed) on exit."""
-    server = Server(db_url, tokens, log, env or {})
+    """A running server on `db_url` (`args` go to `baton serve`); stopped or killed on exit."""
+    server = Server(db_url, tokens, log, env or {}, args)
     await server.start()
     try:
         yield server
@@ -218,3 +259,43 @@ async def refunds(db_url: str) -> list[dict[str, Any]]:
         return await store.list_refunds()
     finally:
         await store.close()
+
+
+async def stored_run(db_url: str, run_id: str) -> dict[str, Any]:
+    """A run with its requests and audit events, read straight from the file (no server needed)."""
+    store = await open_store(db_url)
+    try:
+        run = await store.get_run(run_id)
+        assert run is not None, f"no run {run_id} in {db_url}"
+        requests = await store.list_requests(RequestFilter(run_id=run_id, limit=500))
+        events = await store.list_events(run_id=run_id)
+        return run.model_dump(mode="json") | {
+            "requests": [r.model_dump(mode="json") for r in requests.items],
+            "events": [e.model_dump(mode="json") for e in events],
+        }
+    finally:
+        await store.close()
+
+
+def jobs(db_url: str) -> list[dict[str, Any]]:
+    """The queued and leased background jobs, read straight from the file."""
+    path = db_url.removeprefix("sqlite:///")
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        conn.row_factory = sqlite3.Row
+        return [dict(r) for r in conn.execute("SELECT * FROM jobs ORDER BY id")]
+
+
+def fired_failpoints(log: Path) -> list[str]:
+    """The failpoints a server's log says fired, in order."""
+    fired = []
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            record = json.loads(line)
+            if record.get("message") == "failpoint fired":
+                fired.append(str(record["failpoint"]))
+    return fired
+
+
+def types_of(events: Sequence[dict[str, Any]]) -> list[str]:
+    """The types of audit events, in order."""
+    return [e["type"] for e in events]
