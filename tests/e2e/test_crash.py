@@ -1,0 +1,104 @@
+"""Crash injection: the process dies at each named failpoint; the next one finishes the run once.
+
+Each failpoint exits the process with 137 as kill -9 would (`BATON_FAILPOINTS=<name>=exit`). A new
+process without the failpoint, on the same file, must finish the run with exactly one refund, one
+`effect.executed` and one approval request, whatever moment the first one died at.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from baton.failpoints import KNOWN
+from tests.harness import (
+    REFUND_120,
+    baton_server,
+    fired_failpoints,
+    refunds,
+    stored_run,
+    types_of,
+)
+
+PAUSE_POINTS = ("pause.after_checkpoint", "pause.after_commit")
+# the process dies after lee's answer, somewhere between it and the run's end
+ANSWER_POINTS = (
+    "answer.after_commit",
+    "resume.after_restore",
+    "effect.before_commit",
+    "effect.after_commit",
+    "resume.after_commit",
+)
+
+
+def _what_the_crash_left(failpoint: str, stored: dict[str, Any], refunded: int) -> None:
+    """Where each failpoint sits, told by what the dead process committed before it died."""
+    statuses = [r["status"] for r in stored["requests"]]
+    events = types_of(stored["events"])
+    if failpoint == "pause.after_checkpoint":  # the pause was never committed: nothing visible
+        assert (stored["status"], statuses, stored["checkpoint_id"]) == ("running", [], None)
+    elif failpoint == "pause.after_commit":
+        assert (stored["status"], statuses) == ("waiting", ["pending"])
+    elif failpoint in ("answer.after_commit", "resume.after_restore"):
+        assert (stored["status"], statuses, refunded) == ("waiting", ["answered"], 0)
+    elif failpoint == "effect.before_commit":  # the back office refunded; the ledger has no row
+        assert (stored["status"], statuses, refunded) == ("waiting", ["answered"], 1)
+        assert "effect.executed" not in events
+    elif failpoint == "effect.after_commit":
+        assert (stored["status"], statuses, refunded) == ("waiting", ["answered"], 1)
+        assert events.count("effect.executed") == 1
+    else:
+        assert failpoint == "resume.after_commit"
+        assert (stored["status"], statuses, refunded) == ("completed", ["resumed"], 1)
+
+
+def test_every_known_failpoint_is_exercised() -> None:
+    assert set(KNOWN) == {*PAUSE_POINTS, *ANSWER_POINTS}
+
+
+@pytest.mark.parametrize("failpoint", [*PAUSE_POINTS, *ANSWER_POINTS])
+async def test_crash_at_failpoint_then_restart_refunds_exactly_once(
+    failpoint: str, db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    armed = {"BATON_FAILPOINTS": f"{failpoint}=exit"}
+    async with baton_server(db_url, tokens, server_log, armed) as server:
+        run = await server.start_run(REFUND_120)
+        if failpoint not in PAUSE_POINTS:
+            pending = await server.wait_for_request(run["id"])
+            if failpoint == "answer.after_commit":  # dies before it can reply
+                with pytest.raises(httpx.TransportError):
+                    await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+            else:
+                reply = await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+                assert reply.status_code == 200, reply.text
+        assert await server.wait_exit() == 137, server.log_tail()
+
+    assert fired_failpoints(server_log) == [failpoint]
+    _what_the_crash_left(failpoint, await stored_run(db_url, run["id"]), len(await refunds(db_url)))
+
+    async with baton_server(db_url, tokens, server_log) as server:  # same file, no failpoint
+        if failpoint in PAUSE_POINTS:
+            waiting = await server.wait_for_run(run["id"], status="waiting")
+            [pending] = waiting["requests"]
+            assert (pending["status"], pending["team"]) == ("pending", "support-leads")
+            reply = await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+            assert reply.status_code == 200, reply.text
+        done = await server.wait_for_run(run["id"], status="completed")
+        events = await server.audit(run["id"])
+
+    assert fired_failpoints(server_log) == [failpoint]
+    assert "Refunded 120.00" in done["output"]["text"]
+    [request] = done["requests"]  # no duplicate request was created
+    assert (request["status"], request["answered_by"]) == ("resumed", "lee")
+    assert types_of(events).count("request.created") == 1
+    assert types_of(events).count("request.answered") == 1
+    assert types_of(events).count("run.resumed") == 1
+    assert types_of(events).count("run.completed") == 1
+    assert types_of(events).count("effect.executed") == 1
+    [refund] = await refunds(db_url)
+    assert refund["amount"] == 120.0
+    [effect] = [e for e in events if e["type"] == "effect.executed"]
+    assert effect["data"]["idempotency_key"] == refund["idempotency_key"]
