@@ -311,7 +311,10 @@ class SqliteStore:
             ).rowcount
             if moved == 0:
                 return False
-            conn.execute("DELETE FROM checkpoints WHERE run_id = ?", (progress.run_id,))
+            if progress.expected_checkpoint_id is not None:
+                conn.execute(
+                    "DELETE FROM checkpoints WHERE id = ?", (progress.expected_checkpoint_id,)
+                )
             if progress.checkpoint is not None:
                 conn.execute(
                     "INSERT INTO checkpoints (id, run_id, body, created_at) VALUES (?, ?, ?, ?)",
@@ -339,16 +342,20 @@ class SqliteStore:
         now = self._now()
 
         def write(conn: sqlite3.Connection) -> bool:
+            conn.execute(
+                "DELETE FROM checkpoints WHERE id = (SELECT checkpoint_id FROM runs WHERE id = ? "
+                "AND status NOT IN ('completed', 'failed', 'cancelled'))",
+                (run_id,),
+            )
             moved = conn.execute(
-                "UPDATE runs SET status = 'cancelled', updated_at = ? WHERE id = ? "
-                "AND status NOT IN ('completed', 'failed', 'cancelled')",
+                "UPDATE runs SET status = 'cancelled', updated_at = ?, checkpoint_id = NULL "
+                "WHERE id = ? AND status NOT IN ('completed', 'failed', 'cancelled')",
                 (now, run_id),
             ).rowcount
             if not moved:
                 return False
             self._close_open_requests(conn, run_id, actor, now)
             self._events(conn, [NewEvent(type="run.cancelled", run_id=run_id, actor=actor)], now)
-            conn.execute("DELETE FROM checkpoints WHERE run_id = ?", (run_id,))
             conn.execute(
                 "DELETE FROM jobs WHERE run_id = ? AND kind IN ('start', 'resume') "
                 "AND lease_owner IS NULL",

@@ -20,7 +20,7 @@ CREATE TABLE checkpoints (
     body BLOB NOT NULL,
     created_at TEXT NOT NULL
 );
-CREATE INDEX checkpoints_run ON checkpoints (run_id);
+-- A run keeps one checkpoint, the one `runs.checkpoint_id` names; progress replaces it.
 
 CREATE TABLE schemas (
     hash TEXT PRIMARY KEY,
@@ -54,7 +54,7 @@ CREATE TABLE human_requests (
     UNIQUE (run_id, maf_request_id)
 );
 CREATE INDEX human_requests_status ON human_requests (status, seq);
-CREATE INDEX human_requests_run ON human_requests (run_id, status);
+-- A run's requests are found through UNIQUE (run_id, maf_request_id).
 
 CREATE TABLE answers (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -96,9 +96,8 @@ CREATE TABLE jobs (
     attempts INTEGER NOT NULL DEFAULT 0,
     last_error TEXT
 );
-CREATE INDEX jobs_available ON jobs (available_at);
-CREATE INDEX jobs_run ON jobs (run_id);
--- At most one not-yet-leased drive job per run: a queued job sees every answer that came before.
+-- The table holds only work in flight, so it goes unindexed but for this:
+-- at most one not-yet-leased drive job per run: a queued job sees every answer that came before.
 CREATE UNIQUE INDEX jobs_one_queued_drive ON jobs (run_id)
     WHERE kind IN ('start', 'resume') AND lease_owner IS NULL;
 
