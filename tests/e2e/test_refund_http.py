@@ -111,6 +111,22 @@ async def test_edit_to_30_is_rechecked_as_auto_and_refunds_30(
     assert refund["amount"] == 30.0
 
 
+async def test_edit_within_the_approved_rule_runs_without_asking_again(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        run = await server.start_run(REFUND_120)
+        pending = await server.wait_for_request(run["id"])
+        edit = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 80}}
+        reply = await server.respond(pending["id"], edit, user="lee")
+        assert reply.status_code == 200, reply.text
+        done = await server.wait_for_run(run["id"], status="completed")
+
+    # 80 needs what 120 needed (one of support-leads), and lee gave it with the edit
+    assert [r["id"] for r in done["requests"]] == [pending["id"]]
+    assert [r["amount"] for r in await refunds(db_url)] == [80.0]
+
+
 async def test_edit_120_to_1500_asks_finance_for_two_approvals(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
