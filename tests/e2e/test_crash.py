@@ -17,6 +17,7 @@ from baton.failpoints import KNOWN
 from tests.harness import (
     REFUND_120,
     baton_server,
+    eventually,
     fired_failpoints,
     refunds,
     stored_run,
@@ -102,3 +103,48 @@ async def test_crash_at_failpoint_then_restart_refunds_exactly_once(
     assert refund["amount"] == 120.0
     [effect] = [e for e in events if e["type"] == "effect.executed"]
     assert effect["data"]["idempotency_key"] == refund["idempotency_key"]
+
+
+@pytest.mark.parametrize("failpoint", PAUSE_POINTS)
+async def test_crash_while_an_edit_pauses_on_a_new_request_asks_finance_once(
+    failpoint: str, db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        run = await server.start_run(REFUND_120)
+        first = await server.wait_for_request(run["id"])
+
+    # armed only now: the resume of lee's edit dies as it pauses on the finance approval
+    armed = {"BATON_FAILPOINTS": f"{failpoint}=exit"}
+    async with baton_server(db_url, tokens, server_log, armed) as server:
+        edit = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 1500}}
+        reply = await server.respond(first["id"], edit, user="lee")
+        assert reply.status_code == 200, reply.text
+        assert await server.wait_exit() == 137, server.log_tail()
+
+    assert fired_failpoints(server_log) == [failpoint]
+    stored = await stored_run(db_url, run["id"])
+    statuses = sorted(r["status"] for r in stored["requests"])
+    if failpoint == "pause.after_checkpoint":
+        assert statuses == ["answered"]
+    else:
+        assert statuses == ["pending", "resumed"]
+
+    async with baton_server(db_url, tokens, server_log) as server:
+
+        async def asked_finance() -> dict[str, Any] | None:
+            run_now = await server.run(run["id"])
+            found = [r for r in run_now["requests"] if r["team"] == "finance"]
+            return found[0] if found and run_now["status"] == "waiting" else None
+
+        second = await eventually(asked_finance, what="the finance approval")
+        assert (second["status"], second["approvals_required"]) == ("pending", 2)
+        for user in ("fay", "fin"):
+            reply = await server.respond(second["id"], {"decision": "approve"}, user=user)
+            assert reply.status_code == 200, reply.text
+        done = await server.wait_for_run(run["id"], status="completed")
+        events = await server.audit(run["id"])
+
+    assert sorted(r["status"] for r in done["requests"]) == ["resumed", "resumed"]
+    assert types_of(events).count("request.created") == 2
+    assert types_of(events).count("effect.executed") == 1
+    assert [r["amount"] for r in await refunds(db_url)] == [1500.0]
