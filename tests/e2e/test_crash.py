@@ -2,7 +2,7 @@
 
 Each failpoint exits the process with 137 as kill -9 would (`BATON_FAILPOINTS=<name>=exit`). A new
 process without the failpoint, on the same file, must finish the run with exactly one refund, one
-`effect.executed` and one approval request, whatever moment the first one died at.
+`effect.executed` and no duplicate approval request, whatever moment the first one died at.
 """
 
 from __future__ import annotations
