@@ -1,0 +1,961 @@
+"""The `Store` contract (human/store/base.py), written once and run on every backend.
+
+Every test talks to the store through the Protocol only; the one raw read is the migration
+record, through the backend's `fetch`. Leases use `lease_s=0` for a lease that is over by the
+time anyone looks again, and `lease_s=60` for one that outlives the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from baton.errors import Invalid, StoreError
+from baton.telemetry import correlation_id
+from human.kinds import KINDS
+from human.records import AnswerRecord, HumanRequest, Job, NewEvent, RequestStatus, Run
+from human.store import open_store
+from human.store.base import Lease, NewCheckpoint, Progress, RequestFilter, Store
+from human.store.schema import migrations
+from tests.contract.conftest import Backend
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+LIVE = 60.0  # a lease that outlives the test
+OVER = 0.0  # a lease that is over when the next caller looks
+
+
+# building blocks ----------------------------------------------------------------------------
+
+
+def a_run(*, workflow: str = "refund", by: str = "sam") -> Run:
+    return Run(
+        id=f"run_{secrets.token_hex(6)}",
+        workflow=workflow,
+        input={"order_id": "A-1", "amount": 120.0},
+        status="running",
+        created_by=by,
+        created_at=T0,
+        updated_at=T0,
+    )
+
+
+def a_request(
+    run_id: str,
+    *,
+    kind: str = "approval",
+    team: str = "support-leads",
+    approvals: int = 1,
+    status: RequestStatus = "pending",
+    at: datetime = T0,
+) -> HumanRequest:
+    spec = KINDS[kind]
+    maf_id = f"maf-{secrets.token_hex(4)}"
+    return HumanRequest(
+        id=f"req_{secrets.token_hex(8)}",
+        run_id=run_id,
+        maf_request_id=maf_id,
+        kind=kind,
+        title=f"{kind} for {team}",
+        reason="the policy says so",
+        context={"order_id": "A-1"},
+        proposed_action=(
+            {"tool": "issue_refund", "arguments": {"amount": 120.0}, "arguments_schema": {}}
+            if kind == "approval"
+            else None
+        ),
+        allowed_decisions=list(spec.decisions),
+        response_schema=spec.response_schema(),
+        team=team,
+        status=status,
+        created_at=at,
+        approvals_required=approvals,
+        policy_rule="refund.medium",
+    )
+
+
+def an_answer(
+    request_id: str, actor: str, decision: str = "approve", *, at: datetime = T0, **body: Any
+) -> AnswerRecord:
+    return AnswerRecord(request_id=request_id, actor=actor, decision=decision, body=body, at=at)
+
+
+def final_of(answer: AnswerRecord) -> dict[str, Any]:
+    return {"decision": answer.decision, **answer.body}
+
+
+def checkpoint(name: str) -> NewCheckpoint:
+    return NewCheckpoint(id=name, body=f"body of {name}".encode())
+
+
+async def started(store: Store, *, workflow: str = "refund") -> Run:
+    run = a_run(workflow=workflow)
+    events = [NewEvent(type="run.started", run_id=run.id, actor=run.created_by or "system")]
+    await store.create_run(run, events)
+    return run
+
+
+async def paused(
+    store: Store,
+    run_id: str,
+    requests: list[HumanRequest],
+    *,
+    at: str = "cp-1",
+    expected: str | None = None,
+    job_id: int | None = None,
+) -> None:
+    committed = await store.record_progress(
+        Progress(
+            run_id=run_id,
+            expected_checkpoint_id=expected,
+            job_id=job_id,
+            status="waiting",
+            checkpoint=checkpoint(at),
+            new_requests=requests,
+            events=[
+                NewEvent(type="request.created", run_id=run_id, request_id=r.id) for r in requests
+            ],
+        )
+    )
+    assert committed
+
+
+async def everything_about(store: Store, run_id: str) -> dict[str, Any]:
+    """What a reader can see of a run: to prove a refused write changed nothing."""
+    run = await store.get_run(run_id)
+    assert run is not None
+    return {
+        "run": run,
+        "requests": (await store.list_requests(RequestFilter(run_id=run_id, limit=500))).items,
+        "events": await store.list_events(run_id=run_id),
+        "checkpoint": await store.load_checkpoint(run.checkpoint_id) if run.checkpoint_id else None,
+    }
+
+
+def drive_jobs(jobs: list[Job]) -> list[tuple[str, str | None]]:
+    return [(j.kind, j.run_id) for j in jobs]
+
+
+# migrations ---------------------------------------------------------------------------------
+
+
+async def test_setup_twice_applies_each_migration_once_and_keeps_data(
+    store: Store, backend: Backend
+) -> None:
+    run = await started(store)
+
+    await store.setup()
+    await store.setup()
+
+    versions = backend.fetch("SELECT version, name FROM schema_version ORDER BY version")
+    assert versions == [(v, name) for v, name, _ in migrations(backend.dialect)]
+    assert len(versions) >= 2
+    assert await store.get_run(run.id) == run
+
+
+async def test_two_processes_migrating_one_fresh_database_at_once_both_succeed(
+    backend: Backend,
+) -> None:
+    first, second = await asyncio.gather(open_store(backend.url), open_store(backend.url))
+    try:
+        run = await started(first)
+        assert await second.get_run(run.id) == run
+    finally:
+        await first.close()
+        await second.close()
+    versions = backend.fetch("SELECT version FROM schema_version ORDER BY version")
+    assert versions == [(v,) for v, _, _ in migrations(backend.dialect)]
+
+
+# runs ---------------------------------------------------------------------------------------
+
+
+async def test_create_run_stores_the_run_its_events_and_one_start_job(store: Store) -> None:
+    run = a_run()
+    started_event = NewEvent(
+        type="run.started", run_id=run.id, actor="sam", data={"input": run.input}
+    )
+
+    await store.create_run(run, [started_event])
+
+    assert await store.get_run(run.id) == run
+    assert await store.get_run("run_nobody") is None
+    [event] = await store.list_events(run_id=run.id)
+    assert (event.type, event.actor, event.data) == ("run.started", "sam", {"input": run.input})
+    jobs = await store.lease_jobs("w1", limit=10, lease_s=LIVE)
+    assert drive_jobs(jobs) == [("start", run.id)]
+    assert jobs[0].attempts == 1
+
+
+async def test_a_queued_job_carries_the_correlation_id_of_the_call_that_queued_it(
+    store: Store,
+) -> None:
+    token = correlation_id.set("corr-42")
+    try:
+        await started(store)
+    finally:
+        correlation_id.reset(token)
+
+    [job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    assert job.payload["correlation_id"] == "corr-42"
+
+
+async def test_list_runs_pages_newest_first_without_duplicates_or_gaps(store: Store) -> None:
+    created = [(await started(store)).id for _ in range(7)]
+
+    pages: list[list[str]] = []
+    cursor: str | None = None
+    while True:
+        page = await store.list_runs(status=None, workflow=None, cursor=cursor, limit=3)
+        pages.append([r.id for r in page.items])
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+        assert len(pages) < 10, "pagination does not end"
+
+    assert [len(p) for p in pages] == [3, 3, 1]
+    assert [rid for p in pages for rid in p] == created[::-1]
+
+
+async def test_list_runs_full_last_page_has_no_cursor(store: Store) -> None:
+    for _ in range(4):
+        await started(store)
+
+    first = await store.list_runs(status=None, workflow=None, cursor=None, limit=2)
+    assert first.next_cursor is not None
+    second = await store.list_runs(status=None, workflow=None, cursor=first.next_cursor, limit=2)
+    assert len(second.items) == 2
+    assert second.next_cursor is None
+
+
+async def test_list_runs_filters_by_status_and_workflow(store: Store) -> None:
+    refund_a = await started(store)
+    refund_b = await started(store)
+    twin = await started(store, workflow="twin")
+    done = await store.record_progress(
+        Progress(
+            run_id=refund_a.id,
+            expected_checkpoint_id=None,
+            job_id=None,
+            status="completed",
+            output={"text": "refunded"},
+        )
+    )
+    assert done
+
+    def ids(page: Any) -> list[str]:
+        return [r.id for r in page.items]
+
+    by_workflow = await store.list_runs(status=None, workflow="refund", cursor=None, limit=50)
+    assert ids(by_workflow) == [refund_b.id, refund_a.id]
+    completed = await store.list_runs(status="completed", workflow=None, cursor=None, limit=50)
+    assert ids(completed) == [refund_a.id]
+    assert completed.items[0].output == {"text": "refunded"}
+    running = await store.list_runs(status="running", workflow=None, cursor=None, limit=50)
+    assert ids(running) == [twin.id, refund_b.id]
+    both = await store.list_runs(status="running", workflow="twin", cursor=None, limit=50)
+    assert ids(both) == [twin.id]
+    assert (
+        await store.list_runs(status="failed", workflow=None, cursor=None, limit=50)
+    ).items == []
+
+
+@pytest.mark.parametrize("cursor", ["garbage", "s", "sx12", "12;DROP"])
+async def test_a_cursor_the_store_never_issued_is_invalid(store: Store, cursor: str) -> None:
+    with pytest.raises(Invalid) as runs_error:
+        await store.list_runs(status=None, workflow=None, cursor=cursor, limit=10)
+    with pytest.raises(Invalid) as requests_error:
+        await store.list_requests(RequestFilter(cursor=cursor))
+
+    for error in (runs_error.value, requests_error.value):
+        assert error.errors[0]["loc"] == ["query", "cursor"]
+
+
+# progress: pause, fencing, completion -------------------------------------------------------
+
+
+async def test_a_pause_commits_checkpoint_requests_events_and_job_together(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=OVER)
+    requests = [a_request(run.id, team="support-leads"), a_request(run.id, team="finance")]
+
+    await paused(store, run.id, requests, at="cp-1", job_id=start_job.id)
+
+    now = await store.get_run(run.id)
+    assert now is not None
+    assert (now.status, now.checkpoint_id) == ("waiting", "cp-1")
+    assert await store.load_checkpoint("cp-1") == b"body of cp-1"
+    for request in requests:
+        stored = await store.get_request(request.id)
+        assert stored == request
+    assert [r.id for r in await store.open_requests(run.id)] == [r.id for r in requests]
+    created = [e for e in await store.list_events(run_id=run.id) if e.type == "request.created"]
+    assert [e.request_id for e in created] == [r.id for r in requests]
+    # the start job's lease is over: had the pause not deleted it, it would be leased again
+    assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
+
+
+async def test_each_pause_replaces_the_runs_checkpoint(store: Store) -> None:
+    run = await started(store)
+    await paused(store, run.id, [a_request(run.id)], at="cp-1")
+
+    await paused(store, run.id, [a_request(run.id)], at="cp-2", expected="cp-1")
+
+    assert await store.load_checkpoint("cp-1") is None
+    assert await store.load_checkpoint("cp-2") == b"body of cp-2"
+
+
+async def test_progress_from_a_stale_checkpoint_is_fenced_off_and_changes_nothing(
+    store: Store,
+) -> None:
+    run = await started(store)
+    await paused(store, run.id, [a_request(run.id)], at="cp-1")
+    before = await everything_about(store, run.id)
+
+    stale = Progress(
+        run_id=run.id,
+        expected_checkpoint_id="cp-0",
+        job_id=None,
+        status="completed",
+        output={"text": "a worker that lost its lease"},
+        checkpoint=checkpoint("cp-stale"),
+        new_requests=[a_request(run.id)],
+        delivered_request_ids=[r.id for r in before["requests"]],
+        events=[NewEvent(type="run.completed", run_id=run.id)],
+    )
+
+    assert await store.record_progress(stale) is False
+    assert await everything_about(store, run.id) == before
+    assert await store.load_checkpoint("cp-stale") is None
+
+
+async def test_progress_of_an_ended_run_is_refused(store: Store) -> None:
+    run = await started(store)
+    finish = Progress(run_id=run.id, expected_checkpoint_id=None, job_id=None, status="failed")
+    assert await store.record_progress(finish)
+    before = await everything_about(store, run.id)
+
+    again = Progress(
+        run_id=run.id,
+        expected_checkpoint_id=None,
+        job_id=None,
+        status="waiting",
+        checkpoint=checkpoint("cp-late"),
+        new_requests=[a_request(run.id)],
+    )
+
+    assert await store.record_progress(again) is False
+    assert await everything_about(store, run.id) == before
+
+
+async def test_a_failing_progress_write_leaves_nothing_behind(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=OVER)
+    twice = a_request(run.id)
+    before = await everything_about(store, run.id)
+
+    broken = Progress(
+        run_id=run.id,
+        expected_checkpoint_id=None,
+        job_id=start_job.id,
+        status="waiting",
+        checkpoint=checkpoint("cp-1"),
+        new_requests=[twice, twice],  # the second insert violates the request's uniqueness
+        events=[NewEvent(type="request.created", run_id=run.id, request_id=twice.id)],
+    )
+
+    with pytest.raises(StoreError):
+        await store.record_progress(broken)
+    assert await everything_about(store, run.id) == before
+    assert await store.get_request(twice.id) is None
+    assert await store.load_checkpoint("cp-1") is None
+    # the job was not deleted either: its lease is over, so it is leased again
+    assert drive_jobs(await store.lease_jobs("w2", limit=10, lease_s=LIVE)) == [("start", run.id)]
+
+
+async def test_completion_deletes_the_checkpoint_and_closes_what_is_still_open(
+    store: Store,
+) -> None:
+    run = await started(store)
+    left_open = a_request(run.id)
+    await paused(store, run.id, [left_open], at="cp-1")
+
+    done = Progress(
+        run_id=run.id,
+        expected_checkpoint_id="cp-1",
+        job_id=None,
+        status="completed",
+        output=["finance:approve"],
+        events=[NewEvent(type="run.completed", run_id=run.id)],
+    )
+
+    assert await store.record_progress(done)
+    now = await store.get_run(run.id)
+    assert now is not None
+    assert (now.status, now.output, now.checkpoint_id) == ("completed", ["finance:approve"], None)
+    assert await store.load_checkpoint("cp-1") is None
+    closed = await store.get_request(left_open.id)
+    assert closed is not None
+    assert closed.status == "cancelled"
+    assert await store.open_requests(run.id) == []
+    types = [e.type for e in await store.list_events(request_id=left_open.id)]
+    assert types == ["request.created", "request.cancelled"]
+
+
+# answers ------------------------------------------------------------------------------------
+
+
+async def test_the_first_answer_closes_the_request_and_queues_one_resume(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    request = a_request(run.id)
+    await paused(store, run.id, [request], job_id=start_job.id)
+
+    first = an_answer(request.id, "lee", "reject", reason="not eligible")
+    outcome = await store.record_answer(first, final=final_of(first))
+
+    assert outcome.result == "closed"
+    assert outcome.request.status == "answered"
+    assert outcome.request.answer == {"decision": "reject", "reason": "not eligible"}
+    assert outcome.request.answered_by == "lee"
+    assert [(a.actor, a.decision) for a in outcome.request.answers] == [("lee", "reject")]
+    assert await store.get_request(request.id) == outcome.request
+    answered = (await store.list_events(request_id=request.id))[-1]
+    assert (answered.type, answered.actor, answered.data["decision"]) == (
+        "request.answered",
+        "lee",
+        "reject",
+    )
+    [resume] = await store.lease_jobs("w1", limit=10, lease_s=LIVE)
+    assert (resume.kind, resume.run_id) == ("resume", run.id)
+
+
+async def test_a_second_answer_finds_the_request_closed_and_queues_nothing(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    request = a_request(run.id)
+    await paused(store, run.id, [request], job_id=start_job.id)
+    first = an_answer(request.id, "lee")
+    await store.record_answer(first, final=final_of(first))
+    [resume] = await store.lease_jobs("w1", limit=10, lease_s=LIVE)
+    before = await everything_about(store, run.id)
+
+    second = an_answer(request.id, "ada", "reject", reason="too late")
+    outcome = await store.record_answer(second, final=final_of(second))
+
+    assert outcome.result == "not_open"
+    assert outcome.request.answer == {"decision": "approve"}
+    assert await everything_about(store, run.id) == before
+    await store.finish_job(resume.id, "w1")
+    assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
+
+
+async def test_two_approvals_need_two_different_people(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    request = a_request(run.id, team="finance", approvals=2)
+    await paused(store, run.id, [request], job_id=start_job.id)
+
+    ada = an_answer(request.id, "ada")
+    first = await store.record_answer(ada, final=final_of(ada))
+    assert first.result == "partial"
+    assert first.request.status == "pending"
+    assert await store.lease_jobs("w1", limit=10, lease_s=LIVE) == []
+
+    again = await store.record_answer(an_answer(request.id, "ada"), final=final_of(ada))
+    assert again.result == "repeated"
+    assert [a.actor for a in again.request.answers] == ["ada"]
+    assert again.request.status == "pending"
+
+    bob = an_answer(request.id, "bob")
+    second = await store.record_answer(bob, final=final_of(bob))
+    assert second.result == "closed"
+    assert second.request.status == "answered"
+    assert [a.actor for a in second.request.answers] == ["ada", "bob"]
+    answered = [e for e in await store.list_events(request_id=request.id) if e.actor != "system"]
+    assert [(e.type, e.actor) for e in answered] == [
+        ("request.answered", "ada"),
+        ("request.answered", "bob"),
+    ]
+    assert answered[0].data["approvals"] == 1
+    assert answered[0].data["approvals_required"] == 2
+    assert drive_jobs(await store.lease_jobs("w1", limit=10, lease_s=LIVE)) == [("resume", run.id)]
+
+
+async def test_one_rejection_closes_a_two_approval_request(store: Store) -> None:
+    run = await started(store)
+    request = a_request(run.id, team="finance", approvals=2)
+    await paused(store, run.id, [request])
+    ada = an_answer(request.id, "ada")
+    await store.record_answer(ada, final=final_of(ada))
+
+    bob = an_answer(request.id, "bob", "reject", reason="not ours to pay")
+    outcome = await store.record_answer(bob, final=final_of(bob))
+
+    assert outcome.result == "closed"
+    assert outcome.request.answer == {"decision": "reject", "reason": "not ours to pay"}
+
+
+async def test_twenty_concurrent_answers_close_the_request_exactly_once(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    request = a_request(run.id)
+    await paused(store, run.id, [request], job_id=start_job.id)
+    answers = [an_answer(request.id, f"person-{n}") for n in range(20)]
+
+    outcomes = await asyncio.gather(*(store.record_answer(a, final=final_of(a)) for a in answers))
+
+    results = [o.result for o in outcomes]
+    assert results.count("closed") == 1
+    assert results.count("not_open") == 19
+    winner = answers[results.index("closed")].actor
+    stored = await store.get_request(request.id)
+    assert stored is not None
+    assert stored.answered_by == winner
+    assert [a.actor for a in stored.answers] == [winner]
+    events = await store.list_events(request_id=request.id)
+    assert [e.actor for e in events if e.type == "request.answered"] == [winner]
+    assert drive_jobs(await store.lease_jobs("w1", limit=10, lease_s=LIVE)) == [("resume", run.id)]
+
+
+async def test_twenty_concurrent_approvals_of_a_two_person_rule_count_two(store: Store) -> None:
+    run = await started(store)
+    request = a_request(run.id, team="finance", approvals=2)
+    await paused(store, run.id, [request])
+    answers = [an_answer(request.id, f"person-{n}") for n in range(20)]
+
+    outcomes = await asyncio.gather(*(store.record_answer(a, final=final_of(a)) for a in answers))
+
+    results = [o.result for o in outcomes]
+    assert sorted(results) == sorted(["closed", "partial", *["not_open"] * 18])
+    stored = await store.get_request(request.id)
+    assert stored is not None
+    assert len({a.actor for a in stored.answers}) == len(stored.answers) == 2
+
+
+# listing requests ---------------------------------------------------------------------------
+
+
+async def test_list_requests_filters_by_status_team_kind_run_and_teams(store: Store) -> None:
+    one = await started(store)
+    two = await started(store)
+    lead_approval = a_request(one.id, team="support-leads")
+    finance_approval = a_request(one.id, team="finance", approvals=2)
+    legal_question = a_request(two.id, kind="question", team="legal")
+    lead_review = a_request(two.id, kind="review", team="support-leads")
+    await paused(store, one.id, [lead_approval, finance_approval], at="cp-one")
+    await paused(store, two.id, [legal_question, lead_review], at="cp-two")
+    answer = an_answer(legal_question.id, "lin", "answer", answer="yes")
+    await store.record_answer(answer, final=final_of(answer))
+
+    async def ids(**filters: Any) -> set[str]:
+        page = await store.list_requests(RequestFilter(**filters))
+        return {r.id for r in page.items}
+
+    everyone = {lead_approval.id, finance_approval.id, legal_question.id, lead_review.id}
+    assert await ids() == everyone
+    assert await ids(status="answered") == {legal_question.id}
+    assert await ids(status="pending") == everyone - {legal_question.id}
+    assert await ids(team="support-leads") == {lead_approval.id, lead_review.id}
+    assert await ids(kind="approval") == {lead_approval.id, finance_approval.id}
+    assert await ids(kind="review", team="finance") == set()
+    assert await ids(run_id=two.id) == {legal_question.id, lead_review.id}
+    assert await ids(teams=("finance", "legal")) == {finance_approval.id, legal_question.id}
+    assert await ids(teams=()) == set()
+    assert await ids(teams=("legal",), status="pending") == set()
+
+
+async def test_list_requests_pages_newest_first_without_duplicates_or_gaps(store: Store) -> None:
+    run = await started(store)
+    requests = [a_request(run.id, team="finance") for _ in range(5)]
+    others = [a_request(run.id, team="legal") for _ in range(3)]
+    await paused(store, run.id, [*requests[:2], *others, *requests[2:]])
+
+    seen: list[str] = []
+    sizes: list[int] = []
+    cursor: str | None = None
+    while True:
+        page = await store.list_requests(RequestFilter(team="finance", limit=2, cursor=cursor))
+        seen += [r.id for r in page.items]
+        sizes.append(len(page.items))
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+        assert len(sizes) < 10, "pagination does not end"
+
+    assert sizes == [2, 2, 1]
+    assert seen == [r.id for r in requests][::-1]
+
+
+async def test_answered_requests_come_in_answer_order_and_leave_once_delivered(
+    store: Store,
+) -> None:
+    run = await started(store)
+    first, second, third, untouched = (a_request(run.id) for _ in range(4))
+    await paused(store, run.id, [first, second, third, untouched], at="cp-1")
+    for n, request in enumerate((second, third, first)):
+        answer = an_answer(request.id, "lee", at=T0 + timedelta(minutes=n + 1))
+        await store.record_answer(answer, final=final_of(answer))
+
+    order = [r.id for r in await store.answered_requests(run.id)]
+    assert order == [second.id, third.id, first.id]
+    assert [r.id for r in await store.open_requests(run.id)] == [untouched.id]
+
+    delivered = await store.record_progress(
+        Progress(
+            run_id=run.id,
+            expected_checkpoint_id="cp-1",
+            job_id=None,
+            status="waiting",
+            checkpoint=checkpoint("cp-2"),
+            delivered_request_ids=[second.id],
+            events=[NewEvent(type="run.resumed", run_id=run.id, request_id=second.id)],
+        )
+    )
+    assert delivered
+    assert [r.id for r in await store.answered_requests(run.id)] == [third.id, first.id]
+    resumed = await store.get_request(second.id)
+    assert resumed is not None
+    assert resumed.status == "resumed"
+
+
+# cancelling ---------------------------------------------------------------------------------
+
+
+async def test_cancel_run_closes_open_requests_with_events_and_drops_queued_work(
+    store: Store,
+) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    first, second = a_request(run.id), a_request(run.id, team="finance")
+    await paused(store, run.id, [first, second], at="cp-1", job_id=start_job.id)
+
+    cancelled = await store.cancel_run(run.id, "ada")
+
+    assert cancelled is not None
+    assert (cancelled.id, cancelled.status) == (run.id, "cancelled")
+    assert await store.get_run(run.id) == cancelled
+    for request in (first, second):
+        stored = await store.get_request(request.id)
+        assert stored is not None
+        assert stored.status == "cancelled"
+        last = (await store.list_events(request_id=request.id))[-1]
+        assert (last.type, last.actor) == ("request.cancelled", "ada")
+    events = await store.list_events(run_id=run.id)
+    assert (events[-1].type, events[-1].actor) == ("run.cancelled", "ada")
+    assert [e.type for e in events].count("request.cancelled") == 2
+    assert await store.load_checkpoint("cp-1") is None
+    # an answer to a cancelled request is refused and queues nothing
+    late = an_answer(first.id, "lee")
+    assert (await store.record_answer(late, final=final_of(late))).result == "not_open"
+    assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
+
+
+async def test_cancel_run_drops_a_queued_resume(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    request = a_request(run.id)
+    await paused(store, run.id, [request, a_request(run.id)], job_id=start_job.id)
+    answer = an_answer(request.id, "lee")
+    await store.record_answer(answer, final=final_of(answer))
+
+    assert await store.cancel_run(run.id, "ada") is not None
+
+    assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
+
+
+async def test_cancel_run_of_an_ended_or_unknown_run_returns_none(store: Store) -> None:
+    run = await started(store)
+    done = Progress(run_id=run.id, expected_checkpoint_id=None, job_id=None, status="completed")
+    assert await store.record_progress(done)
+    before = await everything_about(store, run.id)
+
+    assert await store.cancel_run(run.id, "ada") is None
+    assert await store.cancel_run("run_nobody", "ada") is None
+    assert await everything_about(store, run.id) == before
+
+    other = await started(store)
+    assert await store.cancel_run(other.id, "ada") is not None
+    events_once = await store.list_events(run_id=other.id)
+    assert await store.cancel_run(other.id, "ada") is None
+    assert await store.list_events(run_id=other.id) == events_once
+
+
+# jobs ---------------------------------------------------------------------------------------
+
+
+async def test_lease_never_hands_out_two_drive_jobs_of_one_run(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=10, lease_s=LIVE)
+    request = a_request(run.id)
+    await paused(store, run.id, [request])  # no job_id: the start job is still held by w1
+    answer = an_answer(request.id, "lee")
+    await store.record_answer(answer, final=final_of(answer))  # queues a resume of the same run
+    other = await started(store)
+
+    leased = await store.lease_jobs("w2", limit=10, lease_s=LIVE)
+    assert drive_jobs(leased) == [("start", other.id)]
+
+    await store.finish_job(start_job.id, "w1")
+    assert drive_jobs(await store.lease_jobs("w2", limit=10, lease_s=LIVE)) == [("resume", run.id)]
+
+
+async def test_two_due_drive_jobs_of_one_run_are_leased_one_at_a_time(store: Store) -> None:
+    run = await started(store)
+    await store.lease_jobs("w1", limit=10, lease_s=OVER)  # w1 died holding the start job
+    request = a_request(run.id)
+    await paused(store, run.id, [request])
+    answer = an_answer(request.id, "lee")
+    await store.record_answer(answer, final=final_of(answer))
+
+    leased = await store.lease_jobs("w2", limit=10, lease_s=LIVE)
+
+    assert len(leased) == 1
+    assert leased[0].run_id == run.id
+    assert await store.lease_jobs("w3", limit=10, lease_s=LIVE) == []
+
+
+async def test_drive_jobs_of_different_runs_are_leased_together(store: Store) -> None:
+    runs = {(await started(store)).id for _ in range(3)}
+
+    leased = await store.lease_jobs("w1", limit=10, lease_s=LIVE)
+
+    assert {j.run_id for j in leased} == runs
+    assert len(await store.lease_jobs("w1", limit=2, lease_s=LIVE)) == 0
+
+
+async def test_lease_jobs_respects_the_limit(store: Store) -> None:
+    for _ in range(3):
+        await started(store)
+
+    assert len(await store.lease_jobs("w1", limit=2, lease_s=LIVE)) == 2
+    assert len(await store.lease_jobs("w2", limit=2, lease_s=LIVE)) == 1
+
+
+async def test_a_job_whose_lease_ran_out_is_leased_again(store: Store) -> None:
+    run = await started(store)
+    [first] = await store.lease_jobs("w1", limit=1, lease_s=OVER)
+
+    [again] = await store.lease_jobs("w2", limit=1, lease_s=LIVE)
+
+    assert (again.id, again.run_id, again.attempts) == (first.id, run.id, 2)
+    assert await store.lease_jobs("w3", limit=1, lease_s=LIVE) == []
+
+
+async def test_renewing_keeps_a_lease_only_for_its_owner(store: Store) -> None:
+    await started(store)
+    [kept] = await store.lease_jobs("w1", limit=1, lease_s=OVER)
+    await store.renew_leases("w1", [kept.id], lease_s=LIVE)
+    assert await store.lease_jobs("w2", limit=1, lease_s=LIVE) == []
+
+    await started(store)
+    [lost] = await store.lease_jobs("w3", limit=1, lease_s=OVER)
+    await store.renew_leases("w4", [lost.id], lease_s=LIVE)  # not w4's to renew
+    assert [j.id for j in await store.lease_jobs("w5", limit=1, lease_s=LIVE)] == [lost.id]
+
+
+async def test_finish_job_deletes_only_a_job_its_owner_holds(store: Store) -> None:
+    await started(store)
+    [job] = await store.lease_jobs("w1", limit=1, lease_s=OVER)
+    await store.finish_job(job.id, "w2")  # not w2's job
+    [again] = await store.lease_jobs("w3", limit=1, lease_s=OVER)
+    assert again.id == job.id
+
+    await store.finish_job(job.id, "w3")
+
+    assert await store.lease_jobs("w4", limit=1, lease_s=LIVE) == []
+
+
+async def test_retry_job_gives_the_job_back_after_its_delay(store: Store) -> None:
+    await started(store)
+    await started(store)
+    soon, later = await store.lease_jobs("w1", limit=2, lease_s=LIVE)
+
+    await store.retry_job(soon.id, "w1", delay_s=0, error="RuntimeError: boom")
+    await store.retry_job(later.id, "w1", delay_s=3600, error="RuntimeError: boom")
+
+    [retried] = await store.lease_jobs("w2", limit=10, lease_s=LIVE)
+    assert (retried.id, retried.attempts) == (soon.id, 2)
+
+
+async def test_retry_job_by_another_owner_changes_nothing(store: Store) -> None:
+    await started(store)
+    [job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+
+    await store.retry_job(job.id, "w2", delay_s=0, error="not mine")
+
+    assert await store.lease_jobs("w3", limit=1, lease_s=LIVE) == []
+
+
+async def test_create_run_with_a_lease_hands_the_start_job_to_that_worker(store: Store) -> None:
+    run = a_run()
+
+    job = await store.create_run(run, [], lease=Lease(owner="here", seconds=LIVE))
+
+    assert job is not None
+    assert (job.kind, job.run_id, job.attempts) == ("start", run.id, 1)
+    assert await store.lease_jobs("elsewhere", limit=10, lease_s=LIVE) == []
+    await store.finish_job(job.id, "here")
+    assert await store.get_run(run.id) == run
+
+
+async def test_create_run_without_a_lease_only_queues(store: Store) -> None:
+    run = a_run()
+
+    assert await store.create_run(run, []) is None
+
+    assert drive_jobs(await store.lease_jobs("w1", limit=10, lease_s=LIVE)) == [("start", run.id)]
+
+
+async def test_a_leased_in_place_job_whose_holder_died_is_leased_again(store: Store) -> None:
+    job = await store.create_run(a_run(), [], lease=Lease(owner="dead", seconds=OVER))
+    assert job is not None
+
+    [again] = await store.lease_jobs("w2", limit=10, lease_s=LIVE)
+
+    assert (again.id, again.attempts) == (job.id, 2)
+
+
+async def test_an_answer_with_a_lease_hands_its_resume_to_that_worker(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    request = a_request(run.id)
+    await paused(store, run.id, [request], job_id=start_job.id)
+    answer = an_answer(request.id, "lee")
+
+    outcome = await store.record_answer(
+        answer, final=final_of(answer), lease=Lease(owner="here", seconds=LIVE)
+    )
+
+    assert outcome.result == "closed"
+    assert outcome.job is not None
+    assert (outcome.job.kind, outcome.job.run_id) == ("resume", run.id)
+    assert await store.lease_jobs("elsewhere", limit=10, lease_s=LIVE) == []
+    await store.finish_job(outcome.job.id, "here")
+    assert await store.lease_jobs("elsewhere", limit=10, lease_s=LIVE) == []
+
+
+async def test_an_answer_with_a_lease_queues_behind_a_drive_that_holds_the_run(
+    store: Store,
+) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    request = a_request(run.id)
+    await paused(store, run.id, [request])  # w1 still holds the start job
+    answer = an_answer(request.id, "lee")
+
+    outcome = await store.record_answer(
+        answer, final=final_of(answer), lease=Lease(owner="here", seconds=LIVE)
+    )
+
+    assert outcome.result == "closed"
+    assert outcome.job is None
+    assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
+    await store.finish_job(start_job.id, "w1")
+    assert drive_jobs(await store.lease_jobs("w2", limit=10, lease_s=LIVE)) == [("resume", run.id)]
+
+
+async def test_answers_that_close_nothing_lease_nothing(store: Store) -> None:
+    run = await started(store)
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
+    request = a_request(run.id, team="finance", approvals=2)
+    await paused(store, run.id, [request], job_id=start_job.id)
+    here = Lease(owner="here", seconds=LIVE)
+    ada = an_answer(request.id, "ada")
+
+    partial = await store.record_answer(ada, final=final_of(ada), lease=here)
+    repeated = await store.record_answer(ada, final=final_of(ada), lease=here)
+
+    assert (partial.result, partial.job) == ("partial", None)
+    assert (repeated.result, repeated.job) == ("repeated", None)
+    assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
+
+
+# effects and the back office ----------------------------------------------------------------
+
+
+async def test_record_effect_inserts_once_with_one_effect_executed_event(store: Store) -> None:
+    run = await started(store)
+    arguments = {"order_id": "A-1", "amount": 120.0}
+
+    first = await store.record_effect(
+        key="bk_1", run_id=run.id, tool="issue_refund", arguments=arguments, result={"id": "R-1"}
+    )
+    second = await store.record_effect(
+        key="bk_1", run_id=run.id, tool="issue_refund", arguments=arguments, result={"id": "R-2"}
+    )
+
+    assert (first, second) == (True, False)
+    effect = await store.get_effect("bk_1")
+    assert effect is not None
+    assert effect["result"] == {"id": "R-1"}
+    assert await store.get_effect("bk_other") is None
+    executed = [e for e in await store.list_events(run_id=run.id) if e.type == "effect.executed"]
+    assert len(executed) == 1
+    assert executed[0].data["tool"] == "issue_refund"
+    assert executed[0].data["idempotency_key"] == "bk_1"
+    assert executed[0].data["result"] == {"id": "R-1"}
+
+
+async def test_issue_refund_is_idempotent_on_its_key(store: Store) -> None:
+    await store.seed_orders([{"id": "A-1", "customer": "Kim", "total": 200.0, "currency": "EUR"}])
+
+    first = await store.issue_refund(idempotency_key="bk_1", order_id="A-1", amount=120.0)
+    replay = await store.issue_refund(idempotency_key="bk_1", order_id="A-1", amount=999.0)
+    other = await store.issue_refund(idempotency_key="bk_2", order_id="A-1", amount=20.0)
+
+    assert replay == first
+    assert first["amount"] == 120.0
+    assert other["refund_id"] != first["refund_id"]
+    refunds = await store.list_refunds()
+    assert [(r["refund_id"], r["amount"]) for r in refunds] == [
+        (first["refund_id"], 120.0),
+        (other["refund_id"], 20.0),
+    ]
+
+
+async def test_seed_orders_twice_keeps_one_copy(store: Store) -> None:
+    order = {"id": "A-1", "customer": "Kim", "total": 200.0, "currency": "EUR"}
+
+    await store.seed_orders([order])
+    await store.seed_orders([order | {"total": 1.0}])
+
+    assert await store.get_order("A-1") == order
+    assert await store.get_order("A-404") is None
+
+
+# people -------------------------------------------------------------------------------------
+
+
+async def test_users_teams_and_tokens(store: Store) -> None:
+    await store.add_team("finance", "Pays the big refunds")
+    await store.add_team("finance")  # again: no error, no change
+
+    ada = await store.add_user("ada", role="responder", teams=["finance", "support-leads"])
+    assert (ada.name, ada.role, set(ada.teams)) == (
+        "ada",
+        "responder",
+        {"finance", "support-leads"},
+    )
+    assert await store.get_user("ada") == ada
+    assert await store.get_user("nobody") is None
+
+    moved = await store.add_user("ada", role="admin", teams=["legal"])
+    assert (moved.id, moved.role, moved.teams) == (ada.id, "admin", ("legal",))
+
+    await store.add_token(ada.id, "hash-of-ada-token", "laptop")
+    assert await store.user_for_token("hash-of-ada-token") == moved
+    assert await store.user_for_token("hash-of-no-token") is None
+
+
+async def test_a_token_hash_belongs_to_one_user(store: Store) -> None:
+    ada = await store.add_user("ada", role="responder", teams=["finance"])
+    bob = await store.add_user("bob", role="responder", teams=["finance"])
+    await store.add_token(ada.id, "hash-1")
+
+    with pytest.raises(StoreError):
+        await store.add_token(bob.id, "hash-1")
+    assert await store.user_for_token("hash-1") == ada
