@@ -39,12 +39,17 @@ AUDIT_EVENT = "baton_audit"
 
 @dataclass(frozen=True)
 class GatedTool:
-    """A side-effecting tool: typed arguments, and `perform(key, arguments)` to call the system."""
+    """A side-effecting tool: typed arguments, and `perform(key, arguments)` to call the system.
+
+    `refuse(arguments)`, if given, names what makes a call impossible (an unknown order, an
+    amount over its total) before any policy or person is asked; edits go through it too.
+    """
 
     name: str
     description: str
     arguments: type[BaseModel]
     perform: Callable[[str, BaseModel], Awaitable[Any]]
+    refuse: Callable[[BaseModel], Awaitable[str | None]] | None = None
 
     def declaration(self) -> FunctionTool:
         """The tool as the model sees it: a schema, no implementation."""
@@ -134,6 +139,10 @@ class ToolGateAgent(Executor):
             self._results[call_id] = f"Error: invalid arguments for {tool.name}: {exc}"
             return
         args = typed.model_dump(mode="json")
+        refusal = await tool.refuse(typed) if tool.refuse else None
+        if refusal:
+            self._results[call_id] = f"Error: {refusal}"
+            return
         policy = self._services.policy
         decision = (
             policy.evaluate(tool.name, args)

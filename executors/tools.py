@@ -40,9 +40,20 @@ def issue_refund_tool(services: RunServices) -> GatedTool:
             idempotency_key=key, order_id=args.order_id, amount=args.amount
         )
 
+    async def refuse(arguments: BaseModel) -> str | None:
+        args = RefundArguments.model_validate(arguments.model_dump())
+        order = await services.back_office.get_order(args.order_id)
+        if order is None:
+            return f"there is no order {args.order_id}"
+        if args.amount > float(order["total"]):
+            total = float(order["total"])
+            return f"{args.amount:.2f} is more than order {args.order_id}'s total of {total:.2f}"
+        return None
+
     return GatedTool(
         name="issue_refund",
         description="Refund part or all of an order to the customer.",
         arguments=RefundArguments,
         perform=perform,
+        refuse=refuse,
     )

@@ -14,6 +14,12 @@ def check_can_answer(user: User, request: HumanRequest) -> None:
         raise NotPermitted(f"{user.name} is not in team {request.team}, which owns this request")
 
 
+def check_can_run(user: User) -> None:
+    """Raise `NotPermitted` unless `user` may start or cancel runs (viewers only look)."""
+    if user.role == "viewer":
+        raise NotPermitted(f"{user.name} is a viewer and cannot start or cancel runs")
+
+
 def can_see(user: User, request: HumanRequest) -> bool:
     """Whether `user` may see `request` at all (admins and the owning team)."""
     return user.role == "admin" or request.team in user.teams or user.role == "viewer"

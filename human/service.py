@@ -81,6 +81,7 @@ class RequestService:
             ),
             final=answer,
             lease=self._worker.lease if self._worker else None,
+            audit=edit_diff(request, answer),
         )
         if outcome.job is not None and self._worker is not None:
             self._worker.accept(outcome.job)
@@ -141,6 +142,26 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
     if request.kind == "approval" and decision == "edit" and request.proposed_action:
         _check_arguments(request.proposed_action.get("arguments_schema") or {}, answer["arguments"])
     return answer
+
+
+def edit_diff(request: HumanRequest, answer: dict[str, Any]) -> dict[str, Any] | None:
+    """For an edit, `{"diff": {field: {"before": ..., "after": ...}}}` of what it changed."""
+    if answer.get("decision") != "edit":
+        return None
+    if request.kind == "approval" and request.proposed_action:
+        before = request.proposed_action.get("arguments") or {}
+        after = answer.get("arguments") or {}
+        keys = sorted(set(before) | set(after))
+        changed = {
+            k: {"before": before.get(k), "after": after.get(k)}
+            for k in keys
+            if before.get(k) != after.get(k)
+        }
+        return {"diff": {"arguments": changed}}
+    if request.kind == "review":
+        draft = request.payload.get("draft")
+        return {"diff": {"content": {"before": draft, "after": answer.get("content")}}}
+    return None
 
 
 def _check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:

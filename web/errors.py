@@ -43,7 +43,12 @@ async def on_baton_error(request: Request, exc: Exception) -> JSONResponse:
 async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
     """FastAPI's own parsing errors, in Baton's error shape, naming each field."""
     assert isinstance(exc, RequestValidationError)
-    errors = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()]
+    errors = [
+        {"loc": ["body"], "msg": f"the body is not valid JSON: {e.get('ctx', {}).get('error', '')}"}
+        if e["type"] == "json_invalid"
+        else {"loc": [str(p) for p in e["loc"]], "msg": e["msg"]}
+        for e in exc.errors()
+    ]
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
     return JSONResponse(
         {

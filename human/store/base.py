@@ -159,9 +159,17 @@ class Store(Protocol):
         ...
 
     async def record_answer(
-        self, answer: AnswerRecord, *, final: dict[str, Any], lease: Lease | None = None
+        self,
+        answer: AnswerRecord,
+        *,
+        final: dict[str, Any],
+        lease: Lease | None = None,
+        audit: dict[str, Any] | None = None,
     ) -> AnswerOutcome:
-        """Apply an answer if the request is open: first answer wins, approvals are counted."""
+        """Apply an answer if the request is open: first answer wins, approvals are counted.
+
+        `audit` is added to the `request.answered` event's data (e.g. an edit's diff).
+        """
         ...
 
     # audit

@@ -444,7 +444,12 @@ class SqliteStore:
         )
 
     async def record_answer(
-        self, answer: AnswerRecord, *, final: dict[str, Any], lease: Lease | None = None
+        self,
+        answer: AnswerRecord,
+        *,
+        final: dict[str, Any],
+        lease: Lease | None = None,
+        audit: dict[str, Any] | None = None,
     ) -> AnswerOutcome:
         """First answer wins; approvals of a multi-approver request are counted per person.
 
@@ -482,7 +487,7 @@ class SqliteStore:
                 "VALUES (?, ?, ?, ?, ?)",
                 (answer.request_id, answer.actor, answer.decision, _dumps(answer.body), at),
             )
-            data = {"decision": answer.decision, **answer.body}
+            data = {"decision": answer.decision, **answer.body, **(audit or {})}
             if counting and len(approvers) < row["approvals_required"]:
                 data |= {
                     "approvals": len(approvers),

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from human.access import check_can_run
 from human.store.base import RequestFilter
 from web.deps import PartsDep, UserDep
 from workflows import registry
@@ -35,6 +36,7 @@ async def list_workflows(user: UserDep) -> list[dict[str, Any]]:
 @router.post("/runs", status_code=201)
 async def start_run(body: StartRun, parts: PartsDep, user: UserDep, response: Response) -> Any:
     """Start a run; the worker drives it to its first pause or its end."""
+    check_can_run(user)
     run = await parts.runtime.start(body.workflow, body.input, actor=user.name)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return run.model_dump(mode="json")
@@ -69,6 +71,7 @@ async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]
 @router.post("/runs/{run_id}/cancel")
 async def cancel_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
     """Cancel a run that has not ended."""
+    check_can_run(user)
     run = await parts.runtime.cancel(run_id, actor=user.name)
     return run.model_dump(mode="json")
 

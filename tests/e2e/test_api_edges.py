@@ -1,0 +1,89 @@
+"""Edges of the API beyond the refund paths: roles on runs, malformed bodies, the edit's diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.harness import REFUND_120, baton_server, refunds
+
+
+async def test_a_viewer_can_neither_start_nor_cancel_runs(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        async with server._one("val") as val:
+            started = await val.post("/api/runs", json=REFUND_120)
+        run = await server.start_run(REFUND_120)
+        await server.wait_for_request(run["id"])
+        async with server._one("val") as val:
+            cancelled = await val.post(f"/api/runs/{run['id']}/cancel")
+        after = await server.run(run["id"])
+        count = await server.run_count()
+
+    assert started.status_code == 403, started.text
+    assert cancelled.status_code == 403, cancelled.text
+    assert "viewer" in cancelled.json()["detail"]
+    assert after["status"] == "waiting"
+    assert count == 1
+
+
+async def test_a_malformed_json_body_is_a_422_on_the_body(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        run = await server.start_run(REFUND_120)
+        pending = await server.wait_for_request(run["id"])
+        before = await server.snapshot(pending["id"])
+        async with server._one("lee") as lee:
+            reply = await lee.post(
+                f"/api/requests/{pending['id']}/respond",
+                content=b'{"decision": "appr',
+                headers={"content-type": "application/json"},
+            )
+        after = await server.snapshot(pending["id"])
+
+    assert reply.status_code == 422
+    assert reply.json()["errors"][0]["loc"] == ["body"]
+    assert "not valid JSON" in reply.json()["errors"][0]["msg"]
+    assert before == after
+
+
+async def test_an_edit_is_audited_with_its_before_and_after(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    edit = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 30}}
+    async with baton_server(db_url, tokens, server_log) as server:
+        run = await server.start_run(REFUND_120)
+        pending = await server.wait_for_request(run["id"])
+        reply = await server.respond(pending["id"], edit, user="lee")
+        assert reply.status_code == 200, reply.text
+        await server.wait_for_run(run["id"], status="completed")
+        events = await server.audit(run["id"])
+
+    [answered] = [e for e in events if e["type"] == "request.answered"]
+    assert answered["actor"] == "lee"
+    assert answered["data"]["diff"] == {"arguments": {"amount": {"before": 120.0, "after": 30}}}
+
+
+async def test_an_edit_beyond_the_order_total_refunds_nothing_and_says_why(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    edit = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 999}}
+    too_much = {"workflow": "refund", "input": {"order_id": "A-1002", "amount": 900, "reason": "x"}}
+    async with baton_server(db_url, tokens, server_log) as server:
+        run = await server.start_run(too_much)
+        pending = await server.wait_for_request(run["id"])
+        # A-1002's total is 2150: 999 fits the schema and the band, so the request takes it ...
+        assert (await server.respond(pending["id"], edit, user="lee")).status_code == 200
+        done = await server.wait_for_run(run["id"], status="completed")
+        over = {"workflow": "refund", "input": {"order_id": "A-1002", "amount": 100, "reason": "x"}}
+        second = await server.start_run(over)
+        waiting = await server.wait_for_request(second["id"])
+        big = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 5000}}
+        # ... while 5000 is over the total: the tool refuses it and the run says so.
+        assert (await server.respond(waiting["id"], big, user="lee")).status_code == 200
+        refused = await server.wait_for_run(second["id"], status="completed")
+
+    assert "Refunded 999.00" in done["output"]["text"]
+    assert "more than order A-1002's total" in refused["output"]["text"]
+    assert [r["amount"] for r in await refunds(db_url)] == [999.0]
