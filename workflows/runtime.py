@@ -342,7 +342,8 @@ class Runtime:
             kind=kind.name,
             title=data.title,
             reason=data.reason,
-            context=data.context,
+            # as JSON: a model or date in the context would otherwise be stored as its str()
+            context=data.model_dump(mode="json", include={"context"})["context"],
             proposed_action=proposed,
             payload=data.model_dump(mode="json", exclude=_ROUTING_FIELDS | {"proposed_action"}),
             allowed_decisions=list(kind.decisions),
