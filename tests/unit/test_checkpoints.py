@@ -118,7 +118,7 @@ async def test_a_committed_body_is_compressed_and_loads_back_in_a_fresh_storage(
     draft = writer.draft(checkpoint.checkpoint_id)
     assert draft.id == checkpoint.checkpoint_id
     encoded = json.loads(zlib.decompress(draft.body))
-    assert len(draft.body) < len(json.dumps(encoded))
+    assert len(draft.body) < len(json.dumps(encoded, separators=(",", ":")))
     run = await a_run_at(store, draft)
 
     reader = RunCheckpointStorage(store, run.id, allowed("listed"))
@@ -201,3 +201,18 @@ async def test_the_same_pause_with_its_types_allow_listed_waits_and_resumes(
         "run.resumed",
         "run.completed",
     ]
+
+
+async def test_a_pause_whose_checkpoint_cannot_be_saved_fails_the_run(store: Store) -> None:
+    runtime = Runtime(store, workflow_modules=FIXTURE)
+    worker = Worker(store, runtime)
+
+    run = await runtime.start("unsaveable", {"sku": "X-1"}, actor="sam")
+    await worker.run_until_idle()
+
+    ended = await runtime.get(run.id)
+    assert ended.status == "failed"
+    assert ended.error is not None
+    assert "PauseNotDurable" in ended.error
+    assert (await store.list_requests(RequestFilter(run_id=run.id))).items == []
+    assert [e.type for e in await store.list_events(run_id=run.id)] == ["run.started", "run.failed"]
