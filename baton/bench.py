@@ -16,13 +16,13 @@ database's filesystem), so the floor and the product write to the same disk:
   until the run is completed (refund issued once, effect and audit recorded).
 - `cycles_per_s`: `runs` such cycles (start, pause, list, answer, completed) one after another.
 - `cycle_floor_commits`: one cycle's mean time in floor commits. Every pause and answer is a
-  durable commit at FULL; a cycle makes five (run, pause, answer, refund, effect, completion: the
-  refund and the effect are the back office's and the ledger's own).
+  durable commit at FULL; a cycle makes six (run with its start job, pause, answer with its
+  resume job, the back office's refund, the ledger's effect, completion), so six is its floor.
 - `bytes_per_paused_run`: growth of `store.size_bytes()` over `paused` paused runs (run,
   checkpoint, request, audit and job rows, indexes included), per run.
-- `rss_growth_mb_10k_paused`: resident memory of a `baton serve` child with `paused` runs paused
-  (started through its HTTP API, driven by its own worker) minus its RSS idle after a warm-up
-  of full cycles; paused runs must live only in the store.
+- `rss_growth_mb_10k_paused`: resident memory of a `baton serve` child (logging at WARNING)
+  with `paused` runs paused (started through its HTTP API, driven by its own worker) minus its
+  RSS idle after a warm-up of full cycles; paused runs must live only in the store.
 - `list_pending_10k_ms_p50`: the first page (limit 50) of `RequestService.list(status=pending)`
   with those `paused` requests pending; the median of 200 reads.
 
