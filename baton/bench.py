@@ -26,7 +26,8 @@ database's filesystem), so the floor and the product write to the same disk:
 - `list_pending_10k_ms_p50`: the first page (limit 50) of `RequestService.list(status=pending)`
   with those `paused` requests pending; the median of 200 reads.
 
-The bench prints nothing; `baton bench` prints the figures.
+The bench prints nothing; `baton bench` prints the figures. Like `cli.py`, whose command it is,
+it wires the layers together (store, runtime, worker, service, and a token for the HTTP client).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Never
@@ -468,7 +469,10 @@ async def _http_cycle(client: httpx.AsyncClient, tokens: dict[str, str]) -> None
 
 
 async def _poll_run(
-    client: httpx.AsyncClient, run_id: str, headers: dict[str, str], done: Any
+    client: httpx.AsyncClient,
+    run_id: str,
+    headers: dict[str, str],
+    done: Callable[[dict[str, Any]], bool],
 ) -> dict[str, Any]:
     deadline = time.monotonic() + 30.0
     while True:
