@@ -13,6 +13,7 @@ import click
 
 from baton import failpoints
 from baton.errors import BatonError, UserNotFound
+from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import configure_logging
 from human.service import RequestService
@@ -27,6 +28,7 @@ T = TypeVar("T")
 def _settings() -> Settings:
     settings = Settings()
     configure_logging(settings.log_level)
+    configure_telemetry(otlp_endpoint=settings.otel_exporter_otlp_endpoint)
     failpoints.arm(settings.failpoints)
     return settings
 
@@ -313,6 +315,7 @@ def bench(as_json: bool, runs: int, paused: int) -> None:
     from baton.bench import run_bench
 
     configure_logging("WARNING")
+    configure_telemetry(otlp_endpoint=Settings().otel_exporter_otlp_endpoint)
     figures = asyncio.run(run_bench(runs=runs, paused=paused))
     if not as_json:
         for key, value in figures.items():

@@ -31,6 +31,10 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
 
+    otel_exporter_otlp_endpoint: str | None = Field(
+        None, validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT"
+    )
+
     slack_webhook_url: str | None = None
     slack_signing_secret: SecretStr | None = None
     smtp_url: str | None = None

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from baton import failpoints
 from baton.errors import BatonError
+from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import correlation_id
 from human.service import RequestService
@@ -56,6 +57,7 @@ class CorrelationMiddleware:
 def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     """The Baton app: opens the store, runtime and (by default) worker for its lifetime."""
     failpoints.arm(settings.failpoints)
+    configure_telemetry(otlp_endpoint=settings.otel_exporter_otlp_endpoint)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -45,6 +45,7 @@ class Worker:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._wake = asyncio.Event()
         self._active: dict[int, asyncio.Task[None]] = {}
+        self._slots = asyncio.Semaphore(concurrency)
 
     def wake(self) -> None:
         """Look for work now instead of at the next poll."""
@@ -122,6 +123,12 @@ class Worker:
                 logger.exception("lease renewal failed")
 
     async def _handle(self, job: Job) -> None:
+        # Jobs this process queued are accepted at once (their lease is held and renewed) but
+        # run `concurrency` at a time, like leased ones.
+        async with self._slots:
+            await self._run_job(job)
+
+    async def _run_job(self, job: Job) -> None:
         queued_by = job.payload.get("correlation_id")
         token = correlation_id.set(
             f"{queued_by}/job-{job.id}" if queued_by not in (None, "-") else f"job-{job.id}"
