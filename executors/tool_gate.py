@@ -54,7 +54,10 @@ class GatedTool:
     def declaration(self) -> FunctionTool:
         """The tool as the model sees it: a schema, no implementation."""
         return FunctionTool(
-            name=self.name, description=self.description, func=None, input_model=self.arguments
+            name=self.name,
+            description=self.description,
+            func=None,
+            input_model=schema_of(self.arguments),
         )
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from agent_framework import FunctionTool, tool
+from agent_framework import FunctionTool
 from pydantic import BaseModel, ConfigDict, Field
 
 from executors.services import RunServices
@@ -20,15 +20,29 @@ class RefundArguments(BaseModel):
     amount: float = Field(description="Amount to refund, in the order's currency.", gt=0)
 
 
-def lookup_order_tool(services: RunServices) -> FunctionTool:
-    """`lookup_order`: the order's customer and total from the back office."""
+class LookupArguments(BaseModel):
+    """Arguments of `lookup_order`."""
 
-    @tool(name="lookup_order", description="Look up an order by id: customer, total, currency.")
-    async def lookup_order(order_id: Annotated[str, "The order id, e.g. A-1001"]) -> dict[str, Any]:
+    order_id: str = Field(description="The order id, e.g. A-1001")
+
+
+def lookup_order_tool(services: RunServices) -> FunctionTool:
+    """`lookup_order`: the order's customer and total from the back office.
+
+    Built on every drive, so its argument model is declared once here rather than inferred from
+    a signature each time.
+    """
+
+    async def lookup_order(order_id: str) -> dict[str, Any]:
         order = await services.back_office.get_order(order_id)
         return order if order is not None else {"error": f"no order {order_id}"}
 
-    return lookup_order
+    return FunctionTool(
+        name="lookup_order",
+        description="Look up an order by id: customer, total, currency.",
+        func=lookup_order,
+        input_model=LookupArguments,
+    )
 
 
 def issue_refund_tool(services: RunServices) -> GatedTool:
