@@ -1,4 +1,4 @@
-"""Who may do what to a request: roles and teams (four-eyes and claims come with teams)."""
+"""Who may do what: roles and teams (four-eyes, claims and visibility rules come with teams)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,3 @@ def check_can_run(user: User) -> None:
     """Raise `NotPermitted` unless `user` may start or cancel runs (viewers only look)."""
     if user.role == "viewer":
         raise NotPermitted(f"{user.name} is a viewer and cannot start or cancel runs")
-
-
-def can_see(user: User, request: HumanRequest) -> bool:
-    """Whether `user` may see `request` at all (admins and the owning team)."""
-    return user.role == "admin" or request.team in user.teams or user.role == "viewer"
