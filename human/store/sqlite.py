@@ -119,10 +119,19 @@ class SqliteStore:
             self.path, isolation_level=None, timeout=30.0, check_same_thread=False
         )
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        for attempt in range(100):
+            # Switching a fresh file to WAL while another process does can be refused at once
+            # (SQLITE_BUSY without the busy handler); it succeeds once the other switch is done.
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError:
+                if attempt == 99:
+                    raise
+                time.sleep(0.05)
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA busy_timeout=30000")
         return conn
 
     def _conn(self) -> sqlite3.Connection:
