@@ -75,11 +75,6 @@ class HumanRequest(Record):
     answered_at: datetime | None = None
     answers: list[AnswerRecord] = Field(default_factory=list)
 
-    @property
-    def is_open(self) -> bool:
-        """Whether the request still takes answers."""
-        return self.status in OPEN_STATUSES
-
 
 class AuditEvent(Record):
     """An append-only fact about a run or request."""
