@@ -120,15 +120,6 @@ class Server:
 
         await eventually(ready, what="server to start")
 
-    def client(self, user: str) -> httpx.AsyncClient:
-        client = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers={"Authorization": f"Bearer {self.tokens[user]}"},
-            timeout=30.0,
-        )
-        self._clients.append(client)
-        return client
-
     def anonymous(self) -> httpx.AsyncClient:
         """A client that sends no credentials."""
         client = httpx.AsyncClient(base_url=self.base_url, timeout=30.0)
@@ -167,13 +158,13 @@ class Server:
     # conveniences over the API -------------------------------------------------------------
 
     async def start_run(self, body: dict[str, Any], *, user: str = "sam") -> dict[str, Any]:
-        async with self._one(user) as c:
+        async with self.client(user) as c:
             reply = await c.post("/api/runs", json=body)
         assert reply.status_code == 201, reply.text
         return dict(reply.json())
 
     async def run(self, run_id: str, *, user: str = "ada") -> dict[str, Any]:
-        async with self._one(user) as c:
+        async with self.client(user) as c:
             reply = await c.get(f"/api/runs/{run_id}")
         assert reply.status_code == 200, reply.text
         return dict(reply.json())
@@ -196,13 +187,13 @@ class Server:
         return await eventually(probe, what=f"a {status} request of run {run_id}")
 
     async def request(self, request_id: str, *, user: str = "ada") -> dict[str, Any]:
-        async with self._one(user) as c:
+        async with self.client(user) as c:
             reply = await c.get(f"/api/requests/{request_id}")
         assert reply.status_code == 200, reply.text
         return dict(reply.json())
 
     async def run_count(self) -> int:
-        async with self._one("ada") as c:
+        async with self.client("ada") as c:
             reply = await c.get("/api/runs", params={"limit": 500})
         assert reply.status_code == 200, reply.text
         page = reply.json()
@@ -215,17 +206,17 @@ class Server:
         return request, await self.audit(request["run_id"])
 
     async def audit(self, run_id: str) -> list[dict[str, Any]]:
-        async with self._one("ada") as c:
+        async with self.client("ada") as c:
             reply = await c.get(f"/api/runs/{run_id}/events")
         assert reply.status_code == 200, reply.text
         return list(reply.json())
 
     async def respond(self, request_id: str, body: dict[str, Any], *, user: str) -> httpx.Response:
-        async with self._one(user) as c:
+        async with self.client(user) as c:
             return await c.post(f"/api/requests/{request_id}/respond", json=body)
 
     @contextlib.asynccontextmanager
-    async def _one(self, user: str) -> AsyncIterator[httpx.AsyncClient]:
+    async def client(self, user: str) -> AsyncIterator[httpx.AsyncClient]:
         async with httpx.AsyncClient(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {self.tokens[user]}"},

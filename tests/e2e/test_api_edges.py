@@ -11,11 +11,11 @@ async def test_a_viewer_can_neither_start_nor_cancel_runs(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        async with server._one("val") as val:
+        async with server.client("val") as val:
             started = await val.post("/api/runs", json=REFUND_120)
         run = await server.start_run(REFUND_120)
         await server.wait_for_request(run["id"])
-        async with server._one("val") as val:
+        async with server.client("val") as val:
             cancelled = await val.post(f"/api/runs/{run['id']}/cancel")
         after = await server.run(run["id"])
         count = await server.run_count()
@@ -34,7 +34,7 @@ async def test_a_malformed_json_body_is_a_422_on_the_body(
         run = await server.start_run(REFUND_120)
         pending = await server.wait_for_request(run["id"])
         before = await server.snapshot(pending["id"])
-        async with server._one("lee") as lee:
+        async with server.client("lee") as lee:
             reply = await lee.post(
                 f"/api/requests/{pending['id']}/respond",
                 content=b'{"decision": "appr',

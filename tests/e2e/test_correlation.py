@@ -14,7 +14,7 @@ async def test_resume_logs_carry_the_answer_request_id(
     async with baton_server(db_url, tokens, server_log) as server:
         run = await server.start_run(REFUND_120)
         pending = await server.wait_for_request(run["id"])
-        async with server._one("lee") as lee:
+        async with server.client("lee") as lee:
             reply = await lee.post(
                 f"/api/requests/{pending['id']}/respond",
                 json={"decision": "approve"},

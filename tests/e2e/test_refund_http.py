@@ -285,7 +285,7 @@ async def test_answer_to_a_cancelled_run_is_410_and_changes_nothing(
     async with baton_server(db_url, tokens, server_log) as server:
         run = await server.start_run(REFUND_120)
         pending = await server.wait_for_request(run["id"])
-        async with server._one("ada") as ada:
+        async with server.client("ada") as ada:
             cancelled = await ada.post(f"/api/runs/{run['id']}/cancel")
         assert cancelled.status_code == 200, cancelled.text
         assert cancelled.json()["status"] == "cancelled"
@@ -414,7 +414,7 @@ async def test_refused_run_creates_nothing(
         await server.wait_for_run(existing["id"], status="completed")
         count = await server.run_count()
 
-        async with server._one("sam") as sam:
+        async with server.client("sam") as sam:
             reply = await sam.post("/api/runs", json=body)
 
         assert reply.status_code == status, reply.text
@@ -441,7 +441,7 @@ async def test_start_run_without_token_is_401_and_creates_nothing(
 async def test_x_request_id_is_echoed_or_generated(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
-    async with baton_server(db_url, tokens, server_log) as server, server._one("sam") as sam:
+    async with baton_server(db_url, tokens, server_log) as server, server.client("sam") as sam:
         given = await sam.get("/api/workflows", headers={"X-Request-ID": "client-id-42"})
         refused = await sam.post("/api/runs", json={}, headers={"X-Request-ID": "bad-run-1"})
         first = await sam.get("/api/workflows")
@@ -486,7 +486,7 @@ async def test_openapi_lists_the_spec_paths(
 async def test_workflows_lists_refund_with_its_input_schema(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
-    async with baton_server(db_url, tokens, server_log) as server, server._one("val") as val:
+    async with baton_server(db_url, tokens, server_log) as server, server.client("val") as val:
         reply = await val.get("/api/workflows")
 
     assert reply.status_code == 200, reply.text
