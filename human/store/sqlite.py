@@ -20,10 +20,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, TypeVar
 
 from baton.errors import StoreError
-from baton.telemetry import correlation_id
 from human.records import (
     OPEN_STATUSES,
     TERMINAL_RUN,
@@ -36,6 +35,7 @@ from human.records import (
     Run,
     User,
 )
+from human.store import rows as shared
 from human.store.base import AnswerOutcome, Lease, Progress, RequestFilter, utcnow
 from human.store.schema import migrations
 
@@ -52,8 +52,7 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
     r.policy_rule, r.answer, r.answered_by, r.answered_at"""
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), default=str)
+_dumps = shared.dumps
 
 
 def _queue_drive(
@@ -82,11 +81,6 @@ def _queue_drive(
             )
     conn.execute(_QUEUE_DRIVE, (kind, run_id, now, payload))
     return None
-
-
-def _job_payload() -> str:
-    """A queued job carries the correlation id of the call that queued it (read on the loop)."""
-    return _dumps({"correlation_id": correlation_id.get()})
 
 
 def _iso(moment: datetime) -> str:
@@ -193,14 +187,7 @@ class SqliteStore:
         conn.executemany(
             "UPDATE human_requests SET status = 'cancelled' WHERE id = ?", [(i,) for i in ids]
         )
-        self._events(
-            conn,
-            [
-                NewEvent(type="request.cancelled", run_id=run_id, request_id=i, actor=actor)
-                for i in ids
-            ],
-            at,
-        )
+        self._events(conn, shared.cancelled_events(run_id, ids, actor), at)
 
     async def setup(self) -> None:
         """Apply pending migrations under the write lock; running it twice changes nothing."""
@@ -246,7 +233,7 @@ class SqliteStore:
 
         With `lease`, the start job is leased to that worker at once and returned.
         """
-        payload = _job_payload()
+        payload = shared.job_payload()
 
         def write(conn: sqlite3.Connection) -> Job | None:
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0]
@@ -275,7 +262,7 @@ class SqliteStore:
             lambda c: c.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone(),
             write=False,
         )
-        return _run_of(row) if row else None
+        return shared.run_of(row) if row else None
 
     async def list_runs(
         self, *, status: str | None, workflow: str | None, cursor: str | None, limit: int
@@ -291,12 +278,10 @@ class SqliteStore:
             args.append(workflow)
         if cursor:
             where.append("seq < ?")
-            args.append(_cursor_seq(cursor))
+            args.append(shared.cursor_seq(cursor))
         sql = f"SELECT * FROM runs WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT ?"
         rows = await self._run(lambda c: c.execute(sql, [*args, limit + 1]).fetchall(), write=False)
-        items = [_run_of(r) for r in rows[:limit]]
-        more = len(rows) > limit
-        return Page(items=items, next_cursor=f"s{rows[limit - 1]['seq']}" if more else None)
+        return shared.page(rows, [shared.run_of(r) for r in rows[:limit]], limit)
 
     async def record_progress(self, progress: Progress) -> bool:
         """Commit one drive: run, checkpoint, requests, deliveries, audit, job; or nothing."""
@@ -415,7 +400,7 @@ class SqliteStore:
             args.extend(flt.teams)
         if flt.cursor:
             where.append("r.seq < ?")
-            args.append(_cursor_seq(flt.cursor))
+            args.append(shared.cursor_seq(flt.cursor))
         sql = (
             f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s "
             f"ON s.hash = r.schema_hash WHERE {' AND '.join(where)} ORDER BY r.seq DESC LIMIT ?"
@@ -423,9 +408,7 @@ class SqliteStore:
 
         def read(conn: sqlite3.Connection) -> Page:
             rows = conn.execute(sql, [*args, flt.limit + 1]).fetchall()
-            items = _requests_of(conn, rows[: flt.limit])
-            more = len(rows) > flt.limit
-            return Page(items=items, next_cursor=f"s{rows[flt.limit - 1]['seq']}" if more else None)
+            return shared.page(rows, _requests_of(conn, rows[: flt.limit]), flt.limit)
 
         return await self._run(read, write=False)
 
@@ -467,10 +450,10 @@ class SqliteStore:
         holds a lease: then it queues behind it.
         """
         at = _iso(answer.at)
-        payload = _job_payload()
+        payload = shared.job_payload()
         job: Job | None = None
 
-        def write(conn: sqlite3.Connection) -> Literal["closed", "partial", "repeated", "not_open"]:
+        def write(conn: sqlite3.Connection) -> shared.AnswerResult:
             nonlocal job
             row = conn.execute(
                 "SELECT run_id, status, approvals_required FROM human_requests WHERE id = ?",
@@ -478,9 +461,8 @@ class SqliteStore:
             ).fetchone()
             if row is None or row["status"] not in OPEN_STATUSES:
                 return "not_open"
-            run_id = row["run_id"]
-            counting = answer.decision == "approve" and row["approvals_required"] > 1
-            if counting:
+            approvers: set[str] = set()
+            if shared.counts_approvals(answer, row["approvals_required"]):
                 approvers = {
                     r[0]
                     for r in conn.execute(
@@ -488,54 +470,29 @@ class SqliteStore:
                         (answer.request_id,),
                     )
                 }
-                if answer.actor in approvers:
-                    return "repeated"
-                approvers.add(answer.actor)
+            result, event = shared.plan_answer(
+                answer,
+                run_id=row["run_id"],
+                approvals_required=row["approvals_required"],
+                approvers=approvers,
+                audit=audit,
+            )
+            if event is None:
+                return result
             conn.execute(
                 "INSERT INTO answers (request_id, actor, decision, body, at) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (answer.request_id, answer.actor, answer.decision, _dumps(answer.body), at),
             )
-            data = {"decision": answer.decision, **answer.body, **(audit or {})}
-            if counting and len(approvers) < row["approvals_required"]:
-                data |= {
-                    "approvals": len(approvers),
-                    "approvals_required": row["approvals_required"],
-                }
-                self._events(
-                    conn,
-                    [
-                        NewEvent(
-                            type="request.answered",
-                            run_id=run_id,
-                            request_id=answer.request_id,
-                            actor=answer.actor,
-                            data=data,
-                        )
-                    ],
-                    at,
+            self._events(conn, [event], at)
+            if result == "closed":
+                conn.execute(
+                    "UPDATE human_requests SET status = 'answered', answer = ?, answered_by = ?, "
+                    f"answered_at = ? WHERE id = ? AND status IN {_OPEN}",
+                    (_dumps(final), answer.actor, at, answer.request_id),
                 )
-                return "partial"
-            conn.execute(
-                "UPDATE human_requests SET status = 'answered', answer = ?, answered_by = ?, "
-                f"answered_at = ? WHERE id = ? AND status IN {_OPEN}",
-                (_dumps(final), answer.actor, at, answer.request_id),
-            )
-            self._events(
-                conn,
-                [
-                    NewEvent(
-                        type="request.answered",
-                        run_id=run_id,
-                        request_id=answer.request_id,
-                        actor=answer.actor,
-                        data=data,
-                    )
-                ],
-                at,
-            )
-            job = _queue_drive(conn, "resume", run_id, payload, lease)
-            return "closed"
+                job = _queue_drive(conn, "resume", row["run_id"], payload, lease)
+            return result
 
         result = await self._run(write, write=True)
         request = await self.get_request(answer.request_id)
@@ -556,18 +513,7 @@ class SqliteStore:
             ).fetchall(),
             write=False,
         )
-        return [
-            AuditEvent(
-                id=r["id"],
-                type=r["type"],
-                at=datetime.fromisoformat(r["at"]),
-                run_id=r["run_id"],
-                request_id=r["request_id"],
-                actor=r["actor"],
-                data=json.loads(r["data"]),
-            )
-            for r in rows
-        ]
+        return [shared.event_of(r) for r in rows]
 
     # jobs -----------------------------------------------------------------------------------
 
@@ -608,16 +554,7 @@ class SqliteStore:
                 )
                 if drive:
                     runs.add(r["run_id"])
-                taken.append(
-                    Job(
-                        id=r["id"],
-                        kind=r["kind"],
-                        run_id=r["run_id"],
-                        request_id=r["request_id"],
-                        payload=json.loads(r["payload"]),
-                        attempts=r["attempts"] + 1,
-                    )
-                )
+                taken.append(shared.job_of(r, attempts=r["attempts"] + 1))
                 if len(taken) >= limit:
                     break
             return taken
@@ -682,18 +619,10 @@ class SqliteStore:
                 (key, run_id, tool, _dumps(arguments), _dumps(result), now),
             ).rowcount
             if inserted:
-                data = {"tool": tool, "idempotency_key": key, "arguments": arguments}
-                self._events(
-                    conn,
-                    [
-                        NewEvent(
-                            type="effect.executed",
-                            run_id=run_id,
-                            data=data | {"result": result},
-                        )
-                    ],
-                    now,
+                event = shared.effect_event(
+                    run_id=run_id, tool=tool, key=key, arguments=arguments, result=result
                 )
+                self._events(conn, [event], now)
             return bool(inserted)
 
         return await self._run(write, write=True)
@@ -858,33 +787,6 @@ def _split_sql(sql: str) -> list[str]:
     return statements
 
 
-def _cursor_seq(cursor: str) -> int:
-    from baton.errors import Invalid
-
-    try:
-        return int(cursor.removeprefix("s"))
-    except ValueError as exc:
-        raise Invalid(
-            "cursor is not one this API issued",
-            [{"loc": ["query", "cursor"], "msg": "invalid cursor"}],
-        ) from exc
-
-
-def _run_of(row: sqlite3.Row) -> Run:
-    return Run(
-        id=row["id"],
-        workflow=row["workflow"],
-        input=json.loads(row["input"]),
-        status=row["status"],
-        output=json.loads(row["output"]) if row["output"] is not None else None,
-        error=row["error"],
-        created_by=row["created_by"],
-        created_at=datetime.fromisoformat(row["created_at"]),
-        updated_at=datetime.fromisoformat(row["updated_at"]),
-        checkpoint_id=row["checkpoint_id"],
-    )
-
-
 def _insert_request(conn: sqlite3.Connection, request: HumanRequest) -> None:
     schema = _dumps(request.response_schema)
     schema_hash = hashlib.sha256(schema.encode()).hexdigest()[:32]
@@ -922,44 +824,7 @@ def _requests_of(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> list[
     if not rows:
         return []
     ids = [r["id"] for r in rows]
-    answers: dict[str, list[AnswerRecord]] = {rid: [] for rid in ids}
-    for a in conn.execute(
+    answers = conn.execute(
         f"SELECT * FROM answers WHERE request_id IN ({','.join('?' * len(ids))}) ORDER BY id", ids
-    ):
-        answers[a["request_id"]].append(
-            AnswerRecord(
-                request_id=a["request_id"],
-                actor=a["actor"],
-                decision=a["decision"],
-                body=json.loads(a["body"]),
-                at=datetime.fromisoformat(a["at"]),
-            )
-        )
-    return [
-        HumanRequest(
-            id=r["id"],
-            run_id=r["run_id"],
-            maf_request_id=r["maf_request_id"],
-            kind=r["kind"],
-            title=r["title"],
-            reason=r["reason"],
-            context=json.loads(r["context"]),
-            proposed_action=json.loads(r["proposed_action"]) if r["proposed_action"] else None,
-            payload=json.loads(r["payload"]),
-            allowed_decisions=json.loads(r["allowed_decisions"]),
-            response_schema=json.loads(r["response_schema"]),
-            team=r["team"],
-            assignee=r["assignee"],
-            priority=r["priority"],
-            status=r["status"],
-            created_at=datetime.fromisoformat(r["created_at"]),
-            expires_at=datetime.fromisoformat(r["expires_at"]) if r["expires_at"] else None,
-            approvals_required=r["approvals_required"],
-            policy_rule=r["policy_rule"],
-            answer=json.loads(r["answer"]) if r["answer"] else None,
-            answered_by=r["answered_by"],
-            answered_at=datetime.fromisoformat(r["answered_at"]) if r["answered_at"] else None,
-            answers=answers[r["id"]],
-        )
-        for r in rows
-    ]
+    ).fetchall()
+    return shared.requests_of(rows, answers)

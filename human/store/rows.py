@@ -1,0 +1,220 @@
+"""What every SQL backend shares: rows to records, JSON, cursors, and the rules of an answer.
+
+A row is whatever the driver returns that is indexed by column name (`sqlite3.Row`,
+`asyncpg.Record`). JSON columns arrive as text on both; times as ISO text (SQLite) or aware
+datetimes (PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from baton.errors import Invalid
+from baton.telemetry import correlation_id
+from human.records import AnswerRecord, AuditEvent, HumanRequest, Job, NewEvent, Page, Run
+
+AnswerResult = Literal["closed", "partial", "repeated", "not_open"]
+
+
+class Row(Protocol):
+    """A database row read by column name."""
+
+    def __getitem__(self, key: str) -> Any:
+        """The value of a column."""
+        ...
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text for a JSON column."""
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def loads(value: str | None) -> Any:
+    """A JSON column's value; NULL stays None."""
+    return None if value is None else json.loads(value)
+
+
+def when(value: str | datetime | None) -> datetime | None:
+    """A time column's value as an aware datetime."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(value)
+
+
+def at(value: str | datetime) -> datetime:
+    """A NOT NULL time column's value."""
+    found = when(value)
+    assert found is not None
+    return found
+
+
+def job_payload() -> str:
+    """A queued job carries the correlation id of the call that queued it."""
+    return dumps({"correlation_id": correlation_id.get()})
+
+
+def cursor_seq(cursor: str) -> int:
+    """The sequence number a keyset cursor stands for; 422 for one this API did not issue."""
+    try:
+        return int(cursor.removeprefix("s"))
+    except ValueError as exc:
+        raise Invalid(
+            "cursor is not one this API issued",
+            [{"loc": ["query", "cursor"], "msg": "invalid cursor"}],
+        ) from exc
+
+
+def page(rows: list[Any], items: list[Any], limit: int) -> Page:
+    """A keyset page from `limit + 1` rows ordered by `seq` descending."""
+    more = len(rows) > limit
+    return Page(items=items[:limit], next_cursor=f"s{rows[limit - 1]['seq']}" if more else None)
+
+
+def run_of(row: Row) -> Run:
+    """A `runs` row."""
+    return Run(
+        id=row["id"],
+        workflow=row["workflow"],
+        input=loads(row["input"]),
+        status=row["status"],
+        output=loads(row["output"]),
+        error=row["error"],
+        created_by=row["created_by"],
+        created_at=at(row["created_at"]),
+        updated_at=at(row["updated_at"]),
+        checkpoint_id=row["checkpoint_id"],
+    )
+
+
+def answer_of(row: Row) -> AnswerRecord:
+    """An `answers` row."""
+    return AnswerRecord(
+        request_id=row["request_id"],
+        actor=row["actor"],
+        decision=row["decision"],
+        body=loads(row["body"]),
+        at=at(row["at"]),
+    )
+
+
+def requests_of(rows: Iterable[Row], answers: Iterable[Row]) -> list[HumanRequest]:
+    """Request rows (joined with their schema) and the answers rows of those requests."""
+    by_request: dict[str, list[AnswerRecord]] = {}
+    for a in answers:
+        by_request.setdefault(a["request_id"], []).append(answer_of(a))
+    return [
+        HumanRequest(
+            id=r["id"],
+            run_id=r["run_id"],
+            maf_request_id=r["maf_request_id"],
+            kind=r["kind"],
+            title=r["title"],
+            reason=r["reason"],
+            context=loads(r["context"]),
+            proposed_action=loads(r["proposed_action"]),
+            payload=loads(r["payload"]),
+            allowed_decisions=loads(r["allowed_decisions"]),
+            response_schema=loads(r["response_schema"]),
+            team=r["team"],
+            assignee=r["assignee"],
+            priority=r["priority"],
+            status=r["status"],
+            created_at=at(r["created_at"]),
+            expires_at=when(r["expires_at"]),
+            approvals_required=r["approvals_required"],
+            policy_rule=r["policy_rule"],
+            answer=loads(r["answer"]),
+            answered_by=r["answered_by"],
+            answered_at=when(r["answered_at"]),
+            answers=by_request.get(r["id"], []),
+        )
+        for r in rows
+    ]
+
+
+def event_of(row: Row) -> AuditEvent:
+    """An `audit_events` row."""
+    return AuditEvent(
+        id=row["id"],
+        type=row["type"],
+        at=at(row["at"]),
+        run_id=row["run_id"],
+        request_id=row["request_id"],
+        actor=row["actor"],
+        data=loads(row["data"]),
+    )
+
+
+def job_of(row: Row, *, attempts: int) -> Job:
+    """A `jobs` row as leased, with its attempt count after the lease."""
+    return Job(
+        id=row["id"],
+        kind=row["kind"],
+        run_id=row["run_id"],
+        request_id=row["request_id"],
+        payload=loads(row["payload"]),
+        attempts=attempts,
+    )
+
+
+def cancelled_events(run_id: str, request_ids: Iterable[str], actor: str) -> list[NewEvent]:
+    """The `request.cancelled` events of a run's requests closed with it."""
+    return [
+        NewEvent(type="request.cancelled", run_id=run_id, request_id=i, actor=actor)
+        for i in request_ids
+    ]
+
+
+def effect_event(
+    *, run_id: str, tool: str, key: str, arguments: dict[str, Any], result: Any
+) -> NewEvent:
+    """The single `effect.executed` event of an effect."""
+    return NewEvent(
+        type="effect.executed",
+        run_id=run_id,
+        data={"tool": tool, "idempotency_key": key, "arguments": arguments, "result": result},
+    )
+
+
+def plan_answer(
+    answer: AnswerRecord,
+    *,
+    run_id: str,
+    approvals_required: int,
+    approvers: set[str],
+    audit: dict[str, Any] | None,
+) -> tuple[AnswerResult, NewEvent | None]:
+    """What an answer to an open request does: first answer wins, approvals counted per person.
+
+    `approvers` are the people who approved before (read only when counting). Returns the result
+    and the `request.answered` event to write (none when the answer repeats an approval).
+    """
+    counting = counts_approvals(answer, approvals_required)
+    data = {"decision": answer.decision, **answer.body, **(audit or {})}
+    if counting:
+        if answer.actor in approvers:
+            return "repeated", None
+        count = len(approvers) + 1
+        if count < approvals_required:
+            data |= {"approvals": count, "approvals_required": approvals_required}
+            result: AnswerResult = "partial"
+        else:
+            result = "closed"
+    else:
+        result = "closed"
+    event = NewEvent(
+        type="request.answered",
+        run_id=run_id,
+        request_id=answer.request_id,
+        actor=answer.actor,
+        data=data,
+    )
+    return result, event
+
+
+def counts_approvals(answer: AnswerRecord, approvals_required: int) -> bool:
+    """Whether this answer is one approval among several needed (so prior approvers matter)."""
+    return answer.decision == "approve" and approvals_required > 1
