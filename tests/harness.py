@@ -1,8 +1,9 @@
-"""Real parts for tests: a seeded SQLite file, `baton serve` in a child process, HTTP clients."""
+"""Real parts for tests: a seeded database, `baton serve` in a child process, HTTP clients."""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -268,12 +269,33 @@ async def stored_run(db_url: str, run_id: str) -> dict[str, Any]:
         await store.close()
 
 
+def sql(db_url: str, statement: str) -> list[dict[str, Any]]:
+    """Run one SQL statement on a database beside the store (SQLite or PostgreSQL); its rows."""
+    if db_url.startswith("sqlite:///"):
+        path = db_url.removeprefix("sqlite:///")
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            conn.row_factory = sqlite3.Row
+            rows = [dict(r) for r in conn.execute(statement)]
+            conn.commit()
+            return rows
+
+    async def fetch() -> list[dict[str, Any]]:
+        import asyncpg
+
+        conn = await asyncpg.connect(db_url)
+        try:
+            return [dict(r) for r in await conn.fetch(statement)]
+        finally:
+            await conn.close()
+
+    # Callers may be inside a running event loop: the query gets a loop of its own.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, fetch()).result()
+
+
 def jobs(db_url: str) -> list[dict[str, Any]]:
-    """The queued and leased background jobs, read straight from the file."""
-    path = db_url.removeprefix("sqlite:///")
-    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-        conn.row_factory = sqlite3.Row
-        return [dict(r) for r in conn.execute("SELECT * FROM jobs ORDER BY id")]
+    """The queued and leased background jobs, read straight from the database."""
+    return sql(db_url, "SELECT * FROM jobs ORDER BY id")
 
 
 def fired_failpoints(log: Path) -> list[str]:

@@ -14,6 +14,10 @@ async def open_store(url: str, *, clock: Callable[[], datetime] = utcnow) -> Sto
         from human.store.sqlite import SqliteStore
 
         return await SqliteStore.open(url, clock=clock)
+    if url.startswith(("postgresql://", "postgres://")):
+        from human.store.postgres import PostgresStore
+
+        return await PostgresStore.open(url, clock=clock)
     from baton.errors import StoreError
 
     raise StoreError(f"no store backend for {url.split(':', 1)[0]!r} yet")

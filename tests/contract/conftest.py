@@ -1,25 +1,20 @@
-"""The backends the store contract runs on: one suite, one fixture, a param per backend.
+"""The backends the store contract runs on: one suite, the shared `db_url` fixture per backend.
 
 A backend is its database URL (what `open_store` takes), its migration dialect, and a raw read
-beside the store for the few facts the Protocol does not show (the `schema_version` rows). To add
-PostgreSQL, add a `postgres_backend` fixture (a real server from `initdb` + `pg_ctl`) and
-"postgres" to `BACKENDS`; no test changes.
+beside the store for the few facts the Protocol does not show (the `schema_version` rows).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from human.store import open_store
 from human.store.base import Store
-
-BACKENDS = ["sqlite"]
+from tests.harness import sql
 
 
 @dataclass(frozen=True)
@@ -33,23 +28,13 @@ class Backend:
 
 
 @pytest.fixture
-def sqlite_backend(tmp_path: Path) -> Backend:
-    path = tmp_path / "x.db"
+def backend(db_url: str) -> Backend:
+    dialect = "sqlite" if db_url.startswith("sqlite:") else "postgres"
 
-    def fetch(sql: str) -> list[tuple[Any, ...]]:
-        conn = sqlite3.connect(path)
-        try:
-            return [tuple(row) for row in conn.execute(sql)]
-        finally:
-            conn.close()
+    def fetch(statement: str) -> list[tuple[Any, ...]]:
+        return [tuple(row.values()) for row in sql(db_url, statement)]
 
-    return Backend(name="sqlite", url=f"sqlite:///{path}", dialect="sqlite", fetch=fetch)
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> Backend:
-    found: Backend = request.getfixturevalue(f"{request.param}_backend")
-    return found
+    return Backend(name=dialect, url=db_url, dialect=dialect, fetch=fetch)
 
 
 @pytest.fixture

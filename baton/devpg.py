@@ -1,0 +1,169 @@
+"""A throwaway local PostgreSQL server, for development, tests and benchmarks.
+
+It runs the binaries of Debian's `postgresql` package (`/usr/lib/postgresql/<version>/bin`, or
+`BATON_PG_BIN`) on a data directory of its own, listening on loopback only with trust auth: never
+a production setup. PostgreSQL refuses to run as root, so as root the server runs as the
+`postgres` user the package creates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from baton.errors import StoreError
+
+
+def bin_dir() -> Path:
+    """The folder of `initdb`, `pg_ctl` and `postgres`, newest version first."""
+    given = os.environ.get("BATON_PG_BIN")
+    if given:
+        return Path(given)
+    versions = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name)
+    )
+    if versions:
+        return Path(versions[-1])
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).resolve().parent
+    raise StoreError(
+        "no PostgreSQL server binaries: install Debian's postgresql package "
+        "(apt-get install postgresql) or set BATON_PG_BIN"
+    )
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class LocalPostgres:
+    """One server on `data_dir`, started with `start()` and stopped with `stop()`."""
+
+    def __init__(self, data_dir: Path, *, port: int | None = None) -> None:
+        self.data_dir = data_dir.resolve()
+        self.port = port or free_port()
+        self._as_root = os.geteuid() == 0
+        self._bin = bin_dir()
+
+    @property
+    def user(self) -> str:
+        """The database superuser, named after the account the server runs as."""
+        return "postgres" if self._as_root else os.environ.get("USER", "postgres")
+
+    def url(self, database: str = "postgres") -> str:
+        """A `postgresql://` URL for a database on this server."""
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
+
+    def _cmd(self, *args: str) -> list[str]:
+        prefix = ["runuser", "-u", "postgres", "--"] if self._as_root else []
+        return [*prefix, *args]
+
+    def start(self) -> None:
+        """Create the cluster if missing, then start the server and wait until it accepts."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self._as_root:
+            shutil.chown(self.data_dir, "postgres", "postgres")
+            self.data_dir.chmod(0o700)
+        if not (self.data_dir / "PG_VERSION").exists():
+            made = subprocess.run(
+                self._cmd(
+                    str(self._bin / "initdb"),
+                    "-D",
+                    str(self.data_dir),
+                    "-U",
+                    self.user,
+                    "--auth=trust",
+                    "--encoding=UTF8",
+                    "--no-instructions",
+                ),
+                capture_output=True,
+                text=True,
+            )
+            if made.returncode != 0:
+                raise StoreError(f"initdb failed: {made.stderr.strip() or made.stdout.strip()}")
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.data_dir} "
+            "-c max_connections=300 -c shared_buffers=128MB"
+        )
+        done = subprocess.run(
+            self._cmd(
+                str(self._bin / "pg_ctl"),
+                "-D",
+                str(self.data_dir),
+                "-l",
+                str(self.data_dir / "server.log"),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ),
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            log = (self.data_dir / "server.log").read_text(errors="replace")[-2000:]
+            raise StoreError(f"PostgreSQL did not start: {done.stderr.strip()}\n{log}")
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=1),
+            ):
+                return
+            time.sleep(0.05)
+        raise StoreError(f"PostgreSQL on port {self.port} did not accept connections")
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown); a stopped server stays stopped."""
+        subprocess.run(
+            self._cmd(str(self._bin / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "stop"),
+            capture_output=True,
+        )
+
+
+@contextlib.contextmanager
+def running(data_dir: Path | None = None, *, port: int | None = None) -> Iterator[LocalPostgres]:
+    """A server for the length of a `with` block, on `data_dir` or a new temporary directory.
+
+    The temporary directory is made under the system's temporary folder, which the `postgres`
+    user can reach when the caller is root (pytest's own temporary folders are private).
+    """
+    with contextlib.ExitStack() as stack:
+        if data_dir is None:
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="baton-pg-"))
+            Path(scratch).chmod(0o755)
+            data_dir = Path(scratch) / "data"
+        server = LocalPostgres(data_dir, port=port)
+        server.start()
+        stack.callback(server.stop)
+        yield server
+
+
+async def create_database(server_url: str, name: str) -> str:
+    """Create a database on the server of `server_url` (any of its databases); its URL."""
+    import asyncpg
+
+    conn = await asyncpg.connect(server_url)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return server_url.rsplit("/", 1)[0] + f"/{name}"
