@@ -7,10 +7,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from opentelemetry import trace
+
 from baton import failpoints
 from human.store.base import Store
 
 logger = logging.getLogger(__name__)
+_tracer = trace.get_tracer("baton")
 
 
 def idempotency_key(run_id: str, request_id: str, call_id: str) -> str:
@@ -39,14 +42,17 @@ class EffectLedger:
         The called system receives `key` and must dedupe on it: a crash between its call and our
         commit replays the call, which then returns the first result instead of acting again.
         """
-        recorded = await self._store.get_effect(key)
-        if recorded is not None:
-            logger.info("effect replayed from ledger", extra={"tool": tool, "key": key})
-            return recorded["result"]
-        result = await call(key)
-        failpoints.hit("effect.before_commit")
-        await self._store.record_effect(
-            key=key, run_id=run_id, tool=tool, arguments=arguments, result=result
-        )
-        failpoints.hit("effect.after_commit")
-        return result
+        attributes = {"baton.run_id": run_id, "baton.tool": tool, "baton.idempotency_key": key}
+        with _tracer.start_as_current_span("baton.effect", attributes=attributes) as span:
+            recorded = await self._store.get_effect(key)
+            span.set_attribute("baton.replayed", recorded is not None)
+            if recorded is not None:
+                logger.info("effect replayed from ledger", extra={"tool": tool, "key": key})
+                return recorded["result"]
+            result = await call(key)
+            failpoints.hit("effect.before_commit")
+            await self._store.record_effect(
+                key=key, run_id=run_id, tool=tool, arguments=arguments, result=result
+            )
+            failpoints.hit("effect.after_commit")
+            return result

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 import jsonschema
+from opentelemetry import trace
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from baton import failpoints
@@ -23,6 +24,7 @@ from human.records import AnswerRecord, HumanRequest, Page, User
 from human.store.base import LocalWorker, RequestFilter, Store, utcnow
 
 logger = logging.getLogger(__name__)
+_tracer = trace.get_tracer("baton")
 
 
 class RespondResult(BaseModel):
@@ -66,40 +68,50 @@ class RequestService:
         self, request_id: str, body: dict[str, Any], *, responder: User
     ) -> RespondResult:
         """Validate, authorize and apply one answer; refusals change nothing stored."""
-        request = await self.get(request_id)
-        if request.status in ("expired", "cancelled"):
-            raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
-        check_can_answer(responder, request)
-        answer = validate_answer(request, body)
-        outcome = await self._store.record_answer(
-            AnswerRecord(
-                request_id=request_id,
-                actor=responder.name,
-                decision=answer["decision"],
-                body={k: v for k, v in answer.items() if k != "decision"},
-                at=self._clock(),
-            ),
-            final=answer,
-            lease=self._worker.lease if self._worker else None,
-            audit=edit_diff(request, answer),
-        )
-        if outcome.job is not None and self._worker is not None:
-            self._worker.accept(outcome.job)
-        if outcome.result in ("closed", "partial"):
-            failpoints.hit("answer.after_commit")
-            self._on_change("request", request_id)
-            logger.info(
-                "request answered",
-                extra={
-                    "request_id": request_id,
-                    "outcome": outcome.result,
-                    "actor": responder.name,
-                },
+        with _tracer.start_as_current_span(
+            "baton.answer", attributes={"baton.request_id": request_id}
+        ) as span:
+            request = await self.get(request_id)
+            span.set_attribute("baton.run_id", request.run_id)
+            if request.status in ("expired", "cancelled"):
+                raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
+            check_can_answer(responder, request)
+            answer = validate_answer(request, body)
+            span.set_attribute("baton.decision", str(answer["decision"]))
+            outcome = await self._store.record_answer(
+                AnswerRecord(
+                    request_id=request_id,
+                    actor=responder.name,
+                    decision=answer["decision"],
+                    body={k: v for k, v in answer.items() if k != "decision"},
+                    at=self._clock(),
+                ),
+                final=answer,
+                lease=self._worker.lease if self._worker else None,
+                audit=edit_diff(request, answer),
             )
-            return RespondResult(request=outcome.request, changed=True, outcome=outcome.result)
-        if outcome.result == "repeated":
-            return RespondResult(request=outcome.request, changed=False, outcome="repeated")
-        return self._settle_closed(outcome.request, answer)
+            if outcome.job is not None and self._worker is not None:
+                self._worker.accept(outcome.job)
+            if outcome.result in ("closed", "partial"):
+                failpoints.hit("answer.after_commit")
+                self._on_change("request", request_id)
+                logger.info(
+                    "request answered",
+                    extra={
+                        "request_id": request_id,
+                        "outcome": outcome.result,
+                        "actor": responder.name,
+                    },
+                )
+                result = RespondResult(
+                    request=outcome.request, changed=True, outcome=outcome.result
+                )
+            elif outcome.result == "repeated":
+                result = RespondResult(request=outcome.request, changed=False, outcome="repeated")
+            else:
+                result = self._settle_closed(outcome.request, answer)
+            span.set_attribute("baton.outcome", result.outcome)
+            return result
 
     def _settle_closed(self, request: HumanRequest, answer: dict[str, Any]) -> RespondResult:
         if request.status in ("expired", "cancelled"):

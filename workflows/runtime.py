@@ -7,13 +7,16 @@ in one fenced transaction. Nothing of a paused run stays in memory.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any
 
 from agent_framework import WorkflowEvent, WorkflowRunResult, WorkflowRunState
+from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
 
 from baton import failpoints
@@ -35,6 +38,7 @@ from workflows import registry
 from workflows.checkpoints import RunCheckpointStorage
 
 logger = logging.getLogger(__name__)
+_tracer = trace.get_tracer("baton")
 
 _ROUTING_FIELDS = set(Routing.model_fields)
 
@@ -142,12 +146,16 @@ class Runtime:
         if run is None or run.status in TERMINAL_RUN:
             return False
         if run.checkpoint_id is None:
-            return await self._advance(run, job_id, deliver=None)
+            with _tracer.start_as_current_span("baton.start", attributes=_span_attributes(run)):
+                return await self._advance(run, job_id, deliver=None)
         answered = await self.store.answered_requests(run_id)
         consumed = False
         for index, request in enumerate(answered):
             last = index == len(answered) - 1
-            consumed = await self._advance(run, job_id if last else None, deliver=request)
+            with _tracer.start_as_current_span(
+                "baton.resume", attributes=_span_attributes(run, request)
+            ):
+                consumed = await self._advance(run, job_id if last else None, deliver=request)
             fresh = await self.store.get_run(run_id)
             if (
                 fresh is None
@@ -192,7 +200,9 @@ class Runtime:
             progress = self._failure(run, job_id, deliver, f"{type(exc).__name__}: {exc}")
         if progress.status == "waiting":
             failpoints.hit("pause.after_checkpoint")
-        committed = await self.store.record_progress(progress)
+        with _pause_span(run, progress) as span:
+            committed = await self.store.record_progress(progress)
+            span.set_attribute("baton.committed", committed)
         if not committed:
             logger.warning("progress fenced off: run moved on", extra={"run_id": run.id})
             return False
@@ -356,6 +366,27 @@ class Runtime:
             approvals_required=data.approvals_required,
             policy_rule=data.policy_rule,
         )
+
+
+def _span_attributes(run: Run, deliver: HumanRequest | None = None) -> dict[str, str]:
+    attributes = {"baton.run_id": run.id, "baton.workflow": run.workflow}
+    if deliver is not None:
+        attributes["baton.request_id"] = deliver.id
+        attributes["baton.decision"] = str((deliver.answer or {}).get("decision"))
+    return attributes
+
+
+def _pause_span(run: Run, progress: Progress) -> AbstractContextManager[trace.Span]:
+    """`baton.pause` around the commit of a pause; other commits get no span of their own."""
+    if progress.status != "waiting":
+        return contextlib.nullcontext(trace.INVALID_SPAN)
+    return _tracer.start_as_current_span(
+        "baton.pause",
+        attributes={
+            **_span_attributes(run),
+            "baton.request_ids": [r.id for r in progress.new_requests],
+        },
+    )
 
 
 def _jsonable(outputs: list[Any]) -> Any:

@@ -2,13 +2,13 @@
 
 Leases make work survive its process: a job whose holder died is leased again once its lease
 runs out, and live holders renew theirs while they work. `wake()` starts a lease round at once
-when this process queued the work; other processes' work is found by polling.
+when this process queued the work; other processes' work is found when the store signals it
+(PostgreSQL's NOTIFY) or by polling.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import os
@@ -77,13 +77,23 @@ class Worker:
                 started = await self._lease_round()
                 if not started:
                     self._wake.clear()
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), self._poll_s)
+                    await self._idle()
         finally:
             renewer.cancel()
             for task in list(self._active.values()):
                 task.cancel()
             await asyncio.gather(renewer, *self._active.values(), return_exceptions=True)
+
+    async def _idle(self) -> None:
+        """Wait for work: this process's own, another's (as the store signals it), or a poll."""
+        woken = asyncio.ensure_future(self._wake.wait())
+        signalled = asyncio.ensure_future(self._store.wait_for_jobs(self._poll_s))
+        try:
+            await asyncio.wait({woken, signalled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in (woken, signalled):
+                waiter.cancel()
+            await asyncio.gather(woken, signalled, return_exceptions=True)
 
     async def run_until_idle(self) -> int:
         """Run jobs until none is due (for the CLI, tests and benchmarks); how many ran."""

@@ -6,7 +6,7 @@ an answer (`record_answer`), an effect (`record_effect`), a run's creation and i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -179,7 +179,22 @@ class Store(Protocol):
         """Audit events in order."""
         ...
 
+    def watch(self, *, after_id: int | None = None) -> AsyncIterator[AuditEvent]:
+        """Audit events as they commit, in any process, in commit order, until closed.
+
+        With `after_id`, first every event after that id (a reconnecting client's catch-up).
+        """
+        ...
+
+    async def last_event_id(self) -> int:
+        """The id of the newest audit event (0 if none)."""
+        ...
+
     # jobs
+    async def wait_for_jobs(self, timeout_s: float) -> None:
+        """Return when another process may have queued a job, or after `timeout_s`."""
+        ...
+
     async def lease_jobs(self, owner: str, *, limit: int, lease_s: float) -> list[Job]:
         """Lease due jobs, never two drive jobs of one run at once."""
         ...

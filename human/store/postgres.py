@@ -11,6 +11,7 @@ connection per process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -163,6 +164,7 @@ class PostgresStore:
         self._clock = clock
         self._audit = _Listener(dsn, "baton_audit")
         self._jobs = _Listener(dsn, "baton_jobs")
+        self._job_signals: asyncio.Queue[str] | None = None
 
     @classmethod
     async def open(cls, url: str, *, clock: Callable[[], datetime] = utcnow) -> PostgresStore:
@@ -539,14 +541,17 @@ class PostgresStore:
         return int(row[0]) if row else 0
 
     async def wait_for_jobs(self, timeout_s: float) -> None:
-        """Return when a job is queued in any process, or after `timeout_s`."""
-        queue = await self._jobs.subscribe()
-        try:
-            await asyncio.wait_for(queue.get(), timeout_s)
-        except TimeoutError:
-            pass
-        finally:
-            self._jobs.unsubscribe(queue)
+        """Return when a job is queued in any process (NOTIFY baton_jobs), or after `timeout_s`.
+
+        The subscription lives as long as the store, so a job queued between two waits still
+        ends the next one at once.
+        """
+        if self._job_signals is None:
+            self._job_signals = await self._jobs.subscribe()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._job_signals.get(), timeout_s)
+        while not self._job_signals.empty():
+            self._job_signals.get_nowait()
 
     # jobs -----------------------------------------------------------------------------------
 

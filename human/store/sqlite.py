@@ -10,13 +10,14 @@ the file: writers take `BEGIN IMMEDIATE` and wait on `busy_timeout`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +41,8 @@ from human.store.base import AnswerOutcome, Lease, Progress, RequestFilter, utcn
 from human.store.schema import migrations
 
 T = TypeVar("T")
+
+WATCH_POLL_S: Final = 0.2
 
 _OPEN: Final = "('pending', 'claimed', 'escalated')"
 _INSERT_EVENT: Final = """INSERT INTO audit_events (type, at, run_id, request_id, actor, data)
@@ -515,7 +518,34 @@ class SqliteStore:
         )
         return [shared.event_of(r) for r in rows]
 
+    async def watch(self, *, after_id: int | None = None) -> AsyncIterator[AuditEvent]:
+        """Audit events as they commit, by polling the table (several processes share a file).
+
+        One writer at a time allocates ids in its transaction, so ids are in commit order and
+        polling for `id > last` misses nothing.
+        """
+        last = await self.last_event_id() if after_id is None else after_id
+        while True:
+            rows = await self._run(functools.partial(_events_after, last=last), write=False)
+            for row in rows:
+                last = row["id"]
+                yield shared.event_of(row)
+            if len(rows) < 500:
+                await asyncio.sleep(WATCH_POLL_S)
+
+    async def last_event_id(self) -> int:
+        """The id of the newest audit event (0 if none)."""
+        row = await self._run(
+            lambda c: c.execute("SELECT COALESCE(MAX(id), 0) FROM audit_events").fetchone(),
+            write=False,
+        )
+        return int(row[0])
+
     # jobs -----------------------------------------------------------------------------------
+
+    async def wait_for_jobs(self, timeout_s: float) -> None:
+        """SQLite has no cross-process signal: other processes' jobs are found by polling."""
+        await asyncio.sleep(timeout_s)
 
     async def lease_jobs(self, owner: str, *, limit: int, lease_s: float) -> list[Job]:
         """Lease due jobs; a run with a live leased drive job gets no second one."""
@@ -771,6 +801,12 @@ class SqliteStore:
 
 
 # rows -> records ----------------------------------------------------------------------------
+
+
+def _events_after(conn: sqlite3.Connection, *, last: int) -> list[sqlite3.Row]:
+    return conn.execute(
+        "SELECT * FROM audit_events WHERE id > ? ORDER BY id LIMIT 500", (last,)
+    ).fetchall()
 
 
 def _split_sql(sql: str) -> list[str]:
