@@ -28,7 +28,7 @@ T = TypeVar("T")
 def _settings() -> Settings:
     settings = Settings()
     configure_logging(settings.log_level)
-    configure_telemetry(otlp_endpoint=settings.otel_exporter_otlp_endpoint)
+    configure_telemetry(settings)
     failpoints.arm(settings.failpoints)
     return settings
 
@@ -315,7 +315,7 @@ def bench(as_json: bool, runs: int, paused: int) -> None:
     from baton.bench import run_bench
 
     configure_logging("WARNING")
-    configure_telemetry(otlp_endpoint=Settings().otel_exporter_otlp_endpoint)
+    configure_telemetry(Settings())
     figures = asyncio.run(run_bench(runs=runs, paused=paused))
     if not as_json:
         for key, value in figures.items():

@@ -34,6 +34,18 @@ class Settings(BaseSettings):
     otel_exporter_otlp_endpoint: str | None = Field(
         None, validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT"
     )
+    otel_service_name: str = Field("baton", min_length=1, validation_alias="OTEL_SERVICE_NAME")
+    applicationinsights_connection_string: SecretStr | None = Field(
+        None, validation_alias="APPLICATIONINSIGHTS_CONNECTION_STRING"
+    )
+
+    easyauth_groups: dict[str, str] = Field(
+        default_factory=dict,
+        description="Entra group object id -> Baton team, as a JSON object (BATON_AUTH=easyauth).",
+    )
+    easyauth_admin_group: str | None = Field(
+        None, description="Entra group object id whose members are Baton admins (easyauth)."
+    )
 
     slack_webhook_url: str | None = None
     slack_signing_secret: SecretStr | None = None

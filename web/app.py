@@ -57,7 +57,7 @@ class CorrelationMiddleware:
 def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     """The Baton app: opens the store, runtime and (by default) worker for its lifetime."""
     failpoints.arm(settings.failpoints)
-    configure_telemetry(otlp_endpoint=settings.otel_exporter_otlp_endpoint)
+    configure_telemetry(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
