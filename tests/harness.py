@@ -217,6 +217,23 @@ class Server:
             return await c.post(f"/api/requests/{request_id}/respond", json=body)
 
     @contextlib.asynccontextmanager
+    async def stream(
+        self, user: str, *, params: dict[str, str] | None = None, last_event_id: int | None = None
+    ) -> AsyncIterator[EventStream]:
+        """`/api/stream` as `user`, open until the block ends; its `ready` message already read."""
+        headers = {} if last_event_id is None else {"Last-Event-ID": str(last_event_id)}
+        async with (
+            self.client(user) as c,
+            c.stream("GET", "/api/stream", params=params, headers=headers) as reply,
+        ):
+            assert reply.status_code == 200, await reply.aread()
+            assert reply.headers["content-type"].startswith("text/event-stream")
+            events = EventStream(reply.aiter_lines())
+            ready = await events.next()
+            assert ready["event"] == "ready", ready
+            yield events
+
+    @contextlib.asynccontextmanager
     async def client(self, user: str) -> AsyncIterator[httpx.AsyncClient]:
         async with httpx.AsyncClient(
             base_url=self.base_url,
@@ -224,6 +241,41 @@ class Server:
             timeout=30.0,
         ) as client:
             yield client
+
+
+class EventStream:
+    """Server-Sent Events read off an HTTP response, one message at a time."""
+
+    def __init__(self, lines: AsyncIterator[str]) -> None:
+        self._lines = lines
+
+    async def next(self, timeout: float = 20.0) -> dict[str, Any]:
+        """The next message: `event`, `id` and `data` (parsed JSON); comments (pings) skipped."""
+        message: dict[str, Any] = {}
+        async with asyncio.timeout(timeout):
+            async for line in self._lines:
+                if not line:
+                    if message:
+                        return message
+                    continue
+                field, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                if field == "data":
+                    message["data"] = json.loads(value)
+                elif field in ("event", "id"):
+                    message[field] = value
+        raise AssertionError("the stream ended")
+
+    async def until(
+        self, wanted: Callable[[dict[str, Any]], bool], timeout: float = 20.0
+    ) -> list[dict[str, Any]]:
+        """Messages up to and including the first `wanted` one."""
+        seen = []
+        async with asyncio.timeout(timeout):
+            while True:
+                seen.append(await self.next(timeout))
+                if wanted(seen[-1]):
+                    return seen
 
 
 @contextlib.asynccontextmanager

@@ -21,7 +21,7 @@ from human.service import RequestService
 from human.store import open_store
 from web.deps import Parts
 from web.errors import on_baton_error, on_validation_error
-from web.routes import api_requests, api_runs, health
+from web.routes import api_requests, api_runs, health, stream
 from workflows.runtime import Runtime
 from workflows.worker import Worker
 
@@ -108,6 +108,6 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     app.add_middleware(CorrelationMiddleware)
     app.add_exception_handler(BatonError, on_baton_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
-    for module in (health, api_runs, api_requests):
+    for module in (health, api_runs, api_requests, stream):
         app.include_router(module.router)
     return app

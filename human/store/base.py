@@ -6,7 +6,7 @@ an answer (`record_answer`), an effect (`record_effect`), a run's creation and i
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -179,7 +179,7 @@ class Store(Protocol):
         """Audit events in order."""
         ...
 
-    def watch(self, *, after_id: int | None = None) -> AsyncIterator[AuditEvent]:
+    def watch(self, *, after_id: int | None = None) -> AsyncGenerator[AuditEvent, None]:
         """Audit events as they commit, in any process, in commit order, until closed.
 
         With `after_id`, first every event after that id (a reconnecting client's catch-up).

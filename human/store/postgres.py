@@ -16,7 +16,7 @@ import hashlib
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeAlias, TypeVar
 
@@ -506,7 +506,7 @@ class PostgresStore:
         )
         return [shared.event_of(r) for r in rows]
 
-    async def watch(self, *, after_id: int | None = None) -> AsyncIterator[AuditEvent]:
+    async def watch(self, *, after_id: int | None = None) -> AsyncGenerator[AuditEvent, None]:
         """Every audit event committed from now on (after `after_id` first, if given).
 
         Events come in commit order as each process's transaction commits.

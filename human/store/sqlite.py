@@ -17,7 +17,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -518,7 +518,7 @@ class SqliteStore:
         )
         return [shared.event_of(r) for r in rows]
 
-    async def watch(self, *, after_id: int | None = None) -> AsyncIterator[AuditEvent]:
+    async def watch(self, *, after_id: int | None = None) -> AsyncGenerator[AuditEvent, None]:
         """Audit events as they commit, by polling the table (several processes share a file).
 
         One writer at a time allocates ids in its transaction, so ids are in commit order and

@@ -58,7 +58,7 @@ async def test_watch_sees_events_another_process_commits_in_commit_order(
             an_answer(request.id, "lee"), final=final_of(an_answer(request.id, "lee"))
         )
     events = await listening
-    await feed.aclose()  # type: ignore[attr-defined]
+    await feed.aclose()
 
     assert [e.type for e in events] == ["run.started", "request.created", "request.answered"]
     assert [e.id for e in events] == sorted(e.id for e in events)
@@ -86,7 +86,7 @@ async def test_watch_after_an_id_first_catches_up_then_follows(store: Store) -> 
     await asyncio.sleep(0.3)
     await store.cancel_run(run.id, "ada")
     assert [e.type for e in await later] == ["run.cancelled"]
-    await feed.aclose()  # type: ignore[attr-defined]
+    await feed.aclose()
 
 
 async def test_last_event_id_grows_with_each_event(store: Store) -> None:

@@ -1,0 +1,71 @@
+"""`/api/stream`: the audit trail as Server-Sent Events, live, from every process.
+
+Each event is one audit event (`id:` its id, `event:` its type, `data:` the event as JSON), sent as
+its transaction commits in whichever process wrote it: the store's feed is PostgreSQL's
+LISTEN/NOTIFY, or a poll of the SQLite file. The first message, `ready`, carries the id the stream
+starts after; a client that reconnects with `Last-Event-ID` (browsers do) gets every event it
+missed, then the live ones. `?run_id=` keeps one run's events; `?types=` a comma-separated list of
+types.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from sse_starlette import EventSourceResponse
+
+from baton.errors import Invalid
+from web.deps import PartsDep, UserDep
+
+router = APIRouter(prefix="/api", tags=["stream"])
+
+PING_S = 15
+
+
+@router.get("/stream")
+async def stream(
+    parts: PartsDep,
+    user: UserDep,
+    run_id: str | None = None,
+    types: Annotated[str | None, Query(description="Comma-separated event types.")] = None,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> EventSourceResponse:
+    """Audit events as they happen (text/event-stream)."""
+    after = await _after(last_event_id, parts)
+    wanted = {t.strip() for t in types.split(",") if t.strip()} if types else None
+
+    async def messages() -> AsyncIterator[dict[str, str]]:
+        yield {"event": "ready", "data": json.dumps({"after": after, "user": user.name})}
+        feed = parts.store.watch(after_id=after)
+        try:
+            async for event in feed:
+                if run_id is not None and event.run_id != run_id:
+                    continue
+                if wanted is not None and event.type not in wanted:
+                    continue
+                yield {"id": str(event.id), "event": event.type, "data": event.model_dump_json()}
+        finally:
+            await feed.aclose()
+
+    return EventSourceResponse(messages(), ping=PING_S)
+
+
+async def _after(last_event_id: str | None, parts: PartsDep) -> int:
+    if last_event_id is None or not last_event_id.strip():
+        return await parts.store.last_event_id()
+    try:
+        value = int(last_event_id)
+    except ValueError as exc:
+        raise Invalid(
+            "Last-Event-ID is not an event id this stream sent",
+            [{"loc": ["header", "last-event-id"], "msg": "must be an integer event id"}],
+        ) from exc
+    if value < 0:
+        raise Invalid(
+            "Last-Event-ID is not an event id this stream sent",
+            [{"loc": ["header", "last-event-id"], "msg": "must be zero or more"}],
+        )
+    return value
