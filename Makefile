@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install run test bench lint format clean
+.PHONY: install run postgres postgres-stop test bench lint format clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,14 @@ run: install
 	@echo "Then: curl -H 'Authorization: Bearer <token>' http://$(HOST):$(PORT)/api/workflows"
 	@echo
 	$(BIN)/baton serve --host $(HOST) --port $(PORT)
+
+# A local PostgreSQL (Debian's postgresql package) in var/postgres on 127.0.0.1:5433, for
+# `BATON_DATABASE_URL=postgresql://postgres@127.0.0.1:5433/baton make run` (README: Run at scale).
+postgres: install
+	$(BIN)/python -m baton.devpg start --data var/postgres --port 5433
+
+postgres-stop: install
+	$(BIN)/python -m baton.devpg stop --data var/postgres
 
 test: install
 	$(BIN)/ruff check .

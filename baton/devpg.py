@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -167,3 +168,46 @@ async def create_database(server_url: str, name: str) -> str:
     finally:
         await conn.close()
     return server_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+async def ensure_database(server_url: str, name: str) -> str:
+    """The URL of database `name` on the server of `server_url`, created if missing."""
+    import asyncpg
+
+    conn = await asyncpg.connect(server_url)
+    try:
+        exists = await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
+    finally:
+        await conn.close()
+    if exists:
+        return server_url.rsplit("/", 1)[0] + f"/{name}"
+    return await create_database(server_url, name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m baton.devpg start|stop [--data DIR] [--port N]`: a local server for `make`."""
+    import argparse
+    import asyncio
+
+    parser = argparse.ArgumentParser(prog="python -m baton.devpg", description=__doc__)
+    parser.add_argument("action", choices=["start", "stop"])
+    parser.add_argument("--data", type=Path, default=Path("var/postgres"))
+    parser.add_argument("--port", type=int, default=5433)
+    args = parser.parse_args(argv)
+    server = LocalPostgres(args.data, port=args.port)
+    if args.action == "stop":
+        server.stop()
+        sys.stdout.write(f"stopped PostgreSQL in {server.data_dir}\n")
+        return 0
+    try:
+        with socket.create_connection(("127.0.0.1", args.port), timeout=1):
+            sys.stdout.write(f"something already listens on 127.0.0.1:{args.port}; using it\n")
+    except OSError:
+        server.start()
+    url = asyncio.run(ensure_database(server.url(), "baton"))
+    sys.stdout.write(f"PostgreSQL ready in {server.data_dir}\nBATON_DATABASE_URL={url}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
