@@ -19,6 +19,7 @@ from baton.settings import Settings
 from baton.telemetry import correlation_id
 from human.service import RequestService
 from human.store import open_store
+from web.auth import Authenticator
 from web.deps import Parts
 from web.errors import on_baton_error, on_validation_error
 from web.routes import api_requests, api_runs, health, stream
@@ -105,6 +106,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
     )
+    app.state.auth = Authenticator.from_settings(settings)
     app.add_middleware(CorrelationMiddleware)
     app.add_exception_handler(BatonError, on_baton_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)

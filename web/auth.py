@@ -1,17 +1,72 @@
-"""Who is calling: bearer tokens on `/api` (sessions and easyauth come with the inbox and teams)."""
+"""Who is calling: Baton's bearer tokens, and with `BATON_AUTH=easyauth` the platform's sign-in.
+
+**Bearer tokens** (`Authorization: Bearer bt_…`, made by `baton tokens create USER`) work in
+both modes.
+
+**easyauth** is for Baton behind Azure Container Apps (or App Service) authentication, which signs
+people in with Microsoft Entra ID and hands the app who they are in request headers that "external
+requests aren't allowed to set" (the platform's documentation): `X-MS-CLIENT-PRINCIPAL`, base64 of
+`{"auth_typ", "name_typ", "role_typ", "claims": [{"typ", "val"}, …]}`, with
+`X-MS-CLIENT-PRINCIPAL-NAME` and `-ID` beside it. Only in this mode are those headers read; with
+`local` (the default) they are ignored entirely, so a forged header proves nothing. Never set
+`easyauth` on a Baton that clients can reach without passing through that authentication.
+
+In easyauth mode a request is authenticated by, in this order: a Baton bearer token (`bt_…`);
+else `X-MS-CLIENT-PRINCIPAL`; else any other bearer token (refused as unknown). A principal that
+does not decode, is not JSON of that shape, or names nobody is a 401 that says which. The person
+is named by the first claim of `preferred_username`, `upn`, `email` (short or URI claim types),
+then the claim `name_typ` names, then `X-MS-CLIENT-PRINCIPAL-NAME`; and is the Baton user of that
+name, compared as given and then in lower case (Entra names are e-mail-like and case-insensitive).
+
+Entra groups (the `groups` claims: object ids; the app registration must emit them) map to Baton
+teams through `BATON_EASYAUTH_GROUPS` (`{"<group object id>": "<team>", …}`); members of
+`BATON_EASYAUTH_ADMIN_GROUP` are admins. Someone signing in for the first time is added as a Baton
+user (lower-cased name) with the teams their groups map to and the role admin (admin group),
+responder (a mapped team) or viewer (none): no audit event, as for `baton users add`. On later
+calls a mapped group they newly belong to adds its team, and with it responder (or admin) if the
+stored role was less; teams and roles given by hand stay, and leaving an Entra group does not
+remove a team already stored (use `baton users add NAME --team …`, which sets teams exactly). A
+token carrying over 200 groups holds none (Entra's "overage"); that is logged and maps nothing.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import json
+import logging
 import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
 
 from fastapi import Request
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from baton.errors import Unauthenticated
+from baton.settings import Settings
 from human.records import User
 from human.store.base import Store
 
+logger = logging.getLogger(__name__)
+
 TOKEN_PREFIX = "bt_"
+
+PRINCIPAL_HEADER: Final = "x-ms-client-principal"
+PRINCIPAL_NAME_HEADER: Final = "x-ms-client-principal-name"
+PRINCIPAL_ID_HEADER: Final = "x-ms-client-principal-id"
+
+_NAME_CLAIMS: Final = (
+    "preferred_username",
+    "upn",
+    "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/upn",
+    "email",
+    "emails",
+    "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress",
+)
+_GROUP_CLAIMS: Final = ("groups", "http://schemas.microsoft.com/ws/2008/06/identity/claims/groups")
+_RANK: Final = {"viewer": 0, "responder": 1, "admin": 2}
 
 
 def new_token() -> str:
@@ -24,13 +79,164 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-async def user_from_request(request: Request, store: Store) -> User:
-    """The user whose bearer token the request carries, or `Unauthenticated`."""
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+class Claim(BaseModel):
+    """One claim of a client principal."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    typ: str
+    val: str
+
+
+class ClientPrincipal(BaseModel):
+    """The decoded `X-MS-CLIENT-PRINCIPAL` header."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    auth_typ: str
+    name_typ: str | None = None
+    role_typ: str | None = None
+    claims: list[Claim]
+
+    def values(self, *types: str) -> list[str]:
+        """The values of the claims of these types, in the principal's order."""
+        wanted = {t.lower() for t in types}
+        return [c.val for c in self.claims if c.typ.lower() in wanted]
+
+
+def decode_principal(header: str) -> ClientPrincipal:
+    """The principal in an `X-MS-CLIENT-PRINCIPAL` header; `Unauthenticated` says what is wrong."""
+    try:
+        raw = base64.b64decode(header.strip() + "=" * (-len(header.strip()) % 4), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise Unauthenticated("X-MS-CLIENT-PRINCIPAL is not base64") from exc
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Unauthenticated("X-MS-CLIENT-PRINCIPAL is base64 but not of JSON") from exc
+    if not isinstance(data, dict):
+        raise Unauthenticated("X-MS-CLIENT-PRINCIPAL must be a JSON object")
+    try:
+        return ClientPrincipal.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise Unauthenticated(
+            f"X-MS-CLIENT-PRINCIPAL does not have the platform's shape "
+            f'({{"auth_typ", "name_typ", "role_typ", "claims": [{{"typ", "val"}}]}}): '
+            f"{where}: {first['msg']}"
+        ) from exc
+
+
+def principal_name(principal: ClientPrincipal, name_header: str | None) -> str:
+    """Who the principal is, or `Unauthenticated` if it names nobody."""
+    types = (*_NAME_CLAIMS, *((principal.name_typ,) if principal.name_typ else ()))
+    for typ in types:
+        for value in principal.values(typ):
+            if value.strip():
+                return value.strip()
+    if name_header and name_header.strip():
+        return name_header.strip()
+    raise Unauthenticated(
+        "X-MS-CLIENT-PRINCIPAL has no identity claim: none of preferred_username, upn, email"
+        + (f" or its name_typ {principal.name_typ!r}" if principal.name_typ else "")
+        + ", and no X-MS-CLIENT-PRINCIPAL-NAME"
+    )
+
+
+@dataclass(frozen=True)
+class Authenticator:
+    """How this app tells who is calling (`BATON_AUTH` and the easyauth mappings)."""
+
+    mode: Literal["local", "easyauth"] = "local"
+    groups: Mapping[str, str] = field(default_factory=dict)
+    admin_group: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Authenticator:
+        """The authenticator `settings` describe."""
+        groups = {k.strip().lower(): v.strip() for k, v in settings.easyauth_groups.items()}
+        admin = (settings.easyauth_admin_group or "").strip().lower() or None
+        return cls(mode=settings.auth, groups=groups, admin_group=admin)
+
+    async def user_of(self, request: Request, store: Store) -> User:
+        """The caller of `request`, or `Unauthenticated`."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        token = token.strip() if scheme.lower() == "bearer" else ""
+        if self.mode == "local" or token.startswith(TOKEN_PREFIX):
+            return await _user_of_token(token, store)
+        principal = request.headers.get(PRINCIPAL_HEADER)
+        if principal is not None:
+            return await self._user_of_principal(request, principal, store)
+        if token:
+            return await _user_of_token(token, store)
+        if request.headers.get(PRINCIPAL_NAME_HEADER):
+            raise Unauthenticated("X-MS-CLIENT-PRINCIPAL-NAME came without X-MS-CLIENT-PRINCIPAL")
+        raise Unauthenticated(
+            "not signed in: no X-MS-CLIENT-PRINCIPAL from the platform's authentication, "
+            "and no 'Authorization: Bearer <token>'"
+        )
+
+    async def _user_of_principal(self, request: Request, header: str, store: Store) -> User:
+        principal = decode_principal(header)
+        name = principal_name(principal, request.headers.get(PRINCIPAL_NAME_HEADER))
+        group_ids = {g.strip().lower() for g in principal.values(*_GROUP_CLAIMS)}
+        if not group_ids and principal.values("_claim_names", "hasgroups"):
+            logger.warning(
+                "easyauth principal has too many groups to carry them; none mapped",
+                extra={"user": name},
+            )
+        teams = sorted({self.groups[g] for g in group_ids if g in self.groups})
+        role = (
+            "admin"
+            if self.admin_group is not None and self.admin_group in group_ids
+            else "responder"
+            if teams
+            else "viewer"
+        )
+        user = await store.get_user(name)
+        if user is None and name.lower() != name:
+            user = await store.get_user(name.lower())
+        if user is None:
+            user = await store.add_user(name.lower(), role=role, teams=teams)
+            logger.info(
+                "user added from easyauth",
+                extra={
+                    "user": user.name,
+                    "role": user.role,
+                    "teams": list(user.teams),
+                    "principal_id": request.headers.get(PRINCIPAL_ID_HEADER),
+                    "auth_typ": principal.auth_typ,
+                },
+            )
+            return user
+        if set(teams) <= set(user.teams) and _RANK[role] <= _RANK[user.role]:
+            return user
+        stronger = role if _RANK[role] > _RANK[user.role] else user.role
+        updated = await store.add_user(
+            user.name, role=stronger, teams=sorted(set(user.teams) | set(teams))
+        )
+        logger.info(
+            "user updated from easyauth groups",
+            extra={"user": updated.name, "role": updated.role, "teams": list(updated.teams)},
+        )
+        return updated
+
+
+LOCAL: Final = Authenticator()
+
+
+async def _user_of_token(token: str, store: Store) -> User:
+    if not token:
         raise Unauthenticated("missing bearer token: send 'Authorization: Bearer <token>'")
-    user = await store.user_for_token(token_hash(token.strip()))
+    user = await store.user_for_token(token_hash(token))
     if user is None:
         raise Unauthenticated("unknown or revoked token")
     return user
+
+
+async def user_from_request(request: Request, store: Store) -> User:
+    """The caller, by the authenticator `create_app` put on the app (local when there is none)."""
+    authenticator: Any = getattr(request.app.state, "auth", LOCAL)
+    assert isinstance(authenticator, Authenticator)
+    return await authenticator.user_of(request, store)
