@@ -96,7 +96,12 @@ class RequestFilter(BaseModel):
     team: str | None = None
     kind: str | None = None
     run_id: str | None = None
+    workflow: str | None = None
+    assignee: str | None = None
     teams: tuple[str, ...] | None = None
+    overdue_at: datetime | None = Field(
+        None, description="Only open requests whose deadline is before this moment."
+    )
     limit: int = Field(50, ge=1, le=500)
     cursor: str | None = None
 
@@ -148,6 +153,10 @@ class Store(Protocol):
 
     async def list_requests(self, flt: RequestFilter) -> Page:
         """Requests, newest first, keyset-paginated."""
+        ...
+
+    async def count_requests(self, flt: RequestFilter) -> dict[str, int]:
+        """How many requests match `flt` per status (its status, cursor and limit ignored)."""
         ...
 
     async def answered_requests(self, run_id: str) -> list[HumanRequest]:
@@ -235,6 +244,10 @@ class Store(Protocol):
 
     async def get_user(self, name: str) -> User | None:
         """A user by name."""
+        ...
+
+    async def credentials(self, name: str) -> tuple[User, str | None] | None:
+        """A user and their password hash (None: no password set), for sign-in."""
         ...
 
     async def add_token(self, user_id: str, token_hash: str, label: str = "") -> None:

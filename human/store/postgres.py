@@ -391,11 +391,7 @@ class PostgresStore:
 
     async def list_requests(self, flt: RequestFilter) -> Page:
         """Requests, newest first, keyset-paginated on their sequence number."""
-        columns = {c: getattr(flt, c) for c in ("status", "team", "kind", "run_id")}
-        where, args = _where(columns, flt.cursor, prefix="r.")
-        if flt.teams is not None:
-            args.append(list(flt.teams))
-            where += f" AND r.team = ANY(${len(args)}::text[])"
+        where, args = _request_where(flt, with_status=True)
         sql = f"{_SELECT_REQUESTS} WHERE {where} ORDER BY r.seq DESC LIMIT ${len(args) + 1}"
 
         async def read(conn: Conn) -> Page:
@@ -403,6 +399,15 @@ class PostgresStore:
             return shared.page(rows, await _requests_of(conn, rows[: flt.limit]), flt.limit)
 
         return await self._read(read)
+
+    async def count_requests(self, flt: RequestFilter) -> dict[str, int]:
+        """How many requests match per status."""
+        where, args = _request_where(flt, with_status=False)
+        rows = await self._fetch(
+            f"SELECT r.status, COUNT(*) FROM human_requests r WHERE {where} GROUP BY r.status",
+            *args,
+        )
+        return {row[0]: int(row[1]) for row in rows}
 
     async def _requests_where(self, sql: str, *args: Any) -> list[HumanRequest]:
         async def read(conn: Conn) -> list[HumanRequest]:
@@ -735,6 +740,14 @@ class PostgresStore:
             return None
         return User(id=row["id"], name=row["name"], role=row["role"], teams=tuple(row["teams"]))
 
+    async def credentials(self, name: str) -> tuple[User, str | None] | None:
+        """A user and their password hash."""
+        user = await self.get_user(name)
+        if user is None:
+            return None
+        row = await self._fetchrow("SELECT password_hash FROM users WHERE id = $1", user.id)
+        return user, row[0] if row else None
+
     async def add_token(self, user_id: str, token_hash: str, label: str = "") -> None:
         """Store an API token's hash (the token itself is never stored)."""
         await self._write(
@@ -814,6 +827,23 @@ class PostgresStore:
 def _plain(row: asyncpg.Record) -> dict[str, Any]:
     """A row as a dict, times as ISO text as the SQLite backend gives them."""
     return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
+
+
+def _request_where(flt: RequestFilter, *, with_status: bool) -> tuple[str, list[Any]]:
+    columns = {c: getattr(flt, c) for c in ("status", "team", "kind", "run_id", "assignee")}
+    if not with_status:
+        columns.pop("status")
+    where, args = _where(columns, flt.cursor if with_status else None, prefix="r.")
+    if flt.workflow:
+        args.append(flt.workflow)
+        where += f" AND r.run_id IN (SELECT id FROM runs WHERE workflow = ${len(args)})"
+    if flt.teams is not None:
+        args.append(list(flt.teams))
+        where += f" AND r.team = ANY(${len(args)}::text[])"
+    if flt.overdue_at is not None:
+        args.append(flt.overdue_at)
+        where += f" AND r.status IN {_OPEN} AND r.expires_at < ${len(args)}"
+    return where, args
 
 
 def _where(

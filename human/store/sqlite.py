@@ -391,22 +391,10 @@ class SqliteStore:
 
     async def list_requests(self, flt: RequestFilter) -> Page:
         """Requests, newest first, keyset-paginated on their sequence number."""
-        where: list[str] = ["1=1"]
-        args: list[Any] = []
-        for column in ("status", "team", "kind", "run_id"):
-            value = getattr(flt, column)
-            if value:
-                where.append(f"r.{column} = ?")
-                args.append(value)
-        if flt.teams is not None:
-            where.append(f"r.team IN ({','.join('?' * len(flt.teams)) or 'NULL'})")
-            args.extend(flt.teams)
-        if flt.cursor:
-            where.append("r.seq < ?")
-            args.append(shared.cursor_seq(flt.cursor))
+        where, args = _request_where(flt, with_status=True)
         sql = (
             f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s "
-            f"ON s.hash = r.schema_hash WHERE {' AND '.join(where)} ORDER BY r.seq DESC LIMIT ?"
+            f"ON s.hash = r.schema_hash WHERE {where} ORDER BY r.seq DESC LIMIT ?"
         )
 
         def read(conn: sqlite3.Connection) -> Page:
@@ -414,6 +402,18 @@ class SqliteStore:
             return shared.page(rows, _requests_of(conn, rows[: flt.limit]), flt.limit)
 
         return await self._run(read, write=False)
+
+    async def count_requests(self, flt: RequestFilter) -> dict[str, int]:
+        """How many requests match per status."""
+        where, args = _request_where(flt, with_status=False)
+        rows = await self._run(
+            lambda c: c.execute(
+                f"SELECT r.status, COUNT(*) FROM human_requests r WHERE {where} GROUP BY r.status",
+                args,
+            ).fetchall(),
+            write=False,
+        )
+        return {row[0]: int(row[1]) for row in rows}
 
     async def _requests_where(self, sql: str, args: Sequence[Any]) -> list[HumanRequest]:
         def read(conn: sqlite3.Connection) -> list[HumanRequest]:
@@ -718,6 +718,19 @@ class SqliteStore:
 
         return await self._run(read, write=False)
 
+    async def credentials(self, name: str) -> tuple[User, str | None] | None:
+        """A user and their password hash."""
+        user = await self.get_user(name)
+        if user is None:
+            return None
+        row = await self._run(
+            lambda c: c.execute(
+                "SELECT password_hash FROM users WHERE id = ?", (user.id,)
+            ).fetchone(),
+            write=False,
+        )
+        return user, row[0] if row else None
+
     async def add_token(self, user_id: str, token_hash: str, label: str = "") -> None:
         """Store an API token's hash (the token itself is never stored)."""
         await self._run(
@@ -801,6 +814,29 @@ class SqliteStore:
 
 
 # rows -> records ----------------------------------------------------------------------------
+
+
+def _request_where(flt: RequestFilter, *, with_status: bool) -> tuple[str, list[Any]]:
+    where: list[str] = ["1=1"]
+    args: list[Any] = []
+    for column in ("status", "team", "kind", "run_id", "assignee"):
+        value = getattr(flt, column)
+        if value and (with_status or column != "status"):
+            where.append(f"r.{column} = ?")
+            args.append(value)
+    if flt.workflow:
+        where.append("r.run_id IN (SELECT id FROM runs WHERE workflow = ?)")
+        args.append(flt.workflow)
+    if flt.teams is not None:
+        where.append(f"r.team IN ({','.join('?' * len(flt.teams)) or 'NULL'})")
+        args.extend(flt.teams)
+    if flt.overdue_at is not None:
+        where.append(f"r.status IN {_OPEN} AND r.expires_at < ?")
+        args.append(_iso(flt.overdue_at))
+    if flt.cursor and with_status:
+        where.append("r.seq < ?")
+        args.append(shared.cursor_seq(flt.cursor))
+    return " AND ".join(where), args
 
 
 def _events_after(conn: sqlite3.Connection, *, last: int) -> list[sqlite3.Row]:
