@@ -26,6 +26,24 @@ class ProposedAction(BaseModel):
     arguments_schema: dict[str, Any] = Field(default_factory=dict)
 
 
+Priority = Literal["low", "normal", "high", "urgent"]
+
+
+class Escalation(BaseModel):
+    """One rung of an escalation ladder, counted from the request's creation.
+
+    `after_s` seconds after the request was created, if still open, it moves to `team` (and
+    `priority`), and with `expires_in_s` gets a new deadline counted from that moment.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    after_s: float = Field(gt=0)
+    team: str | None = None
+    priority: Priority | None = None
+    expires_in_s: float | None = Field(None, gt=0)
+
+
 class Routing(BaseModel):
     """Who sees a request and how urgently; shared by every request kind."""
 
@@ -33,9 +51,10 @@ class Routing(BaseModel):
     reason: str = Field(description="Why the agent stopped.")
     context: dict[str, Any] = Field(default_factory=dict)
     team: str
-    priority: Literal["low", "normal", "high", "urgent"] = "normal"
+    priority: Priority = "normal"
     approvals_required: int = Field(1, ge=1, le=5)
-    expires_in_s: float | None = Field(None, gt=0)
+    expires_in_s: float | None = Field(None, gt=0, description="Deadline, from creation.")
+    escalation: list[Escalation] = Field(default_factory=list)
     policy_rule: str | None = None
 
 
@@ -212,6 +231,7 @@ KINDS: dict[str, Kind] = {
 
 CHECKPOINT_TYPES: tuple[type[BaseModel], ...] = (
     ProposedAction,
+    Escalation,
     *(kind.request_model for kind in KINDS.values()),
     *(kind.answer_model for kind in KINDS.values()),
 )

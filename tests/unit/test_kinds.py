@@ -18,6 +18,7 @@ from human.kinds import (
     SYSTEM_OUTCOMES,
     ApprovalAnswer,
     ApprovalRequest,
+    Escalation,
     ProposedAction,
     QuestionAnswer,
     QuestionRequest,
@@ -155,9 +156,12 @@ ACTION = ProposedAction(
     arguments={"order_id": "A-1", "amount": 120.0},
     arguments_schema={"type": "object"},
 )
+ESCALATION = Escalation(after_s=4 * 3600, team="managers", priority="high", expires_in_s=86400)
+
 SAMPLES: dict[type[BaseModel], BaseModel] = {
     ProposedAction: ACTION,
-    ApprovalRequest: ApprovalRequest(**ROUTING, proposed_action=ACTION),
+    Escalation: ESCALATION,
+    ApprovalRequest: ApprovalRequest(**ROUTING, proposed_action=ACTION, escalation=[ESCALATION]),
     QuestionRequest: QuestionRequest(**ROUTING, question="Which one?", options=["a", "b"]),
     ReviewRequest: ReviewRequest(**ROUTING, draft={"subject": "Your refund", "body": "..."}),
     TakeoverRequest: TakeoverRequest(**ROUTING, conversation=[{"role": "user", "text": "hi"}]),
