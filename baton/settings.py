@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     job_lease_seconds: float = Field(30.0, gt=0)
     log_level: str = "INFO"
     failpoints: str = ""
+    bench_postgres_url: str | None = Field(
+        None, description="PostgreSQL server for `baton bench` (a database is made per figure)."
+    )
 
     @field_validator("database_url")
     @classmethod
