@@ -61,6 +61,7 @@ async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]])
             store,
             runtime,
             concurrency=settings.worker_concurrency,
+            poll_s=settings.worker_poll_ms / 1000,
             lease_s=settings.job_lease_seconds,
         )
         return await work(Parts(store, runtime, RequestService(store), worker))
