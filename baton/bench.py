@@ -26,6 +26,26 @@ database's filesystem), so the floor and the product write to the same disk:
 - `list_pending_10k_ms_p50`: the first page (limit 50) of `RequestService.list(status=pending)`
   with those `paused` requests pending; the median of 200 reads.
 
+The same figures on PostgreSQL carry the prefix `pg_` (`pg_floor_commit_us` is a one-row
+INSERT and COMMIT through asyncpg, PostgreSQL's defaults: `fsync` on, `synchronous_commit` on;
+`bare_maf_cycle_ms` has no database and no `pg_` twin). To keep `make bench` near ten minutes on
+two cores they run on fewer runs by default: 500 cycles, and `pg_paused_runs` (4,000) paused
+runs for `pg_bytes_per_paused_run`, `pg_rss_growth_mb_paused` and `pg_list_pending_ms_p50`. Each
+runs on a new database of one server:
+`BATON_BENCH_POSTGRES_URL` (`--pg-url`), else a throwaway server started from Debian's
+`postgresql` binaries (`baton.devpg`, as the tests do) in the system's temporary folder. Beyond
+those:
+
+- `pg_cycles_per_s_workers_1`, `_2`, `_4`: full cycles per second with that many `baton worker`
+  child processes on one database. This process starts the runs (`Runtime.start` without a
+  worker of its own: the start job is queued and NOTIFYs the workers) and answers each request as
+  lee as soon as the audit feed (LISTEN) shows it, keeping `SCALE_IN_FLIGHT` runs going; the
+  workers drive every run to its pause and, after the answer, to completion. Counted from the
+  end of `SCALE_WARMUP_CYCLES` untimed cycles to the last of `scale_cycles` timed ones.
+
+Without PostgreSQL (no URL, no binaries, or a server that does not start) the `pg_` figures are
+missing and `pg_unavailable` says why; `postgres=False` leaves them out on purpose.
+
 The bench prints nothing; `baton bench` prints the figures. Like `cli.py`, whose command it is,
 it wires the layers together (store, runtime, worker, service, and a token for the HTTP client).
 """
@@ -36,17 +56,19 @@ import asyncio
 import contextlib
 import math
 import os
+import secrets
 import socket
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Never
 
+import asyncpg
 import httpx
 import psutil  # type: ignore[import-untyped]
 from agent_framework import (
@@ -59,7 +81,9 @@ from agent_framework import (
     response_handler,
 )
 
+from baton import devpg
 from baton.demo import seed_demo
+from baton.errors import StoreError
 from human.records import User
 from human.service import RequestService
 from human.store import open_store
@@ -79,44 +103,123 @@ PAUSE_WINDOW: Final = 16  # runs started but not yet paused, at most, while buil
 HTTP_CONCURRENCY: Final = 8
 SERVER_START_S: Final = 60.0
 PAUSE_SET_TIMEOUT_S: Final = 900.0
+PAUSE_COUNT_EVERY_S: Final = 0.025  # how often the pausing loop counts the paused runs
+SCALE_WORKERS: Final = (1, 2, 4)
+SCALE_IN_FLIGHT: Final = 16  # runs started and not yet completed, at most, in the worker figures
+SCALE_WARMUP_CYCLES: Final = 20
+SCALE_TIMEOUT_S: Final = 900.0
+
+Figures = dict[str, float | int | str]
 
 
-async def run_bench(*, runs: int = 1000, paused: int = 10_000) -> dict[str, float | int]:
+async def run_bench(
+    *,
+    runs: int = 1000,
+    paused: int = 10_000,
+    postgres: bool = True,
+    pg_url: str | None = None,
+    pg_runs: int = 500,
+    pg_paused: int = 4000,
+    scale_cycles: int = 300,
+) -> Figures:
     """Measure every figure of `baton bench` in one go, on the disk of the default database.
 
     Args:
         runs: Sequential full cycles for the pause, resume and throughput figures.
         paused: Runs left paused for the size, memory and listing figures.
+        postgres: Measure the `pg_` figures too.
+        pg_url: A PostgreSQL server to measure on (any database of it; the bench creates its
+            own); None starts a throwaway one.
+        pg_runs: `runs` on PostgreSQL (fewer by default: a PostgreSQL cycle takes longer).
+        pg_paused: `paused` on PostgreSQL (`pg_paused_runs`; fewer by default, for time).
+        scale_cycles: Timed cycles of each `pg_cycles_per_s_workers_N` figure.
 
     Returns:
-        The figures by name (see the module docstring for what each one measures).
+        The figures by name (see the module docstring for what each one measures), with
+        `pg_unavailable` saying why instead of the `pg_` figures if PostgreSQL could not be had.
 
     Raises:
-        ValueError: If `runs` or `paused` is below 1.
-        RuntimeError: If a run does not pause or complete as the refund workflow should, or the
-            server child fails.
+        ValueError: If a count is below 1.
+        RuntimeError: If a run does not pause or complete as the refund workflow should, or a
+            child process fails.
     """
-    if runs < 1 or paused < 1:
-        raise ValueError("runs and paused must be at least 1")
+    if min(runs, paused, pg_runs, pg_paused, scale_cycles) < 1:
+        raise ValueError("every count must be at least 1")
     with tempfile.TemporaryDirectory(prefix="bench-", dir=_scratch_root()) as tmp:
         folder = Path(tmp)
         floor_us = measure_floor_commit_us(folder / "floor.db")
         bare_ms = await measure_bare_maf_cycle_ms()
-        cycles = await measure_cycles(folder / "cycles.db", runs)
-        held = await measure_paused(folder / "paused.db", paused)
+        cycles = await measure_cycles(f"sqlite:///{folder / 'cycles.db'}", runs)
+        held = await measure_paused(f"sqlite:///{folder / 'paused.db'}", paused, folder)
+        figures: Figures = {
+            "floor_commit_us": round(floor_us, 1),
+            "bare_maf_cycle_ms": round(bare_ms, 3),
+            **_store_figures("", "_10k", floor_us, runs, cycles, held),
+        }
+        if postgres:
+            figures |= await postgres_figures(pg_url, pg_runs, pg_paused, scale_cycles, folder)
+    return figures
+
+
+def _store_figures(
+    prefix: str, held_tag: str, floor_us: float, runs: int, cycles: CycleTimes, held: PausedFigures
+) -> Figures:
+    """The figures every backend has, named with `prefix` (and `held_tag`: the paused set)."""
     return {
-        "floor_commit_us": round(floor_us, 1),
-        "bare_maf_cycle_ms": round(bare_ms, 3),
-        "pause_ms_p50": round(_percentile(cycles.pause_ms, 50), 3),
-        "pause_ms_p95": round(_percentile(cycles.pause_ms, 95), 3),
-        "resume_ms_p50": round(_percentile(cycles.resume_ms, 50), 3),
-        "resume_ms_p95": round(_percentile(cycles.resume_ms, 95), 3),
-        "cycles_per_s": round(runs / cycles.total_s, 1),
-        "cycle_floor_commits": round(cycles.total_s / runs * 1e6 / floor_us, 1),
-        "bytes_per_paused_run": round(held.bytes_per_run),
-        "rss_growth_mb_10k_paused": round(held.rss_growth_mb, 2),
-        "list_pending_10k_ms_p50": round(held.list_ms_p50, 3),
+        f"{prefix}pause_ms_p50": round(_percentile(cycles.pause_ms, 50), 3),
+        f"{prefix}pause_ms_p95": round(_percentile(cycles.pause_ms, 95), 3),
+        f"{prefix}resume_ms_p50": round(_percentile(cycles.resume_ms, 50), 3),
+        f"{prefix}resume_ms_p95": round(_percentile(cycles.resume_ms, 95), 3),
+        f"{prefix}cycles_per_s": round(runs / cycles.total_s, 1),
+        f"{prefix}cycle_floor_commits": round(cycles.total_s / runs * 1e6 / floor_us, 1),
+        f"{prefix}bytes_per_paused_run": round(held.bytes_per_run),
+        f"{prefix}rss_growth_mb{held_tag}_paused": round(held.rss_growth_mb, 2),
+        f"{prefix}list_pending{held_tag}_ms_p50": round(held.list_ms_p50, 3),
     }
+
+
+async def postgres_figures(
+    pg_url: str | None, runs: int, paused: int, scale_cycles: int, folder: Path
+) -> Figures:
+    """The `pg_` figures, each on a new database of one server; `pg_unavailable` if none.
+
+    Args:
+        pg_url: A PostgreSQL server (any database of it); None starts a throwaway one.
+        runs: Sequential cycles for the pause, resume and throughput figures.
+        paused: Runs left paused for the size, memory and listing figures.
+        scale_cycles: Timed cycles of each `pg_cycles_per_s_workers_N` figure.
+        folder: Where child processes' logs go.
+
+    Returns:
+        The figures by name, or only `pg_unavailable` saying why there is no server to use.
+    """
+    with contextlib.ExitStack() as stack:
+        if pg_url is None:
+            try:
+                pg_url = stack.enter_context(devpg.running()).url()
+            except (StoreError, OSError) as exc:
+                return {"pg_unavailable": f"no PostgreSQL server: {exc}"}
+        try:
+            floor_db = await _new_database(pg_url, "floor")
+        except (OSError, asyncpg.PostgresError) as exc:
+            return {"pg_unavailable": f"cannot use the PostgreSQL server: {exc}"}
+        floor_us = await measure_pg_floor_commit_us(floor_db)
+        cycles = await measure_cycles(await _new_database(pg_url, "cycles"), runs)
+        held = await measure_paused(await _new_database(pg_url, "paused"), paused, folder)
+        figures: Figures = {
+            "pg_floor_commit_us": round(floor_us, 1),
+            **_store_figures("pg_", "", floor_us, runs, cycles, held),
+            "pg_paused_runs": paused,
+        }
+        for workers in SCALE_WORKERS:
+            db_url = await _new_database(pg_url, f"workers{workers}")
+            rate = await measure_worker_cycles(db_url, workers, scale_cycles, folder)
+            figures[f"pg_cycles_per_s_workers_{workers}"] = round(rate, 1)
+    return figures
+
+
+async def _new_database(server_url: str, what: str) -> str:
+    return await devpg.create_database(server_url, f"bench_{what}_{secrets.token_hex(4)}")
 
 
 def _scratch_root() -> Path:
@@ -155,6 +258,32 @@ def measure_floor_commit_us(path: Path, commits: int = FLOOR_COMMITS) -> float:
                 timings.append(time.perf_counter() - started)
     finally:
         conn.close()
+    return statistics.median(timings) * 1e6
+
+
+async def measure_pg_floor_commit_us(db_url: str, commits: int = FLOOR_COMMITS) -> float:
+    """The median time of a one-row INSERT in its own transaction through asyncpg, in µs.
+
+    Args:
+        db_url: A new PostgreSQL database on the server being measured.
+        commits: How many commits to time (after a few untimed ones).
+
+    Returns:
+        The median commit time in microseconds.
+    """
+    conn = await asyncpg.connect(db_url)
+    try:
+        await conn.execute("CREATE TABLE floor (id BIGSERIAL PRIMARY KEY, body TEXT NOT NULL)")
+        body = "x" * 100
+        timings: list[float] = []
+        for n in range(commits + 20):
+            started = time.perf_counter()
+            async with conn.transaction():
+                await conn.execute("INSERT INTO floor (body) VALUES ($1)", body)
+            if n >= 20:
+                timings.append(time.perf_counter() - started)
+    finally:
+        await conn.close()
     return statistics.median(timings) * 1e6
 
 
@@ -261,8 +390,8 @@ class Parts:
 
 
 @contextlib.asynccontextmanager
-async def _parts(path: Path) -> AsyncIterator[Parts]:
-    store = await open_store(f"sqlite:///{path}")
+async def _parts(db_url: str) -> AsyncIterator[Parts]:
+    store = await open_store(db_url)
     try:
         await seed_demo(store)
         runtime = Runtime(store)
@@ -293,17 +422,17 @@ async def _one_cycle(parts: Parts) -> tuple[float, float]:
     return (paused - started) * 1e3, (finished - paused) * 1e3
 
 
-async def measure_cycles(path: Path, runs: int) -> CycleTimes:
+async def measure_cycles(db_url: str, runs: int) -> CycleTimes:
     """Time `runs` sequential start, pause, answer, complete cycles of `refund` 120.
 
     Args:
-        path: A new database file; it is seeded with the demo.
+        db_url: A new database (either backend); it is seeded with the demo.
         runs: How many cycles to time (after a few untimed ones).
 
     Returns:
         Each cycle's pause and resume times and the total time of the timed cycles.
     """
-    async with _parts(path) as parts:
+    async with _parts(db_url) as parts:
         for _ in range(WARMUP_CYCLES):
             await _one_cycle(parts)
         pauses: list[float] = []
@@ -336,7 +465,7 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
-async def measure_paused(path: Path, paused: int) -> PausedFigures:
+async def measure_paused(db_url: str, paused: int, folder: Path) -> PausedFigures:
     """Pause `paused` runs through a `baton serve` child, then measure size, memory and listing.
 
     The child serves a new seeded database; it warms up on full cycles over HTTP, its RSS is
@@ -344,8 +473,9 @@ async def measure_paused(path: Path, paused: int) -> PausedFigures:
     of them not yet paused at a time) and driven by the child's own worker.
 
     Args:
-        path: A new database file; it is seeded with the demo.
+        db_url: A new database (either backend); it is seeded with the demo.
         paused: How many runs to leave paused.
+        folder: Where the child's log goes.
 
     Returns:
         Bytes per paused run, the child's RSS growth in MB and the median first-page listing.
@@ -353,20 +483,20 @@ async def measure_paused(path: Path, paused: int) -> PausedFigures:
     Raises:
         RuntimeError: If the child fails or a run does not pause.
     """
-    db_url = f"sqlite:///{path}"
     store = await open_store(db_url)
     try:
         await seed_demo(store)
         tokens = {name: await _token(store, name) for name in ("sam", "lee")}
+        log = folder / f"serve-{secrets.token_hex(3)}.log"
         async with (
-            _server(db_url, path.with_suffix(".log")) as (pid, base_url),
+            _server(db_url, log) as (pid, base_url),
             httpx.AsyncClient(base_url=base_url, timeout=60.0) as client,
         ):
             for _ in range(SERVER_WARMUP_CYCLES):
                 await _http_cycle(client, tokens)
             idle_rss = psutil.Process(pid).memory_info().rss
             size_before = await store.size_bytes()
-            await _pause_many(client, tokens["sam"], path, paused)
+            await _pause_many(client, tokens["sam"], store, paused)
             paused_rss = psutil.Process(pid).memory_info().rss
             size_after = await store.size_bytes()
             list_ms = await _list_pending_ms(RequestService(store), paused)
@@ -393,11 +523,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@contextlib.asynccontextmanager
-async def _server(db_url: str, log: Path) -> AsyncIterator[tuple[int, str]]:
-    """`baton serve` on a loopback port in a child process; its pid and base URL."""
-    port = _free_port()
-    base_url = f"http://127.0.0.1:{port}"
+async def _spawn(db_url: str, log: Path, *args: str) -> asyncio.subprocess.Process:
+    """`baton ARGS` in a child process on `db_url`, its output in `log`."""
     # The child inherits this environment, with the bench's database and no failpoints.
     env = os.environ | {
         "BATON_DATABASE_URL": db_url,
@@ -405,31 +532,39 @@ async def _server(db_url: str, log: Path) -> AsyncIterator[tuple[int, str]]:
         "BATON_FAILPOINTS": "",
     }
     with log.open("wb") as sink:
-        proc = await asyncio.create_subprocess_exec(
+        return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "baton",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
+            *args,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=sink,
             stderr=sink,
         )
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), 15.0)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+@contextlib.asynccontextmanager
+async def _server(db_url: str, log: Path) -> AsyncIterator[tuple[int, str]]:
+    """`baton serve` on a loopback port in a child process; its pid and base URL."""
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    proc = await _spawn(db_url, log, "serve", "--host", "127.0.0.1", "--port", str(port))
     try:
         await _wait_ready(proc, base_url, log)
         yield proc.pid, base_url
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 15.0)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await _stop(proc)
 
 
 async def _wait_ready(proc: asyncio.subprocess.Process, base_url: str, log: Path) -> None:
@@ -486,16 +621,16 @@ async def _poll_run(
         await asyncio.sleep(0.005)
 
 
-async def _pause_many(client: httpx.AsyncClient, token: str, path: Path, count: int) -> None:
+async def _pause_many(client: httpx.AsyncClient, token: str, store: Store, count: int) -> None:
     """Start `count` runs over HTTP and wait until all are waiting, a bounded window at a time."""
     headers = {"Authorization": f"Bearer {token}"}
     body = {"workflow": "refund", "input": REFUND_120}
     posts: set[asyncio.Task[httpx.Response]] = set()
     posted = waiting = 0
     deadline = time.monotonic() + PAUSE_SET_TIMEOUT_S
-    watch = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    counted_at = 0.0
     try:
-        baseline = _count_runs(watch, "waiting")
+        baseline = await _paused_runs(store)
         while waiting < count:
             while (
                 posted < count and len(posts) < HTTP_CONCURRENCY and posted - waiting < PAUSE_WINDOW
@@ -512,19 +647,23 @@ async def _pause_many(client: httpx.AsyncClient, token: str, path: Path, count: 
                         raise RuntimeError(f"POST /api/runs: {reply.status_code} {reply.text}")
             else:
                 await asyncio.sleep(0.01)
-            waiting = _count_runs(watch, "waiting") - baseline
-            if _count_runs(watch, "failed"):
+            if time.monotonic() - counted_at < PAUSE_COUNT_EVERY_S and posted < count:
+                continue
+            counted_at = time.monotonic()
+            waiting = await _paused_runs(store) - baseline
+            failed = await store.list_runs(status="failed", workflow=None, cursor=None, limit=1)
+            if failed.items:
                 raise RuntimeError("a run failed while pausing the set")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"only {waiting} of {count} runs paused in time")
     finally:
         for task in posts:
             task.cancel()
-        watch.close()
 
 
-def _count_runs(conn: sqlite3.Connection, status: str) -> int:
-    return int(conn.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (status,)).fetchone()[0])
+async def _paused_runs(store: Store) -> int:
+    """Runs waiting on a person: each refund 120 pauses on one pending request."""
+    return (await store.count_requests(RequestFilter())).get("pending", 0)
 
 
 async def _list_pending_ms(requests: RequestService, paused: int) -> float:
@@ -539,3 +678,124 @@ async def _list_pending_ms(requests: RequestService, paused: int) -> float:
         if len(page.items) != min(flt.limit, paused):
             raise RuntimeError(f"{len(page.items)} pending requests listed, not {paused}")
     return statistics.median(timings) * 1e3
+
+
+# cycles per second with N worker processes ------------------------------------------------
+
+
+async def measure_worker_cycles(db_url: str, workers: int, cycles: int, folder: Path) -> float:
+    """Full refund cycles per second with `workers` `baton worker` processes on one database.
+
+    This process starts runs and answers their requests (as the API would, with no worker of its
+    own), keeping `SCALE_IN_FLIGHT` runs going; the worker processes drive them.
+
+    Args:
+        db_url: A new database; it is seeded with the demo.
+        workers: How many `baton worker` child processes to run.
+        cycles: How many cycles to time (after `SCALE_WARMUP_CYCLES` untimed ones).
+        folder: Where the workers' logs go.
+
+    Returns:
+        Completed cycles per second over the timed ones.
+
+    Raises:
+        RuntimeError: If a run fails, a worker exits, or the cycles take over `SCALE_TIMEOUT_S`.
+    """
+    store = await open_store(db_url)
+    procs: list[asyncio.subprocess.Process] = []
+    try:
+        await seed_demo(store)
+        starter, approver = await store.get_user("sam"), await store.get_user("lee")
+        assert starter is not None
+        assert approver is not None
+        for n in range(workers):
+            log = folder / f"worker-{workers}-{n}-{secrets.token_hex(3)}.log"
+            procs.append(await _spawn(db_url, log, "worker"))
+        driver = _CycleDriver(store, Runtime(store), RequestService(store), starter, approver)
+        async with asyncio.timeout(SCALE_TIMEOUT_S):
+            return await driver.run(SCALE_WARMUP_CYCLES, cycles, procs)
+    finally:
+        for proc in procs:
+            await _stop(proc)
+        await store.close()
+
+
+class _CycleDriver:
+    """Starts refund runs and answers their requests as the audit feed shows them paused."""
+
+    def __init__(
+        self,
+        store: Store,
+        runtime: Runtime,
+        requests: RequestService,
+        starter: User,
+        approver: User,
+    ) -> None:
+        self._store = store
+        self._runtime = runtime
+        self._requests = requests
+        self._starter = starter
+        self._approver = approver
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._errors: list[BaseException] = []
+
+    async def run(self, warmup: int, cycles: int, procs: list[asyncio.subprocess.Process]) -> float:
+        """Run `warmup + cycles` cycles, `SCALE_IN_FLIGHT` at a time; the timed ones' rate."""
+        total = warmup + cycles
+        after = await self._store.last_event_id()
+        started = completed = 0
+        timed_from = time.perf_counter()
+        for _ in range(min(SCALE_IN_FLIGHT, total)):
+            self._spawn(self._runtime.start("refund", REFUND_120, actor=self._starter.name))
+            started += 1
+        try:
+            # The feed replays every event after `after`: nothing committed before it is seen
+            # is missed.
+            async with contextlib.aclosing(self._store.watch(after_id=after)) as feed:
+                async for event in feed:
+                    self._check(procs, event.type, event.run_id)
+                    if event.type == "request.created" and event.request_id:
+                        answer = dict(APPROVE)
+                        self._spawn(
+                            self._requests.respond(
+                                event.request_id, answer, responder=self._approver
+                            )
+                        )
+                    elif event.type == "run.completed":
+                        completed += 1
+                        if completed == warmup:
+                            timed_from = time.perf_counter()
+                        if completed == total:
+                            break
+                        if started < total:
+                            run = self._runtime.start(
+                                "refund", REFUND_120, actor=self._starter.name
+                            )
+                            self._spawn(run)
+                            started += 1
+        finally:
+            for task in self._tasks:
+                task.cancel()
+        return cycles / (time.perf_counter() - timed_from)
+
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        failure = None if task.cancelled() else task.exception()
+        if failure is not None:
+            self._errors.append(failure)
+
+    def _check(
+        self, procs: list[asyncio.subprocess.Process], event_type: str, run_id: str | None
+    ) -> None:
+        if self._errors:
+            raise RuntimeError(f"starting or answering a run failed: {self._errors[0]!r}")
+        if event_type == "run.failed":
+            raise RuntimeError(f"run {run_id} failed")
+        for proc in procs:
+            if proc.returncode is not None:
+                raise RuntimeError(f"a baton worker exited {proc.returncode}")

@@ -311,13 +311,44 @@ def requests_answer(request_id: str, decision: str, actor: str, body_json: str) 
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 @click.option("--runs", default=1000, type=int, help="Cycles for the throughput figure.")
 @click.option("--paused", default=10_000, type=int, help="Paused runs for memory and listing.")
-def bench(as_json: bool, runs: int, paused: int) -> None:
-    """Measure pause, resume, throughput, size and listing (see the README)."""
+@click.option(
+    "--postgres/--no-postgres", default=True, help="Measure the pg_ figures too (default: yes)."
+)
+@click.option(
+    "--pg-url", default=None, help="PostgreSQL server (default BATON_BENCH_POSTGRES_URL, else own)."
+)
+@click.option("--pg-runs", default=500, type=int, help="--runs on PostgreSQL.")
+@click.option("--pg-paused", default=4000, type=int, help="--paused on PostgreSQL.")
+@click.option("--scale-cycles", default=300, type=int, help="Timed cycles per worker-count figure.")
+def bench(
+    as_json: bool,
+    runs: int,
+    paused: int,
+    postgres: bool,
+    pg_url: str | None,
+    pg_runs: int,
+    pg_paused: int,
+    scale_cycles: int,
+) -> None:
+    """Measure pause, resume, throughput, size and listing, on SQLite and PostgreSQL (README)."""
     from baton.bench import run_bench
 
     configure_logging("WARNING")
-    configure_telemetry(Settings())
-    figures = asyncio.run(run_bench(runs=runs, paused=paused))
+    settings = Settings()
+    configure_telemetry(settings)
+    figures = asyncio.run(
+        run_bench(
+            runs=runs,
+            paused=paused,
+            postgres=postgres,
+            pg_url=pg_url or settings.bench_postgres_url,
+            pg_runs=pg_runs,
+            pg_paused=pg_paused,
+            scale_cycles=scale_cycles,
+        )
+    )
+    if "pg_unavailable" in figures:
+        click.echo(f"warning: PostgreSQL figures missing: {figures['pg_unavailable']}", err=True)
     if not as_json:
         for key, value in figures.items():
             click.echo(f"{key:>28}: {value}")

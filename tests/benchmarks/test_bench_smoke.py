@@ -1,14 +1,17 @@
-"""`baton bench` end to end on a few runs: every figure is there and is a positive number."""
+"""`baton bench` end to end on a few runs: every figure is there and is a positive number.
+
+The PostgreSQL figures run on the session's test server (`BATON_TEST_POSTGRES_URL` or the
+throwaway one `baton.devpg` starts), each on a new database of it.
+"""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-from baton.bench import run_bench
+from baton.bench import postgres_figures, run_bench
 
-KEYS = {
-    "floor_commit_us",
-    "bare_maf_cycle_ms",
+CYCLE_KEYS = {
     "pause_ms_p50",
     "pause_ms_p95",
     "resume_ms_p50",
@@ -16,16 +19,41 @@ KEYS = {
     "cycles_per_s",
     "cycle_floor_commits",
     "bytes_per_paused_run",
+}
+KEYS = {
+    "floor_commit_us",
+    "bare_maf_cycle_ms",
+    *CYCLE_KEYS,
     "rss_growth_mb_10k_paused",
     "list_pending_10k_ms_p50",
+    "pg_floor_commit_us",
+    *(f"pg_{key}" for key in CYCLE_KEYS),
+    "pg_rss_growth_mb_paused",
+    "pg_list_pending_ms_p50",
+    "pg_paused_runs",
+    "pg_cycles_per_s_workers_1",
+    "pg_cycles_per_s_workers_2",
+    "pg_cycles_per_s_workers_4",
 }
 
 
-async def test_every_figure_is_measured_and_positive() -> None:
-    figures = await run_bench(runs=5, paused=30)
+async def test_every_figure_is_measured_and_positive(postgres_server: str) -> None:
+    figures = await run_bench(
+        runs=5, paused=30, pg_url=postgres_server, pg_runs=5, pg_paused=20, scale_cycles=10
+    )
 
     assert set(figures) == KEYS
+    assert figures["pg_paused_runs"] == 20
     for key, value in figures.items():
         assert isinstance(value, int | float), key
         assert math.isfinite(value), key
         assert value > 0, f"{key} = {value}"
+
+
+async def test_an_unreachable_postgres_is_said_not_skipped(tmp_path: Path) -> None:
+    figures = await postgres_figures(
+        "postgresql://nobody@127.0.0.1:1/none", runs=1, paused=1, scale_cycles=1, folder=tmp_path
+    )
+
+    assert list(figures) == ["pg_unavailable"]
+    assert "cannot use the PostgreSQL server" in str(figures["pg_unavailable"])
