@@ -310,13 +310,16 @@ resource web 'Microsoft.App/containerApps@2024-03-01' = {
           }
           probes: [
             {
+              // Up to 105 s to import MAF and open the store (Container Apps allows at most 10
+              // failures of a probe).
               type: 'Startup'
               httpGet: {
                 path: '/healthz'
                 port: port
               }
-              periodSeconds: 3
-              failureThreshold: 40
+              initialDelaySeconds: 5
+              periodSeconds: 10
+              failureThreshold: 10
             }
             {
               type: 'Readiness'

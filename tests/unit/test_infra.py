@@ -280,6 +280,15 @@ async def test_health_check_and_probes_ask_a_route_the_app_serves(tmp_path: Path
     assert answers.pop("/no-such-route") == 404
     assert answers == dict.fromkeys({url.group(2), *probes}, 200)
     assert int(url.group(1)) == cli_params(dockerfile_json("CMD"))["port"]
+    # Container Apps refuses probes outside these ranges.
+    for field, low, high in [
+        ("failureThreshold", 1, 10),
+        ("periodSeconds", 1, 240),
+        ("initialDelaySeconds", 0, 60),
+    ]:
+        values = [int(v) for v in re.findall(rf"{field}: (\d+)", APPS_BICEP.read_text())]
+        assert values, field
+        assert all(low <= v <= high for v in values), (field, values)
 
 
 # azure.yaml -----------------------------------------------------------------------------------
