@@ -66,7 +66,14 @@ param postgresAdminLogin string = 'batonadmin'
 @secure()
 @minLength(16)
 @description('Administrator password of the PostgreSQL server; azd generates one on the first run.')
-@metadata({ azd: { type: 'generate', config: { length: 32 } } })
+@metadata({
+  azd: {
+    type: 'generate'
+    config: {
+      length: 32
+    }
+  }
+})
 param postgresAdminPassword string
 
 @description('The database Baton uses.')
@@ -91,7 +98,14 @@ param postgresVersion string = '16'
 @secure()
 @minLength(32)
 @description('BATON_SECRET_KEY: signs sessions and links; azd generates one on the first run.')
-@metadata({ azd: { type: 'generate', config: { length: 64 } } })
+@metadata({
+  azd: {
+    type: 'generate'
+    config: {
+      length: 64
+    }
+  }
+})
 param secretKey string
 
 @description('Client (application) id of the Entra app registration for sign-in. Empty: no Container Apps authentication, BATON_AUTH=local.')

@@ -226,7 +226,7 @@ def test_parameters_file_and_readme_cover_main_bicep() -> None:
     declared = bicep_params(MAIN_BICEP)
     given = json.loads((INFRA / "main.parameters.json").read_text())["parameters"]
     generated = set(
-        re.findall(r"type: 'generate'.*\n(?:@.*\n)*param (\w+)", MAIN_BICEP.read_text())
+        re.findall(r"type: 'generate'\n(?:(?!param ).*\n)*?param (\w+)", MAIN_BICEP.read_text())
     )
     readme = (INFRA / "README.md").read_text()
 
