@@ -32,6 +32,16 @@ ORDERS = [
     for n in range(1, 21)
 ]
 
+# The support demo's customers: each has the order of the same number.
+CUSTOMERS = [
+    {
+        "id": f"customer-{n:02d}",
+        "name": f"Customer {n:02d}",
+        "email": f"customer-{n:02d}@example.com",
+    }
+    for n in range(1, 21)
+]
+
 
 async def seed_demo(store: Store) -> None:
     """Create the demo teams, people and orders if missing."""
@@ -40,3 +50,4 @@ async def seed_demo(store: Store) -> None:
     for name, (role, teams) in PEOPLE.items():
         await store.add_user(name, role=role, teams=teams)
     await store.seed_orders(ORDERS)
+    await store.seed_customers(CUSTOMERS)
