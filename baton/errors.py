@@ -3,7 +3,7 @@
 BatonError
 ├── NotFound            404   RequestNotFound, RunNotFound, WorkflowNotFound, UserNotFound
 ├── NotPermitted        403   (and Unauthenticated 401)
-├── Conflict            409   AnswerConflict, RunNotCancellable
+├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover
 ├── Closed              410   RequestClosed
 ├── Invalid             422   InvalidAnswer, InvalidInput, InvalidPolicy, InvalidSettings
 │                             (carry per-field errors)
@@ -142,3 +142,9 @@ class InvalidSettings(Invalid):
     """A setting Baton needs is missing or wrong; the message names it."""
 
     code = "invalid_settings"
+
+
+class AlreadyTakeover(Conflict):
+    """A takeover request cannot be taken over; it is answered."""
+
+    code = "already_takeover"

@@ -29,6 +29,7 @@ from agent_framework import (
 from agent_framework.observability import ChatTelemetryLayer
 
 from baton.errors import InvalidSettings
+from baton.settings import Settings
 
 Play = Callable[[Sequence[Message], dict[str, Any]], list[Content]]
 
@@ -96,6 +97,22 @@ class ProviderConfig:
     ollama_base_url: str = "http://127.0.0.1:11434/v1"
     ollama_model: str = "llama3.1"
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ProviderConfig:
+        """The provider settings names."""
+        return cls(
+            model=settings.model,
+            openai_api_key=_secret(settings.openai_api_key),
+            openai_base_url=settings.openai_base_url or None,
+            openai_model=settings.openai_model,
+            azure_endpoint=settings.azure_openai_endpoint or None,
+            azure_deployment=settings.azure_openai_deployment or None,
+            azure_api_key=_secret(settings.azure_openai_api_key),
+            azure_api_version=settings.azure_openai_api_version or None,
+            ollama_base_url=settings.ollama_base_url,
+            ollama_model=settings.ollama_model,
+        )
+
     def missing(self) -> list[str]:
         """The settings this provider needs that are not set (by their environment names)."""
         needs: dict[str, list[tuple[str, str | None]]] = {
@@ -120,6 +137,11 @@ class ProviderConfig:
                 f"BATON_MODEL={self.model} needs {', '.join(missing)}",
                 [{"loc": [name], "msg": "required by BATON_MODEL"} for name in missing],
             )
+
+
+def _secret(value: Any) -> str | None:
+    found = value.get_secret_value() if value is not None else None
+    return found or None
 
 
 def make_chat_client(config: ProviderConfig | str, persona: str) -> BaseChatClient:

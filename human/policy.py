@@ -170,7 +170,7 @@ class Policy:
 
 # the rules file -----------------------------------------------------------------------------
 
-_CONDITION = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|==|!=|<|>)\s*(.+?)\s*$")
+_CONDITION = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|==|!=|<|>)\s*([^<>=!\s].*?)\s*$")
 _ACTION = re.compile(
     r"^\s*(?:(auto|deny)|(approval|takeover)\s*(?:\(\s*([\w.-]+)\s*"
     r"(?:,\s*approvals\s*=\s*(\d+)\s*)?\))?)\s*$"

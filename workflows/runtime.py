@@ -47,6 +47,7 @@ from human.effects import EffectLedger
 from human.kinds import KINDS, ApprovalRequest, Routing, kind_of
 from human.policy import Policy, default_policy
 from human.records import TERMINAL_RUN, HumanRequest, NewEvent, Page, Run
+from human.service import TAKEOVER
 from human.store.base import LocalWorker, Progress, Store, utcnow
 from workflows import registry
 from workflows.checkpoints import RunCheckpointStorage
@@ -144,6 +145,10 @@ class Runtime:
         return await self.store.list_runs(
             status=status, workflow=workflow, cursor=cursor, limit=limit
         )
+
+    async def conversation(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's agent conversation: messages, tool calls and results, handoffs, asks, answers."""
+        return await self.store.list_transcript(run_id)
 
     async def cancel(self, run_id: str, *, actor: str) -> Run:
         """Cancel a run that has not ended; its open requests close as cancelled."""
@@ -535,10 +540,6 @@ class _Drive:
                 return None
             await self._run_workflow(responses=replies)
         return None
-
-
-TAKEOVER = "takeover"
-"""The decision `RequestService.take_over` records: a person took the request over."""
 
 
 def _said(answer: dict[str, Any]) -> Any:
