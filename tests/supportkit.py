@@ -1,4 +1,4 @@
-"""The support workflow's test inputs and readers, shared by its HTTP, restart and provider tests."""
+"""Support workflow test inputs and readers, shared by its HTTP, restart and provider tests."""
 
 from __future__ import annotations
 
