@@ -79,7 +79,8 @@ async def test_an_account_closes_once_per_idempotency_key(store: Store) -> None:
     assert first["closure_id"].startswith("X-")
     assert [c["idempotency_key"] for c in await store.list_account_closures()] == ["bk_1"]
     customer = await store.get_customer("customer-04")
-    assert customer is not None and customer["status"] == "closed"
+    assert customer is not None
+    assert customer["status"] == "closed"
 
 
 async def test_a_customer_message_is_sent_once_per_idempotency_key(store: Store) -> None:

@@ -55,7 +55,8 @@ async def test_pending_request_survives_kill_9_then_the_answer_finishes_the_run(
         pending = await pending_request(server, run["id"], kind=kind)
         server.kill()
 
-    assert server.proc is not None and server.proc.returncode == -9
+    assert server.proc is not None
+    assert server.proc.returncode == -9
     assert (await stored_run(db_url, run["id"]))["status"] == "waiting"
 
     async with baton_server(db_url, tokens, server_log) as server:  # a new process, same database

@@ -76,7 +76,8 @@ def test_a_valid_file_maps_actions_conditions_deadlines_and_escalations() -> Non
     assert (sure.rule_id, sure.team) == ("default.approval", "ops")
     assert policy.evaluate("wire_money", {}).action == "deny"
     manager = policy.takeover({"customer_asked_for_manager": True})
-    assert manager is not None and (manager.rule_id, manager.team) == ("frozen", "support-agents")
+    assert manager is not None
+    assert (manager.rule_id, manager.team) == ("frozen", "support-agents")
     assert policy.takeover({"customer_asked_for_manager": False}) is None
     assert [r.line for r in policy.rules] == [4, 11, 15]
 
@@ -110,7 +111,8 @@ def test_a_valid_file_maps_actions_conditions_deadlines_and_escalations() -> Non
         ),
         ("rules:\n  - id: a\n    action: auto\n", 2, ["rules", "0", "tool"], "Field required"),
         (
-            "rules:\n  - id: a\n    tool: t\n    action: auto\n  - id: a\n    tool: u\n    action: deny\n",
+            "rules:\n  - id: a\n    tool: t\n    action: auto\n"
+            "  - id: a\n    tool: u\n    action: deny\n",
             5,
             ["rules", "1", "id"],
             "already used by the rule on line 2",
@@ -133,7 +135,10 @@ def test_an_invalid_file_names_the_line_of_each_mistake(
 
 
 def test_every_mistake_is_reported_not_only_the_first() -> None:
-    text = "rules:\n  - id: a\n    tool: t\n    action: nope\n  - id: b\n    tool: t\n    when: x ~ 1\n    action: auto\n"
+    text = (
+        "rules:\n  - id: a\n    tool: t\n    action: nope\n"
+        "  - id: b\n    tool: t\n    when: x ~ 1\n    action: auto\n"
+    )
 
     with pytest.raises(InvalidPolicy) as caught:
         parse_policy(text)
