@@ -15,6 +15,7 @@ TEAMS = {
 # name -> (role, teams)
 PEOPLE: dict[str, tuple[str, tuple[str, ...]]] = {
     "sam": ("responder", ("support-agents",)),
+    "sue": ("responder", ("support-agents",)),  # a second agent: four-eyes on support reviews
     "lee": ("responder", ("support-leads",)),
     "fay": ("responder", ("finance",)),
     "fin": ("responder", ("finance",)),

@@ -28,7 +28,7 @@ async def test_billing_refunds_a_small_amount_at_once_and_closes_the_case(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(REFUND_SMALL)
+        run = await server.start_run(REFUND_SMALL, user="sue")
         done = await server.wait_for_run(run["id"], status="completed")
         events = await server.audit(run["id"])
 
@@ -60,7 +60,7 @@ async def test_technical_drafts_an_email_a_person_edits_before_it_is_sent(
 ) -> None:
     edited = "Hello! Uploads over 20 MB close the app; use smaller photos until Friday."
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(UPLOAD_CRASH)
+        run = await server.start_run(UPLOAD_CRASH, user="sue")
         review = await pending_request(server, run["id"], kind="review")
         assert review["team"] == "support-agents"
         assert "20 MB" in review["payload"]["draft"]
@@ -94,7 +94,7 @@ async def test_accounts_deletion_is_a_maf_approval_that_a_lead_approves(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(DELETE_ACCOUNT)
+        run = await server.start_run(DELETE_ACCOUNT, user="sue")
         approval = await pending_request(server, run["id"], kind="approval")
         assert (approval["team"], approval["policy_rule"]) == ("support-leads", "account.delete")
         assert approval["proposed_action"]["tool"] == "delete_account"
@@ -122,17 +122,17 @@ async def test_triage_asks_the_customer_and_the_relayed_reply_routes_the_case(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(UNCLEAR)
+        run = await server.start_run(UNCLEAR, user="sue")
         question = await pending_request(server, run["id"], kind="question")
         assert question["team"] == "support-agents"
         assert "payment or refund" in question["payload"]["question"]
         assert question["payload"]["origin"]["adapter"] == "customer_turns"
 
-        # lee (support-leads) does not talk to customers
+        # lee (support-leads) does not talk to customers: the run is not lee's to see
         refused = await server.respond(
             question["id"], {"decision": "answer", "answer": "x"}, user="lee"
         )
-        assert refused.status_code == 403, refused.text
+        assert refused.status_code == 404, refused.text
         reply = await server.respond(
             question["id"],
             {"decision": "answer", "answer": "I want a refund of 20 on order A-1002"},
@@ -152,7 +152,7 @@ async def test_ask_human_gets_the_answer_back_as_the_tool_result(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(REFUND_NO_ORDER)
+        run = await server.start_run(REFUND_NO_ORDER, user="sue")
         question = await pending_request(server, run["id"], kind="question")
         assert question["payload"]["question"].startswith("Which order of customer-02")
         assert question["payload"]["options"] == ["A-1002"]
@@ -176,7 +176,7 @@ async def test_refund_approval_approved_runs_the_refund_once(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(REFUND_120)
+        run = await server.start_run(REFUND_120, user="sue")
         approval = await pending_request(server, run["id"], kind="approval")
         assert (approval["team"], approval["policy_rule"]) == ("support-leads", "refund.medium")
         assert approval["proposed_action"]["arguments"] == {"order_id": "A-1002", "amount": 120.0}
@@ -199,7 +199,7 @@ async def test_an_edit_into_a_stricter_band_asks_that_band_again(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(REFUND_120)
+        run = await server.start_run(REFUND_120, user="sue")
         first = await pending_request(server, run["id"], kind="approval")
         edit = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 1500}}
         reply = await server.respond(first["id"], edit, user="lee")
@@ -232,7 +232,7 @@ async def test_an_edit_within_the_band_runs_the_edited_call(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(REFUND_120)
+        run = await server.start_run(REFUND_120, user="sue")
         approval = await pending_request(server, run["id"], kind="approval")
         edit = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 80}}
         reply = await server.respond(approval["id"], edit, user="lee")
@@ -248,7 +248,7 @@ async def test_rejection_reason_reaches_the_agent(
 ) -> None:
     reason = "the customer already got a replacement"
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(REFUND_120)
+        run = await server.start_run(REFUND_120, user="sue")
         approval = await pending_request(server, run["id"], kind="approval")
         reply = await server.respond(
             approval["id"], {"decision": "reject", "reason": reason}, user="lee"
@@ -270,7 +270,7 @@ async def test_an_invalid_edit_is_422_and_changes_nothing(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(DELETE_ACCOUNT)
+        run = await server.start_run(DELETE_ACCOUNT, user="sue")
         approval = await pending_request(server, run["id"], kind="approval")
         before = await server.snapshot(approval["id"])
         reply = await server.respond(
@@ -288,7 +288,7 @@ async def test_third_failed_attempt_hands_over_and_a_person_resolves(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(SYNC_BROKEN)
+        run = await server.start_run(SYNC_BROKEN, user="sue")
         takeover = await pending_request(server, run["id"], kind="takeover")
         assert (takeover["team"], takeover["policy_rule"]) == (
             "support-agents",
@@ -318,7 +318,7 @@ async def test_a_customer_asking_for_a_manager_is_taken_over_and_returned_with_g
 ) -> None:
     guidance = "Offer a refund of 30 on order A-1002 for the trouble."
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(MANAGER)
+        run = await server.start_run(MANAGER, user="sue")
         takeover = await pending_request(server, run["id"], kind="takeover")
         assert takeover["policy_rule"] == "takeover.manager"
         assert takeover["expires_at"] is not None  # takeover.manager: deadline 4h
@@ -339,7 +339,7 @@ async def test_low_confidence_hands_the_case_to_a_person(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(STRANGE)
+        run = await server.start_run(STRANGE, user="sue")
         takeover = await pending_request(server, run["id"], kind="takeover")
         assert takeover["policy_rule"] == "takeover.low_confidence"
         assert takeover["allowed_decisions"] == ["resolve", "return"]
@@ -349,11 +349,14 @@ async def test_a_person_takes_a_pending_approval_over_and_resolves_it(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(REFUND_120)
+        run = await server.start_run(REFUND_120, user="sue")
         approval = await pending_request(server, run["id"], kind="approval")
         before = await server.snapshot(approval["id"])
-        async with server.client("sam") as sam:  # not in support-leads
-            refused = await sam.post(f"/api/requests/{approval['id']}/takeover")
+        async with server.client("fay") as fay:  # finance: the run is not hers to see
+            hidden = await fay.post(f"/api/requests/{approval['id']}/takeover")
+        assert hidden.status_code == 404, hidden.text
+        async with server.client("sue") as sue:  # started the run, but is not in support-leads
+            refused = await sue.post(f"/api/requests/{approval['id']}/takeover")
         assert refused.status_code == 403, refused.text
         assert await server.snapshot(approval["id"]) == before
 
@@ -397,7 +400,7 @@ async def test_a_taken_over_question_returned_with_guidance_reaches_the_agent(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(UNCLEAR)
+        run = await server.start_run(UNCLEAR, user="sue")
         question = await pending_request(server, run["id"], kind="question")
         async with server.client("sam") as sam:
             taken = await sam.post(f"/api/requests/{question['id']}/takeover")

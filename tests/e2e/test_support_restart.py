@@ -80,7 +80,7 @@ async def test_a_crash_around_an_approved_support_refund_refunds_once(
 ) -> None:
     armed = {"BATON_FAILPOINTS": f"{failpoint}=exit"}
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(REFUND_120)
+        run = await server.start_run(REFUND_120, user="sue")
         pending = await pending_request(server, run["id"], kind="approval")
     async with baton_server(db_url, tokens, server_log, armed) as server:
         reply = await server.respond(pending["id"], {"decision": "approve"}, user="lee")
