@@ -32,13 +32,11 @@ from agent_framework_orchestrations import HandoffAgentUserRequest
 from pydantic import BaseModel
 
 from executors.services import RunServices
-from executors.tool_gate import GatedTool, judge, perform_call
+from executors.tool_gate import GatedTool, Verdict, approval_request, judge, perform_call
 from executors.transcript import as_text, excerpt, run_state, tool_result
 from human.kinds import (
     KINDS,
     ApprovalAnswer,
-    ApprovalRequest,
-    ProposedAction,
     QuestionAnswer,
     QuestionRequest,
     ReviewAnswer,
@@ -47,7 +45,6 @@ from human.kinds import (
     TakeoverAnswer,
     TakeoverRequest,
     kind_of,
-    schema_of,
 )
 from human.policy import Decision
 from human.records import HumanRequest, NewEvent
@@ -437,7 +434,23 @@ class HostCalls:
     async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
         """The tool's result for the answer."""
         call = _call_of(origin_of(request))
+        if isinstance(answer, TakeoverAnswer):
+            return handed_back(call, request, answer, scene)
         return await self._tools[call.name].deliver(call, request, answer, scene)
+
+
+def handed_back(
+    call: ToolCall, request: HumanRequest, answer: TakeoverAnswer, scene: Scene
+) -> Outcome:
+    """A takeover of a tool call: resolved (the run ends) or handed back (the call did not run)."""
+    if answer.decision == "resolve":
+        return resolved(request, answer)
+    text = (
+        returned_text(request, answer)
+        if answer.decision == "return"
+        else f"Nobody took the case over in time ({answer.decision})."
+    )
+    return result_reply(call, f"{text} The call {call.name} did not run.", scene)
 
 
 def _call_origin(call: ToolCall) -> dict[str, Any]:
@@ -481,8 +494,6 @@ class PolicyGate:
         self, call: ToolCall, request: HumanRequest, answer: BaseModel, scene: Scene
     ) -> Outcome:
         """Run, re-check, or refuse the call as the person answered."""
-        if isinstance(answer, TakeoverAnswer):
-            return self._taken_over(call, request, answer, scene)
         assert isinstance(answer, ApprovalAnswer)
         origin = origin_of(request)
         arguments = dict(origin.get("arguments") or call.arguments)
@@ -506,43 +517,53 @@ class PolicyGate:
         before: Decision | None,
         scope: str,
     ) -> Outcome:
-        state = scene.state()
         verdict = await judge(
-            self._tool, arguments, self._services.policy, before=before, state=state
+            self._tool, arguments, self._services.policy, before=before, state=scene.state()
         )
-        if verdict.error is not None or verdict.typed is None or verdict.decision is None:
+        if verdict.error is not None or verdict.decision is None:
             return result_reply(call, verdict.error, scene)
-        decision = verdict.decision
-        if decision.action == "auto":
-            if before is None:
-                scene.audit(
-                    "request.auto_decided",
-                    tool=self.name,
-                    arguments=verdict.arguments,
-                    decision="approve",
-                    rule=decision.rule_id,
-                )
+        return await self.route(call, verdict, verdict.decision, scene, before=before, scope=scope)
+
+    async def route(
+        self,
+        call: ToolCall,
+        verdict: Verdict,
+        decision: Decision,
+        scene: Scene,
+        *,
+        before: Decision | None = None,
+        scope: str = "auto",
+        origin: dict[str, Any] | None = None,
+    ) -> Outcome:
+        """Act on the policy's decision: run the call, refuse it, or ask a person.
+
+        A decision the policy took alone (not a re-check of a person's edit) is audited as
+        `request.auto_decided` with its rule.
+        """
+        if decision.action in ("auto", "deny") and before is None:
+            scene.audit(
+                "request.auto_decided",
+                tool=self.name,
+                arguments=verdict.arguments,
+                decision="approve" if decision.action == "auto" else "reject",
+                rule=decision.rule_id,
+            )
+        if decision.action == "auto" and verdict.typed is not None:
             result = await perform_call(
                 self._services, self._tool, verdict.typed, call.call_id, scope
             )
             return result_reply(call, result, scene)
         if decision.action == "deny":
-            scene.audit(
-                "request.auto_decided",
-                tool=self.name,
-                arguments=verdict.arguments,
-                decision="reject",
-                rule=decision.rule_id,
-            )
             return result_reply(call, f"Refused by policy rule {decision.rule_id}.", scene)
         context = await customer_context(self._services, scene)
         origin = {
+            **(origin or {}),
             "arguments": verdict.arguments,
             "decision": decision.model_dump(mode="json"),
             "edited": before is not None,
         }
+        title, reason = self._tool.wording(verdict.arguments, decision)
         if decision.action == "takeover":
-            title, _ = self._tool.wording(verdict.arguments, decision)
             return Ask(
                 takeover_request(
                     f"Take over: {title}",
@@ -554,48 +575,17 @@ class PolicyGate:
                 ),
                 origin,
             )
-        return Ask(
-            approval_request(self._tool, verdict.arguments, decision, context, before), origin
+        approval = approval_request(
+            self._tool,
+            verdict.arguments,
+            decision,
+            title=title,
+            reason=reason,
+            context=context,
+            default_team=self._services.policy.default_team,
+            edited=before is not None,
         )
-
-    def _taken_over(
-        self, call: ToolCall, request: HumanRequest, answer: TakeoverAnswer, scene: Scene
-    ) -> Outcome:
-        if answer.decision == "resolve":
-            return resolved(request, answer)
-        text = (
-            returned_text(request, answer) + f" The call {self.name} did not run."
-            if answer.decision == "return"
-            else f"Nobody took the case in time; the call {self.name} did not run."
-        )
-        return result_reply(call, text, scene)
-
-
-def approval_request(
-    tool: GatedTool,
-    arguments: dict[str, Any],
-    decision: Decision,
-    context: dict[str, Any],
-    before: Decision | None,
-) -> ApprovalRequest:
-    """An approval as the policy routes it: tool, arguments and their schema, the rule."""
-    title, reason = tool.wording(arguments, decision)
-    if before is not None:
-        reason = f"An edit changed the call, and the new arguments need approval. {reason}"
-    return ApprovalRequest(
-        title=title,
-        reason=reason,
-        context=context,
-        team=decision.team or "support-leads",
-        approvals_required=decision.approvals_required,
-        priority="high" if decision.approvals_required > 1 else "normal",
-        policy_rule=decision.rule_id,
-        expires_in_s=decision.expires_in_s,
-        escalation=list(decision.escalation),
-        proposed_action=ProposedAction(
-            tool=tool.name, arguments=arguments, arguments_schema=schema_of(tool.arguments)
-        ),
-    )
+        return Ask(approval, origin)
 
 
 def _refusal_text(request: HumanRequest, answer: ApprovalAnswer | ReviewAnswer) -> str:
@@ -636,10 +626,6 @@ class AskHuman:
         self, call: ToolCall, request: HumanRequest, answer: BaseModel, scene: Scene
     ) -> Outcome:
         """The person's answer as the tool's result."""
-        if isinstance(answer, TakeoverAnswer):
-            if answer.decision == "resolve":
-                return resolved(request, answer)
-            return result_reply(call, returned_text(request, answer), scene)
         assert isinstance(answer, QuestionAnswer)
         if answer.decision == "answer":
             return result_reply(call, f"{request.answered_by} answered: {answer.answer}", scene)
@@ -693,10 +679,6 @@ class ReviewDraft:
         self, call: ToolCall, request: HumanRequest, answer: BaseModel, scene: Scene
     ) -> Outcome:
         """Send the draft as approved or edited, or tell the model why not."""
-        if isinstance(answer, TakeoverAnswer):
-            if answer.decision == "resolve":
-                return resolved(request, answer)
-            return result_reply(call, returned_text(request, answer) + " Nothing was sent.", scene)
         assert isinstance(answer, ReviewAnswer)
         arguments = dict(origin_of(request).get("arguments") or call.arguments)
         if answer.decision == "edit":
@@ -737,11 +719,8 @@ class CloseCase:
     async def deliver(
         self, call: ToolCall, request: HumanRequest, answer: BaseModel, scene: Scene
     ) -> Outcome:
-        """Never asked about, so a taken-over close is resolved or handed back like any other."""
-        assert isinstance(answer, TakeoverAnswer)
-        if answer.decision == "resolve":
-            return resolved(request, answer)
-        return result_reply(call, returned_text(request, answer), scene)
+        """Never asked about: a close is not a question for anyone."""
+        raise AssertionError(f"close_case asks nobody, yet request {request.id} was answered")
 
 
 # calls of `approval_mode="always_require"` tools ----------------------------------------------
@@ -789,45 +768,23 @@ class ToolApprovals:
         if verdict.error is not None or verdict.decision is None:
             return result_reply(call, verdict.error, scene)
         decision = verdict.decision
-        if decision.action == "auto":
+        if decision.action == "auto":  # declared always_require: a person decides regardless
             decision = Decision(
                 action="approval",
                 rule_id=f"{call.name}.always_require",
                 team=self._services.policy.default_team,
             )
-        origin = _call_origin(call) | {
-            "arguments": verdict.arguments,
-            "decision": decision.model_dump(mode="json"),
-            "approval_request": data.to_dict(),
-            "edited": False,
-        }
-        if decision.action == "deny":
-            scene.audit(
-                "request.auto_decided",
-                tool=call.name,
-                arguments=verdict.arguments,
-                decision="reject",
-                rule=decision.rule_id,
-            )
-            return result_reply(call, f"Refused by policy rule {decision.rule_id}.", scene)
-        context = await customer_context(self._services, scene)
-        if decision.action == "takeover":
-            return Ask(
-                takeover_request(
-                    f"Take over: {call.agent} wants to call {call.name}",
-                    f"Policy rule {decision.rule_id} hands this case to a person.",
-                    decision,
-                    context,
-                    scene,
-                ),
-                origin,
-            )
-        return Ask(approval_request(tool, verdict.arguments, decision, context, None), origin)
+        origin = _call_origin(call) | {"approval_request": data.to_dict()}
+        return await PolicyGate(self._services, tool).route(
+            call, verdict, decision, scene, origin=origin
+        )
 
     async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
         """MAF's approval for approve; the tool's result for everything else."""
         origin = origin_of(request)
         call = _call_of(origin)
+        if isinstance(answer, TakeoverAnswer):
+            return handed_back(call, request, answer, scene)
         tool = self._tools[call.name]
         gate = PolicyGate(self._services, tool)
         if (

@@ -140,6 +140,39 @@ async def judge(
     return Verdict(arguments=args, typed=typed, decision=decision)
 
 
+def approval_request(
+    tool: GatedTool,
+    arguments: dict[str, Any],
+    decision: Decision,
+    *,
+    title: str,
+    reason: str,
+    context: dict[str, Any],
+    default_team: str,
+    edited: bool = False,
+) -> ApprovalRequest:
+    """An approval as the policy routes it: the tool, arguments and their schema, the rule.
+
+    `edited`: the arguments are a person's edit that needs more than that person could give.
+    """
+    if edited:
+        reason = f"An edit changed the call, and the new arguments need approval. {reason}"
+    return ApprovalRequest(
+        title=title,
+        reason=reason,
+        context=context,
+        team=decision.team or default_team,
+        approvals_required=decision.approvals_required,
+        priority="high" if decision.approvals_required > 1 else "normal",
+        policy_rule=decision.rule_id,
+        expires_in_s=decision.expires_in_s,
+        escalation=list(decision.escalation),
+        proposed_action=ProposedAction(
+            tool=tool.name, arguments=arguments, arguments_schema=schema_of(tool.arguments)
+        ),
+    )
+
+
 async def perform_call(
     services: RunServices, tool: GatedTool, typed: BaseModel, call_id: str, scope: str
 ) -> Any:
@@ -277,29 +310,21 @@ class ToolGateAgent(Executor):
         if decision.action == "takeover":
             # a rule may hand the case to a person; at this gate that person approves the call
             decision = decision.model_copy(update={"action": "approval"})
-        if edited:
-            reason = f"An edit changed the call, and the new arguments need approval. {reason}"
         self._open[maf_request_id] = {
             "call_id": call_id,
             "arguments": args,
-            "decision": decision.model_dump(),
+            "decision": decision.model_dump(mode="json"),
         }
         await ctx.request_info(
-            ApprovalRequest(
+            approval_request(
+                tool,
+                args,
+                decision,
                 title=title,
                 reason=reason,
                 context={**self._context, "conversation": self.conversation()},
-                team=decision.team or self._services.policy.default_team,
-                approvals_required=decision.approvals_required,
-                priority="high" if decision.approvals_required > 1 else "normal",
-                policy_rule=decision.rule_id,
-                expires_in_s=decision.expires_in_s,
-                escalation=list(decision.escalation),
-                proposed_action=ProposedAction(
-                    tool=tool.name,
-                    arguments=args,
-                    arguments_schema=schema_of(tool.arguments),
-                ),
+                default_team=self._services.policy.default_team,
+                edited=edited,
             ),
             ApprovalAnswer,
             request_id=maf_request_id,
