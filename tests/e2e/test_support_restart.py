@@ -51,7 +51,7 @@ async def test_pending_request_survives_kill_9_then_the_answer_finishes_the_run(
 ) -> None:
     body, kind, person, answer, resolution = CASES[case]
     async with baton_server(db_url, tokens, server_log) as server:
-        run = await server.start_run(body)
+        run = await server.start_run(body, user="sue")
         pending = await pending_request(server, run["id"], kind=kind)
         server.kill()
 
