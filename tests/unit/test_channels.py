@@ -192,3 +192,44 @@ async def test_a_takeover_rule_at_the_tool_boundary_asks_a_person_first(strict_d
     assert done.status == "completed"
     assert "No refunds this week. The call issue_refund did not run." in done.output["resolution"]
     assert await desk.store.list_refunds() == []
+
+
+@pytest.mark.parametrize("decision", ["resolve", "return"])
+async def test_a_workflows_own_approval_taken_over_is_resolved_or_handed_back(
+    desk: Desk, decision: str
+) -> None:
+    run = await desk.runtime.start(
+        "refund", {"order_id": "A-1005", "amount": 120, "reason": "broken"}, actor="sam"
+    )
+    await desk.worker.run_until_idle()
+    [approval] = (await desk.service.list(RequestFilter(run_id=run.id))).items
+    lee = await desk.person("lee")
+    await desk.service.take_over(approval.id, responder=lee)
+    await desk.worker.run_until_idle()
+    takeover = next(
+        r
+        for r in (await desk.service.list(RequestFilter(run_id=run.id))).items
+        if r.id != approval.id
+    )
+    assert (takeover.kind, takeover.assignee, takeover.status) == ("takeover", "lee", "pending")
+    answer = (
+        {"decision": "resolve", "resolution": "Refunded by hand.", "outcome": {"amount": 120}}
+        if decision == "resolve"
+        else {"decision": "return", "guidance": "Offer a voucher instead."}
+    )
+    await desk.service.respond(takeover.id, answer, responder=lee)
+    await desk.worker.run_until_idle()
+    done = await desk.runtime.get(run.id)
+
+    assert done.status == "completed"
+    if decision == "resolve":
+        assert done.output == {
+            "resolution": "Refunded by hand.",
+            "outcome": {"amount": 120},
+            "resolved_by": "lee",
+            "resolver": "person",
+        }
+    else:  # the refund agent got a rejection carrying the guidance, and said so
+        assert "Offer a voucher instead." in done.output["text"]
+        assert "No refund was issued" in done.output["text"]
+    assert await desk.store.list_refunds() == []
