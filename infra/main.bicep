@@ -49,6 +49,9 @@ param openAiLocation string = ''
 @description('AZURE_OPENAI_DEPLOYMENT: the model deployment the agents call (created with a new account).')
 param openAiDeploymentName string = 'gpt-4o-mini'
 
+@description('AZURE_OPENAI_API_VERSION: the Azure OpenAI API version. Empty: MAF\'s default.')
+param openAiApiVersion string = ''
+
 @description('Model of a created deployment.')
 param openAiModelName string = 'gpt-4o-mini'
 
@@ -146,6 +149,9 @@ param webhookSecret string = ''
 
 @description('BATON_WORKFLOWS: extra workflow modules in the image, comma-separated.')
 param workflows string = ''
+
+@description('BATON_POLICIES: a policies file (YAML) in the image. Empty: the rules shipped with Baton.')
+param policies string = ''
 
 @minValue(1)
 @maxValue(64)
@@ -292,6 +298,8 @@ module apps 'modules/apps.bicep' = {
     model: model
     openAiEndpoint: openAi.outputs.endpoint
     openAiDeploymentName: openAiDeploymentName
+    openAiApiVersion: openAiApiVersion
+    policies: policies
     authClientId: authClientId
     authUnauthenticatedAction: authUnauthenticatedAction
     easyAuthGroups: easyAuthGroups

@@ -12,6 +12,9 @@
 // not set: OPENAI_BASE_URL: for BATON_MODEL=openai or ollama; this deployment calls Azure OpenAI
 // not set: OTEL_EXPORTER_OTLP_ENDPOINT: Application Insights is the exporter here (with its connection string set, OTLP is not used)
 // not set: BATON_BENCH_POSTGRES_URL: read by `baton bench` only, never by a serving process
+// not set: OPENAI_MODEL: for BATON_MODEL=openai; this deployment calls Azure OpenAI
+// not set: BATON_OLLAMA_BASE_URL: for BATON_MODEL=ollama; this deployment calls Azure OpenAI
+// not set: BATON_OLLAMA_MODEL: for BATON_MODEL=ollama; this deployment calls Azure OpenAI
 param location string
 param tags object
 param environmentName string
@@ -29,6 +32,8 @@ param secretUris object
 param model string
 param openAiEndpoint string
 param openAiDeploymentName string
+param openAiApiVersion string
+param policies string
 param authClientId string
 param authUnauthenticatedAction string
 param easyAuthGroups string
@@ -177,6 +182,11 @@ var sharedEnv = [
     value: openAiDeploymentName
   }
   {
+    // Empty: MAF's default API version.
+    name: 'AZURE_OPENAI_API_VERSION'
+    value: openAiApiVersion
+  }
+  {
     // DefaultAzureCredential picks the user-assigned identity by its client id.
     name: 'AZURE_CLIENT_ID'
     value: identityClientId
@@ -188,6 +198,11 @@ var sharedEnv = [
   {
     name: 'BATON_WORKFLOWS'
     value: workflows
+  }
+  {
+    // A policies file in the image; empty: the rules shipped with Baton.
+    name: 'BATON_POLICIES'
+    value: policies
   }
   {
     name: 'BATON_WORKER_CONCURRENCY'

@@ -61,6 +61,10 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         SEE | {"sam": 403, "val": 403},
     ),
     ("GET", "/api/stream"): ("signed in; streams only the runs one may see", ANY),
+    ("POST", "/api/requests/{request_id}/takeover"): (
+        "a responder of the owning team or an admin takes the request over",
+        SEE | {"sam": 403, "val": 403},
+    ),
 }
 
 Call = Callable[[httpx.AsyncClient, dict[str, Any]], Awaitable[httpx.Response]]
