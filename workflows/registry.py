@@ -22,7 +22,7 @@ from workflows.checkpoints import type_key
 
 Builder = Callable[[RunServices], Workflow]
 
-BUILTIN_MODULES = ("workflows.refund",)
+BUILTIN_MODULES = ("workflows.refund", "workflows.purchase")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,12 +27,14 @@ from baton.errors import (
     RunNotFound,
     StoreError,
 )
+from executors.run_end import END_EVENT
 from executors.services import ChatClientFactory, RunServices
 from executors.tool_gate import AUDIT_EVENT
 from human.effects import EffectLedger
 from human.kinds import KINDS, ApprovalRequest, Routing, kind_of
 from human.policy import Policy, default_policy
 from human.records import TERMINAL_RUN, HumanRequest, NewEvent, Page, Run
+from human.routing import notifications_for, timers_for
 from human.store.base import LocalWorker, Progress, Store, utcnow
 from workflows import registry
 from workflows.checkpoints import RunCheckpointStorage
@@ -55,9 +57,11 @@ class Runtime:
         clock: Callable[[], datetime] = utcnow,
         on_change: Callable[[str, str], None] | None = None,
         workflow_modules: str = "",
+        notify_channels: Sequence[str] = (),
     ) -> None:
         registry.load(workflow_modules)
         self.store = store
+        self._channels = tuple(notify_channels)
         self._clients = ChatClientFactory(model)
         self._policy = policy or default_policy()
         self._ledger = EffectLedger(store)
@@ -254,6 +258,7 @@ class Runtime:
             details = getattr(failure, "details", None)
             message = getattr(details, "message", None) or "the workflow failed"
             return self._failure(run, job_id, deliver, message, events)
+        ended = any(e.type == END_EVENT for e in result)
         waiting = [
             *await self.store.open_requests(run.id),
             *await self.store.answered_requests(run.id),
@@ -261,8 +266,8 @@ class Runtime:
         still_open = [r.maf_request_id for r in waiting if deliver is None or r.id != deliver.id]
         # A restore re-emits the requests still pending; only the others are new.
         asked = [e for e in result.get_request_info_events() if e.request_id not in still_open]
-        pending = [e.request_id for e in asked] + still_open
-        if not pending and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
+        pending = [] if ended else [e.request_id for e in asked] + still_open
+        if not pending and not ended and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
             raise PauseNotDurable("the workflow waits on requests Baton does not know of")
         base = {
             "run_id": run.id,
@@ -299,6 +304,10 @@ class Runtime:
                 checkpoint=storage.draft(checkpoint_id),
                 new_requests=requests,
                 events=events,
+                timers=[t for r in requests for t in timers_for(r)],
+                notifications=[
+                    n for r in requests for n in notifications_for(r, self._channels, "created")
+                ],
                 **base,
             )
         output = _jsonable(result.get_outputs())
@@ -365,6 +374,7 @@ class Runtime:
             expires_at=now + timedelta(seconds=data.expires_in_s) if data.expires_in_s else None,
             approvals_required=data.approvals_required,
             policy_rule=data.policy_rule,
+            escalation=[e.model_dump(mode="json", exclude_none=True) for e in data.escalation],
         )
 
 
