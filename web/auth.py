@@ -44,8 +44,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from baton.errors import Unauthenticated
 from baton.settings import Settings
-from human.people import TOKEN_PREFIX, token_hash
-from human.people import new_token as new_token  # tokens are made in human.people; re-exported
+from human.people import TOKEN_PREFIX as TOKEN_PREFIX  # tokens are made there; re-exported
+from human.people import new_token as new_token
+from human.people import token_hash as token_hash
 from human.records import User
 from human.store.base import Store
 
