@@ -2,14 +2,14 @@
 
 In production it is the system clock. Tests move it without sleeping: `BATON_CLOCK_FILE` (tests
 only, like `BATON_FAILPOINTS`) names a file holding an offset in seconds that every process of the
-test adds to the system clock, read afresh whenever the file changes. An offset rather than a fixed
-time keeps time flowing, so leases, retries and polling behave as they do in production while a
-test jumps hours ahead by writing one number.
+test adds to the system clock, read at every look (a few bytes, and only in tests: no cache to go
+stale when two writes land within one tick of the file system's clock). An offset rather than a
+fixed time keeps time flowing, so leases, retries and polling behave as they do in production
+while a test jumps hours ahead by writing one number.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,8 +20,6 @@ class Clock:
 
     def __init__(self, offset_file: str | Path | None = None) -> None:
         self._file = Path(offset_file) if offset_file else None
-        self._seen: tuple[int, int] | None = None
-        self._offset = timedelta(0)
 
     def __call__(self) -> datetime:
         """Now, aware, in UTC (plus the file's offset, if any)."""
@@ -32,21 +30,15 @@ class Clock:
         if self._file is None:
             return timedelta(0)
         try:
-            stat = os.stat(self._file)
+            text = self._file.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             return timedelta(0)
-        seen = (stat.st_mtime_ns, stat.st_size)
-        if seen != self._seen:
-            text = self._file.read_text(encoding="utf-8").strip()
-            try:
-                seconds = float(text) if text else 0.0
-            except ValueError as exc:
-                raise ValueError(
-                    f"BATON_CLOCK_FILE {self._file} must hold an offset in seconds, not {text!r}"
-                ) from exc
-            self._offset = timedelta(seconds=seconds)
-            self._seen = seen
-        return self._offset
+        try:
+            return timedelta(seconds=float(text) if text else 0.0)
+        except ValueError as exc:
+            raise ValueError(
+                f"BATON_CLOCK_FILE {self._file} must hold an offset in seconds, not {text!r}"
+            ) from exc
 
 
 def clock_of(offset_file: str | None) -> Callable[[], datetime]:

@@ -300,7 +300,7 @@ def refuse_closed(request: HumanRequest) -> None:
 
 def claimed_error(request: HumanRequest) -> RequestClaimed:
     """The 409 for someone else's live claim, naming the holder and until when."""
-    until = request.claimed_until.isoformat() if request.claimed_until else None
+    until = request.model_dump(mode="json", include={"claimed_until"})["claimed_until"]
     return RequestClaimed(
         f"request {request.id} is claimed by {request.claimed_by} until {until}",
         claimed_by=request.claimed_by,
