@@ -140,9 +140,7 @@ async def test_concurrent_claims_by_eight_people_one_wins(
             for name in people
         ]
         try:
-            replies = await asyncio.gather(
-                *(c.post(f"/api/requests/{rid}/claim") for c in clients)
-            )
+            replies = await asyncio.gather(*(c.post(f"/api/requests/{rid}/claim") for c in clients))
         finally:
             for c in clients:
                 await c.aclose()
