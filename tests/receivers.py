@@ -175,22 +175,21 @@ def smtp_server(directory: Path) -> Iterator[SmtpServer]:
         )
         if not ok:
             server.refusals.append(f"bad login by {mechanism}")
-        return AuthResult(success=ok)
+        return AuthResult(success=ok, auth_data=server.username if ok else None)
 
     class Handler:
         async def handle_DATA(  # noqa: N802 - aiosmtpd's hook name
             self, smtp: SMTP, session: Session, envelope: Envelope
         ) -> str:
             raw = envelope.original_content or b""
-            data = session.login_data
-            login = data.login if isinstance(data, LoginPassword) else None
+            login = session.auth_data if session.authenticated else None
             server.mails.append(
                 Mail(
                     sender=str(envelope.mail_from),
                     recipients=list(envelope.rcpt_tos),
                     message=message_from_bytes(raw, policy=policy.default),  # type: ignore[arg-type]
                     tls=session.ssl is not None,
-                    login=login.decode() if isinstance(login, bytes) else login,
+                    login=login if isinstance(login, str) else None,
                 )
             )
             return "250 OK"

@@ -120,10 +120,11 @@ class EmailChannel:
         if request.expires_at:
             facts.append(("Deadline", request.expires_at.strftime("%Y-%m-%d %H:%M UTC")))
         facts += key_context(request)
+        article = "An" if request.kind[0] in "aeiou" else "A"
         lead = (
             f"This {request.kind} request was escalated to {request.team}."
             if notice.event == "escalated"
-            else f"A {request.kind} request waits for {request.team}."
+            else f"{article} {request.kind} request waits for {request.team}."
         )
         message = EmailMessage()
         message["Subject"] = f"[Baton] {notice.headline}"
