@@ -71,12 +71,13 @@ def slack_actions(
     settings: Settings, store: Store, requests: RequestService
 ) -> SlackActions | None:
     """The Slack buttons' endpoint logic, when `BATON_SLACK_SIGNING_SECRET` is set."""
-    if settings.slack_signing_secret is None:
+    secret = settings.slack_signing_secret
+    if secret is None or not secret.get_secret_value():
         return None
     return SlackActions(
         store,
         requests,
         link_signer(settings),
-        signing_secret=settings.slack_signing_secret.get_secret_value(),
+        signing_secret=secret.get_secret_value(),
         timeout_s=settings.notify_timeout_seconds,
     )
