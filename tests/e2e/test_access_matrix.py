@@ -1,0 +1,243 @@
+"""Who may call what: every route x role x own/foreign team, against a real server.
+
+`RULES` names every route the app serves with its rule; a route without a rule fails
+`test_every_route_has_a_rule`, so a new route cannot arrive without deciding who may call it.
+The people, for a refund of 120 that `sam` (support-agents) started, whose approval belongs to
+support-leads:
+
+- ada: admin; lee: responder of the owning team; sam: the run's starter, responder of another team;
+  fay: responder of a foreign team (finance); val: viewer of the owning team; vic: viewer of a
+  foreign team (legal); anon: no credentials.
+
+Seeing: ada, lee, sam and val see the run; fay and vic get a 404 for what they may not see (never a
+403 that would confirm an id). Acting: a viewer's 403 and a foreign responder's 403 say why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.routing import Mount, Route
+
+from baton.settings import Settings
+from human.store import open_store
+from tests.harness import REFUND_120, Server, baton_server
+from web.app import create_app
+from web.auth import new_token, token_hash
+
+PEOPLE = ("anon", "ada", "lee", "sam", "fay", "val", "vic")
+SEE = {"anon": 401, "ada": 200, "lee": 200, "sam": 200, "fay": 404, "val": 200, "vic": 404}
+ANY = {"anon": 401} | dict.fromkeys(PEOPLE[1:], 200)
+PUBLIC = dict.fromkeys(PEOPLE, 200)
+ADMINS = {"anon": 401, "ada": 200} | dict.fromkeys(PEOPLE[2:], 403)
+ONE_EACH = dict.fromkeys(PEOPLE[1:], 201)
+
+# (method, path) -> (rule, expected status per person)
+RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
+    ("GET", "/healthz"): ("public", PUBLIC),
+    ("GET", "/openapi.json"): ("public: the API's shape, no data", PUBLIC),
+    ("GET", "/docs"): ("public", PUBLIC),
+    ("GET", "/docs/oauth2-redirect"): ("public", PUBLIC),
+    ("GET", "/redoc"): ("public", PUBLIC),
+    ("GET", "/api/workflows"): ("signed in", ANY),
+    ("POST", "/api/runs"): (
+        "responders and admins start runs",
+        ANY | {"val": 403, "vic": 403, **dict.fromkeys(("ada", "lee", "sam", "fay"), 201)},
+    ),
+    ("GET", "/api/runs"): ("signed in; lists only the runs one may see", ANY),
+    ("GET", "/api/runs/{run_id}"): ("who may see the run", SEE),
+    ("GET", "/api/runs/{run_id}/events"): ("who may see the run", SEE),
+    ("POST", "/api/runs/{run_id}/cancel"): (
+        "who may see the run, but not a viewer",
+        SEE | {"val": 403},
+    ),
+    ("GET", "/api/requests"): ("signed in; lists only the requests one may see", ANY),
+    ("GET", "/api/requests/{request_id}"): ("who may see the run", SEE),
+    ("GET", "/api/requests/{request_id}/events"): ("who may see the run", SEE),
+    ("POST", "/api/requests/{request_id}/respond"): (
+        "a responder of the owning team or an admin; never the run's starter approving",
+        SEE | {"sam": 403, "val": 403},
+    ),
+    ("GET", "/api/stream"): ("signed in; streams only the runs one may see", ANY),
+    ("POST", "/api/requests/{request_id}/claim"): (
+        "who may answer it: a responder of the owning team or an admin",
+        SEE | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/api/requests/{request_id}/release"): (
+        "the claim's holder (here lee) or an admin",
+        SEE | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/api/requests/{request_id}/reassign"): (
+        "a responder of the owning team or an admin",
+        SEE | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/api/tokens"): ("signed in: a token of one's own", ANY | ONE_EACH),
+    ("GET", "/api/tokens"): ("signed in: one's own tokens; an admin's, everyone's", ANY),
+    ("DELETE", "/api/tokens/{token_id}"): (
+        "the token's owner (here lee) or an admin; anyone else: no such token",
+        {"anon": 401, "ada": 200, "lee": 200, "sam": 404, "fay": 404, "val": 404, "vic": 404},
+    ),
+    ("GET", "/api/teams"): ("admins", ADMINS),
+    ("POST", "/api/teams"): ("admins", ADMINS | {"ada": 201}),
+    ("GET", "/api/users"): ("admins", ADMINS),
+    ("POST", "/api/users"): ("admins", ADMINS | {"ada": 201}),
+    ("PATCH", "/api/users/{name}"): ("admins", ADMINS),
+    ("POST", "/integrations/slack/actions"): (
+        "Slack's signature over the body, never a bearer token",
+        dict.fromkeys(PEOPLE, 401),
+    ),
+}
+
+Call = Callable[[httpx.AsyncClient, dict[str, Any]], Awaitable[httpx.Response]]
+
+
+def served_routes() -> set[tuple[str, str]]:
+    """(method, path) of every route the app serves, through included routers and mounts."""
+    app = create_app(Settings(database_url="sqlite:///unused.db"), worker=False)
+    found: set[tuple[str, str]] = set()
+
+    def walk(routes: Any, prefix: str) -> None:
+        for route in routes:
+            included = getattr(route, "original_router", None)  # FastAPI >= 0.165 keeps routers
+            if included is not None:
+                walk(included.routes, prefix + route.include_context.prefix)
+            elif isinstance(route, Mount):
+                found.add(("MOUNT", prefix + route.path))
+            elif isinstance(route, Route):
+                methods = set(route.methods or ()) - {"HEAD"}
+                found.update((method, prefix + route.path) for method in methods)
+
+    walk(app.routes, "")
+    return found
+
+
+def test_every_route_has_a_rule() -> None:
+    served = served_routes()
+    assert served - set(RULES) == set(), "routes without an access rule: add them to RULES"
+    assert set(RULES) - served == set(), "rules for routes the app does not serve"
+
+
+async def add_vic(db_url: str, tokens: dict[str, str]) -> None:
+    store = await open_store(db_url)
+    try:
+        vic = await store.add_user("vic", role="viewer", teams=["legal"])
+        tokens["vic"] = new_token()
+        await store.add_token(vic.id, token_hash(tokens["vic"]), "tests")
+    finally:
+        await store.close()
+
+
+def client_of(server: Server, person: str) -> httpx.AsyncClient:
+    client = server.anonymous()
+    if person != "anon":
+        client.headers["Authorization"] = f"Bearer {server.tokens[person]}"
+    return client
+
+
+async def a_paused_refund(server: Server, *, by: str = "sam") -> dict[str, Any]:
+    run = await server.start_run(REFUND_120, user=by)
+    request = await server.wait_for_request(run["id"])
+    return {"run_id": run["id"], "request_id": request["id"]}
+
+
+async def call(client: httpx.AsyncClient, method: str, path: str, ids: dict[str, Any]) -> Any:
+    url = path.format(**ids)
+    if (method, path) == ("GET", "/api/stream"):
+        async with client.stream("GET", url) as reply:
+            return reply  # the status is known once the headers arrive
+    body: Any = None
+    if path == "/api/runs" and method == "POST":
+        body = REFUND_120
+    elif path.endswith("/respond"):
+        body = {"decision": "approve"}
+    elif path.endswith("/reassign"):
+        body = {"team": "finance"}
+    elif (method, path) == ("POST", "/api/tokens"):
+        body = {"label": "matrix"}
+    elif (method, path) == ("POST", "/api/teams"):
+        body = {"name": "matrix-team"}
+    elif (method, path) == ("POST", "/api/users"):
+        body = {"name": "matrix-user"}
+    elif method == "PATCH":
+        body = {"email": "val@matrix.example"}
+    return await client.request(method, url, json=body)
+
+
+async def test_every_route_for_every_person(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    await add_vic(db_url, tokens)
+    mismatches = []
+    slack = {"BATON_SLACK_SIGNING_SECRET": "matrix"}  # configured: only its signature counts
+    async with baton_server(db_url, tokens, server_log, slack) as server:
+        shared = await a_paused_refund(server)
+        async with server.client("lee") as lee:
+            token = await lee.post("/api/tokens", json={"label": "to revoke"})
+            shared |= {"token_id": token.json()["id"], "name": "val"}
+        for (method, path), (rule, expected) in RULES.items():
+            changes_state = method == "POST" and "{" in path
+            for person in PEOPLE:
+                ids = await a_paused_refund(server) if changes_state else shared
+                if path.endswith("/release"):
+                    async with server.client("lee") as lee:
+                        await lee.post(f"/api/requests/{ids['request_id']}/claim")
+                reply = await call(client_of(server, person), method, path, ids)
+                if reply.status_code != expected[person]:
+                    mismatches.append(
+                        f"{method} {path} as {person}: {reply.status_code}, expected "
+                        f"{expected[person]} ({rule})"
+                    )
+                elif reply.status_code == 403:
+                    detail = reply.json()["detail"]
+                    assert person in detail, f"a 403 says who and why: {detail}"
+                elif reply.status_code == 404:
+                    detail = reply.json()["detail"]
+                    assert detail.startswith(("no run", "no request", "no token")), detail
+    assert mismatches == []
+
+
+@pytest.mark.parametrize("person", ["ada", "lee", "sam", "fay", "val", "vic"])
+async def test_lists_hold_only_what_one_may_see(
+    db_url: str, tokens: dict[str, str], server_log: Path, person: str
+) -> None:
+    await add_vic(db_url, tokens)
+    async with baton_server(db_url, tokens, server_log) as server:
+        refund = await a_paused_refund(server)
+        async with server.client(person) as client:
+            runs = (await client.get("/api/runs")).json()["items"]
+            requests = (await client.get("/api/requests")).json()["items"]
+
+    sees = SEE[person] == 200
+    assert [r["id"] for r in runs] == ([refund["run_id"]] if sees else [])
+    assert [r["id"] for r in requests] == ([refund["request_id"]] if sees else [])
+
+
+async def test_four_eyes_the_starter_cannot_approve_another_can(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        mine = await a_paused_refund(server, by="lee")  # lee is in support-leads, the approvers
+        before = await server.snapshot(mine["request_id"])
+
+        refused = await server.respond(mine["request_id"], {"decision": "approve"}, user="lee")
+        assert refused.status_code == 403, refused.text
+        assert "four-eyes: lee started run" in refused.json()["detail"]
+        edit = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 60}}
+        refused = await server.respond(mine["request_id"], edit, user="lee")
+        assert refused.status_code == 403, refused.text
+        assert await server.snapshot(mine["request_id"]) == before
+
+        # ada is an admin, and not the starter: she may
+        reply = await server.respond(mine["request_id"], {"decision": "approve"}, user="ada")
+        assert reply.status_code == 200, reply.text
+        await server.wait_for_run(mine["run_id"], status="completed")
+
+        # the starter may still withdraw: a rejection is no approval
+        theirs = await a_paused_refund(server, by="lee")
+        withdrawn = {"decision": "reject", "reason": "asked by mistake"}
+        reply = await server.respond(theirs["request_id"], withdrawn, user="lee")
+        assert reply.status_code == 200, reply.text
