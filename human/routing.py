@@ -21,7 +21,6 @@ from typing import Any, Literal
 from human.kinds import Escalation
 from human.records import OPEN_STATUSES, HumanRequest, NewEvent
 from human.store.base import NewNotification, NewTimer
-from human.store.rows import unclaimed_status
 
 ChangeOutcome = Literal["claimed", "renewed", "released", "reassigned", "expired", "escalated"]
 
@@ -72,6 +71,11 @@ def claim_is_live(request: HumanRequest, now: datetime) -> bool:
 def blocks(request: HumanRequest, actor: str, now: datetime) -> bool:
     """Whether someone other than `actor` holds a live claim on the request."""
     return claim_is_live(request, now) and request.claimed_by != actor
+
+
+def unclaimed_status(escalation_level: int) -> str:
+    """The status an open request has when nobody holds it: escalated once any rung applied."""
+    return "escalated" if escalation_level > 0 else "pending"
 
 
 def open_status(request: HumanRequest) -> str:

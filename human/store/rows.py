@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -26,6 +26,8 @@ from human.records import (
     Page,
     Run,
 )
+from human.routing import RequestChange, plan_claim, plan_reassign, plan_release
+from human.store.base import ClaimOutcome
 
 AnswerResult = Literal["closed", "partial", "repeated", "not_open"]
 
@@ -319,11 +321,6 @@ def delivered_status(outcome: str) -> str:
     return {"sent": "sent", "retrying": "queued", "failed": "failed", "skipped": "skipped"}[outcome]
 
 
-def unclaimed_status(escalation_level: int) -> str:
-    """The status an open request has when nobody holds it: escalated once any rung applied."""
-    return "escalated" if escalation_level > 0 else "pending"
-
-
 def new_token_id() -> str:
     """A public id for an API token."""
     return f"tok_{secrets.token_hex(8)}"
@@ -332,3 +329,36 @@ def new_token_id() -> str:
 def new_notification_id() -> str:
     """An outbox row's id: also the delivery id receivers dedupe on."""
     return f"ntf_{secrets.token_hex(8)}"
+
+
+PlanChange = Callable[[HumanRequest, datetime], tuple[str, RequestChange | None]]
+
+
+class HolderChanges:
+    """Claim, release and reassign, for a backend whose `_change` applies a plan under its lock."""
+
+    async def _change(self, request_id: str, plan: PlanChange) -> ClaimOutcome:
+        raise NotImplementedError
+
+    async def claim_request(self, request_id: str, actor: str, *, until: datetime) -> ClaimOutcome:
+        """Claim for `actor` until `until`: someone else's live claim wins."""
+        return await self._change(
+            request_id, lambda r, now: plan_claim(r, actor, until=until, now=now)
+        )
+
+    async def release_request(
+        self, request_id: str, actor: str, *, holder: str | None
+    ) -> ClaimOutcome:
+        """End a live claim (only `holder`'s unless None)."""
+        return await self._change(
+            request_id, lambda r, now: plan_release(r, actor, holder=holder, now=now)
+        )
+
+    async def reassign_request(
+        self, request_id: str, actor: str, *, team: str | None, assignee: str | None
+    ) -> ClaimOutcome:
+        """Move an open request to another team and/or person."""
+        return await self._change(
+            request_id,
+            lambda r, now: plan_reassign(r, actor, team=team, assignee=assignee, now=now),
+        )

@@ -39,7 +39,7 @@ from human.records import (
     Team,
     User,
 )
-from human.routing import RequestChange, plan_claim, plan_reassign, plan_release, plan_timer
+from human.routing import RequestChange, plan_timer, unclaimed_status
 from human.store import rows as shared
 from human.store.base import (
     AnswerOutcome,
@@ -108,7 +108,7 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="microseconds")
 
 
-class SqliteStore:
+class SqliteStore(shared.HolderChanges):
     """The `Store` on one SQLite file."""
 
     def __init__(self, path: Path, *, clock: Callable[[], datetime] = utcnow) -> None:
@@ -542,7 +542,7 @@ class SqliteStore:
                 conn.execute(
                     "UPDATE human_requests SET status = ?, claimed_by = NULL, "
                     "claimed_until = NULL WHERE id = ?",
-                    (shared.unclaimed_status(row["escalation_level"]), answer.request_id),
+                    (unclaimed_status(row["escalation_level"]), answer.request_id),
                 )
             return result
 
@@ -942,7 +942,7 @@ class SqliteStore:
     async def _change(
         self,
         request_id: str,
-        plan: Callable[[HumanRequest, datetime], tuple[str, RequestChange | None]],
+        plan: shared.PlanChange,
     ) -> ClaimOutcome:
         now = self._clock()
 
@@ -959,29 +959,6 @@ class SqliteStore:
         request = await self.get_request(request_id)
         assert request is not None
         return ClaimOutcome(result=result, request=request)
-
-    async def claim_request(self, request_id: str, actor: str, *, until: datetime) -> ClaimOutcome:
-        """Claim under the write lock: someone else's live claim wins."""
-        return await self._change(
-            request_id, lambda r, now: plan_claim(r, actor, until=until, now=now)
-        )
-
-    async def release_request(
-        self, request_id: str, actor: str, *, holder: str | None
-    ) -> ClaimOutcome:
-        """End a live claim (only `holder`'s unless None)."""
-        return await self._change(
-            request_id, lambda r, now: plan_release(r, actor, holder=holder, now=now)
-        )
-
-    async def reassign_request(
-        self, request_id: str, actor: str, *, team: str | None, assignee: str | None
-    ) -> ClaimOutcome:
-        """Move an open request to another team and/or person."""
-        return await self._change(
-            request_id,
-            lambda r, now: plan_reassign(r, actor, team=team, assignee=assignee, now=now),
-        )
 
     # timers ---------------------------------------------------------------------------------
 
