@@ -4,10 +4,11 @@ BatonError
 ├── NotFound            404   RequestNotFound, RunNotFound, WorkflowNotFound, UserNotFound,
 │                             TeamNotFound, TokenNotFound, NotConfigured
 ├── NotPermitted        403   (and Unauthenticated 401)
-├── Conflict            409   AnswerConflict, RunNotCancellable, RequestClaimed, NotClaimed,
-│                             RequestAnswered, AlreadyExists
+├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover,
+│                             RequestClaimed, NotClaimed, RequestAnswered, AlreadyExists
 ├── Closed              410   RequestClosed
-├── Invalid             422   InvalidAnswer, InvalidInput (carry per-field errors)
+├── Invalid             422   InvalidAnswer, InvalidInput, InvalidPolicy, InvalidSettings
+│                             (carry per-field errors)
 ├── StoreError          500   a backend failed
 ├── PauseNotDurable     500   a pause whose checkpoint could not be saved
 └── NotificationFailed  500   a channel could not deliver (the outbox retries; never HTTP)
@@ -132,6 +133,24 @@ class PauseNotDurable(BatonError):
     """No persisted checkpoint covers a pause: the run fails instead of pretending."""
 
     code = "pause_not_durable"
+
+
+class InvalidPolicy(Invalid):
+    """A policies file does not parse or validate; each error names its line."""
+
+    code = "invalid_policy"
+
+
+class InvalidSettings(Invalid):
+    """A setting Baton needs is missing or wrong; the message names it."""
+
+    code = "invalid_settings"
+
+
+class AlreadyTakeover(Conflict):
+    """A takeover request cannot be taken over; it is answered."""
+
+    code = "already_takeover"
 
 
 class TeamNotFound(NotFound):

@@ -19,7 +19,9 @@ from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import correlation_id
 from baton.wiring import job_handlers, notification_channels, slack_actions
+from executors.chat_clients import ProviderConfig
 from human.people import PeopleService
+from human.policy import load_policy
 from human.service import RequestService
 from human.store import open_store
 from web.auth import Authenticator
@@ -59,9 +61,16 @@ class CorrelationMiddleware:
 
 
 def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
-    """The Baton app: opens the store, runtime and (by default) worker for its lifetime."""
+    """The Baton app: opens the store, runtime and (by default) worker for its lifetime.
+
+    A model provider missing a setting, or a policies file that does not validate, raises
+    `InvalidSettings` / `InvalidPolicy` here, before anything serves.
+    """
     failpoints.arm(settings.failpoints)
     configure_telemetry(settings)
+    provider = ProviderConfig.from_settings(settings)
+    provider.check()
+    policy = load_policy(settings.policies)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -79,6 +88,8 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
             model=settings.model,
             on_change=on_change,
             workflow_modules=settings.workflows,
+            provider=provider,
+            policy=policy,
             clock=clock,
             notify_channels=sorted(channels),
         )

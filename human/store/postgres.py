@@ -69,6 +69,9 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
     r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
     r.escalation, r.escalation_level"""
+# A closed request's timers have nothing left to do: the jobs table keeps only work in flight.
+_DROP_REQUEST_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND request_id = $1"
+_DROP_RUN_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND run_id = $1"
 _SELECT_TOKENS: Final = """SELECT t.id, t.label, t.hint, t.created_at, t.revoked_at,
     u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id"""
 _SELECT_REQUESTS: Final = (
@@ -304,6 +307,7 @@ class PostgresStore(shared.HolderChanges):
             )
         ]
         await _events(conn, shared.cancelled_events(run_id, sorted(ids), actor), at)
+        await conn.execute(_DROP_RUN_TIMERS, run_id)
 
     async def setup(self) -> None:
         """Apply pending migrations under an advisory lock; running it twice changes nothing."""
@@ -438,6 +442,7 @@ class PostgresStore(shared.HolderChanges):
                     now,
                 )
             await _events(conn, progress.events, now)
+            await _append_transcript(conn, progress.run_id, progress.transcript, now)
             if progress.status in TERMINAL_RUN:
                 await self._close_open_requests(conn, progress.run_id, "system", now)
             if progress.job_id is not None:
@@ -596,6 +601,7 @@ class PostgresStore(shared.HolderChanges):
                     answer.request_id,
                 )
                 job = await _queue_drive(conn, "resume", row["run_id"], payload, lease)
+                await conn.execute(_DROP_REQUEST_TIMERS, answer.request_id)
             elif row["status"] == "claimed" and row["claimed_by"] == answer.actor:
                 # The holder's part of a several-approver request is done: others may now act.
                 await conn.execute(
@@ -1013,6 +1019,8 @@ class PostgresStore(shared.HolderChanges):
         await _events(conn, change.events, now)
         await _insert_timers(conn, change.timers)
         await _insert_notifications(conn, change.notifications, now)
+        if change.outcome == "expired":
+            await conn.execute(_DROP_REQUEST_TIMERS, request.id)
         if change.resume:
             await _queue_drive(conn, "resume", request.run_id, shared.job_payload(), None)
 
@@ -1182,6 +1190,112 @@ class PostgresStore(shared.HolderChanges):
             return shared.token_of(row) if row else None
 
         return await self._write(write)
+
+    # conversations ---------------------------------------------------------------------------
+
+    async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's conversation entries, in order."""
+        rows = await self._fetch(
+            "SELECT entry FROM run_transcript WHERE run_id = $1 ORDER BY seq", run_id
+        )
+        return [json.loads(r["entry"]) for r in rows]
+
+    # the support demo's back office ----------------------------------------------------------
+
+    async def seed_customers(self, customers: Sequence[dict[str, Any]]) -> None:
+        """Insert demo customers if missing."""
+        await self._write(
+            lambda c: c.executemany(
+                "INSERT INTO customers (id, name, email) VALUES ($1, $2, $3) "
+                "ON CONFLICT DO NOTHING",
+                [(c_["id"], c_["name"], c_["email"]) for c_ in customers],
+            )
+        )
+
+    async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
+        """A demo customer with the ids of their orders."""
+        row = await self._fetchrow("SELECT * FROM customers WHERE id = $1", customer_id)
+        if row is None:
+            return None
+        orders = await self._fetch(
+            "SELECT id FROM orders WHERE customer = $1 ORDER BY id", customer_id
+        )
+        return dict(row) | {"orders": [o["id"] for o in orders]}
+
+    async def close_account(self, *, idempotency_key: str, customer_id: str) -> dict[str, Any]:
+        """Close an account once per key: the back office dedupes on the key it is given."""
+        closure_id = "X-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
+
+        async def write(conn: Conn) -> dict[str, Any]:
+            await conn.execute(
+                "INSERT INTO account_closures (idempotency_key, closure_id, customer_id, "
+                "created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                idempotency_key,
+                closure_id,
+                customer_id,
+                self._now(),
+            )
+            await conn.execute("UPDATE customers SET status = 'closed' WHERE id = $1", customer_id)
+            row = await conn.fetchrow(
+                "SELECT closure_id, customer_id FROM account_closures WHERE idempotency_key = $1",
+                idempotency_key,
+            )
+            assert row is not None
+            return dict(row)
+
+        return await self._write(write)
+
+    async def send_customer_message(
+        self, *, idempotency_key: str, customer_id: str, subject: str, body: str
+    ) -> dict[str, Any]:
+        """Send once per key: the mail system dedupes on the key it is given."""
+        message_id = "M-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
+
+        async def write(conn: Conn) -> dict[str, Any]:
+            await conn.execute(
+                "INSERT INTO customer_messages (idempotency_key, message_id, customer_id, "
+                "subject, body, created_at) VALUES ($1, $2, $3, $4, $5, $6) "
+                "ON CONFLICT DO NOTHING",
+                idempotency_key,
+                message_id,
+                customer_id,
+                subject,
+                body,
+                self._now(),
+            )
+            row = await conn.fetchrow(
+                "SELECT message_id, customer_id, subject, body FROM customer_messages "
+                "WHERE idempotency_key = $1",
+                idempotency_key,
+            )
+            assert row is not None
+            return dict(row)
+
+        return await self._write(write)
+
+    async def list_customer_messages(self) -> list[dict[str, Any]]:
+        """Every message sent to customers, oldest first."""
+        rows = await self._fetch("SELECT * FROM customer_messages ORDER BY created_at, message_id")
+        return [_plain(r) for r in rows]
+
+    async def list_account_closures(self) -> list[dict[str, Any]]:
+        """Every account closure, oldest first."""
+        rows = await self._fetch("SELECT * FROM account_closures ORDER BY created_at, closure_id")
+        return [_plain(r) for r in rows]
+
+
+async def _append_transcript(
+    conn: Conn, run_id: str, entries: Sequence[dict[str, Any]], at: datetime
+) -> None:
+    if not entries:
+        return
+    base = await conn.fetchval(
+        "SELECT COALESCE(MAX(seq), 0) FROM run_transcript WHERE run_id = $1", run_id
+    )
+    await conn.executemany(
+        "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES ($1, $2, $3, $4)",
+        [(run_id, base + i, shared.dumps(e), at) for i, e in enumerate(entries, 1)],
+    )
 
 
 def _plain(row: asyncpg.Record) -> dict[str, Any]:

@@ -64,6 +64,9 @@ _INSERT_EVENT: Final = """INSERT INTO audit_events (type, at, run_id, request_id
     VALUES (?, ?, ?, ?, ?, ?)"""
 _QUEUE_DRIVE: Final = """INSERT OR IGNORE INTO jobs (kind, run_id, available_at, payload)
     VALUES (?, ?, ?, ?)"""
+# A closed request's timers have nothing left to do: the jobs table keeps only work in flight.
+_DROP_REQUEST_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND request_id = ?"
+_DROP_RUN_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND run_id = ?"
 _SELECT_TOKENS: Final = """SELECT t.id, t.label, t.hint, t.created_at, t.revoked_at,
     u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id"""
 _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
@@ -209,6 +212,7 @@ class SqliteStore(shared.HolderChanges):
             "UPDATE human_requests SET status = 'cancelled' WHERE id = ?", [(i,) for i in ids]
         )
         self._events(conn, shared.cancelled_events(run_id, ids, actor), at)
+        conn.execute(_DROP_RUN_TIMERS, (run_id,))
 
     async def setup(self) -> None:
         """Apply pending migrations under the write lock; running it twice changes nothing."""
@@ -371,6 +375,7 @@ class SqliteStore(shared.HolderChanges):
                     [(now, rid) for rid in progress.delivered_request_ids],
                 )
             self._events(conn, progress.events, now)
+            _append_transcript(conn, progress.run_id, progress.transcript, now)
             if progress.status in TERMINAL_RUN:
                 self._close_open_requests(conn, progress.run_id, "system", now)
             if progress.job_id is not None:
@@ -537,6 +542,7 @@ class SqliteStore(shared.HolderChanges):
                     (_dumps(final), answer.actor, at, answer.request_id),
                 )
                 job = _queue_drive(conn, "resume", row["run_id"], payload, lease)
+                conn.execute(_DROP_REQUEST_TIMERS, (answer.request_id,))
             elif row["status"] == "claimed" and row["claimed_by"] == answer.actor:
                 # The holder's part of a several-approver request is done: others may now act.
                 conn.execute(
@@ -936,6 +942,8 @@ class SqliteStore(shared.HolderChanges):
         self._events(conn, change.events, now)
         _insert_timers(conn, change.timers)
         _insert_notifications(conn, change.notifications, now)
+        if change.outcome == "expired":
+            conn.execute(_DROP_REQUEST_TIMERS, (request.id,))
         if change.resume:
             _queue_drive(conn, "resume", request.run_id, shared.job_payload(), None)
 
@@ -1115,8 +1123,120 @@ class SqliteStore(shared.HolderChanges):
 
         return await self._run(write, write=True)
 
+    # conversations ---------------------------------------------------------------------------
+
+    async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's conversation entries, in order."""
+        rows = await self._run(
+            lambda c: c.execute(
+                "SELECT entry FROM run_transcript WHERE run_id = ? ORDER BY seq", (run_id,)
+            ).fetchall(),
+            write=False,
+        )
+        return [json.loads(r[0]) for r in rows]
+
+    # the support demo's back office ----------------------------------------------------------
+
+    async def seed_customers(self, customers: Sequence[dict[str, Any]]) -> None:
+        """Insert demo customers if missing."""
+        await self._run(
+            lambda c: c.executemany(
+                "INSERT OR IGNORE INTO customers (id, name, email) VALUES (:id, :name, :email)",
+                customers,
+            ),
+            write=True,
+        )
+
+    async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
+        """A demo customer with the ids of their orders."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
+            row = conn.execute("SELECT * FROM customers WHERE id = ?", (customer_id,)).fetchone()
+            if row is None:
+                return None
+            orders = conn.execute(
+                "SELECT id FROM orders WHERE customer = ? ORDER BY id", (customer_id,)
+            ).fetchall()
+            return dict(row) | {"orders": [o[0] for o in orders]}
+
+        return await self._run(read, write=False)
+
+    async def close_account(self, *, idempotency_key: str, customer_id: str) -> dict[str, Any]:
+        """Close an account once per key: the back office dedupes on the key it is given."""
+        closure_id = "X-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            conn.execute(
+                "INSERT OR IGNORE INTO account_closures (idempotency_key, closure_id, "
+                "customer_id, created_at) VALUES (?, ?, ?, ?)",
+                (idempotency_key, closure_id, customer_id, self._now()),
+            )
+            conn.execute("UPDATE customers SET status = 'closed' WHERE id = ?", (customer_id,))
+            row = conn.execute(
+                "SELECT closure_id, customer_id FROM account_closures WHERE idempotency_key = ?",
+                (idempotency_key,),
+            ).fetchone()
+            return dict(row)
+
+        return await self._run(write, write=True)
+
+    async def send_customer_message(
+        self, *, idempotency_key: str, customer_id: str, subject: str, body: str
+    ) -> dict[str, Any]:
+        """Send once per key: the mail system dedupes on the key it is given."""
+        message_id = "M-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            conn.execute(
+                "INSERT OR IGNORE INTO customer_messages (idempotency_key, message_id, "
+                "customer_id, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (idempotency_key, message_id, customer_id, subject, body, self._now()),
+            )
+            row = conn.execute(
+                "SELECT message_id, customer_id, subject, body FROM customer_messages "
+                "WHERE idempotency_key = ?",
+                (idempotency_key,),
+            ).fetchone()
+            return dict(row)
+
+        return await self._run(write, write=True)
+
+    async def list_customer_messages(self) -> list[dict[str, Any]]:
+        """Every message sent to customers, oldest first."""
+        rows = await self._run(
+            lambda c: c.execute(
+                "SELECT * FROM customer_messages ORDER BY created_at, message_id"
+            ).fetchall(),
+            write=False,
+        )
+        return [dict(r) for r in rows]
+
+    async def list_account_closures(self) -> list[dict[str, Any]]:
+        """Every account closure, oldest first."""
+        rows = await self._run(
+            lambda c: c.execute(
+                "SELECT * FROM account_closures ORDER BY created_at, closure_id"
+            ).fetchall(),
+            write=False,
+        )
+        return [dict(r) for r in rows]
+
 
 # rows -> records ----------------------------------------------------------------------------
+
+
+def _append_transcript(
+    conn: sqlite3.Connection, run_id: str, entries: Sequence[dict[str, Any]], at: str
+) -> None:
+    if not entries:
+        return
+    base = conn.execute(
+        "SELECT COALESCE(MAX(seq), 0) FROM run_transcript WHERE run_id = ?", (run_id,)
+    ).fetchone()[0]
+    conn.executemany(
+        "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES (?, ?, ?, ?)",
+        [(run_id, base + i, _dumps(e), at) for i, e in enumerate(entries, 1)],
+    )
 
 
 def _request_where(flt: RequestFilter, *, with_status: bool) -> tuple[str, list[Any]]:

@@ -90,6 +90,10 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         "Slack's signature over the body, never a bearer token",
         dict.fromkeys(PEOPLE, 401),
     ),
+    ("POST", "/api/requests/{request_id}/takeover"): (
+        "a responder of the owning team or an admin takes the request over",
+        SEE | {"sam": 403, "val": 403},
+    ),
 }
 
 Call = Callable[[httpx.AsyncClient, dict[str, Any]], Awaitable[httpx.Response]]

@@ -1,134 +1,235 @@
-"""The pieces of notifications that need no server: SMTP URLs, signatures, messages, the clock."""
+"""Request adapters and the run's conversation, driven in-process on each backend."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
-from baton.clock import Clock
-from baton.errors import Unauthenticated
-from human.channels import Notice, key_context
-from human.channels.email import SmtpRelay
-from human.channels.slack import SlackActions, message_of
-from human.channels.webhook import payload_of, sign
-from human.kinds import KINDS
-from human.records import HumanRequest
+from executors.transcript import excerpt, run_state
+from human.policy import parse_policy
+from human.records import User
+from human.service import RequestService
+from human.store import open_store
+from human.store.base import RequestFilter, Store
+from tests.harness import seed
+from workflows.runtime import Runtime
+from workflows.worker import Worker
 
-NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+@dataclass
+class Desk:
+    store: Store
+    runtime: Runtime
+    worker: Worker
+    service: RequestService
+
+    async def person(self, name: str) -> User:
+        user = await self.store.get_user(name)
+        assert user is not None
+        return user
 
 
-def a_request(kind: str = "approval") -> HumanRequest:
-    return HumanRequest(
-        id="req_1",
-        run_id="run_1",
-        maf_request_id="m1",
-        kind=kind,
-        title="Refund <120> & more",
-        reason="Because *policy* says so",
-        context={"customer": "c-01", "order": {"id": "A-1"}, "amount": 120.0},
-        proposed_action=(
-            {"tool": "issue_refund", "arguments": {"order_id": "A-1", "amount": 120.0}}
-            if kind == "approval"
-            else None
-        ),
-        allowed_decisions=list(KINDS[kind].decisions),
-        response_schema={},
-        team="support-leads",
-        status="pending",
-        created_at=NOW,
-        expires_at=NOW + timedelta(hours=4),
+@pytest.fixture
+async def desk(db_url: str) -> AsyncIterator[Desk]:
+    await seed(db_url)
+    store = await open_store(db_url)
+    runtime = Runtime(store, workflow_modules="tests.fixtures.foreign_workflow")
+    try:
+        yield Desk(store, runtime, Worker(store, runtime), RequestService(store))
+    finally:
+        await store.close()
+
+
+async def test_a_refund_runs_conversation_is_recorded_with_its_progress(desk: Desk) -> None:
+    run = await desk.runtime.start(
+        "refund", {"order_id": "A-1005", "amount": 120, "reason": "broken"}, actor="sam"
+    )
+    await desk.worker.run_until_idle()
+    paused = await desk.runtime.conversation(run.id)
+    [pending] = (await desk.service.list(RequestFilter(run_id=run.id))).items
+    await desk.service.respond(
+        pending.id, {"decision": "approve"}, responder=await desk.person("lee")
+    )
+    await desk.worker.run_until_idle()
+    done = await desk.runtime.conversation(run.id)
+
+    assert [(e["type"], e.get("tool")) for e in paused] == [
+        ("input", None),
+        ("tool_call", "lookup_order"),
+        ("tool_result", "lookup_order"),
+        ("tool_call", "issue_refund"),
+        ("request", None),
+    ]
+    assert done[: len(paused)] == paused  # appended, never rewritten
+    answered, result, said = done[len(paused) :]
+    assert (answered["type"], answered["by"], answered["decision"]) == ("answer", "lee", "approve")
+    assert (result["type"], result["tool"]) == ("tool_result", "issue_refund")
+    assert "refund_id" in result["result"]
+    assert said["type"] == "message"
+    assert said["text"].startswith("Refunded 120.00")
+
+
+async def test_a_request_type_no_adapter_takes_fails_the_run_saying_so(desk: Desk) -> None:
+    run = await desk.runtime.start("foreign", {"country": "NZ"}, actor="sam")
+    await desk.worker.run_until_idle()
+    failed = await desk.runtime.get(run.id)
+
+    assert failed.status == "failed"
+    assert failed.error is not None
+    assert "no request adapter of workflow foreign takes a Visa request" in failed.error
+    assert (await desk.service.list(RequestFilter(run_id=run.id))).items == []
+
+
+def entry(**fields: Any) -> dict[str, Any]:
+    return fields
+
+
+def test_run_state_counts_since_a_person_last_took_over() -> None:
+    before = [
+        entry(type="message", role="user", customer=True, text="Get me your manager!"),
+        entry(type="tool_call", tool="report_confidence", arguments={"confidence": 0.3}),
+        entry(type="tool_result", tool="restart_sync", result='{"ok": false}'),
+        entry(type="tool_result", tool="issue_refund", result="Error: no order A-9"),
+        entry(type="tool_result", tool="lookup_order", result='{"ok": true}'),
+    ]
+    assert run_state(before) == {
+        "failed_attempts": 2,
+        "customer_asked_for_manager": True,
+        "confidence": 0.3,
+    }
+    returned = [*before, entry(type="answer", kind="takeover", decision="return")]
+    assert run_state(returned) == {"failed_attempts": 0, "customer_asked_for_manager": False}
+
+
+def test_only_the_customer_asking_for_a_manager_counts() -> None:
+    agent_says = entry(type="message", role="assistant", agent="triage", text="No manager here.")
+    guidance = entry(type="message", role="user", by="sam", text="Tell them the manager is out.")
+
+    assert run_state([agent_says, guidance])["customer_asked_for_manager"] is False
+
+
+def test_excerpt_is_readable_lines() -> None:
+    lines = excerpt(
+        [
+            entry(type="message", role="user", by="customer", text="hi"),
+            entry(type="handoff", **{"from": "triage", "to": "billing"}),
+            entry(type="tool_call", agent="billing", tool="issue_refund", arguments={"amount": 5}),
+            entry(type="answer", kind="approval", by="lee", decision="reject", text="no"),
+        ]
     )
 
-
-def test_smtp_urls() -> None:
-    plain = SmtpRelay.parse("smtp://mail.example:2525")
-    assert (plain.host, plain.port, plain.username, plain.start_tls, plain.use_tls) == (
-        "mail.example",
-        2525,
-        None,
-        None,
-        False,
-    )
-    login = SmtpRelay.parse("smtp://me%40corp:p%3Ass@relay:587?starttls=true&cafile=/ca.pem")
-    assert (login.username, login.password, login.start_tls, login.cafile) == (
-        "me@corp",
-        "p:ss",
-        True,
-        "/ca.pem",
-    )
-    assert SmtpRelay.parse("smtp://relay?starttls=false").start_tls is False
-    tls = SmtpRelay.parse("smtps://relay")
-    assert (tls.port, tls.use_tls, tls.start_tls) == (465, True, False)
-    for bad, why in (
-        ("http://relay", "must look like"),
-        ("smtp://", "must look like"),
-        ("smtp://relay?tls=1", "unknown parameter 'tls'"),
-        ("smtps://relay?starttls=true", "TLS already"),
-    ):
-        with pytest.raises(ValueError, match=why):
-            SmtpRelay.parse(bad)
-
-
-def test_webhook_signature_is_hmac_of_timestamp_dot_body() -> None:
-    body = b'{"a":1}'
-    expected = hmac.new(b"k", b"1700000000." + body, hashlib.sha256).hexdigest()
-    assert sign("k", "1700000000", body) == f"v1={expected}"
-    assert sign("k", "1700000001", body) != sign("k", "1700000000", body)
-
-
-def test_webhook_payload_names_the_event_delivery_and_page() -> None:
-    notice = Notice(a_request(), "escalated", "ntf_1", "https://b.example/requests/req_1")
-    payload = payload_of(notice)
-    assert (payload["event"], payload["delivery_id"]) == ("request.escalated", "ntf_1")
-    assert payload["request"]["url"] == "https://b.example/requests/req_1"
-    assert payload["request"]["expires_at"] == "2026-03-01T13:00:00+00:00"
-
-
-def test_key_context_prefers_the_proposed_arguments_and_skips_nested_values() -> None:
-    assert key_context(a_request()) == [
-        ("order_id", "A-1"),
-        ("amount", "120.0"),
-        ("customer", "c-01"),
+    assert lines == [
+        "customer: hi",
+        "triage hands the case to billing",
+        "billing calls issue_refund(amount=5)",
+        "lee answered the approval with reject: no",
     ]
 
 
-def test_slack_message_escapes_text_and_offers_buttons_only_where_they_fit() -> None:
-    notice = Notice(a_request(), "created", "ntf_1", "https://b.example/requests/req_1")
-    message = message_of(notice)
-    assert message["text"] == "For support-leads: Refund <120> & more"
-    assert message["blocks"][1]["text"]["text"] == "Because *policy* says so"
-    actions = [e["action_id"] for e in message["blocks"][-1]["elements"]]
-    assert actions == ["baton.approve", "baton.reject", "baton.open"]
-    question = message_of(Notice(a_request("question"), "escalated", "n", "https://b/r"))
-    assert [e["action_id"] for e in question["blocks"][-1]["elements"]] == ["baton.open"]
-    assert "Escalated to *support-leads*" in question["blocks"][-2]["elements"][0]["text"]
+DENY_AND_TAKEOVER = """\
+rules:
+  - id: refund.never_tiny
+    tool: issue_refund
+    when: amount < 25
+    action: deny
+  - id: refund.person
+    tool: issue_refund
+    action: takeover(support-agents)
+"""
 
 
-def test_slack_verification_names_what_is_wrong() -> None:
-    actions = SlackActions(None, None, None, signing_secret="s")  # type: ignore[arg-type]
-    for headers, why in (
-        ({}, "are required"),
-        ({"x-slack-request-timestamp": "soon", "x-slack-signature": "v0=1"}, "not a Unix time"),
-        ({"x-slack-request-timestamp": "100", "x-slack-signature": "v0=1"}, "five minutes"),
-    ):
-        with pytest.raises(Unauthenticated, match=why):
-            actions.verify(b"payload=%7B%7D", headers)
+@pytest.fixture
+async def strict_desk(db_url: str) -> AsyncIterator[Desk]:
+    await seed(db_url)
+    store = await open_store(db_url)
+    runtime = Runtime(store, policy=parse_policy(DENY_AND_TAKEOVER))
+    try:
+        yield Desk(store, runtime, Worker(store, runtime), RequestService(store))
+    finally:
+        await store.close()
 
 
-def test_the_clock_adds_the_offset_its_file_holds(tmp_path: Path) -> None:
-    offset = tmp_path / "clock"
-    clock = Clock(offset)
-    assert abs(clock() - datetime.now(UTC)) < timedelta(seconds=5)  # no file yet: no offset
-    offset.write_text("7200")
-    assert timedelta(hours=2) - clock.offset() == timedelta(0)
-    assert clock() - datetime.now(UTC) > timedelta(hours=1, minutes=59)
-    offset.write_text("-60.5")
-    assert clock.offset() == timedelta(seconds=-60.5)
-    offset.write_text("tomorrow")
-    with pytest.raises(ValueError, match="offset in seconds"):
-        clock()
-    assert Clock(None).offset() == timedelta(0)
+async def test_a_deny_rule_refuses_the_call_and_the_model_is_told(strict_desk: Desk) -> None:
+    desk = strict_desk
+    run = await desk.runtime.start(
+        "support",
+        {"customer_id": "customer-02", "message": "refund 20 on order A-1002"},
+        actor="sue",
+    )
+    await desk.worker.run_until_idle()
+    done = await desk.runtime.get(run.id)
+    events = await desk.store.list_events(run_id=run.id)
+
+    assert done.status == "completed"
+    assert "Refused by policy rule refund.never_tiny" in done.output["resolution"]
+    [auto] = [e for e in events if e.type == "request.auto_decided"]
+    assert (auto.data["decision"], auto.data["rule"]) == ("reject", "refund.never_tiny")
+    assert await desk.store.list_refunds() == []
+
+
+async def test_a_takeover_rule_at_the_tool_boundary_asks_a_person_first(strict_desk: Desk) -> None:
+    desk = strict_desk
+    run = await desk.runtime.start(
+        "support",
+        {"customer_id": "customer-02", "message": "refund 120 on order A-1002"},
+        actor="sue",
+    )
+    await desk.worker.run_until_idle()
+    [takeover] = (await desk.service.list(RequestFilter(run_id=run.id))).items
+    assert (takeover.kind, takeover.team, takeover.policy_rule) == (
+        "takeover",
+        "support-agents",
+        "refund.person",
+    )
+    guidance = {"decision": "return", "guidance": "No refunds this week."}
+    await desk.service.respond(takeover.id, guidance, responder=await desk.person("sam"))
+    await desk.worker.run_until_idle()
+    done = await desk.runtime.get(run.id)
+
+    assert done.status == "completed"
+    assert "No refunds this week. The call issue_refund did not run." in done.output["resolution"]
+    assert await desk.store.list_refunds() == []
+
+
+@pytest.mark.parametrize("decision", ["resolve", "return"])
+async def test_a_workflows_own_approval_taken_over_is_resolved_or_handed_back(
+    desk: Desk, decision: str
+) -> None:
+    run = await desk.runtime.start(
+        "refund", {"order_id": "A-1005", "amount": 120, "reason": "broken"}, actor="sam"
+    )
+    await desk.worker.run_until_idle()
+    [approval] = (await desk.service.list(RequestFilter(run_id=run.id))).items
+    lee = await desk.person("lee")
+    await desk.service.take_over(approval.id, responder=lee)
+    await desk.worker.run_until_idle()
+    takeover = next(
+        r
+        for r in (await desk.service.list(RequestFilter(run_id=run.id))).items
+        if r.id != approval.id
+    )
+    assert (takeover.kind, takeover.assignee, takeover.status) == ("takeover", "lee", "pending")
+    answer = (
+        {"decision": "resolve", "resolution": "Refunded by hand.", "outcome": {"amount": 120}}
+        if decision == "resolve"
+        else {"decision": "return", "guidance": "Offer a voucher instead."}
+    )
+    await desk.service.respond(takeover.id, answer, responder=lee)
+    await desk.worker.run_until_idle()
+    done = await desk.runtime.get(run.id)
+
+    assert done.status == "completed"
+    if decision == "resolve":
+        assert done.output == {
+            "resolution": "Refunded by hand.",
+            "outcome": {"amount": 120},
+            "resolved_by": "lee",
+            "resolver": "person",
+        }
+    else:  # the refund agent got a rejection carrying the guidance, and said so
+        assert "Offer a voucher instead." in done.output["text"]
+        assert "No refund was issued" in done.output["text"]
+    assert await desk.store.list_refunds() == []
