@@ -12,12 +12,15 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from baton import failpoints
-from baton.errors import BatonError, UserNotFound
+from baton.clock import clock_of
+from baton.errors import BatonError, TokenNotFound, UserNotFound
 from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import configure_logging
+from baton.wiring import job_handlers, notification_channels
 from executors.chat_clients import ProviderConfig
 from human.policy import load_policy
+from human.records import NewEvent
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import RequestFilter, Store
@@ -62,14 +65,18 @@ class Parts:
 
 
 async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]]) -> T:
-    store = await open_store(settings.database_url)
+    clock = clock_of(settings.clock_file)
+    store = await open_store(settings.database_url, clock=clock)
     try:
+        channels = notification_channels(settings, store)
         runtime = Runtime(
             store,
             model=settings.model,
             workflow_modules=settings.workflows,
             provider=ProviderConfig.from_settings(settings),
             policy=load_policy(settings.policies),
+            clock=clock,
+            notify_channels=sorted(channels),
         )
         worker = Worker(
             store,
@@ -77,8 +84,10 @@ async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]])
             concurrency=settings.worker_concurrency,
             poll_s=settings.worker_poll_ms / 1000,
             lease_s=settings.job_lease_seconds,
+            handlers=job_handlers(settings, store, channels),
         )
-        return await work(Parts(store, runtime, RequestService(store), worker))
+        requests = RequestService(store, clock=clock, claim_s=settings.claim_seconds)
+        return await work(Parts(store, runtime, requests, worker))
     finally:
         await store.close()
 
@@ -166,8 +175,17 @@ def users() -> None:
 @click.option("--team", "teams", multiple=True, help="Team (repeatable).")
 @click.option("--role", type=click.Choice(["viewer", "responder", "admin"]), default="responder")
 @click.option("--password-stdin", is_flag=True, help="Read a password for sign-in from stdin.")
-def users_add(name: str, teams: tuple[str, ...], role: str, password_stdin: bool) -> None:
-    """Create or update a person and set their teams."""
+@click.option("--email", default=None, help="Where email notifications go ('' clears it).")
+@click.option("--slack-id", default=None, help="Their Slack user id, U… ('' clears it).")
+def users_add(
+    name: str,
+    teams: tuple[str, ...],
+    role: str,
+    password_stdin: bool,
+    email: str | None,
+    slack_id: str | None,
+) -> None:
+    """Create or update a person and set their teams (email and Slack id kept unless given)."""
     settings = _settings()
     password_hash = None
     if password_stdin:
@@ -179,8 +197,30 @@ def users_add(name: str, teams: tuple[str, ...], role: str, password_stdin: bool
         password_hash = PasswordHasher().hash(password)
 
     async def work(parts: Parts) -> None:
-        user = await parts.store.add_user(name, role=role, teams=teams, password_hash=password_hash)
+        user = await parts.store.add_user(
+            name,
+            role=role,
+            teams=teams,
+            password_hash=password_hash,
+            email=email,
+            slack_id=slack_id,
+        )
         click.echo(f"{user.name} ({user.role}) in {', '.join(user.teams) or 'no team'}")
+
+    _run(_with_parts(settings, work))
+
+
+@users.command("list")
+def users_list() -> None:
+    """List people: name, role, teams, email, Slack id."""
+    settings = _settings()
+
+    async def work(parts: Parts) -> None:
+        for u in await parts.store.list_users():
+            click.echo(
+                f"{u.name:<12} {u.role:<9} {','.join(u.teams) or '-':<30} {u.email or '-'} "
+                f"{u.slack_id or '-'}"
+            )
 
     _run(_with_parts(settings, work))
 
@@ -214,7 +254,7 @@ def tokens() -> None:
 @click.option("--label", default="")
 def tokens_create(user: str, label: str) -> None:
     """Create an API token for USER; prints only the token (it is not shown again)."""
-    from web.auth import new_token, token_hash
+    from human.people import new_token, token_hash, token_hint
 
     settings = _settings()
 
@@ -223,10 +263,53 @@ def tokens_create(user: str, label: str) -> None:
         if found is None:
             raise UserNotFound(f"no user {user}; add one with `baton users add`")
         token = new_token()
-        await parts.store.add_token(found.id, token_hash(token), label)
+        await parts.store.add_token(found.id, token_hash(token), label, hint=token_hint(token))
         return token
 
     click.echo(_run(_with_parts(settings, work)))
+
+
+@tokens.command("list")
+@click.argument("user", required=False)
+def tokens_list(user: str | None) -> None:
+    """List API tokens (of USER, or everyone's): id, user, label, hint, created, revoked."""
+    settings = _settings()
+
+    async def work(parts: Parts) -> None:
+        owner = None
+        if user is not None:
+            found = await parts.store.get_user(user)
+            if found is None:
+                raise UserNotFound(f"no user {user}")
+            owner = found.id
+        for t in await parts.store.list_tokens(owner):
+            revoked = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "active"
+            click.echo(
+                f"{t.id}  {t.user:<12} {t.hint:<8} {t.created_at:%Y-%m-%d %H:%M}  {revoked}  "
+                f"{t.label}"
+            )
+
+    _run(_with_parts(settings, work))
+
+
+@tokens.command("revoke")
+@click.argument("token_id")
+def tokens_revoke(token_id: str) -> None:
+    """Revoke the API token TOKEN_ID (from `baton tokens list`); audited as done by `cli`."""
+    settings = _settings()
+
+    async def work(parts: Parts) -> None:
+        token = await parts.store.get_token(token_id)
+        if token is None:
+            raise TokenNotFound(f"no token {token_id}")
+        event = NewEvent(
+            type="token.revoked", actor="cli", data={"token_id": token_id, "user": token.user}
+        )
+        revoked = await parts.store.revoke_token(token_id, events=[event])
+        assert revoked is not None
+        click.echo(f"{token_id} of {revoked.user} revoked at {revoked.revoked_at}")
+
+    _run(_with_parts(settings, work))
 
 
 @main.command("run")

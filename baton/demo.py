@@ -21,6 +21,10 @@ PEOPLE: dict[str, tuple[str, tuple[str, ...]]] = {
     "fin": ("responder", ("finance",)),
     "val": ("viewer", ("support-leads", "finance")),
     "ada": ("admin", tuple(TEAMS)),
+    "lex": ("responder", ("legal",)),
+    "liv": ("responder", ("legal",)),
+    "max": ("responder", ("managers",)),
+    "mia": ("responder", ("managers",)),
 }
 
 ORDERS = [
@@ -49,6 +53,7 @@ async def seed_demo(store: Store) -> None:
     for name, description in TEAMS.items():
         await store.add_team(name, description)
     for name, (role, teams) in PEOPLE.items():
-        await store.add_user(name, role=role, teams=teams)
+        # example.com never receives mail: with BATON_SMTP_URL set, point it at a test relay.
+        await store.add_user(name, role=role, teams=teams, email=f"{name}@example.com")
     await store.seed_orders(ORDERS)
     await store.seed_customers(CUSTOMERS)

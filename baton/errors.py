@@ -1,14 +1,17 @@
 """The error tree every layer raises and only `web/errors.py` maps to HTTP.
 
 BatonError
-├── NotFound            404   RequestNotFound, RunNotFound, WorkflowNotFound, UserNotFound
+├── NotFound            404   RequestNotFound, RunNotFound, WorkflowNotFound, UserNotFound,
+│                             TeamNotFound, TokenNotFound, NotConfigured
 ├── NotPermitted        403   (and Unauthenticated 401)
-├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover
+├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover,
+│                             RequestClaimed, NotClaimed, RequestAnswered, AlreadyExists
 ├── Closed              410   RequestClosed
 ├── Invalid             422   InvalidAnswer, InvalidInput, InvalidPolicy, InvalidSettings
 │                             (carry per-field errors)
 ├── StoreError          500   a backend failed
-└── PauseNotDurable     500   a pause whose checkpoint could not be saved
+├── PauseNotDurable     500   a pause whose checkpoint could not be saved
+└── NotificationFailed  500   a channel could not deliver (the outbox retries; never HTTP)
 """
 
 from __future__ import annotations
@@ -148,3 +151,51 @@ class AlreadyTakeover(Conflict):
     """A takeover request cannot be taken over; it is answered."""
 
     code = "already_takeover"
+
+
+class TeamNotFound(NotFound):
+    """No team has that name."""
+
+    code = "team_not_found"
+
+
+class TokenNotFound(NotFound):
+    """No API token with that id is the caller's to see."""
+
+    code = "token_not_found"
+
+
+class NotConfigured(NotFound):
+    """An integration this Baton has no settings for (e.g. Slack without a signing secret)."""
+
+    code = "not_configured"
+
+
+class RequestClaimed(Conflict):
+    """Someone else holds a live claim on the request (`claimed_by`, `claimed_until`)."""
+
+    code = "request_claimed"
+
+
+class NotClaimed(Conflict):
+    """There is no live claim to release."""
+
+    code = "not_claimed"
+
+
+class RequestAnswered(Conflict):
+    """The request was answered: it can no longer be claimed or moved."""
+
+    code = "request_answered"
+
+
+class AlreadyExists(Conflict):
+    """A team or user of that name exists already."""
+
+    code = "already_exists"
+
+
+class NotificationFailed(BatonError):
+    """A channel could not deliver a notification (the dispatcher retries it)."""
+
+    code = "notification_failed"

@@ -82,6 +82,18 @@ class Settings(BaseSettings):
     )
     ollama_model: str = Field("llama3.1", min_length=1, description="BATON_MODEL=ollama")
 
+    # claims, notifications (channels above), and the clock deadlines are measured by
+    claim_seconds: float = Field(900.0, gt=0, description="How long a claim is exclusive.")
+    smtp_from: str = "baton@localhost"
+    notify_max_attempts: int = Field(6, ge=1, le=50)
+    notify_backoff_seconds: float = Field(
+        5.0, gt=0, description="First retry delay of a notification; doubles each attempt."
+    )
+    notify_timeout_seconds: float = Field(10.0, gt=0)
+    clock_file: str | None = Field(
+        None, description="Tests only: a file holding an offset in seconds added to the clock."
+    )
+
     @field_validator("database_url")
     @classmethod
     def _known_scheme(cls, value: str) -> str:

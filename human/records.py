@@ -38,6 +38,24 @@ class Run(Record):
     checkpoint_id: str | None = None
 
 
+NotificationStatus = Literal["queued", "sent", "failed", "skipped"]
+
+
+class Notification(Record):
+    """One message about a request on one channel, and how its delivery went."""
+
+    id: str
+    request_id: str
+    run_id: str
+    channel: str
+    event: Literal["created", "escalated"]
+    status: NotificationStatus
+    attempts: int = 0
+    last_error: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
 class AnswerRecord(Record):
     """One person's answer (or a system outcome) to a request."""
 
@@ -74,6 +92,11 @@ class HumanRequest(Record):
     answered_by: str | None = None
     answered_at: datetime | None = None
     answers: list[AnswerRecord] = Field(default_factory=list)
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
+    escalation: list[dict[str, Any]] = Field(default_factory=list)
+    escalation_level: int = 0
+    notifications: list[Notification] = Field(default_factory=list)
 
 
 class AuditEvent(Record):
@@ -105,6 +128,8 @@ class User(Record):
     name: str
     role: Role
     teams: tuple[str, ...] = ()
+    email: str | None = None
+    slack_id: str | None = None
 
 
 class Job(Record):
@@ -123,3 +148,22 @@ class Page(Record):
 
     items: list[Any]
     next_cursor: str | None = None
+
+
+class Team(Record):
+    """A team and the names of its members."""
+
+    name: str
+    description: str = ""
+    members: tuple[str, ...] = ()
+
+
+class ApiToken(Record):
+    """An API token as it may be shown after its creation: never the token itself."""
+
+    id: str
+    user: str
+    label: str = ""
+    hint: str = ""
+    created_at: datetime
+    revoked_at: datetime | None = None

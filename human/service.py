@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import AsyncGenerator, Callable, Collection
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import jsonschema
@@ -21,14 +21,28 @@ from baton import failpoints
 from baton.errors import (
     AlreadyTakeover,
     AnswerConflict,
+    Invalid,
     InvalidAnswer,
+    NotClaimed,
+    NotPermitted,
+    RequestAnswered,
+    RequestClaimed,
     RequestClosed,
     RequestNotFound,
 )
-from human.access import can_see_run, check_can_answer, check_four_eyes, viewer_of
+from human.access import (
+    can_see_run,
+    check_can_answer,
+    check_can_claim,
+    check_can_reassign,
+    check_four_eyes,
+    may_be_assigned,
+    release_scope,
+    viewer_of,
+)
 from human.kinds import KINDS, Kind
 from human.records import AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
-from human.store.base import LocalWorker, RequestFilter, Store, utcnow
+from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +73,13 @@ class RequestService:
         clock: Callable[[], datetime] = utcnow,
         on_change: Callable[[str, str], None] | None = None,
         worker: LocalWorker | None = None,
+        claim_s: float = 900.0,
     ) -> None:
         self._store = store
         self._clock = clock
         self._on_change = on_change or (lambda kind, request_id: None)
         self._worker = worker
+        self._claim_s = claim_s
 
     async def get(self, request_id: str, *, viewer: User | None = None) -> HumanRequest:
         """A request by id, or `RequestNotFound` (also when `viewer` may not see it)."""
@@ -213,7 +229,84 @@ class RequestService:
             return RespondResult(request=outcome.request, changed=True, outcome=outcome.result)
         if outcome.result == "repeated":
             return RespondResult(request=outcome.request, changed=False, outcome="repeated")
+        if outcome.result == "claimed":
+            raise claimed_error(outcome.request)
         return self._settle_closed(outcome.request, answer)
+
+    async def claim(self, request_id: str, *, user: User) -> HumanRequest:
+        """Hold a request for `user` alone for the claim time (`BATON_CLAIM_SECONDS`).
+
+        While the claim lives, another person's answer or claim is a 409 naming the holder and
+        until when; the holder claiming again renews it.
+        """
+        request = await self.get(request_id, viewer=user)
+        refuse_closed(request)
+        check_can_claim(user, request)
+        until = self._clock() + timedelta(seconds=self._claim_s)
+        outcome = await self._store.claim_request(request_id, user.name, until=until)
+        return self._settle_change(outcome)
+
+    async def release(self, request_id: str, *, user: User) -> HumanRequest:
+        """End a live claim: the holder's own, or anyone's for an admin."""
+        request = await self.get(request_id, viewer=user)
+        refuse_closed(request)
+        holder = release_scope(user)
+        outcome = await self._store.release_request(request_id, user.name, holder=holder)
+        if outcome.result == "held":
+            raise NotPermitted(
+                f"{user.name} cannot release {outcome.request.claimed_by}'s claim on request "
+                f"{request_id}; only they or an admin can",
+                claimed_by=outcome.request.claimed_by,
+            )
+        if outcome.result == "not_claimed":
+            raise NotClaimed(f"request {request_id} is not claimed")
+        return self._settle_change(outcome)
+
+    async def reassign(
+        self, request_id: str, *, user: User, team: str | None, assignee: str | None
+    ) -> HumanRequest:
+        """Move an open request to another team and/or person; audited as `request.reassigned`.
+
+        The team must exist; the assignee must be someone who could answer the request in its
+        (new) team. Either is a 422 naming the field; a live claim ends with the move.
+        """
+        request = await self.get(request_id, viewer=user)
+        refuse_closed(request)
+        check_can_reassign(user, request)
+        if team is None and assignee is None:
+            raise Invalid(
+                "name a team or an assignee to reassign to",
+                [_err([], "one of team or assignee is required")],
+            )
+        to_team = team or request.team
+        if team is not None and team not in {t.name for t in await self._store.list_teams()}:
+            raise Invalid(f"no team named {team!r}", [_err(["team"], f"no team named {team!r}")])
+        if assignee is not None:
+            person = await self._store.get_user(assignee)
+            if person is None:
+                raise Invalid(
+                    f"no user named {assignee!r}",
+                    [_err(["assignee"], f"no user named {assignee!r}")],
+                )
+            if not may_be_assigned(person, to_team):
+                msg = f"{assignee} cannot answer requests of team {to_team}"
+                raise Invalid(msg, [_err(["assignee"], msg)])
+        outcome = await self._store.reassign_request(
+            request_id, user.name, team=team, assignee=assignee
+        )
+        return self._settle_change(outcome)
+
+    def _settle_change(self, outcome: ClaimOutcome) -> HumanRequest:
+        if outcome.result == "held":
+            raise claimed_error(outcome.request)
+        if outcome.result == "not_open":
+            refuse_closed(outcome.request)
+        self._on_change("request", outcome.request.id)
+        logger.info(
+            "request holder changed",
+            extra={"request_id": outcome.request.id, "outcome": outcome.result},
+        )
+        return outcome.request
 
     def _settle_closed(self, request: HumanRequest, answer: dict[str, Any]) -> RespondResult:
         if request.status in ("expired", "cancelled"):
@@ -298,3 +391,24 @@ def _check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
 
 def _err(loc: list[str], msg: str) -> dict[str, Any]:
     return {"loc": ["body", *loc], "msg": msg}
+
+
+def refuse_closed(request: HumanRequest) -> None:
+    """Raise `RequestClosed` (410) or `RequestAnswered` (409) unless the request is open."""
+    if request.status in ("expired", "cancelled"):
+        raise RequestClosed(f"request {request.id} is {request.status}; it takes no answer")
+    if request.status in ("answered", "resumed"):
+        raise RequestAnswered(
+            f"request {request.id} was already answered by {request.answered_by}",
+            answered_by=request.answered_by,
+        )
+
+
+def claimed_error(request: HumanRequest) -> RequestClaimed:
+    """The 409 for someone else's live claim, naming the holder and until when."""
+    until = request.model_dump(mode="json", include={"claimed_until"})["claimed_until"]
+    return RequestClaimed(
+        f"request {request.id} is claimed by {request.claimed_by} until {until}",
+        claimed_by=request.claimed_by,
+        claimed_until=until,
+    )

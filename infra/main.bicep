@@ -147,6 +147,13 @@ param webhookUrl string = ''
 @description('BATON_WEBHOOK_SECRET: signs the webhooks (Key Vault). Empty: off.')
 param webhookSecret string = ''
 
+@description('BATON_SMTP_FROM: the sender of notification emails.')
+param smtpFrom string = 'baton@localhost'
+
+@minValue(1)
+@description('BATON_CLAIM_SECONDS: how long a claim on a request is exclusive.')
+param claimSeconds int = 900
+
 @description('BATON_WORKFLOWS: extra workflow modules in the image, comma-separated.')
 param workflows string = ''
 
@@ -305,6 +312,8 @@ module apps 'modules/apps.bicep' = {
     easyAuthGroups: easyAuthGroups
     easyAuthAdminGroup: easyAuthAdminGroup
     webhookUrl: webhookUrl
+    smtpFrom: smtpFrom
+    claimSeconds: claimSeconds
     workflows: workflows
     workerConcurrency: workerConcurrency
     workerPollMs: workerPollMs

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -364,3 +365,26 @@ def fired_failpoints(log: Path) -> list[str]:
 def types_of(events: Sequence[dict[str, Any]]) -> list[str]:
     """The types of audit events, in order."""
     return [e["type"] for e in events]
+
+
+class MovableClock:
+    """`BATON_CLOCK_FILE` for a test's servers: `jump` moves every process's clock at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.seconds = 0.0
+        self._write()
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"BATON_CLOCK_FILE": str(self.path)}
+
+    def jump(self, **delta: float) -> None:
+        self.seconds += timedelta(**delta).total_seconds()
+        self._write()
+
+    def _write(self) -> None:
+        # Written beside and renamed over: a reader never sees a half-written number.
+        spare = self.path.with_suffix(".next")
+        spare.write_text(repr(self.seconds))
+        spare.replace(self.path)

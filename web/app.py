@@ -13,18 +13,21 @@ from fastapi.exceptions import RequestValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from baton import failpoints
+from baton.clock import clock_of
 from baton.errors import BatonError
 from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import correlation_id
+from baton.wiring import job_handlers, notification_channels, slack_actions
 from executors.chat_clients import ProviderConfig
+from human.people import PeopleService
 from human.policy import load_policy
 from human.service import RequestService
 from human.store import open_store
 from web.auth import Authenticator
 from web.deps import Parts
 from web.errors import on_baton_error, on_validation_error
-from web.routes import api_requests, api_runs, health, stream
+from web.routes import api_people, api_requests, api_runs, health, slack, stream
 from workflows.runtime import Runtime
 from workflows.worker import Worker
 
@@ -71,7 +74,9 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = await open_store(settings.database_url)
+        clock = clock_of(settings.clock_file)
+        store = await open_store(settings.database_url, clock=clock)
+        channels = notification_channels(settings, store)
         wake: list[Worker] = []
 
         def on_change(kind: str, ident: str) -> None:
@@ -85,6 +90,8 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
             workflow_modules=settings.workflows,
             provider=provider,
             policy=policy,
+            clock=clock,
+            notify_channels=sorted(channels),
         )
         background = None
         task = None
@@ -95,14 +102,24 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
                 concurrency=settings.worker_concurrency,
                 poll_s=settings.worker_poll_ms / 1000,
                 lease_s=settings.job_lease_seconds,
+                handlers=job_handlers(settings, store, channels, on_change=on_change),
             )
             runtime.attach_worker(background)
             wake.append(background)
             task = asyncio.create_task(background.run_forever())
+        requests = RequestService(
+            store,
+            clock=clock,
+            on_change=on_change,
+            worker=background,
+            claim_s=settings.claim_seconds,
+        )
         app.state.parts = Parts(
             store=store,
             runtime=runtime,
-            requests=RequestService(store, on_change=on_change, worker=background),
+            requests=requests,
+            people=PeopleService(store),
+            slack=slack_actions(settings, store, requests),
         )
         logger.info("baton started", extra={"worker": worker, "database": store.__class__.__name__})
         try:
@@ -124,6 +141,6 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     app.add_middleware(CorrelationMiddleware)
     app.add_exception_handler(BatonError, on_baton_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
-    for module in (health, api_runs, api_requests, stream):
+    for module in (health, api_runs, api_requests, stream, api_people, slack):
         app.include_router(module.router)
     return app

@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import logging
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -46,12 +44,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from baton.errors import Unauthenticated
 from baton.settings import Settings
+from human.people import TOKEN_PREFIX as TOKEN_PREFIX  # tokens are made there; re-exported
+from human.people import new_token as new_token
+from human.people import token_hash as token_hash
 from human.records import User
 from human.store.base import Store
 
 logger = logging.getLogger(__name__)
-
-TOKEN_PREFIX = "bt_"
 
 PRINCIPAL_HEADER: Final = "x-ms-client-principal"
 PRINCIPAL_NAME_HEADER: Final = "x-ms-client-principal-name"
@@ -67,16 +66,6 @@ _NAME_CLAIMS: Final = (
 )
 _GROUP_CLAIMS: Final = ("groups", "http://schemas.microsoft.com/ws/2008/06/identity/claims/groups")
 _RANK: Final = {"viewer": 0, "responder": 1, "admin": 2}
-
-
-def new_token() -> str:
-    """A fresh API token (shown once; only its hash is stored)."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
-
-
-def token_hash(token: str) -> str:
-    """The stored form of a token."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class Claim(BaseModel):

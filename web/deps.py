@@ -7,6 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from human.channels.slack import SlackActions
+from human.people import PeopleService
 from human.records import User
 from human.service import RequestService
 from human.store.base import Store
@@ -21,6 +23,8 @@ class Parts:
     store: Store
     runtime: Runtime
     requests: RequestService
+    people: PeopleService
+    slack: SlackActions | None = None
 
 
 def parts(request: Request) -> Parts:

@@ -25,7 +25,7 @@ Builder = Callable[[RunServices], Workflow]
 Adapters = Callable[[RunServices], Sequence[RequestAdapter]]
 StartMessage = Callable[[Any], Any]
 
-BUILTIN_MODULES = ("workflows.refund", "workflows.support")
+BUILTIN_MODULES = ("workflows.refund", "workflows.support", "workflows.purchase")
 
 
 @dataclass(frozen=True)

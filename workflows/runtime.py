@@ -41,6 +41,7 @@ from executors.channels import (
     take_over,
 )
 from executors.chat_clients import ProviderConfig
+from executors.run_end import END_EVENT
 from executors.services import ChatClientFactory, RunServices
 from executors.tool_gate import AUDIT_EVENT
 from human.access import can_see_run, check_can_cancel, viewer_of
@@ -48,6 +49,7 @@ from human.effects import EffectLedger
 from human.kinds import KINDS, ApprovalRequest, Routing, kind_of
 from human.policy import Policy, default_policy
 from human.records import TERMINAL_RUN, AuditEvent, HumanRequest, NewEvent, Page, Run, User
+from human.routing import notifications_for, timers_for
 from human.service import TAKEOVER
 from human.store.base import LocalWorker, Progress, Store, utcnow
 from workflows import registry
@@ -72,9 +74,11 @@ class Runtime:
         on_change: Callable[[str, str], None] | None = None,
         workflow_modules: str = "",
         provider: ProviderConfig | None = None,
+        notify_channels: Sequence[str] = (),
     ) -> None:
         registry.load(workflow_modules)
         self.store = store
+        self._channels = tuple(notify_channels)
         self._clients = ChatClientFactory(model, provider)
         self._clients.check()  # a provider missing a setting refuses to start, naming it
         self._policy = policy or default_policy()
@@ -82,6 +86,11 @@ class Runtime:
         self._clock = clock
         self._on_change = on_change or (lambda kind, run_id: None)
         self._worker: LocalWorker | None = None
+
+    @property
+    def notify_channels(self) -> tuple[str, ...]:
+        """The channels each new request gets an outbox row for."""
+        return self._channels
 
     def attach_worker(self, worker: LocalWorker) -> None:
         """Hand the runs this process starts straight to its own worker (no lease round)."""
@@ -323,6 +332,7 @@ class Runtime:
             expires_at=now + timedelta(seconds=data.expires_in_s) if data.expires_in_s else None,
             approvals_required=data.approvals_required,
             policy_rule=data.policy_rule,
+            escalation=[e.model_dump(mode="json", exclude_none=True) for e in data.escalation],
         )
 
 
@@ -420,8 +430,10 @@ class _Drive:
                 transcript=self._services.transcript.entries,
                 **base,
             )
-        pending = [*(maf_id for maf_id, _, _ in self._asks), *still_open]
-        if not pending and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
+        # A workflow that called `end_run` completes now; what it still waited for is cancelled.
+        ended = any(e.type == END_EVENT for r in self._results for e in r)
+        pending = [] if ended else [*(maf_id for maf_id, _, _ in self._asks), *still_open]
+        if not pending and not ended and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
             raise PauseNotDurable("the workflow waits on requests Baton does not know of")
         if pending:
             checkpoint_id = await self._workflow.resolve_pause_checkpoint_id(
@@ -464,12 +476,17 @@ class _Drive:
                         "title": r.title,
                     }
                 )
+            channels = self._runtime.notify_channels
             return Progress(
                 status="waiting",
                 checkpoint=self._storage.draft(checkpoint_id),
                 new_requests=requests,
                 events=events,
                 transcript=self._services.transcript.entries,
+                timers=[t for r in requests for t in timers_for(r)],
+                notifications=[
+                    n for r in requests for n in notifications_for(r, channels, "created")
+                ],
                 **base,
             )
         output = _jsonable([o for r in self._results for o in r.get_outputs()])

@@ -14,6 +14,7 @@ import logging
 import os
 import secrets
 import socket
+from collections.abc import Awaitable, Callable, Mapping
 
 from baton.telemetry import correlation_id
 from human.records import Job
@@ -23,6 +24,9 @@ from workflows.runtime import Runtime
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 8
+
+JobHandler = Callable[[Job, str], Awaitable[bool]]
+"""Runs a job of one kind (`notify`, `timer`) for its lease owner; True if it ended the job."""
 
 
 class Worker:
@@ -36,9 +40,11 @@ class Worker:
         concurrency: int = 4,
         poll_s: float = 0.5,
         lease_s: float = 30.0,
+        handlers: Mapping[str, JobHandler] | None = None,
     ) -> None:
         self._store = store
         self._runtime = runtime
+        self._handlers = dict(handlers or {})
         self._concurrency = concurrency
         self._poll_s = poll_s
         self._lease_s = lease_s
@@ -147,6 +153,8 @@ class Worker:
             consumed = False
             if job.kind in ("start", "resume") and job.run_id:
                 consumed = await self._runtime.drive(job.run_id, job.id)
+            elif job.kind in self._handlers:
+                consumed = await self._handlers[job.kind](job, self.owner)
             if not consumed:
                 await self._store.finish_job(job.id, self.owner)
         except asyncio.CancelledError:

@@ -1,0 +1,57 @@
+"""Notification channels: how a request reaches people outside Baton.
+
+Each channel turns a `Notice` (a request, and whether it was created or escalated) into one
+message: a signed webhook (`webhook.py`), a Slack Block Kit message (`slack.py`), an email
+(`email.py`). A channel never runs in the request path: the dispatcher (`human/notify.py`)
+delivers the outbox rows the pause or the escalation wrote, retrying failures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from human.records import HumanRequest
+
+
+@dataclass(frozen=True)
+class Notice:
+    """What to tell: a request, on which occasion, under which delivery id, with its page's URL."""
+
+    request: HumanRequest
+    event: Literal["created", "escalated"]
+    delivery_id: str
+    url: str
+
+    @property
+    def headline(self) -> str:
+        """One line: what happened to which request."""
+        prefix = "Escalated to " if self.event == "escalated" else "For "
+        return f"{prefix}{self.request.team}: {self.request.title}"
+
+
+class Channel(Protocol):
+    """A way to deliver a notice; `send` raises `NotificationFailed` on a failure worth a retry."""
+
+    name: str
+
+    async def send(self, notice: Notice) -> str | None:
+        """Deliver; None when sent, or why there was nothing to send (e.g. no recipients)."""
+        ...
+
+
+def key_context(request: HumanRequest, limit: int = 6) -> list[tuple[str, str]]:
+    """The few facts a message shows: the proposed call's arguments, then plain context values."""
+    facts: list[tuple[str, str]] = []
+    action = request.proposed_action or {}
+    for name, value in (action.get("arguments") or {}).items():
+        facts.append((name, _plain(value)))
+    for name, value in request.context.items():
+        if isinstance(value, str | int | float | bool) and name not in dict(facts):
+            facts.append((name, _plain(value)))
+    return facts[:limit]
+
+
+def _plain(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -14,13 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from human.records import (
     AnswerRecord,
+    ApiToken,
     AuditEvent,
     HumanRequest,
     Job,
     NewEvent,
+    Notification,
     Page,
     Run,
     RunStatus,
+    Team,
     User,
 )
 
@@ -32,6 +35,29 @@ class NewCheckpoint(BaseModel):
 
     id: str
     body: bytes
+
+
+class NewTimer(BaseModel):
+    """A durable timer on a request, due by Baton's clock: expire it, escalate it, end a claim."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request_id: str
+    run_id: str
+    action: Literal["expire", "escalate", "lapse_claim"]
+    due_at: datetime
+    step: int | None = Field(None, description="The escalation rung, for `escalate`.")
+
+
+class NewNotification(BaseModel):
+    """An outbox row: tell `channel` that a request was created or escalated."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request_id: str
+    run_id: str
+    channel: str
+    event: Literal["created", "escalated"]
 
 
 class Progress(BaseModel):
@@ -53,6 +79,8 @@ class Progress(BaseModel):
     new_requests: Sequence[HumanRequest] = ()
     delivered_request_ids: Sequence[str] = ()
     events: Sequence[NewEvent] = ()
+    timers: Sequence[NewTimer] = ()
+    notifications: Sequence[NewNotification] = ()
     transcript: Sequence[dict[str, Any]] = Field(
         default=(), description="Conversation entries of this drive, appended to the run's."
     )
@@ -72,8 +100,37 @@ class AnswerOutcome(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    result: Literal["closed", "partial", "repeated", "not_open"]
+    result: Literal["closed", "partial", "repeated", "not_open", "claimed"]
     request: HumanRequest
+    job: Job | None = None
+
+
+class ClaimOutcome(BaseModel):
+    """What a claim, release or reassignment did, and the request after it.
+
+    `claimed`/`renewed`/`released`/`reassigned`: done. `held`: someone else's claim is live.
+    `not_claimed`: there was no live claim to release. `not_open`: the request is closed.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    result: Literal[
+        "claimed", "renewed", "released", "reassigned", "held", "not_claimed", "not_open"
+    ]
+    request: HumanRequest
+
+
+class TimerOutcome(BaseModel):
+    """What a fired timer did.
+
+    `expired`, `escalated`, `released` (a lapsed claim), `dropped` (nothing left to do: the
+    request closed or moved on), or `lost` (the job's lease was lost to another worker).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    result: Literal["expired", "escalated", "released", "dropped", "lost"]
+    request: HumanRequest | None = None
     job: Job | None = None
 
 
@@ -257,14 +314,28 @@ class Store(Protocol):
         ...
 
     # people
-    async def add_team(self, name: str, description: str = "") -> None:
-        """Create a team if missing."""
+    async def add_team(
+        self, name: str, description: str = "", *, events: Sequence[NewEvent] = ()
+    ) -> bool:
+        """Create a team if missing (with `events`, audit); False if it existed."""
         ...
 
     async def add_user(
-        self, name: str, *, role: str, teams: Sequence[str], password_hash: str | None = None
+        self,
+        name: str,
+        *,
+        role: str,
+        teams: Sequence[str],
+        password_hash: str | None = None,
+        email: str | None = None,
+        slack_id: str | None = None,
+        events: Sequence[NewEvent] = (),
     ) -> User:
-        """Create or update a user and set their teams."""
+        """Create or update a user and set their teams (with `events`, audit).
+
+        `password_hash`, `email` and `slack_id` left None keep what is stored; "" clears the
+        email or Slack id.
+        """
         ...
 
     async def get_user(self, name: str) -> User | None:
@@ -275,8 +346,17 @@ class Store(Protocol):
         """A user and their password hash (None: no password set), for sign-in."""
         ...
 
-    async def add_token(self, user_id: str, token_hash: str, label: str = "") -> None:
-        """Store an API token's hash."""
+    async def add_token(
+        self,
+        user_id: str,
+        token_hash: str,
+        label: str = "",
+        *,
+        token_id: str | None = None,
+        hint: str = "",
+        events: Sequence[NewEvent] = (),
+    ) -> str:
+        """Store an API token's hash (with `events`, audit); its public id."""
         ...
 
     async def user_for_token(self, token_hash: str) -> User | None:
@@ -304,6 +384,88 @@ class Store(Protocol):
 
     async def size_bytes(self) -> int:
         """Bytes the database takes on disk."""
+        ...
+
+    # claims ---------------------------------------------------------------------------------
+    async def claim_request(self, request_id: str, actor: str, *, until: datetime) -> ClaimOutcome:
+        """Claim an open request for `actor` until `until` (Baton's clock), by a conditional write.
+
+        Someone else's live claim wins (`held`); the holder claiming again renews it; a lapsed
+        claim counts as none. Writes `request.claimed` and a timer that ends the claim at `until`.
+        """
+        ...
+
+    async def release_request(
+        self, request_id: str, actor: str, *, holder: str | None
+    ) -> ClaimOutcome:
+        """End a live claim and write `request.released`: only `holder`'s, or anyone's if None."""
+        ...
+
+    async def reassign_request(
+        self, request_id: str, actor: str, *, team: str | None, assignee: str | None
+    ) -> ClaimOutcome:
+        """Move an open request to another team and/or person, ending any claim; audited."""
+        ...
+
+    # timers ---------------------------------------------------------------------------------
+    async def fire_timer(self, job: Job, owner: str, *, channels: Sequence[str]) -> TimerOutcome:
+        """Apply a due timer job in one transaction (expire, escalate, end a claim) and finish it.
+
+        Applies at most once whatever happens: a timer whose work is done, or no longer due by the
+        request's state, is dropped. `channels` get outbox rows for an escalation.
+        """
+        ...
+
+    # notifications --------------------------------------------------------------------------
+    async def get_notification(self, notification_id: str) -> Notification | None:
+        """An outbox row."""
+        ...
+
+    async def record_delivery(
+        self,
+        notification_id: str,
+        *,
+        job_id: int,
+        owner: str,
+        outcome: Literal["sent", "retrying", "failed", "skipped"],
+        error: str | None = None,
+        retry_in_s: float = 0.0,
+    ) -> Notification | None:
+        """Record one delivery attempt and its `request.notified` event; finish or delay the job.
+
+        `retrying` gives the job back for another attempt in `retry_in_s`; the others end it.
+        """
+        ...
+
+    # people ---------------------------------------------------------------------------------
+    async def list_users(self) -> list[User]:
+        """Every user, by name."""
+        ...
+
+    async def list_teams(self) -> list[Team]:
+        """Every team with its members, by name."""
+        ...
+
+    async def team_members(self, team: str) -> list[User]:
+        """The users in a team, by name."""
+        ...
+
+    async def user_for_slack_id(self, slack_id: str) -> User | None:
+        """The user whose Slack user id this is."""
+        ...
+
+    async def list_tokens(self, user_id: str | None = None) -> list[ApiToken]:
+        """API tokens (of one user, or everyone's), newest first; never the tokens themselves."""
+        ...
+
+    async def get_token(self, token_id: str) -> ApiToken | None:
+        """An API token by its public id."""
+        ...
+
+    async def revoke_token(
+        self, token_id: str, *, events: Sequence[NewEvent] = ()
+    ) -> ApiToken | None:
+        """Revoke a token (kept as it was if already revoked), with `events`; None if unknown."""
         ...
 
     # conversations (written by `record_progress`)

@@ -18,7 +18,7 @@ import logging
 import secrets
 from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -28,16 +28,31 @@ from human.records import (
     OPEN_STATUSES,
     TERMINAL_RUN,
     AnswerRecord,
+    ApiToken,
     AuditEvent,
     HumanRequest,
     Job,
     NewEvent,
+    Notification,
     Page,
     Run,
+    Team,
     User,
 )
+from human.routing import RequestChange, plan_timer, unclaimed_status
 from human.store import rows as shared
-from human.store.base import AnswerOutcome, Lease, Progress, RequestFilter, Viewer, utcnow
+from human.store.base import (
+    AnswerOutcome,
+    ClaimOutcome,
+    Lease,
+    NewNotification,
+    NewTimer,
+    Progress,
+    RequestFilter,
+    TimerOutcome,
+    Viewer,
+    utcnow,
+)
 from human.store.schema import migrations
 
 logger = logging.getLogger(__name__)
@@ -52,7 +67,13 @@ _INSERT_EVENT: Final = """INSERT INTO audit_events (type, at, run_id, request_id
 _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
-    r.policy_rule, r.answer, r.answered_by, r.answered_at"""
+    r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
+    r.escalation, r.escalation_level"""
+# A closed request's timers have nothing left to do: the jobs table keeps only work in flight.
+_DROP_REQUEST_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND request_id = $1"
+_DROP_RUN_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND run_id = $1"
+_SELECT_TOKENS: Final = """SELECT t.id, t.label, t.hint, t.created_at, t.revoked_at,
+    u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id"""
 _SELECT_REQUESTS: Final = (
     f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash"
 )
@@ -109,11 +130,70 @@ async def _queue_drive(
 async def _requests_of(conn: Conn, rows: Sequence[asyncpg.Record]) -> list[HumanRequest]:
     if not rows:
         return []
+    ids = [r["id"] for r in rows]
     answers = await conn.fetch(
-        "SELECT * FROM answers WHERE request_id = ANY($1::text[]) ORDER BY id",
-        [r["id"] for r in rows],
+        "SELECT * FROM answers WHERE request_id = ANY($1::text[]) ORDER BY id", ids
     )
-    return shared.requests_of(rows, answers)
+    notifications = await conn.fetch(
+        "SELECT * FROM notifications WHERE request_id = ANY($1::text[]) ORDER BY created_at, id",
+        ids,
+    )
+    return shared.requests_of(rows, answers, notifications)
+
+
+async def _request_in(conn: Conn, request_id: str, *, lock: bool = False) -> HumanRequest | None:
+    rows = await conn.fetch(
+        f"{_SELECT_REQUESTS} WHERE r.id = $1" + (" FOR UPDATE OF r" if lock else ""), request_id
+    )
+    found = await _requests_of(conn, rows)
+    return found[0] if found else None
+
+
+def _column_value(value: Any) -> Any:
+    return shared.dumps(value) if isinstance(value, dict | list) else value
+
+
+async def _insert_timers(conn: Conn, timers: Sequence[NewTimer]) -> None:
+    """Timer jobs: leasable now by the database's clock, due by Baton's (`due_at`)."""
+    if timers:
+        await conn.executemany(
+            "INSERT INTO jobs (kind, run_id, request_id, available_at, due_at, payload) "
+            f"VALUES ('timer', $1, $2, {_NOW}, $3, $4)",
+            [
+                (
+                    t.run_id,
+                    t.request_id,
+                    t.due_at.timestamp(),
+                    shared.timer_payload(t.action, t.step),
+                )
+                for t in timers
+            ],
+        )
+
+
+async def _insert_notifications(
+    conn: Conn, notifications: Sequence[NewNotification], at: datetime
+) -> None:
+    """Outbox rows, each with the notify job that delivers it."""
+    for n in notifications:
+        notification_id = shared.new_notification_id()
+        await conn.execute(
+            "INSERT INTO notifications (id, request_id, run_id, channel, event, status, "
+            "created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'queued', $6, $6)",
+            notification_id,
+            n.request_id,
+            n.run_id,
+            n.channel,
+            n.event,
+            at,
+        )
+        await conn.execute(
+            "INSERT INTO jobs (kind, run_id, request_id, available_at, payload) "
+            f"VALUES ('notify', $1, $2, {_NOW}, $3)",
+            n.run_id,
+            n.request_id,
+            shared.notify_payload(notification_id),
+        )
 
 
 class _Listener:
@@ -151,7 +231,7 @@ class _Listener:
         self._conn = None
 
 
-class PostgresStore:
+class PostgresStore(shared.HolderChanges):
     """The `Store` on one PostgreSQL database."""
 
     dialect = "postgres"
@@ -227,6 +307,7 @@ class PostgresStore:
             )
         ]
         await _events(conn, shared.cancelled_events(run_id, sorted(ids), actor), at)
+        await conn.execute(_DROP_RUN_TIMERS, run_id)
 
     async def setup(self) -> None:
         """Apply pending migrations under an advisory lock; running it twice changes nothing."""
@@ -346,11 +427,19 @@ class PostgresStore:
                 )
             for request in progress.new_requests:
                 await _insert_request(conn, request)
+            await _insert_timers(conn, progress.timers)
+            await _insert_notifications(conn, progress.notifications, now)
             if progress.delivered_request_ids:
                 await conn.execute(
                     "UPDATE human_requests SET status = 'resumed' WHERE id = ANY($1::text[]) "
                     "AND status = 'answered'",
                     list(progress.delivered_request_ids),
+                )
+                await conn.execute(
+                    "UPDATE human_requests SET delivered_at = $2 WHERE id = ANY($1::text[]) "
+                    "AND status = 'expired'",
+                    list(progress.delivered_request_ids),
+                    now,
                 )
             await _events(conn, progress.events, now)
             await _append_transcript(conn, progress.run_id, progress.transcript, now)
@@ -436,7 +525,9 @@ class PostgresStore:
     async def answered_requests(self, run_id: str) -> list[HumanRequest]:
         """A run's requests answered but not yet delivered, in answer order."""
         return await self._requests_where(
-            "r.run_id = $1 AND r.status = 'answered' ORDER BY r.answered_at, r.seq", run_id
+            "r.run_id = $1 AND (r.status = 'answered' OR (r.status = 'expired' AND "
+            "r.delivered_at IS NULL)) ORDER BY r.answered_at, r.seq",
+            run_id,
         )
 
     async def open_requests(self, run_id: str) -> list[HumanRequest]:
@@ -459,16 +550,19 @@ class PostgresStore:
         """
         payload = shared.job_payload()
         job: Job | None = None
+        now = self._clock()
 
-        async def write(conn: Conn) -> shared.AnswerResult:
+        async def write(conn: Conn) -> shared.AnswerResult | Literal["claimed"]:
             nonlocal job
             row = await conn.fetchrow(
-                "SELECT run_id, status, approvals_required FROM human_requests WHERE id = $1 "
-                "FOR UPDATE",
+                "SELECT run_id, status, approvals_required, claimed_by, claimed_until, "
+                "escalation_level FROM human_requests WHERE id = $1 FOR UPDATE",
                 answer.request_id,
             )
             if row is None or row["status"] not in OPEN_STATUSES:
                 return "not_open"
+            if shared.claim_blocks(row, answer.actor, now):
+                return "claimed"
             approvers: set[str] = set()
             if shared.counts_approvals(answer, row["approvals_required"]):
                 approvers = {
@@ -507,9 +601,18 @@ class PostgresStore:
                     answer.request_id,
                 )
                 job = await _queue_drive(conn, "resume", row["run_id"], payload, lease)
+                await conn.execute(_DROP_REQUEST_TIMERS, answer.request_id)
+            elif row["status"] == "claimed" and row["claimed_by"] == answer.actor:
+                # The holder's part of a several-approver request is done: others may now act.
+                await conn.execute(
+                    "UPDATE human_requests SET status = $1, claimed_by = NULL, "
+                    "claimed_until = NULL WHERE id = $2",
+                    unclaimed_status(row["escalation_level"]),
+                    answer.request_id,
+                )
             return result
 
-        result: shared.AnswerResult = await self._write(write)
+        result: shared.AnswerResult | Literal["claimed"] = await self._write(write)
         request = await self.get_request(answer.request_id)
         if request is None:
             raise StoreError(f"request {answer.request_id} vanished")
@@ -583,6 +686,7 @@ class PostgresStore:
         snapshot) whether another drive of the run is leased, so two workers that race for one
         run's jobs cannot both win.
         """
+        baton_now = self._clock().timestamp()
 
         async def write(conn: Conn) -> list[Job]:
             rows = await conn.fetch(
@@ -596,8 +700,10 @@ class PostgresStore:
                 f"""SELECT j.* FROM jobs j WHERE j.kind NOT IN {_DRIVE}
                       AND j.available_at <= {_NOW}
                       AND (j.lease_until IS NULL OR j.lease_until < {_NOW})
+                      AND (j.due_at IS NULL OR j.due_at <= $2)
                     ORDER BY j.id LIMIT $1 FOR UPDATE SKIP LOCKED""",
                 limit,
+                baton_now,
             )
             if not rows:
                 return []
@@ -703,20 +809,41 @@ class PostgresStore:
 
     # people ---------------------------------------------------------------------------------
 
-    async def add_team(self, name: str, description: str = "") -> None:
-        """Create a team if missing."""
-        await self._write(
-            lambda c: c.execute(
-                "INSERT INTO teams (name, description) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+    async def add_team(
+        self, name: str, description: str = "", *, events: Sequence[NewEvent] = ()
+    ) -> bool:
+        """Create a team if missing, with `events` (written only if it was created)."""
+        now = self._now()
+
+        async def write(conn: Conn) -> bool:
+            created = await conn.fetchval(
+                "INSERT INTO teams (name, description) VALUES ($1, $2) ON CONFLICT DO NOTHING "
+                "RETURNING 1",
                 name,
                 description,
             )
-        )
+            if created:
+                await _events(conn, events, now)
+            return created is not None
+
+        return await self._write(write)
 
     async def add_user(
-        self, name: str, *, role: str, teams: Sequence[str], password_hash: str | None = None
+        self,
+        name: str,
+        *,
+        role: str,
+        teams: Sequence[str],
+        password_hash: str | None = None,
+        email: str | None = None,
+        slack_id: str | None = None,
+        events: Sequence[NewEvent] = (),
     ) -> User:
-        """Create or update a user, creating missing teams, and set exactly these memberships."""
+        """Create or update a user, creating missing teams, and set exactly these memberships.
+
+        `email` and `slack_id` left None keep what is stored; "" clears them.
+        """
+        now = self._now()
 
         async def write(conn: Conn) -> None:
             user_id = await conn.fetchval(
@@ -727,14 +854,20 @@ class PostgresStore:
                 name,
                 role,
                 password_hash,
-                self._now(),
+                now,
             )
+            for column, value in (("email", email), ("slack_id", slack_id)):
+                if value is not None:
+                    await conn.execute(
+                        f"UPDATE users SET {column} = NULLIF($1, '') WHERE id = $2", value, user_id
+                    )
             await conn.execute("DELETE FROM memberships WHERE user_id = $1", user_id)
             for team in teams:
                 await conn.execute(
                     "INSERT INTO teams (name) VALUES ($1) ON CONFLICT DO NOTHING", team
                 )
                 await conn.execute("INSERT INTO memberships VALUES ($1, $2)", user_id, team)
+            await _events(conn, events, now)
 
         await self._write(write)
         user = await self.get_user(name)
@@ -746,15 +879,29 @@ class PostgresStore:
         return await self._user_where("u.name = $1", name)
 
     async def _user_where(self, clause: str, value: str) -> User | None:
-        row = await self._fetchrow(
-            "SELECT u.id, u.name, u.role, COALESCE(array_agg(m.team ORDER BY m.team) "
+        found = await self._users_where(clause, value)
+        return found[0] if found else None
+
+    async def _users_where(self, clause: str, *args: Any) -> list[User]:
+        rows = await self._fetch(
+            "SELECT u.id, u.name, u.role, u.email, u.slack_id, "
+            "COALESCE(array_agg(m.team ORDER BY m.team) "
             "FILTER (WHERE m.team IS NOT NULL), '{}') AS teams FROM users u "
-            f"LEFT JOIN memberships m ON m.user_id = u.id WHERE {clause} GROUP BY u.id",
-            value,
+            f"LEFT JOIN memberships m ON m.user_id = u.id WHERE {clause} GROUP BY u.id "
+            "ORDER BY u.name",
+            *args,
         )
-        if row is None:
-            return None
-        return User(id=row["id"], name=row["name"], role=row["role"], teams=tuple(row["teams"]))
+        return [
+            User(
+                id=row["id"],
+                name=row["name"],
+                role=row["role"],
+                teams=tuple(row["teams"]),
+                email=row["email"],
+                slack_id=row["slack_id"],
+            )
+            for row in rows
+        ]
 
     async def credentials(self, name: str) -> tuple[User, str | None] | None:
         """A user and their password hash."""
@@ -764,17 +911,35 @@ class PostgresStore:
         row = await self._fetchrow("SELECT password_hash FROM users WHERE id = $1", user.id)
         return user, row[0] if row else None
 
-    async def add_token(self, user_id: str, token_hash: str, label: str = "") -> None:
-        """Store an API token's hash (the token itself is never stored)."""
-        await self._write(
-            lambda c: c.execute(
-                "INSERT INTO api_tokens (hash, user_id, label, created_at) VALUES ($1, $2, $3, $4)",
+    async def add_token(
+        self,
+        user_id: str,
+        token_hash: str,
+        label: str = "",
+        *,
+        token_id: str | None = None,
+        hint: str = "",
+        events: Sequence[NewEvent] = (),
+    ) -> str:
+        """Store an API token's hash (the token itself is never stored); its public id."""
+        now = self._now()
+        public_id = token_id or shared.new_token_id()
+
+        async def write(conn: Conn) -> str:
+            await conn.execute(
+                "INSERT INTO api_tokens (hash, user_id, label, created_at, id, hint) "
+                "VALUES ($1, $2, $3, $4, $5, $6)",
                 token_hash,
                 user_id,
                 label,
-                self._now(),
+                now,
+                public_id,
+                hint,
             )
-        )
+            await _events(conn, events, now)
+            return public_id
+
+        return await self._write(write)
 
     async def user_for_token(self, token_hash: str) -> User | None:
         """The user of an unrevoked token."""
@@ -838,6 +1003,193 @@ class PostgresStore:
             "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')"
         )
         return int(row[0]) if row else 0
+
+    # claims ---------------------------------------------------------------------------------
+
+    async def _apply(self, conn: Conn, request: HumanRequest, change: RequestChange) -> None:
+        """Write a planned change of a request: its columns, events, timers, outbox, resume."""
+        now = self._now()
+        columns = change.columns
+        sets = ", ".join(f"{c} = ${i}" for i, c in enumerate(columns, start=2))
+        await conn.execute(
+            f"UPDATE human_requests SET {sets} WHERE id = $1",
+            request.id,
+            *(_column_value(v) for v in columns.values()),
+        )
+        await _events(conn, change.events, now)
+        await _insert_timers(conn, change.timers)
+        await _insert_notifications(conn, change.notifications, now)
+        if change.outcome == "expired":
+            await conn.execute(_DROP_REQUEST_TIMERS, request.id)
+        if change.resume:
+            await _queue_drive(conn, "resume", request.run_id, shared.job_payload(), None)
+
+    async def _change(
+        self,
+        request_id: str,
+        plan: shared.PlanChange,
+    ) -> ClaimOutcome:
+        now = self._clock()
+
+        async def write(conn: Conn) -> str:
+            request = await _request_in(conn, request_id, lock=True)
+            if request is None:
+                raise StoreError(f"request {request_id} vanished")
+            result, change = plan(request, now)
+            if change is not None:
+                await self._apply(conn, request, change)
+            return result
+
+        result: str = await self._write(write)
+        request = await self.get_request(request_id)
+        assert request is not None
+        return ClaimOutcome(result=result, request=request)
+
+    # timers ---------------------------------------------------------------------------------
+
+    async def fire_timer(self, job: Job, owner: str, *, channels: Sequence[str]) -> TimerOutcome:
+        """Apply a due timer and delete its job in one transaction; at most once."""
+        now = self._clock()
+
+        async def write(conn: Conn) -> str:
+            held = await conn.fetchval(
+                "DELETE FROM jobs WHERE id = $1 AND lease_owner = $2 RETURNING 1", job.id, owner
+            )
+            if held is None:
+                return "lost"
+            request = await _request_in(conn, job.request_id, lock=True) if job.request_id else None
+            change = (
+                plan_timer(request, job.payload, now=now, channels=channels) if request else None
+            )
+            if request is None or change is None:
+                return "dropped"
+            await self._apply(conn, request, change)
+            return change.outcome
+
+        result: str = await self._write(write)
+        request = await self.get_request(job.request_id) if job.request_id else None
+        return TimerOutcome(result=result, request=request, job=job)
+
+    # notifications --------------------------------------------------------------------------
+
+    async def get_notification(self, notification_id: str) -> Notification | None:
+        """An outbox row."""
+        row = await self._fetchrow("SELECT * FROM notifications WHERE id = $1", notification_id)
+        return shared.notification_of(row) if row else None
+
+    async def record_delivery(
+        self,
+        notification_id: str,
+        *,
+        job_id: int,
+        owner: str,
+        outcome: Literal["sent", "retrying", "failed", "skipped"],
+        error: str | None = None,
+        retry_in_s: float = 0.0,
+    ) -> Notification | None:
+        """Record an attempt, its `request.notified` event, and finish or delay the job."""
+        now = self._now()
+
+        async def write(conn: Conn) -> Notification | None:
+            row = await conn.fetchrow(
+                "SELECT * FROM notifications WHERE id = $1 FOR UPDATE", notification_id
+            )
+            if row is None:
+                return None
+            note = shared.notification_of(row)
+            attempt = note.attempts + (0 if outcome == "skipped" else 1)
+            updated = await conn.fetchrow(
+                "UPDATE notifications SET status = $1, attempts = $2, "
+                "last_error = COALESCE($3, last_error), updated_at = $4 WHERE id = $5 RETURNING *",
+                shared.delivered_status(outcome),
+                attempt,
+                error,
+                now,
+                notification_id,
+            )
+            event = shared.delivery_event(note, outcome=outcome, attempt=attempt, error=error)
+            await _events(conn, [event], now)
+            if outcome == "retrying":
+                await conn.execute(
+                    f"UPDATE jobs SET lease_until = NULL, available_at = {_NOW} + $1, "
+                    "last_error = $2 WHERE id = $3 AND lease_owner = $4",
+                    retry_in_s,
+                    (error or "")[:2000],
+                    job_id,
+                    owner,
+                )
+            else:
+                await conn.execute(
+                    "DELETE FROM jobs WHERE id = $1 AND lease_owner = $2", job_id, owner
+                )
+            assert updated is not None
+            return shared.notification_of(updated)
+
+        return await self._write(write)
+
+    # people ---------------------------------------------------------------------------------
+
+    async def list_users(self) -> list[User]:
+        """Every user, by name."""
+        return await self._users_where("TRUE")
+
+    async def list_teams(self) -> list[Team]:
+        """Every team with its members, by name."""
+        rows = await self._fetch(
+            "SELECT t.name, t.description, COALESCE(array_agg(u.name ORDER BY u.name) "
+            "FILTER (WHERE u.name IS NOT NULL), '{}') AS members FROM teams t "
+            "LEFT JOIN memberships m ON m.team = t.name LEFT JOIN users u ON u.id = m.user_id "
+            "GROUP BY t.name ORDER BY t.name"
+        )
+        return [
+            Team(name=r["name"], description=r["description"], members=tuple(r["members"]))
+            for r in rows
+        ]
+
+    async def team_members(self, team: str) -> list[User]:
+        """The users in a team, by name."""
+        return await self._users_where(
+            "u.id IN (SELECT user_id FROM memberships WHERE team = $1)", team
+        )
+
+    async def user_for_slack_id(self, slack_id: str) -> User | None:
+        """The user whose Slack user id this is."""
+        return await self._user_where("u.slack_id = $1", slack_id)
+
+    async def list_tokens(self, user_id: str | None = None) -> list[ApiToken]:
+        """API tokens, newest first."""
+        if user_id:
+            rows = await self._fetch(
+                f"{_SELECT_TOKENS} WHERE t.user_id = $1 ORDER BY t.created_at DESC, t.id", user_id
+            )
+        else:
+            rows = await self._fetch(f"{_SELECT_TOKENS} ORDER BY t.created_at DESC, t.id")
+        return [shared.token_of(r) for r in rows]
+
+    async def get_token(self, token_id: str) -> ApiToken | None:
+        """An API token by its public id."""
+        row = await self._fetchrow(f"{_SELECT_TOKENS} WHERE t.id = $1", token_id)
+        return shared.token_of(row) if row else None
+
+    async def revoke_token(
+        self, token_id: str, *, events: Sequence[NewEvent] = ()
+    ) -> ApiToken | None:
+        """Revoke a token once; `events` are written only by the call that revoked it."""
+        now = self._now()
+
+        async def write(conn: Conn) -> ApiToken | None:
+            revoked = await conn.fetchval(
+                "UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL "
+                "RETURNING 1",
+                now,
+                token_id,
+            )
+            if revoked:
+                await _events(conn, events, now)
+            row = await conn.fetchrow(f"{_SELECT_TOKENS} WHERE t.id = $1", token_id)
+            return shared.token_of(row) if row else None
+
+        return await self._write(write)
 
     # conversations ---------------------------------------------------------------------------
 
@@ -1007,9 +1359,9 @@ async def _insert_request(conn: Conn, request: HumanRequest) -> None:
     await conn.execute(
         """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
              proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
-             status, created_at, expires_at, approvals_required, policy_rule)
+             status, created_at, expires_at, approvals_required, policy_rule, escalation)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-             $18, $19)""",
+             $18, $19, $20)""",
         request.id,
         request.run_id,
         request.maf_request_id,
@@ -1029,4 +1381,5 @@ async def _insert_request(conn: Conn, request: HumanRequest) -> None:
         request.expires_at,
         request.approvals_required,
         request.policy_rule,
+        shared.dumps(request.escalation),
     )

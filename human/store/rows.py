@@ -8,13 +8,26 @@ datetimes (PostgreSQL).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import secrets
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from baton.errors import Invalid
 from baton.telemetry import correlation_id
-from human.records import AnswerRecord, AuditEvent, HumanRequest, Job, NewEvent, Page, Run
+from human.records import (
+    AnswerRecord,
+    ApiToken,
+    AuditEvent,
+    HumanRequest,
+    Job,
+    NewEvent,
+    Notification,
+    Page,
+    Run,
+)
+from human.routing import RequestChange, plan_claim, plan_reassign, plan_release
+from human.store.base import ClaimOutcome
 
 AnswerResult = Literal["closed", "partial", "repeated", "not_open"]
 
@@ -100,11 +113,16 @@ def answer_of(row: Row) -> AnswerRecord:
     )
 
 
-def requests_of(rows: Iterable[Row], answers: Iterable[Row]) -> list[HumanRequest]:
-    """Request rows (joined with their schema) and the answers rows of those requests."""
+def requests_of(
+    rows: Iterable[Row], answers: Iterable[Row], notifications: Iterable[Row] = ()
+) -> list[HumanRequest]:
+    """Request rows (joined with their schema), and their answers and outbox rows."""
     by_request: dict[str, list[AnswerRecord]] = {}
     for a in answers:
         by_request.setdefault(a["request_id"], []).append(answer_of(a))
+    sent: dict[str, list[Notification]] = {}
+    for n in notifications:
+        sent.setdefault(n["request_id"], []).append(notification_of(n))
     return [
         HumanRequest(
             id=r["id"],
@@ -130,6 +148,11 @@ def requests_of(rows: Iterable[Row], answers: Iterable[Row]) -> list[HumanReques
             answered_by=r["answered_by"],
             answered_at=when(r["answered_at"]),
             answers=by_request.get(r["id"], []),
+            claimed_by=r["claimed_by"],
+            claimed_until=when(r["claimed_until"]),
+            escalation=loads(r["escalation"]),
+            escalation_level=r["escalation_level"],
+            notifications=sent.get(r["id"], []),
         )
         for r in rows
     ]
@@ -218,3 +241,124 @@ def plan_answer(
 def counts_approvals(answer: AnswerRecord, approvals_required: int) -> bool:
     """Whether this answer is one approval among several needed (so prior approvers matter)."""
     return answer.decision == "approve" and approvals_required > 1
+
+
+def notification_of(row: Row) -> Notification:
+    """A `notifications` row."""
+    return Notification(
+        id=row["id"],
+        request_id=row["request_id"],
+        run_id=row["run_id"],
+        channel=row["channel"],
+        event=row["event"],
+        status=row["status"],
+        attempts=row["attempts"],
+        last_error=row["last_error"],
+        created_at=at(row["created_at"]),
+        updated_at=at(row["updated_at"]),
+    )
+
+
+def token_of(row: Row) -> ApiToken:
+    """An `api_tokens` row joined with its user's name."""
+    return ApiToken(
+        id=row["id"],
+        user=row["user_name"],
+        label=row["label"],
+        hint=row["hint"],
+        created_at=at(row["created_at"]),
+        revoked_at=when(row["revoked_at"]),
+    )
+
+
+def claim_blocks(row: Row, actor: str, now: datetime) -> bool:
+    """Whether a request row is held by a live claim of someone other than `actor`."""
+    until = when(row["claimed_until"])
+    return (
+        row["status"] == "claimed"
+        and row["claimed_by"] not in (None, actor)
+        and until is not None
+        and until > now
+    )
+
+
+def timer_payload(action: str, step: int | None) -> str:
+    """A timer job's payload: what it does, and the correlation id of the call that set it."""
+    payload: dict[str, Any] = {"action": action, "correlation_id": correlation_id.get()}
+    if step is not None:
+        payload["step"] = step
+    return dumps(payload)
+
+
+def notify_payload(notification_id: str) -> str:
+    """A notify job's payload: the outbox row it delivers."""
+    return dumps({"notification_id": notification_id, "correlation_id": correlation_id.get()})
+
+
+def delivery_event(
+    notification: Notification, *, outcome: str, attempt: int, error: str | None
+) -> NewEvent:
+    """The `request.notified` event of one delivery attempt."""
+    data: dict[str, Any] = {
+        "channel": notification.channel,
+        "event": notification.event,
+        "outcome": outcome,
+        "attempt": attempt,
+        "notification_id": notification.id,
+    }
+    if error:
+        data["error"] = error
+    return NewEvent(
+        type="request.notified",
+        run_id=notification.run_id,
+        request_id=notification.request_id,
+        data=data,
+    )
+
+
+def delivered_status(outcome: str) -> str:
+    """The outbox row's status after an attempt with this outcome."""
+    return {"sent": "sent", "retrying": "queued", "failed": "failed", "skipped": "skipped"}[outcome]
+
+
+def new_token_id() -> str:
+    """A public id for an API token."""
+    return f"tok_{secrets.token_hex(8)}"
+
+
+def new_notification_id() -> str:
+    """An outbox row's id: also the delivery id receivers dedupe on."""
+    return f"ntf_{secrets.token_hex(8)}"
+
+
+PlanChange = Callable[[HumanRequest, datetime], tuple[str, RequestChange | None]]
+
+
+class HolderChanges:
+    """Claim, release and reassign, for a backend whose `_change` applies a plan under its lock."""
+
+    async def _change(self, request_id: str, plan: PlanChange) -> ClaimOutcome:
+        raise NotImplementedError
+
+    async def claim_request(self, request_id: str, actor: str, *, until: datetime) -> ClaimOutcome:
+        """Claim for `actor` until `until`: someone else's live claim wins."""
+        return await self._change(
+            request_id, lambda r, now: plan_claim(r, actor, until=until, now=now)
+        )
+
+    async def release_request(
+        self, request_id: str, actor: str, *, holder: str | None
+    ) -> ClaimOutcome:
+        """End a live claim (only `holder`'s unless None)."""
+        return await self._change(
+            request_id, lambda r, now: plan_release(r, actor, holder=holder, now=now)
+        )
+
+    async def reassign_request(
+        self, request_id: str, actor: str, *, team: str | None, assignee: str | None
+    ) -> ClaimOutcome:
+        """Move an open request to another team and/or person."""
+        return await self._change(
+            request_id,
+            lambda r, now: plan_reassign(r, actor, team=team, assignee=assignee, now=now),
+        )

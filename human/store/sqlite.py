@@ -21,23 +21,38 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from baton.errors import StoreError
 from human.records import (
     OPEN_STATUSES,
     TERMINAL_RUN,
     AnswerRecord,
+    ApiToken,
     AuditEvent,
     HumanRequest,
     Job,
     NewEvent,
+    Notification,
     Page,
     Run,
+    Team,
     User,
 )
+from human.routing import RequestChange, plan_timer, unclaimed_status
 from human.store import rows as shared
-from human.store.base import AnswerOutcome, Lease, Progress, RequestFilter, Viewer, utcnow
+from human.store.base import (
+    AnswerOutcome,
+    ClaimOutcome,
+    Lease,
+    NewNotification,
+    NewTimer,
+    Progress,
+    RequestFilter,
+    TimerOutcome,
+    Viewer,
+    utcnow,
+)
 from human.store.schema import migrations
 
 T = TypeVar("T")
@@ -49,10 +64,16 @@ _INSERT_EVENT: Final = """INSERT INTO audit_events (type, at, run_id, request_id
     VALUES (?, ?, ?, ?, ?, ?)"""
 _QUEUE_DRIVE: Final = """INSERT OR IGNORE INTO jobs (kind, run_id, available_at, payload)
     VALUES (?, ?, ?, ?)"""
+# A closed request's timers have nothing left to do: the jobs table keeps only work in flight.
+_DROP_REQUEST_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND request_id = ?"
+_DROP_RUN_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND run_id = ?"
+_SELECT_TOKENS: Final = """SELECT t.id, t.label, t.hint, t.created_at, t.revoked_at,
+    u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id"""
 _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
-    r.policy_rule, r.answer, r.answered_by, r.answered_at"""
+    r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
+    r.escalation, r.escalation_level"""
 
 
 _dumps = shared.dumps
@@ -90,7 +111,7 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="microseconds")
 
 
-class SqliteStore:
+class SqliteStore(shared.HolderChanges):
     """The `Store` on one SQLite file."""
 
     def __init__(self, path: Path, *, clock: Callable[[], datetime] = utcnow) -> None:
@@ -191,6 +212,7 @@ class SqliteStore:
             "UPDATE human_requests SET status = 'cancelled' WHERE id = ?", [(i,) for i in ids]
         )
         self._events(conn, shared.cancelled_events(run_id, ids, actor), at)
+        conn.execute(_DROP_RUN_TIMERS, (run_id,))
 
     async def setup(self) -> None:
         """Apply pending migrations under the write lock; running it twice changes nothing."""
@@ -339,11 +361,18 @@ class SqliteStore:
                 )
             for request in progress.new_requests:
                 _insert_request(conn, request)
+            _insert_timers(conn, progress.timers)
+            _insert_notifications(conn, progress.notifications, now)
             if progress.delivered_request_ids:
                 conn.executemany(
                     "UPDATE human_requests SET status = 'resumed' WHERE id = ? "
                     "AND status = 'answered'",
                     [(rid,) for rid in progress.delivered_request_ids],
+                )
+                conn.executemany(
+                    "UPDATE human_requests SET delivered_at = ? WHERE id = ? "
+                    "AND status = 'expired'",
+                    [(now, rid) for rid in progress.delivered_request_ids],
                 )
             self._events(conn, progress.events, now)
             _append_transcript(conn, progress.run_id, progress.transcript, now)
@@ -399,16 +428,7 @@ class SqliteStore:
 
     async def get_request(self, request_id: str) -> HumanRequest | None:
         """A request with its answers."""
-
-        def read(conn: sqlite3.Connection) -> HumanRequest | None:
-            row = conn.execute(
-                f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s "
-                "ON s.hash = r.schema_hash WHERE r.id = ?",
-                (request_id,),
-            ).fetchone()
-            return _requests_of(conn, [row])[0] if row else None
-
-        return await self._run(read, write=False)
+        return await self._run(functools.partial(_request_in, request_id=request_id), write=False)
 
     async def list_requests(self, flt: RequestFilter) -> Page:
         """Requests, newest first, keyset-paginated on their sequence number."""
@@ -450,7 +470,9 @@ class SqliteStore:
     async def answered_requests(self, run_id: str) -> list[HumanRequest]:
         """A run's requests answered but not yet delivered, in answer order."""
         return await self._requests_where(
-            "r.run_id = ? AND r.status = 'answered' ORDER BY r.answered_at, r.seq", (run_id,)
+            "r.run_id = ? AND (r.status = 'answered' OR (r.status = 'expired' AND "
+            "r.delivered_at IS NULL)) ORDER BY r.answered_at, r.seq",
+            (run_id,),
         )
 
     async def open_requests(self, run_id: str) -> list[HumanRequest]:
@@ -476,15 +498,19 @@ class SqliteStore:
         at = _iso(answer.at)
         payload = shared.job_payload()
         job: Job | None = None
+        now = self._clock()
 
-        def write(conn: sqlite3.Connection) -> shared.AnswerResult:
+        def write(conn: sqlite3.Connection) -> shared.AnswerResult | Literal["claimed"]:
             nonlocal job
             row = conn.execute(
-                "SELECT run_id, status, approvals_required FROM human_requests WHERE id = ?",
+                "SELECT run_id, status, approvals_required, claimed_by, claimed_until, "
+                "escalation_level FROM human_requests WHERE id = ?",
                 (answer.request_id,),
             ).fetchone()
             if row is None or row["status"] not in OPEN_STATUSES:
                 return "not_open"
+            if shared.claim_blocks(row, answer.actor, now):
+                return "claimed"
             approvers: set[str] = set()
             if shared.counts_approvals(answer, row["approvals_required"]):
                 approvers = {
@@ -516,6 +542,14 @@ class SqliteStore:
                     (_dumps(final), answer.actor, at, answer.request_id),
                 )
                 job = _queue_drive(conn, "resume", row["run_id"], payload, lease)
+                conn.execute(_DROP_REQUEST_TIMERS, (answer.request_id,))
+            elif row["status"] == "claimed" and row["claimed_by"] == answer.actor:
+                # The holder's part of a several-approver request is done: others may now act.
+                conn.execute(
+                    "UPDATE human_requests SET status = ?, claimed_by = NULL, "
+                    "claimed_until = NULL WHERE id = ?",
+                    (unclaimed_status(row["escalation_level"]), answer.request_id),
+                )
             return result
 
         result = await self._run(write, write=True)
@@ -570,11 +604,13 @@ class SqliteStore:
 
     async def lease_jobs(self, owner: str, *, limit: int, lease_s: float) -> list[Job]:
         """Lease due jobs; a run with a live leased drive job gets no second one."""
+        baton_now = self._clock().timestamp()
         due = await self._run(
             lambda c: c.execute(
                 "SELECT 1 FROM jobs WHERE available_at <= ? AND "
-                "(lease_until IS NULL OR lease_until < ?) LIMIT 1",
-                (time.time(), time.time()),
+                "(lease_until IS NULL OR lease_until < ?) AND (due_at IS NULL OR due_at <= ?) "
+                "LIMIT 1",
+                (time.time(), time.time(), baton_now),
             ).fetchone(),
             write=False,
         )
@@ -586,11 +622,12 @@ class SqliteStore:
             rows = conn.execute(
                 """SELECT j.* FROM jobs j
                    WHERE j.available_at <= :now AND (j.lease_until IS NULL OR j.lease_until < :now)
+                     AND (j.due_at IS NULL OR j.due_at <= :baton_now)
                      AND NOT (j.kind IN ('start', 'resume') AND EXISTS (
                          SELECT 1 FROM jobs o WHERE o.run_id = j.run_id AND o.id != j.id
                            AND o.kind IN ('start', 'resume') AND o.lease_until >= :now))
                    ORDER BY j.id LIMIT :limit""",
-                {"now": now, "limit": limit * 4},
+                {"now": now, "limit": limit * 4, "baton_now": baton_now},
             ).fetchall()
             taken: list[Job] = []
             runs: set[str] = set()
@@ -680,19 +717,38 @@ class SqliteStore:
 
     # people ---------------------------------------------------------------------------------
 
-    async def add_team(self, name: str, description: str = "") -> None:
-        """Create a team if missing."""
-        await self._run(
-            lambda c: c.execute(
+    async def add_team(
+        self, name: str, description: str = "", *, events: Sequence[NewEvent] = ()
+    ) -> bool:
+        """Create a team if missing, with `events` (written only if it was created)."""
+        now = self._now()
+
+        def write(conn: sqlite3.Connection) -> bool:
+            created = conn.execute(
                 "INSERT OR IGNORE INTO teams (name, description) VALUES (?, ?)", (name, description)
-            ),
-            write=True,
-        )
+            ).rowcount
+            if created:
+                self._events(conn, events, now)
+            return bool(created)
+
+        return await self._run(write, write=True)
 
     async def add_user(
-        self, name: str, *, role: str, teams: Sequence[str], password_hash: str | None = None
+        self,
+        name: str,
+        *,
+        role: str,
+        teams: Sequence[str],
+        password_hash: str | None = None,
+        email: str | None = None,
+        slack_id: str | None = None,
+        events: Sequence[NewEvent] = (),
     ) -> User:
-        """Create or update a user, creating missing teams, and set exactly these memberships."""
+        """Create or update a user, creating missing teams, and set exactly these memberships.
+
+        `email` and `slack_id` left None keep what is stored; "" clears them.
+        """
+        now = self._now()
 
         def write(conn: sqlite3.Connection) -> str:
             row = conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
@@ -707,12 +763,18 @@ class SqliteStore:
                 conn.execute(
                     "INSERT INTO users (id, name, role, password_hash, created_at) "
                     "VALUES (?, ?, ?, ?, ?)",
-                    (user_id, name, role, password_hash, self._now()),
+                    (user_id, name, role, password_hash, now),
                 )
+            for column, value in (("email", email), ("slack_id", slack_id)):
+                if value is not None:
+                    conn.execute(
+                        f"UPDATE users SET {column} = NULLIF(?, '') WHERE id = ?", (value, user_id)
+                    )
             conn.execute("DELETE FROM memberships WHERE user_id = ?", (user_id,))
             for team in teams:
                 conn.execute("INSERT OR IGNORE INTO teams (name) VALUES (?)", (team,))
                 conn.execute("INSERT INTO memberships VALUES (?, ?)", (user_id, team))
+            self._events(conn, events, now)
             return user_id
 
         await self._run(write, write=True)
@@ -725,17 +787,34 @@ class SqliteStore:
         return await self._user_where("u.name = ?", name)
 
     async def _user_where(self, clause: str, value: str) -> User | None:
-        def read(conn: sqlite3.Connection) -> User | None:
-            row = conn.execute(f"SELECT u.* FROM users u WHERE {clause}", (value,)).fetchone()
-            if row is None:
-                return None
-            teams = tuple(
-                r[0]
-                for r in conn.execute(
-                    "SELECT team FROM memberships WHERE user_id = ? ORDER BY team", (row["id"],)
+        found = await self._users_where(clause, (value,))
+        return found[0] if found else None
+
+    async def _users_where(self, clause: str, args: Sequence[Any]) -> list[User]:
+        def read(conn: sqlite3.Connection) -> list[User]:
+            rows = conn.execute(
+                f"SELECT u.* FROM users u WHERE {clause} ORDER BY u.name", args
+            ).fetchall()
+            teams: dict[str, list[str]] = {}
+            if rows:
+                ids = [r["id"] for r in rows]
+                for m in conn.execute(
+                    "SELECT user_id, team FROM memberships WHERE user_id IN "
+                    f"({','.join('?' * len(ids))}) ORDER BY team",
+                    ids,
+                ):
+                    teams.setdefault(m[0], []).append(m[1])
+            return [
+                User(
+                    id=r["id"],
+                    name=r["name"],
+                    role=r["role"],
+                    teams=tuple(teams.get(r["id"], ())),
+                    email=r["email"],
+                    slack_id=r["slack_id"],
                 )
-            )
-            return User(id=row["id"], name=row["name"], role=row["role"], teams=teams)
+                for r in rows
+            ]
 
         return await self._run(read, write=False)
 
@@ -752,15 +831,30 @@ class SqliteStore:
         )
         return user, row[0] if row else None
 
-    async def add_token(self, user_id: str, token_hash: str, label: str = "") -> None:
-        """Store an API token's hash (the token itself is never stored)."""
-        await self._run(
-            lambda c: c.execute(
-                "INSERT INTO api_tokens (hash, user_id, label, created_at) VALUES (?, ?, ?, ?)",
-                (token_hash, user_id, label, self._now()),
-            ),
-            write=True,
-        )
+    async def add_token(
+        self,
+        user_id: str,
+        token_hash: str,
+        label: str = "",
+        *,
+        token_id: str | None = None,
+        hint: str = "",
+        events: Sequence[NewEvent] = (),
+    ) -> str:
+        """Store an API token's hash (the token itself is never stored); its public id."""
+        now = self._now()
+        public_id = token_id or shared.new_token_id()
+
+        def write(conn: sqlite3.Connection) -> str:
+            conn.execute(
+                "INSERT INTO api_tokens (hash, user_id, label, created_at, id, hint) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (token_hash, user_id, label, now, public_id, hint),
+            )
+            self._events(conn, events, now)
+            return public_id
+
+        return await self._run(write, write=True)
 
     async def user_for_token(self, token_hash: str) -> User | None:
         """The user of an unrevoked token."""
@@ -832,6 +926,202 @@ class SqliteStore:
 
         await asyncio.get_running_loop().run_in_executor(self._thread, checkpoint_wal)
         return await self._run(measure, write=False)
+
+    # claims ---------------------------------------------------------------------------------
+
+    def _apply(
+        self, conn: sqlite3.Connection, request: HumanRequest, change: RequestChange
+    ) -> None:
+        """Write a planned change of a request: its columns, events, timers, outbox, resume."""
+        now = self._now()
+        columns = change.columns
+        conn.execute(
+            f"UPDATE human_requests SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
+            [*(_column_value(v) for v in columns.values()), request.id],
+        )
+        self._events(conn, change.events, now)
+        _insert_timers(conn, change.timers)
+        _insert_notifications(conn, change.notifications, now)
+        if change.outcome == "expired":
+            conn.execute(_DROP_REQUEST_TIMERS, (request.id,))
+        if change.resume:
+            _queue_drive(conn, "resume", request.run_id, shared.job_payload(), None)
+
+    async def _change(
+        self,
+        request_id: str,
+        plan: shared.PlanChange,
+    ) -> ClaimOutcome:
+        now = self._clock()
+
+        def write(conn: sqlite3.Connection) -> str:
+            request = _request_in(conn, request_id)
+            if request is None:
+                raise StoreError(f"request {request_id} vanished")
+            result, change = plan(request, now)
+            if change is not None:
+                self._apply(conn, request, change)
+            return result
+
+        result = await self._run(write, write=True)
+        request = await self.get_request(request_id)
+        assert request is not None
+        return ClaimOutcome(result=result, request=request)
+
+    # timers ---------------------------------------------------------------------------------
+
+    async def fire_timer(self, job: Job, owner: str, *, channels: Sequence[str]) -> TimerOutcome:
+        """Apply a due timer and delete its job in one transaction; at most once."""
+        now = self._clock()
+
+        def write(conn: sqlite3.Connection) -> str:
+            held = conn.execute(
+                "SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ?", (job.id, owner)
+            ).fetchone()
+            if held is None:
+                return "lost"
+            conn.execute("DELETE FROM jobs WHERE id = ?", (job.id,))
+            request = _request_in(conn, job.request_id) if job.request_id else None
+            change = (
+                plan_timer(request, job.payload, now=now, channels=channels) if request else None
+            )
+            if request is None or change is None:
+                return "dropped"
+            self._apply(conn, request, change)
+            return change.outcome
+
+        result = await self._run(write, write=True)
+        request = await self.get_request(job.request_id) if job.request_id else None
+        return TimerOutcome(result=result, request=request, job=job)
+
+    # notifications --------------------------------------------------------------------------
+
+    async def get_notification(self, notification_id: str) -> Notification | None:
+        """An outbox row."""
+        row = await self._run(
+            lambda c: c.execute(
+                "SELECT * FROM notifications WHERE id = ?", (notification_id,)
+            ).fetchone(),
+            write=False,
+        )
+        return shared.notification_of(row) if row else None
+
+    async def record_delivery(
+        self,
+        notification_id: str,
+        *,
+        job_id: int,
+        owner: str,
+        outcome: Literal["sent", "retrying", "failed", "skipped"],
+        error: str | None = None,
+        retry_in_s: float = 0.0,
+    ) -> Notification | None:
+        """Record an attempt, its `request.notified` event, and finish or delay the job."""
+        now = self._now()
+
+        def write(conn: sqlite3.Connection) -> Notification | None:
+            row = conn.execute(
+                "SELECT * FROM notifications WHERE id = ?", (notification_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            note = shared.notification_of(row)
+            attempt = note.attempts + (0 if outcome == "skipped" else 1)
+            conn.execute(
+                "UPDATE notifications SET status = ?, attempts = ?, "
+                "last_error = COALESCE(?, last_error), updated_at = ? WHERE id = ?",
+                (shared.delivered_status(outcome), attempt, error, now, notification_id),
+            )
+            event = shared.delivery_event(note, outcome=outcome, attempt=attempt, error=error)
+            self._events(conn, [event], now)
+            if outcome == "retrying":
+                conn.execute(
+                    "UPDATE jobs SET lease_until = NULL, available_at = ?, last_error = ? "
+                    "WHERE id = ? AND lease_owner = ?",
+                    (time.time() + retry_in_s, (error or "")[:2000], job_id, owner),
+                )
+            else:
+                conn.execute("DELETE FROM jobs WHERE id = ? AND lease_owner = ?", (job_id, owner))
+            found = conn.execute(
+                "SELECT * FROM notifications WHERE id = ?", (notification_id,)
+            ).fetchone()
+            return shared.notification_of(found)
+
+        return await self._run(write, write=True)
+
+    # people ---------------------------------------------------------------------------------
+
+    async def list_users(self) -> list[User]:
+        """Every user, by name."""
+        return await self._users_where("1=1", ())
+
+    async def list_teams(self) -> list[Team]:
+        """Every team with its members, by name."""
+
+        def read(conn: sqlite3.Connection) -> list[Team]:
+            members: dict[str, list[str]] = {}
+            for m in conn.execute(
+                "SELECT m.team, u.name FROM memberships m JOIN users u ON u.id = m.user_id "
+                "ORDER BY u.name"
+            ):
+                members.setdefault(m[0], []).append(m[1])
+            return [
+                Team(
+                    name=r["name"],
+                    description=r["description"],
+                    members=tuple(members.get(r["name"], ())),
+                )
+                for r in conn.execute("SELECT * FROM teams ORDER BY name")
+            ]
+
+        return await self._run(read, write=False)
+
+    async def team_members(self, team: str) -> list[User]:
+        """The users in a team, by name."""
+        return await self._users_where(
+            "u.id IN (SELECT user_id FROM memberships WHERE team = ?)", (team,)
+        )
+
+    async def user_for_slack_id(self, slack_id: str) -> User | None:
+        """The user whose Slack user id this is."""
+        return await self._user_where("u.slack_id = ?", slack_id)
+
+    async def list_tokens(self, user_id: str | None = None) -> list[ApiToken]:
+        """API tokens, newest first."""
+        where, args = ("t.user_id = ?", (user_id,)) if user_id else ("1=1", ())
+        rows = await self._run(
+            lambda c: c.execute(
+                f"{_SELECT_TOKENS} WHERE {where} ORDER BY t.created_at DESC, t.id", args
+            ).fetchall(),
+            write=False,
+        )
+        return [shared.token_of(r) for r in rows]
+
+    async def get_token(self, token_id: str) -> ApiToken | None:
+        """An API token by its public id."""
+        row = await self._run(
+            lambda c: c.execute(f"{_SELECT_TOKENS} WHERE t.id = ?", (token_id,)).fetchone(),
+            write=False,
+        )
+        return shared.token_of(row) if row else None
+
+    async def revoke_token(
+        self, token_id: str, *, events: Sequence[NewEvent] = ()
+    ) -> ApiToken | None:
+        """Revoke a token once; `events` are written only by the call that revoked it."""
+        now = self._now()
+
+        def write(conn: sqlite3.Connection) -> ApiToken | None:
+            revoked = conn.execute(
+                "UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                (now, token_id),
+            ).rowcount
+            if revoked:
+                self._events(conn, events, now)
+            row = conn.execute(f"{_SELECT_TOKENS} WHERE t.id = ?", (token_id,)).fetchone()
+            return shared.token_of(row) if row else None
+
+        return await self._run(write, write=True)
 
     # conversations ---------------------------------------------------------------------------
 
@@ -1014,8 +1304,8 @@ def _insert_request(conn: sqlite3.Connection, request: HumanRequest) -> None:
     conn.execute(
         """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
              proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
-             status, created_at, expires_at, approvals_required, policy_rule)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+             status, created_at, expires_at, approvals_required, policy_rule, escalation)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
             request.id,
             request.run_id,
@@ -1036,6 +1326,7 @@ def _insert_request(conn: sqlite3.Connection, request: HumanRequest) -> None:
             None if request.expires_at is None else _iso(request.expires_at),
             request.approvals_required,
             request.policy_rule,
+            _dumps(request.escalation),
         ),
     )
 
@@ -1044,7 +1335,66 @@ def _requests_of(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> list[
     if not rows:
         return []
     ids = [r["id"] for r in rows]
+    marks = ",".join("?" * len(ids))
     answers = conn.execute(
-        f"SELECT * FROM answers WHERE request_id IN ({','.join('?' * len(ids))}) ORDER BY id", ids
+        f"SELECT * FROM answers WHERE request_id IN ({marks}) ORDER BY id", ids
     ).fetchall()
-    return shared.requests_of(rows, answers)
+    notifications = conn.execute(
+        f"SELECT * FROM notifications WHERE request_id IN ({marks}) ORDER BY created_at, id", ids
+    ).fetchall()
+    return shared.requests_of(rows, answers, notifications)
+
+
+def _request_in(conn: sqlite3.Connection, request_id: str) -> HumanRequest | None:
+    row = conn.execute(
+        f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s "
+        "ON s.hash = r.schema_hash WHERE r.id = ?",
+        (request_id,),
+    ).fetchone()
+    return _requests_of(conn, [row])[0] if row else None
+
+
+def _column_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return _iso(value)
+    if isinstance(value, dict | list):
+        return _dumps(value)
+    return value
+
+
+def _insert_timers(conn: sqlite3.Connection, timers: Sequence[NewTimer]) -> None:
+    """Timer jobs: leasable now by the machine's clock, due by Baton's (`due_at`)."""
+    if timers:
+        now = time.time()
+        conn.executemany(
+            "INSERT INTO jobs (kind, run_id, request_id, available_at, due_at, payload) "
+            "VALUES ('timer', ?, ?, ?, ?, ?)",
+            [
+                (
+                    t.run_id,
+                    t.request_id,
+                    now,
+                    t.due_at.timestamp(),
+                    shared.timer_payload(t.action, t.step),
+                )
+                for t in timers
+            ],
+        )
+
+
+def _insert_notifications(
+    conn: sqlite3.Connection, notifications: Sequence[NewNotification], at: str
+) -> None:
+    """Outbox rows, each with the notify job that delivers it."""
+    for n in notifications:
+        notification_id = shared.new_notification_id()
+        conn.execute(
+            "INSERT INTO notifications (id, request_id, run_id, channel, event, status, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)",
+            (notification_id, n.request_id, n.run_id, n.channel, n.event, at, at),
+        )
+        conn.execute(
+            "INSERT INTO jobs (kind, run_id, request_id, available_at, payload) "
+            "VALUES ('notify', ?, ?, ?, ?)",
+            (n.run_id, n.request_id, time.time(), shared.notify_payload(notification_id)),
+        )

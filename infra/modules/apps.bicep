@@ -15,6 +15,7 @@
 // not set: OPENAI_MODEL: for BATON_MODEL=openai; this deployment calls Azure OpenAI
 // not set: BATON_OLLAMA_BASE_URL: for BATON_MODEL=ollama; this deployment calls Azure OpenAI
 // not set: BATON_OLLAMA_MODEL: for BATON_MODEL=ollama; this deployment calls Azure OpenAI
+// not set: BATON_CLOCK_FILE: tests only; it moves Baton's clock by an offset read from a file
 param location string
 param tags object
 param environmentName string
@@ -39,6 +40,8 @@ param authUnauthenticatedAction string
 param easyAuthGroups string
 param easyAuthAdminGroup string
 param webhookUrl string
+param smtpFrom string
+param claimSeconds int
 param workflows string
 param workerConcurrency int
 param workerPollMs int
@@ -219,6 +222,27 @@ var sharedEnv = [
   {
     name: 'BATON_LOG_LEVEL'
     value: logLevel
+  }
+  {
+    name: 'BATON_CLAIM_SECONDS'
+    value: string(claimSeconds)
+  }
+  {
+    // Notification delivery: attempts, first retry delay (doubling), per-attempt timeout.
+    name: 'BATON_NOTIFY_MAX_ATTEMPTS'
+    value: '6'
+  }
+  {
+    name: 'BATON_NOTIFY_BACKOFF_SECONDS'
+    value: '5'
+  }
+  {
+    name: 'BATON_NOTIFY_TIMEOUT_SECONDS'
+    value: '10'
+  }
+  {
+    name: 'BATON_SMTP_FROM'
+    value: smtpFrom
   }
 ]
 

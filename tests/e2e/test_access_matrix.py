@@ -33,6 +33,8 @@ PEOPLE = ("anon", "ada", "lee", "sam", "fay", "val", "vic")
 SEE = {"anon": 401, "ada": 200, "lee": 200, "sam": 200, "fay": 404, "val": 200, "vic": 404}
 ANY = {"anon": 401} | dict.fromkeys(PEOPLE[1:], 200)
 PUBLIC = dict.fromkeys(PEOPLE, 200)
+ADMINS = {"anon": 401, "ada": 200} | dict.fromkeys(PEOPLE[2:], 403)
+ONE_EACH = dict.fromkeys(PEOPLE[1:], 201)
 
 # (method, path) -> (rule, expected status per person)
 RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
@@ -61,6 +63,33 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         SEE | {"sam": 403, "val": 403},
     ),
     ("GET", "/api/stream"): ("signed in; streams only the runs one may see", ANY),
+    ("POST", "/api/requests/{request_id}/claim"): (
+        "who may answer it: a responder of the owning team or an admin",
+        SEE | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/api/requests/{request_id}/release"): (
+        "the claim's holder (here lee) or an admin",
+        SEE | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/api/requests/{request_id}/reassign"): (
+        "a responder of the owning team or an admin",
+        SEE | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/api/tokens"): ("signed in: a token of one's own", ANY | ONE_EACH),
+    ("GET", "/api/tokens"): ("signed in: one's own tokens; an admin's, everyone's", ANY),
+    ("DELETE", "/api/tokens/{token_id}"): (
+        "the token's owner (here lee) or an admin; anyone else: no such token",
+        {"anon": 401, "ada": 200, "lee": 200, "sam": 404, "fay": 404, "val": 404, "vic": 404},
+    ),
+    ("GET", "/api/teams"): ("admins", ADMINS),
+    ("POST", "/api/teams"): ("admins", ADMINS | {"ada": 201}),
+    ("GET", "/api/users"): ("admins", ADMINS),
+    ("POST", "/api/users"): ("admins", ADMINS | {"ada": 201}),
+    ("PATCH", "/api/users/{name}"): ("admins", ADMINS),
+    ("POST", "/integrations/slack/actions"): (
+        "Slack's signature over the body, never a bearer token",
+        dict.fromkeys(PEOPLE, 401),
+    ),
     ("POST", "/api/requests/{request_id}/takeover"): (
         "a responder of the owning team or an admin takes the request over",
         SEE | {"sam": 403, "val": 403},
@@ -129,6 +158,16 @@ async def call(client: httpx.AsyncClient, method: str, path: str, ids: dict[str,
         body = REFUND_120
     elif path.endswith("/respond"):
         body = {"decision": "approve"}
+    elif path.endswith("/reassign"):
+        body = {"team": "finance"}
+    elif (method, path) == ("POST", "/api/tokens"):
+        body = {"label": "matrix"}
+    elif (method, path) == ("POST", "/api/teams"):
+        body = {"name": "matrix-team"}
+    elif (method, path) == ("POST", "/api/users"):
+        body = {"name": "matrix-user"}
+    elif method == "PATCH":
+        body = {"email": "val@matrix.example"}
     return await client.request(method, url, json=body)
 
 
@@ -137,12 +176,19 @@ async def test_every_route_for_every_person(
 ) -> None:
     await add_vic(db_url, tokens)
     mismatches = []
-    async with baton_server(db_url, tokens, server_log) as server:
+    slack = {"BATON_SLACK_SIGNING_SECRET": "matrix"}  # configured: only its signature counts
+    async with baton_server(db_url, tokens, server_log, slack) as server:
         shared = await a_paused_refund(server)
+        async with server.client("lee") as lee:
+            token = await lee.post("/api/tokens", json={"label": "to revoke"})
+            shared |= {"token_id": token.json()["id"], "name": "val"}
         for (method, path), (rule, expected) in RULES.items():
             changes_state = method == "POST" and "{" in path
             for person in PEOPLE:
                 ids = await a_paused_refund(server) if changes_state else shared
+                if path.endswith("/release"):
+                    async with server.client("lee") as lee:
+                        await lee.post(f"/api/requests/{ids['request_id']}/claim")
                 reply = await call(client_of(server, person), method, path, ids)
                 if reply.status_code != expected[person]:
                     mismatches.append(
@@ -154,7 +200,7 @@ async def test_every_route_for_every_person(
                     assert person in detail, f"a 403 says who and why: {detail}"
                 elif reply.status_code == 404:
                     detail = reply.json()["detail"]
-                    assert detail.startswith(("no run", "no request")), detail
+                    assert detail.startswith(("no run", "no request", "no token")), detail
     assert mismatches == []
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Body, Query
+from pydantic import BaseModel, ConfigDict, Field
 
 from human.store.base import RequestFilter
 from web.deps import PartsDep, UserDep
@@ -60,3 +61,35 @@ async def take_over(request_id: str, parts: PartsDep, user: UserDep) -> dict[str
     """Take an open request over: it becomes a takeover for you (200; 403, 404, 409, 410)."""
     result = await parts.requests.take_over(request_id, responder=user)
     return {"outcome": result.outcome, "request": result.request.model_dump(mode="json")}
+
+
+class Reassign(BaseModel):
+    """Body of `POST /api/requests/{id}/reassign`: a team, a person, or both."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    team: str | None = Field(None, min_length=1)
+    assignee: str | None = Field(None, min_length=1)
+
+
+@router.post("/{request_id}/claim")
+async def claim(request_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
+    """Hold the request alone for a while: 200, 403, 404, 409 (held by someone else), 410."""
+    return (await parts.requests.claim(request_id, user=user)).model_dump(mode="json")
+
+
+@router.post("/{request_id}/release")
+async def release(request_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
+    """End your claim (an admin: anyone's): 200, 403, 404, 409 (not claimed), 410."""
+    return (await parts.requests.release(request_id, user=user)).model_dump(mode="json")
+
+
+@router.post("/{request_id}/reassign")
+async def reassign(
+    request_id: str, body: Reassign, parts: PartsDep, user: UserDep
+) -> dict[str, Any]:
+    """Move the request to another team and/or person: 200, 403, 404, 409, 410, 422."""
+    moved = await parts.requests.reassign(
+        request_id, user=user, team=body.team, assignee=body.assignee
+    )
+    return moved.model_dump(mode="json")

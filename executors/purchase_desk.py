@@ -1,0 +1,237 @@
+"""The purchase desks: legal and finance approve at once, then a person reviews the order.
+
+No model: the intake fans the purchase out to two approval desks, each asks its team through
+`ctx.request_info` (two requests pending in one run, answerable in any order), and a fan-in hands
+both verdicts to the order desk, which drafts the purchase order for a `review`. An approval not
+answered in time escalates to `managers` (priority high) at half its deadline, and expires at the
+deadline. A rejection or an expiry on either side ends the run at once with an output saying who
+and why; the other side's request is cancelled.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Never
+
+from agent_framework import Executor, WorkflowContext, handler, response_handler
+from pydantic import BaseModel, Field
+
+from executors.run_end import end_run
+from human.kinds import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    Escalation,
+    ProposedAction,
+    ReviewAnswer,
+    ReviewRequest,
+    schema_of,
+)
+
+APPROVERS = ("legal", "finance")
+ESCALATE_TO = "managers"
+REVIEWERS = "finance"
+
+
+class PurchaseInput(BaseModel):
+    """Input of the `purchase` workflow."""
+
+    item: str = Field(min_length=1, max_length=200, description="What to buy")
+    amount: float = Field(gt=0, description="Total price")
+    vendor: str = Field(min_length=1, max_length=200, description="Who sells it")
+    requester: str = Field(min_length=1, max_length=200, description="Who asks for it")
+    approve_within_hours: float = Field(
+        48.0,
+        gt=0,
+        le=24 * 90,
+        description="Deadline of each approval; it escalates to managers at half of it.",
+    )
+
+
+class PurchaseTerms(BaseModel):
+    """What an approver may change: the arguments of the order to place."""
+
+    item: str = Field(min_length=1, max_length=200)
+    amount: float = Field(gt=0)
+    vendor: str = Field(min_length=1, max_length=200)
+
+
+class Verdict(BaseModel):
+    """One desk's approval, with the terms it approved (changed, if it edited them)."""
+
+    team: str
+    decision: str
+    terms: dict[str, Any]
+
+
+class PurchaseIntake(Executor):
+    """Starts a purchase: hands it to every approval desk at once."""
+
+    @handler
+    async def on_purchase_input(
+        self, message: PurchaseInput, ctx: WorkflowContext[PurchaseInput]
+    ) -> None:
+        """Fan the purchase out."""
+        await ctx.send_message(message)
+
+
+class ApprovalDesk(Executor):
+    """Asks one team to approve the purchase, with a deadline that escalates to managers."""
+
+    def __init__(self, team: str) -> None:
+        super().__init__(id=f"{team}_approval")
+        self.team = team
+
+    @handler
+    async def on_purchase_input(
+        self, message: PurchaseInput, ctx: WorkflowContext[Verdict, dict[str, Any]]
+    ) -> None:
+        """Ask this desk's team."""
+        terms = PurchaseTerms(item=message.item, amount=message.amount, vendor=message.vendor)
+        deadline_s = message.approve_within_hours * 3600
+        await ctx.request_info(
+            ApprovalRequest(
+                title=f"Purchase of {message.item} from {message.vendor} for {message.amount:.2f}",
+                reason=(
+                    f"Every purchase needs the approval of {self.team} (and of "
+                    f"{' and '.join(t for t in APPROVERS if t != self.team)}). "
+                    f"Requested by {message.requester}."
+                ),
+                context={
+                    "item": message.item,
+                    "amount": message.amount,
+                    "vendor": message.vendor,
+                    "requester": message.requester,
+                    "desk": self.team,
+                },
+                team=self.team,
+                expires_in_s=deadline_s,
+                escalation=[Escalation(after_s=deadline_s / 2, team=ESCALATE_TO, priority="high")],
+                policy_rule="purchase.approval",
+                proposed_action=ProposedAction(
+                    tool="place_order",
+                    arguments=terms.model_dump(mode="json"),
+                    arguments_schema=schema_of(PurchaseTerms),
+                ),
+            ),
+            ApprovalAnswer,
+            request_id=f"{self.team}-approval",
+        )
+
+    @response_handler
+    async def on_approval_answer(
+        self,
+        request: ApprovalRequest,
+        answer: ApprovalAnswer,
+        ctx: WorkflowContext[Verdict, dict[str, Any]],
+    ) -> None:
+        """Pass an approval on; end the purchase on anything else."""
+        if answer.decision in ("approve", "edit"):
+            terms = answer.arguments if answer.decision == "edit" else None
+            await ctx.send_message(
+                Verdict(
+                    team=self.team,
+                    decision=answer.decision,
+                    terms=terms or request.proposed_action.arguments,
+                )
+            )
+            return
+        outcome = {
+            "reject": "rejected",
+            "expired": "expired",
+            "cancelled": "cancelled",
+        }[answer.decision]
+        reason = {
+            "reject": f"{self.team} rejected it: {answer.reason}",
+            "expired": f"{self.team} did not approve it in time",
+            "cancelled": f"the {self.team} approval was cancelled",
+        }[answer.decision]
+        await end_run(
+            ctx,
+            {
+                "status": outcome,
+                "by": self.team,
+                "reason": reason,
+                "text": f"Purchase not placed: {reason}.",
+            },
+        )
+
+
+class OrderDesk(Executor):
+    """Drafts the purchase order once both desks approved, and asks for its review."""
+
+    def __init__(self) -> None:
+        super().__init__(id="order_desk")
+
+    @handler
+    async def on_verdicts(
+        self, verdicts: list[Verdict], ctx: WorkflowContext[Never, dict[str, Any]]
+    ) -> None:
+        """Both desks approved: draft the order from the terms they approved."""
+        terms: dict[str, Any] = {}
+        changes: list[str] = []
+        for verdict in verdicts:
+            if verdict.decision == "edit" and terms:
+                changes += [
+                    f"{verdict.team} changed {k} from {terms.get(k)} to {v}"
+                    for k, v in verdict.terms.items()
+                    if terms.get(k) != v
+                ]
+            terms |= verdict.terms
+        draft = draft_order(terms, [v.team for v in verdicts], changes)
+        await ctx.request_info(
+            ReviewRequest(
+                title=f"Review the purchase order for {terms['item']}",
+                reason="Legal and finance approved; check the order before it goes to the vendor.",
+                context={"terms": terms, "approved_by": [v.team for v in verdicts]},
+                team=REVIEWERS,
+                policy_rule="purchase.review",
+                draft=draft,
+            ),
+            ReviewAnswer,
+            request_id="order-review",
+        )
+
+    @response_handler
+    async def on_review_answer(
+        self,
+        request: ReviewRequest,
+        answer: ReviewAnswer,
+        ctx: WorkflowContext[Never, dict[str, Any]],
+    ) -> None:
+        """Place the reviewed order, or say why not."""
+        if answer.decision in ("approve", "edit"):
+            order = answer.content if answer.decision == "edit" else request.draft
+            await ctx.yield_output(
+                {
+                    "status": "ordered",
+                    "purchase_order": order,
+                    "text": "Purchase order approved and placed.",
+                }
+            )
+            return
+        reason = (
+            f"the review rejected it: {answer.reason}"
+            if answer.decision == "reject"
+            else f"the review was {answer.decision}"
+        )
+        await ctx.yield_output(
+            {
+                "status": "rejected" if answer.decision == "reject" else answer.decision,
+                "by": REVIEWERS,
+                "reason": reason,
+                "text": f"Purchase not placed: {reason}.",
+            }
+        )
+
+
+def draft_order(terms: dict[str, Any], approved_by: list[str], changes: list[str]) -> str:
+    """The purchase order text a person reviews."""
+    lines = [
+        "PURCHASE ORDER",
+        f"Vendor: {terms['vendor']}",
+        f"Item:   {terms['item']}",
+        f"Amount: {float(terms['amount']):,.2f}",
+        f"Approved by: {' and '.join(sorted(approved_by))}",
+    ]
+    if changes:
+        lines.append("Changes on approval: " + "; ".join(changes))
+    return "\n".join(lines)

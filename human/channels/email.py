@@ -1,0 +1,154 @@
+"""Email over SMTP: an HTML and plain-text message to the members of the request's team.
+
+`BATON_SMTP_URL` names the relay: `smtp://user:password@host:port?starttls=true` (STARTTLS on a
+plain connection; `starttls=false` never upgrades, and without the parameter the connection is
+upgraded when the server offers it), or `smtps://…` for TLS from the first byte. `cafile=/path`
+trusts a private CA (a relay with a self-signed certificate). `BATON_SMTP_FROM` is the sender.
+
+Recipients are the team's members with an email address (`baton users add NAME --email …`, or
+the users API); a team without any is recorded as skipped, not as a failure. The message carries a
+signed deep link to the request's page (`links.py`), which asks for sign-in like any page.
+"""
+
+from __future__ import annotations
+
+import html
+import ssl
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import make_msgid
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import aiosmtplib
+
+from baton.errors import NotificationFailed
+from human.channels import Notice, key_context
+from human.channels.links import LinkSigner
+from human.records import User
+
+_TRUE = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class SmtpRelay:
+    """Where and how to hand mail over, parsed from `BATON_SMTP_URL`."""
+
+    host: str
+    port: int
+    username: str | None
+    password: str | None
+    use_tls: bool
+    start_tls: bool | None
+    cafile: str | None
+
+    @classmethod
+    def parse(cls, url: str) -> SmtpRelay:
+        """The relay a `smtp://` or `smtps://` URL names; `ValueError` says what is wrong."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+            raise ValueError("BATON_SMTP_URL must look like smtp://user:pass@host:port")
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        unknown = set(query) - {"starttls", "cafile"}
+        if unknown:
+            raise ValueError(f"BATON_SMTP_URL: unknown parameter {sorted(unknown)[0]!r}")
+        use_tls = parts.scheme == "smtps"
+        start_tls = None if "starttls" not in query else query["starttls"].lower() in _TRUE
+        if use_tls and start_tls:
+            raise ValueError("BATON_SMTP_URL: smtps:// is TLS already; drop starttls=true")
+        return cls(
+            host=parts.hostname,
+            port=parts.port or (465 if use_tls else 25),
+            username=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None,
+            use_tls=use_tls,
+            start_tls=False if use_tls else start_tls,
+            cafile=query.get("cafile"),
+        )
+
+
+class EmailChannel:
+    """Sends one message per notice to the request's team."""
+
+    name = "email"
+
+    def __init__(
+        self,
+        relay: SmtpRelay,
+        sender: str,
+        *,
+        members: Callable[[str], Awaitable[list[User]]],
+        links: LinkSigner,
+        timeout_s: float = 10.0,
+    ) -> None:
+        self._relay = relay
+        self._sender = sender
+        self._members = members
+        self._links = links
+        self._timeout_s = timeout_s
+        self._tls = ssl.create_default_context(cafile=relay.cafile) if relay.cafile else None
+
+    async def send(self, notice: Notice) -> str | None:
+        """Mail the team; why not, if no member has an address; `NotificationFailed` on errors."""
+        team = notice.request.team
+        recipients = [u.email for u in await self._members(team) if u.email]
+        if not recipients:
+            return f"no member of team {team} has an email address"
+        message = self.message(notice, recipients)
+        relay = self._relay
+        try:
+            await aiosmtplib.send(
+                message,
+                hostname=relay.host,
+                port=relay.port,
+                username=relay.username,
+                password=relay.password,
+                use_tls=relay.use_tls,
+                start_tls=relay.start_tls,
+                tls_context=self._tls,
+                timeout=self._timeout_s,
+            )
+        except (aiosmtplib.SMTPException, OSError) as exc:
+            raise NotificationFailed(f"email: {type(exc).__name__}: {exc}") from exc
+        return None
+
+    def message(self, notice: Notice, recipients: list[str]) -> EmailMessage:
+        """The message: a plain-text part and an HTML part, each with the signed link."""
+        request = notice.request
+        link = self._links.signed(request.id, notice.delivery_id)
+        facts = [("Team", request.team), ("Priority", request.priority)]
+        if request.expires_at:
+            facts.append(("Deadline", request.expires_at.strftime("%Y-%m-%d %H:%M UTC")))
+        facts += key_context(request)
+        article = "An" if request.kind[0] in "aeiou" else "A"
+        lead = (
+            f"This {request.kind} request was escalated to {request.team}."
+            if notice.event == "escalated"
+            else f"{article} {request.kind} request waits for {request.team}."
+        )
+        message = EmailMessage()
+        message["Subject"] = f"[Baton] {notice.headline}"
+        message["From"] = self._sender
+        message["To"] = ", ".join(recipients)
+        message["Message-ID"] = make_msgid(idstring=notice.delivery_id, domain="baton")
+        message["X-Baton-Delivery"] = notice.delivery_id
+        text_facts = "\n".join(f"  {k}: {v}" for k, v in facts)
+        message.set_content(
+            f"{lead}\n\n{request.title}\n\n{request.reason}\n\n{text_facts}\n\n"
+            f"Open it (sign-in required):\n{link}\n"
+        )
+        rows = "".join(
+            f"<tr><th align='left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            for k, v in facts
+        )
+        message.add_alternative(
+            "<!doctype html><html><body>"
+            f"<p>{html.escape(lead)}</p>"
+            f"<h2>{html.escape(request.title)}</h2>"
+            f"<p>{html.escape(request.reason)}</p>"
+            f"<table>{rows}</table>"
+            f'<p><a href="{html.escape(link)}">Open the request</a> (sign-in required)</p>'
+            "</body></html>",
+            subtype="html",
+        )
+        return message

@@ -1,0 +1,254 @@
+"""Slack: a Block Kit message per notice, and its buttons' callbacks (the actions endpoint).
+
+Messages go to an incoming webhook (`BATON_SLACK_WEBHOOK_URL`): the title, the reason, the key
+context, and the buttons Approve, Reject (for approvals and reviews) and Open (the request's page).
+
+A click comes back to Baton signed with the app's signing secret (`BATON_SLACK_SIGNING_SECRET`):
+`X-Slack-Signature` is `v0=` + HMAC-SHA256 of `v0:<X-Slack-Request-Timestamp>:<raw body>`; a
+timestamp more than five minutes from now is refused, so a captured request cannot be replayed
+later. The Slack user is mapped to the Baton user holding that Slack id (`baton users add NAME
+--slack-id U…`, or the users API), and the answer goes through `RequestService.respond`: the same
+validation, authorization and idempotency as the API. Reject from Slack sends the reason
+"Rejected from Slack by <name>" (no modal: Baton posts through a webhook, not the Web API; a
+person who wants to give their own reason uses Open). The outcome replaces the message through the
+callback's `response_url`; a refusal (not linked, not permitted, already answered) is shown to the
+clicker alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+from slack_sdk.signature import SignatureVerifier
+
+from baton.errors import BatonError, NotificationFailed, Unauthenticated
+from human.channels import Notice, key_context
+from human.channels.links import LinkSigner
+from human.records import HumanRequest
+from human.service import RequestService
+from human.store.base import Store
+
+logger = logging.getLogger(__name__)
+
+REPLAY_WINDOW_S = 300
+APPROVE = "baton.approve"
+REJECT = "baton.reject"
+OPEN = "baton.open"
+
+
+def escape(text: str) -> str:
+    """Text safe inside Slack mrkdwn (its three control characters escaped)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def request_blocks(request: HumanRequest, url: str, *, note: str | None = None) -> list[Block]:
+    """The message for a request: title, reason, key facts, buttons (while it is open)."""
+    facts = [
+        ("team", request.team),
+        ("priority", request.priority),
+        *(
+            [("deadline", request.expires_at.strftime("%Y-%m-%d %H:%M UTC"))]
+            if request.expires_at
+            else []
+        ),
+        *key_context(request),
+    ]
+    blocks: list[Block] = [
+        HeaderBlock(text=_clip(request.title, 150)),
+        SectionBlock(text=MarkdownTextObject(text=_clip(escape(request.reason), 3000))),
+        SectionBlock(
+            fields=[
+                MarkdownTextObject(text=_clip(f"*{escape(k)}*\n{escape(v)}", 2000))
+                for k, v in facts[:10]
+            ]
+        ),
+    ]
+    if note:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_clip(note, 3000))]))
+    buttons = [ButtonElement(text="Open", action_id=OPEN, url=url)]
+    if request.status in ("pending", "claimed", "escalated") and {"approve", "reject"} <= set(
+        request.allowed_decisions
+    ):
+        buttons = [
+            ButtonElement(text="Approve", action_id=APPROVE, value=request.id, style="primary"),
+            ButtonElement(text="Reject", action_id=REJECT, value=request.id, style="danger"),
+            *buttons,
+        ]
+    blocks.append(ActionsBlock(block_id="baton", elements=buttons))
+    return blocks
+
+
+def message_of(notice: Notice) -> dict[str, Any]:
+    """The incoming-webhook body for a notice."""
+    note = (
+        f":rotating_light: Escalated to *{escape(notice.request.team)}*"
+        if notice.event == "escalated"
+        else None
+    )
+    blocks = request_blocks(notice.request, notice.url, note=note)
+    return {"text": notice.headline, "blocks": [b.to_dict() for b in blocks]}
+
+
+class SlackChannel:
+    """Posts Block Kit messages to an incoming webhook."""
+
+    name = "slack"
+
+    def __init__(self, webhook_url: str, *, timeout_s: float = 10.0) -> None:
+        self._url = webhook_url
+        self._timeout_s = timeout_s
+
+    async def send(self, notice: Notice) -> str | None:
+        """POST the message; `NotificationFailed` unless Slack answers 2xx."""
+        try:
+            async with httpx.AsyncClient(timeout=self._timeout_s) as client:
+                reply = await client.post(self._url, json=message_of(notice))
+        except httpx.HTTPError as exc:
+            raise NotificationFailed(f"slack: {type(exc).__name__}: {exc}") from exc
+        if not reply.is_success:
+            raise NotificationFailed(f"slack: HTTP {reply.status_code} {reply.text[:200]}")
+        return None
+
+
+@dataclass(frozen=True)
+class SlackReply:
+    """What to post to a callback's `response_url` once the click is handled."""
+
+    response_url: str
+    body: dict[str, Any]
+
+
+class SlackActions:
+    """Verifies and applies button clicks from Slack."""
+
+    def __init__(
+        self,
+        store: Store,
+        requests: RequestService,
+        links: LinkSigner,
+        *,
+        signing_secret: str,
+        timeout_s: float = 10.0,
+    ) -> None:
+        self._store = store
+        self._requests = requests
+        self._links = links
+        self._verifier = SignatureVerifier(signing_secret)
+        self._timeout_s = timeout_s
+
+    def verify(self, body: bytes, headers: Mapping[str, str]) -> None:
+        """`Unauthenticated` unless Slack signed this body within the replay window."""
+        stamp = headers.get("x-slack-request-timestamp")
+        signature = headers.get("x-slack-signature")
+        if not stamp or not signature:
+            raise Unauthenticated(
+                "not from Slack: X-Slack-Request-Timestamp and X-Slack-Signature are required"
+            )
+        try:
+            sent = int(stamp)
+        except ValueError as exc:
+            raise Unauthenticated("X-Slack-Request-Timestamp is not a Unix time") from exc
+        if abs(time.time() - sent) > REPLAY_WINDOW_S:
+            raise Unauthenticated(
+                "X-Slack-Request-Timestamp is more than five minutes away: a replay is refused"
+            )
+        if not self._verifier.is_valid(body, stamp, signature):
+            raise Unauthenticated("X-Slack-Signature does not match the body")
+
+    async def act(self, body: bytes, headers: Mapping[str, str]) -> SlackReply | None:
+        """Apply a verified click; what to post back to Slack, if anything."""
+        self.verify(body, headers)
+        payload = _payload(body)
+        if payload.get("type") != "block_actions":
+            return None
+        actions = payload.get("actions") or []
+        action = actions[0] if actions and isinstance(actions[0], dict) else {}
+        response_url = payload.get("response_url")
+        if action.get("action_id") not in (APPROVE, REJECT) or not isinstance(response_url, str):
+            return None
+        request_id = str(action.get("value") or "")
+        slack_user = str((payload.get("user") or {}).get("id") or "")
+        user = await self._store.user_for_slack_id(slack_user) if slack_user else None
+        if user is None:
+            return _only_you(
+                response_url,
+                f"Your Slack account ({slack_user or 'unknown'}) is not linked to a Baton user: "
+                "ask an admin to set your Slack id (`baton users add NAME --slack-id ...`).",
+            )
+        answer: dict[str, Any] = (
+            {"decision": "approve"}
+            if action["action_id"] == APPROVE
+            else {"decision": "reject", "reason": f"Rejected from Slack by {user.name}"}
+        )
+        try:
+            result = await self._requests.respond(request_id, answer, responder=user)
+        except BatonError as exc:
+            logger.info(
+                "slack answer refused",
+                extra={"request_id": request_id, "user": user.name, "error": exc.code},
+            )
+            return _only_you(response_url, f"Could not {answer['decision']}: {exc}")
+        logger.info(
+            "slack answer applied",
+            extra={"request_id": request_id, "user": user.name, "outcome": result.outcome},
+        )
+        return SlackReply(response_url, self._outcome(result.request, user.name, answer))
+
+    def _outcome(self, request: HumanRequest, who: str, answer: dict[str, Any]) -> dict[str, Any]:
+        verb = "Approved" if answer["decision"] == "approve" else "Rejected"
+        done = request.status not in ("pending", "claimed", "escalated")
+        note = f"*{verb}* by {escape(who)} from Slack" + (
+            "" if done else f" ({len(request.answers)} of {request.approvals_required} approvals)"
+        )
+        blocks = request_blocks(request, self._links.page(request.id), note=note)
+        return {
+            "replace_original": True,
+            "text": f"{verb} by {who}: {request.title}",
+            "blocks": [b.to_dict() for b in blocks],
+        }
+
+    async def post(self, reply: SlackReply) -> None:
+        """Send a reply to Slack's `response_url` (a failure is logged: the answer stands)."""
+        try:
+            async with httpx.AsyncClient(timeout=self._timeout_s) as client:
+                sent = await client.post(reply.response_url, json=reply.body)
+            if not sent.is_success:
+                logger.warning("slack response_url refused", extra={"status": sent.status_code})
+        except httpx.HTTPError as exc:
+            logger.warning("slack response_url unreachable", extra={"error": str(exc)})
+
+
+def _payload(body: bytes) -> dict[str, Any]:
+    form = parse_qs(body.decode("utf-8", errors="replace"))
+    raw = (form.get("payload") or [""])[0]
+    try:
+        payload = json.loads(raw)
+    except json.JSONDecodeError:
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def _only_you(response_url: str, text: str) -> SlackReply:
+    return SlackReply(
+        response_url, {"response_type": "ephemeral", "replace_original": False, "text": text}
+    )

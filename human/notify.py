@@ -1,0 +1,100 @@
+"""The outbox dispatcher: delivers `notify` jobs, retries with backoff, gives up after a bound.
+
+A pause or an escalation writes one outbox row per configured channel in its own transaction, each
+with a `notify` job; the worker leases those jobs and hands them here. Each attempt is recorded on
+the row (status, attempts, last error: the request's `notifications` field shows them) and as a
+`request.notified` event with the channel and outcome (`sent`, `retrying`, `failed` once the
+attempts are used up, `skipped` when there was nothing to send). A failed attempt is retried after
+`backoff_s`, doubled at each further attempt. Delivery is at least once: a worker that dies after
+sending and before recording sends again once its lease runs out.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from baton.errors import NotificationFailed
+from human.channels import Channel, Notice
+from human.channels.links import LinkSigner
+from human.records import Job
+from human.store.base import Store
+
+logger = logging.getLogger(__name__)
+
+
+class Dispatcher:
+    """Delivers outbox rows through their channels."""
+
+    def __init__(
+        self,
+        store: Store,
+        channels: Mapping[str, Channel],
+        links: LinkSigner,
+        *,
+        max_attempts: int = 6,
+        backoff_s: float = 5.0,
+    ) -> None:
+        self._store = store
+        self._channels = dict(channels)
+        self._links = links
+        self._max_attempts = max_attempts
+        self._backoff_s = backoff_s
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        """The names of the configured channels, in a stable order."""
+        return tuple(sorted(self._channels))
+
+    async def handle(self, job: Job, owner: str) -> bool:
+        """Deliver one `notify` job; True when it recorded the outcome (and so ended the job)."""
+        note_id = job.payload.get("notification_id")
+        note = await self._store.get_notification(str(note_id)) if note_id else None
+        if note is None or note.status != "queued":
+            return False
+        request = await self._store.get_request(note.request_id)
+        channel = self._channels.get(note.channel)
+        extra = {"notification_id": note.id, "channel": note.channel, "request_id": note.request_id}
+        if request is None or channel is None:
+            await self._store.record_delivery(
+                note.id,
+                job_id=job.id,
+                owner=owner,
+                outcome="skipped",
+                error=f"channel {note.channel} is not configured",
+            )
+            return True
+        notice = Notice(
+            request=request,
+            event=note.event,
+            delivery_id=note.id,
+            url=self._links.page(request.id),
+        )
+        try:
+            skipped = await channel.send(notice)
+        except NotificationFailed as exc:
+            attempt = note.attempts + 1
+            last = attempt >= self._max_attempts
+            delay = self._backoff_s * 2 ** (attempt - 1)
+            await self._store.record_delivery(
+                note.id,
+                job_id=job.id,
+                owner=owner,
+                outcome="failed" if last else "retrying",
+                error=str(exc),
+                retry_in_s=delay,
+            )
+            logger.warning(
+                "notification gave up" if last else "notification failed; will retry",
+                extra={**extra, "attempt": attempt, "error": str(exc), "retry_in_s": delay},
+            )
+            return True
+        await self._store.record_delivery(
+            note.id,
+            job_id=job.id,
+            owner=owner,
+            outcome="skipped" if skipped else "sent",
+            error=skipped,
+        )
+        logger.info("notification delivered", extra={**extra, "skipped": skipped})
+        return True

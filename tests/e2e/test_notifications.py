@@ -1,0 +1,303 @@
+"""Notifications through the outbox, received by real servers: webhooks, Slack, email over SMTP."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import httpx
+
+from human.channels.links import LinkSigner
+from tests.harness import REFUND_120, Server, baton_server, eventually, types_of
+from tests.receivers import HttpReceiver, http_receiver, smtp_server
+
+WEBHOOK_SECRET = "webhook-secret-for-tests"
+SLACK_SECRET = "slack-signing-secret-for-tests"
+
+
+def _webhook_signature_ok(headers: dict[str, str], body: bytes) -> bool:
+    """What a receiver does, as the README shows: HMAC-SHA256 of `timestamp.body`."""
+    timestamp = headers["x-baton-timestamp"]
+    expected = hmac.new(
+        WEBHOOK_SECRET.encode(), f"{timestamp}.".encode() + body, hashlib.sha256
+    ).hexdigest()
+    return hmac.compare_digest(headers["x-baton-signature"], f"v1={expected}")
+
+
+async def _notified(server: Server, request_id: str, status: str) -> dict[str, Any]:
+    async def probe() -> dict[str, Any] | None:
+        request = await server.request(request_id)
+        notes = request["notifications"]
+        return request if notes and all(n["status"] == status for n in notes) else None
+
+    return await eventually(probe, what=f"notifications of {request_id} to be {status}")
+
+
+async def test_webhooks_are_signed_retried_after_a_500_and_given_up_after_the_bound(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    with http_receiver(script=[500, 500, 500, 500]) as hooks:
+        env = {
+            "BATON_WEBHOOK_URL": f"{hooks.url}/baton",
+            "BATON_WEBHOOK_SECRET": WEBHOOK_SECRET,
+            "BATON_NOTIFY_MAX_ATTEMPTS": "3",
+            "BATON_NOTIFY_BACKOFF_SECONDS": "0.2",
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            first = await server.start_run(REFUND_120)
+            doomed = (await server.wait_for_request(first["id"]))["id"]
+            failed = await _notified(server, doomed, "failed")
+            second = await server.start_run(REFUND_120)
+            lucky = (await server.wait_for_request(second["id"]))["id"]
+            sent = await _notified(server, lucky, "sent")
+            events = await server.audit(first["id"]) + await server.audit(second["id"])
+
+    [gave_up] = failed["notifications"]
+    assert (gave_up["channel"], gave_up["event"], gave_up["attempts"]) == ("webhook", "created", 3)
+    assert gave_up["last_error"].startswith("webhook: HTTP 500")
+    [delivered] = sent["notifications"]
+    assert (delivered["status"], delivered["attempts"]) == ("sent", 2)
+
+    received = hooks.at("/baton")
+    assert [r.status for r in received] == [500, 500, 500, 500, 200]
+    for r in received:
+        assert _webhook_signature_ok(r.headers, r.body), r.headers
+        assert r.headers["x-baton-event"] == "request.created"
+        assert r.headers["content-type"] == "application/json"
+    assert {r.headers["x-baton-delivery"] for r in received[:3]} == {gave_up["id"]}
+    assert {r.headers["x-baton-delivery"] for r in received[3:]} == {delivered["id"]}
+    payload = received[-1].json()
+    assert payload["event"] == "request.created"
+    assert payload["delivery_id"] == delivered["id"]
+    assert payload["request"]["id"] == lucky
+    assert payload["request"]["team"] == "support-leads"
+    assert payload["request"]["proposed_action"]["arguments"] == {
+        "order_id": "A-1002",
+        "amount": 120.0,
+    }
+    notified = [
+        (e["request_id"], e["data"]["outcome"], e["data"]["attempt"])
+        for e in events
+        if e["type"] == "request.notified"
+    ]
+    assert notified == [
+        (doomed, "retrying", 1),
+        (doomed, "retrying", 2),
+        (doomed, "failed", 3),
+        (lucky, "retrying", 1),
+        (lucky, "sent", 2),
+    ]
+    # A wrong secret would not verify: the check above is not vacuous.
+    tampered = dict(received[-1].headers) | {"x-baton-timestamp": "1"}
+    assert not _webhook_signature_ok(tampered, received[-1].body)
+
+
+# Slack --------------------------------------------------------------------------------------
+
+
+def _slack_click(request_id: str, slack_user: str, action: str, response_url: str) -> bytes:
+    payload = {
+        "type": "block_actions",
+        "user": {"id": slack_user, "username": slack_user.lower()},
+        "response_url": response_url,
+        "actions": [{"action_id": action, "value": request_id, "type": "button"}],
+    }
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+def _slack_headers(
+    body: bytes, *, at: int | None = None, secret: str = SLACK_SECRET
+) -> dict[str, str]:
+    timestamp = str(at if at is not None else int(time.time()))
+    digest = hmac.new(secret.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256)
+    return {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Slack-Request-Timestamp": timestamp,
+        "X-Slack-Signature": f"v0={digest.hexdigest()}",
+    }
+
+
+async def _click(server: Server, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=30.0) as client:
+        return await client.post("/integrations/slack/actions", content=body, headers=headers)
+
+
+async def _replies(slack: HttpReceiver, count: int) -> list[Any]:
+    async def probe() -> list[Any] | None:
+        found = [r.json() for r in slack.at("/response")]
+        return found if len(found) >= count else None
+
+    return await eventually(probe, what=f"{count} replies to response_url")
+
+
+async def test_slack_message_buttons_and_signed_callbacks(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    with http_receiver() as slack:
+        env = {
+            "BATON_SLACK_WEBHOOK_URL": f"{slack.url}/incoming",
+            "BATON_SLACK_SIGNING_SECRET": SLACK_SECRET,
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            for name, slack_id in (("lee", "U0LEE"), ("val", "U0VAL")):
+                async with server.client("ada") as c:
+                    linked = await c.patch(f"/api/users/{name}", json={"slack_id": slack_id})
+                assert linked.status_code == 200, linked.text
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+
+            async def message() -> Any:
+                found = slack.at("/incoming")
+                return found[0].json() if found else None
+
+            posted = await eventually(message, what="the Slack message")
+            before = await server.snapshot(rid)
+            reply_to = f"{slack.url}/response"
+            approve = _slack_click(rid, "U0LEE", "baton.approve", reply_to)
+
+            forged = await _click(server, approve, _slack_headers(approve, secret="not-it"))
+            stale = await _click(
+                server, approve, _slack_headers(approve, at=int(time.time()) - 6 * 60)
+            )
+            unsigned = await _click(server, approve, {"Content-Type": "text/plain"})
+            assert [forged.status_code, stale.status_code, unsigned.status_code] == [401] * 3
+            assert "five minutes" in stale.json()["detail"]
+            assert await server.snapshot(rid) == before
+
+            stranger = _slack_click(rid, "U0NOBODY", "baton.approve", reply_to)
+            assert (await _click(server, stranger, _slack_headers(stranger))).status_code == 200
+            viewer = _slack_click(rid, "U0VAL", "baton.approve", reply_to)
+            assert (await _click(server, viewer, _slack_headers(viewer))).status_code == 200
+            refusals = await _replies(slack, 2)
+            assert await server.snapshot(rid) == before
+
+            clicked = await _click(server, approve, _slack_headers(approve))
+            assert clicked.status_code == 200, clicked.text
+            again = await _click(server, approve, _slack_headers(approve))
+            assert again.status_code == 200, again.text
+            updates = (await _replies(slack, 4))[2:]
+            done = await server.wait_for_run(run["id"], status="completed")
+
+            second = await server.start_run(REFUND_120)
+            other = (await server.wait_for_request(second["id"]))["id"]
+            reject = _slack_click(other, "U0LEE", "baton.reject", reply_to)
+            assert (await _click(server, reject, _slack_headers(reject))).status_code == 200
+            rejected = await server.wait_for_run(second["id"], status="completed")
+            events = await server.audit(run["id"])
+
+    blocks = posted["blocks"]
+    assert blocks[0]["type"] == "header"
+    assert blocks[0]["text"]["text"] == "Refund 120.00 on order A-1002"
+    assert "support-leads" in blocks[1]["text"]["text"]  # the reason
+    fields = " ".join(f["text"] for f in blocks[2]["fields"])
+    assert "*amount*\n120.0" in fields
+    assert "*order_id*\nA-1002" in fields
+    buttons = {e["action_id"]: e for e in blocks[-1]["elements"]}
+    assert buttons["baton.approve"]["value"] == rid
+    assert buttons["baton.reject"]["value"] == rid
+    assert buttons["baton.open"]["url"].endswith(f"/requests/{rid}")
+
+    assert [r["response_type"] for r in refusals] == ["ephemeral", "ephemeral"]
+    assert "not linked to a Baton user" in refusals[0]["text"]
+    assert "viewer" in refusals[1]["text"]
+    for update in updates:  # the click, and the same click again: the same outcome
+        assert update["replace_original"] is True
+        assert update["text"].startswith("Approved by lee")
+        assert all(b["type"] != "actions" or len(b["elements"]) == 1 for b in update["blocks"])
+    assert "Refunded 120.00" in done["output"]["text"]
+    assert types_of(events).count("request.answered") == 1
+    [answered] = [e for e in events if e["type"] == "request.answered"]
+    assert answered["actor"] == "lee"
+    [closed] = rejected["requests"]
+    assert closed["answer"] == {"decision": "reject", "reason": "Rejected from Slack by lee"}
+
+
+async def test_slack_actions_without_a_signing_secret_is_not_there(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        body = _slack_click("req_x", "U0LEE", "baton.approve", "http://127.0.0.1:9/x")
+        reply = await _click(server, body, _slack_headers(body))
+    assert (reply.status_code, reply.json()["error"]) == (404, "not_configured")
+
+
+# email --------------------------------------------------------------------------------------
+
+
+async def test_email_to_the_team_over_starttls_with_a_signed_deep_link(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    with smtp_server(tmp_path) as smtp:
+        env = {
+            "BATON_SMTP_URL": smtp.url(starttls="true"),
+            "BATON_SMTP_FROM": "baton@baton.example",
+            "BATON_BASE_URL": "https://baton.example",
+            "BATON_SECRET_KEY": "email-link-secret",
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            notified = await _notified(server, rid, "sent")
+
+            async def mail() -> Any:
+                return smtp.mails[0] if smtp.mails else None
+
+            received = await eventually(mail, what="the email")
+            link = received.message.get_body(("plain",)).get_content().splitlines()[-1]
+            async with server.anonymous() as anonymous:
+                parts = urlsplit(link)
+                peek = await anonymous.get(f"/api/requests/{rid}", params=parts.query)
+
+    assert (received.tls, received.login) == (True, "baton")
+    assert received.sender == "baton@baton.example"
+    # support-leads: lee, val (a viewer, who still sees), and ada (admin, in every team)
+    assert sorted(received.recipients) == [
+        "ada@example.com",
+        "lee@example.com",
+        "val@example.com",
+    ]
+    message = received.message
+    assert message["Subject"] == "[Baton] For support-leads: Refund 120.00 on order A-1002"
+    text = message.get_body(("plain",)).get_content()
+    html = message.get_body(("html",)).get_content()
+    assert "Refunds of this size need approval by support-leads" in text
+    assert "An approval request waits for support-leads." in text
+    assert link.startswith(f"https://baton.example/requests/{rid}?sig=")
+    assert f'href="{link}"' in html.replace("&amp;", "&")
+    [note] = notified["notifications"]
+    assert message["X-Baton-Delivery"] == note["id"]
+    signer = LinkSigner("email-link-secret", "https://baton.example")
+    sig = link.split("sig=", 1)[1]
+    assert signer.verify(rid, sig) == note["id"]
+    assert signer.verify("req_other", sig) is None
+    assert LinkSigner("another-secret", "https://baton.example").verify(rid, sig) is None
+    assert peek.status_code == 401  # the link is no credential
+    assert smtp.refusals == []
+
+
+async def test_email_that_cannot_be_sent_is_retried_then_shown_as_failed(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    with smtp_server(tmp_path) as smtp:
+        env = {
+            "BATON_SMTP_URL": smtp.url(starttls="false"),  # the server insists on STARTTLS
+            "BATON_NOTIFY_MAX_ATTEMPTS": "2",
+            "BATON_NOTIFY_BACKOFF_SECONDS": "0.1",
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            failed = await _notified(server, rid, "failed")
+            events = await server.audit(run["id"])
+
+    [note] = failed["notifications"]
+    assert (note["channel"], note["attempts"]) == ("email", 2)
+    assert note["last_error"].startswith("email: ")
+    assert smtp.mails == []
+    outcomes = [e["data"]["outcome"] for e in events if e["type"] == "request.notified"]
+    assert outcomes == ["retrying", "failed"]

@@ -1,0 +1,254 @@
+"""API tokens, teams and users over real HTTP and the CLI: who may do what, all audited."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.harness import Server, baton_server, sql
+
+
+async def _call(
+    server: Server, user: str, method: str, path: str, body: Any = None
+) -> httpx.Response:
+    async with server.client(user) as c:
+        return await c.request(method, path, json=body)
+
+
+async def _as_token(server: Server, token: str, path: str) -> httpx.Response:
+    async with httpx.AsyncClient(
+        base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}
+    ) as c:
+        return await c.get(path)
+
+
+def _audit(db_url: str, *types: str) -> list[dict[str, Any]]:
+    wanted = ", ".join(f"'{t}'" for t in types)
+    return sql(
+        db_url,
+        f"SELECT type, actor, data FROM audit_events WHERE type IN ({wanted}) ORDER BY id",
+    )
+
+
+def _baton(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "BATON_DATABASE_URL": db_url, "BATON_LOG_LEVEL": "WARNING"}
+    return subprocess.run(
+        [sys.executable, "-m", "baton", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+async def test_tokens_are_shown_once_listed_without_secrets_and_revoked(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        made = await _call(server, "lee", "POST", "/api/tokens", {"label": "laptop"})
+        assert made.status_code == 201, made.text
+        token, token_id = made.json()["token"], made.json()["id"]
+        assert token.startswith("bt_")
+        assert (made.json()["user"], made.json()["label"], made.json()["hint"]) == (
+            "lee",
+            "laptop",
+            token[:7],
+        )
+        assert (await _as_token(server, token, "/api/requests")).status_code == 200
+
+        mine = (await _call(server, "lee", "GET", "/api/tokens")).json()
+        assert {t["id"] for t in mine} >= {token_id}
+        assert all(t["user"] == "lee" for t in mine)
+        assert all("token" not in t and "hash" not in t for t in mine)
+        everyone = (await _call(server, "ada", "GET", "/api/tokens")).json()
+        assert {t["user"] for t in everyone} > {"lee", "ada"}
+        fays = (await _call(server, "ada", "GET", "/api/tokens?owner=fay")).json()
+        assert {t["user"] for t in fays} == {"fay"}
+
+        refused = {
+            "lee for fay": await _call(server, "lee", "POST", "/api/tokens", {"user": "fay"}),
+            "lee lists fay": await _call(server, "lee", "GET", "/api/tokens?owner=fay"),
+            "fay revokes lee": await _call(server, "fay", "DELETE", f"/api/tokens/{token_id}"),
+            "unknown": await _call(server, "lee", "DELETE", "/api/tokens/tok_nothing"),
+            "extra field": await _call(server, "lee", "POST", "/api/tokens", {"scope": "all"}),
+        }
+        assert {k: r.status_code for k, r in refused.items()} == {
+            "lee for fay": 422,
+            "lee lists fay": 422,
+            "fay revokes lee": 404,
+            "unknown": 404,
+            "extra field": 422,
+        }
+        assert refused["lee for fay"].json()["errors"][0]["loc"] == ["body", "user"]
+        assert (await _as_token(server, token, "/api/requests")).status_code == 200
+
+        revoked = await _call(server, "lee", "DELETE", f"/api/tokens/{token_id}")
+        assert revoked.status_code == 200, revoked.text
+        assert revoked.json()["revoked_at"] is not None
+        assert (await _as_token(server, token, "/api/requests")).status_code == 401
+        again = await _call(server, "lee", "DELETE", f"/api/tokens/{token_id}")
+        assert again.json() == revoked.json()
+
+        for_fay = await _call(server, "ada", "POST", "/api/tokens", {"user": "fay", "label": "x"})
+        assert (for_fay.status_code, for_fay.json()["user"]) == (201, "fay")
+        revoke_fay = await _call(server, "ada", "DELETE", f"/api/tokens/{for_fay.json()['id']}")
+        assert revoke_fay.status_code == 200
+
+    audit = _audit(db_url, "token.created", "token.revoked")
+    assert [(a["type"], a["actor"]) for a in audit] == [
+        ("token.created", "lee"),
+        ("token.revoked", "lee"),
+        ("token.created", "ada"),
+        ("token.revoked", "ada"),
+    ]
+
+
+async def test_the_cli_lists_and_revokes_tokens(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    made = _baton(db_url, "tokens", "create", "fin", "--label", "cli")
+    assert made.returncode == 0, made.stderr
+    token = made.stdout.strip()
+    listed = _baton(db_url, "tokens", "list", "fin")
+    assert listed.returncode == 0, listed.stderr
+    [line] = [row for row in listed.stdout.splitlines() if row.endswith(" cli")]
+    token_id = line.split()[0]
+    assert token_id.startswith("tok_")
+    assert token[:7] in line
+    assert "active" in line
+
+    async with baton_server(db_url, tokens, server_log) as server:
+        assert (await _as_token(server, token, "/api/runs")).status_code == 200
+        revoked = _baton(db_url, "tokens", "revoke", token_id)
+        assert revoked.returncode == 0, revoked.stderr
+        assert (await _as_token(server, token, "/api/runs")).status_code == 401
+
+    assert "revoked" in _baton(db_url, "tokens", "list", "fin").stdout
+    unknown = _baton(db_url, "tokens", "revoke", "tok_nothing")
+    assert unknown.returncode == 2
+    assert "no token tok_nothing" in unknown.stderr
+
+
+async def test_admins_manage_teams_and_users_and_nobody_else_does(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        linked = await _call(server, "ada", "PATCH", "/api/users/fin", {"slack_id": "U0SHARED"})
+        assert linked.status_code == 200, linked.text
+        users_before = (await _call(server, "ada", "GET", "/api/users")).json()
+        teams_before = (await _call(server, "ada", "GET", "/api/teams")).json()
+
+        refusals = {
+            "responder adds a team": await _call(
+                server, "lee", "POST", "/api/teams", {"name": "procurement"}
+            ),
+            "viewer lists users": await _call(server, "val", "GET", "/api/users"),
+            "responder patches": await _call(
+                server, "lee", "PATCH", "/api/users/lee", {"role": "admin"}
+            ),
+            "unknown team": await _call(
+                server, "ada", "POST", "/api/users", {"name": "pia", "teams": ["finance", "nope"]}
+            ),
+            "bad role": await _call(
+                server, "ada", "POST", "/api/users", {"name": "pia", "role": "boss"}
+            ),
+            "bad slack id": await _call(
+                server, "ada", "POST", "/api/users", {"name": "pia", "slack_id": "lowercase"}
+            ),
+            "taken name": await _call(server, "ada", "POST", "/api/users", {"name": "lee"}),
+            "taken team": await _call(server, "ada", "POST", "/api/teams", {"name": "finance"}),
+            "taken slack id": await _call(
+                server, "ada", "PATCH", "/api/users/fay", {"slack_id": "U0SHARED"}
+            ),
+            "nobody": await _call(server, "ada", "PATCH", "/api/users/nobody", {"role": "viewer"}),
+        }
+        assert {k: r.status_code for k, r in refusals.items()} == {
+            "responder adds a team": 403,
+            "viewer lists users": 403,
+            "responder patches": 403,
+            "unknown team": 422,
+            "bad role": 422,
+            "bad slack id": 422,
+            "taken name": 409,
+            "taken team": 409,
+            "nobody": 404,
+            "taken slack id": 409,
+        }
+        assert refusals["unknown team"].json()["errors"][0]["loc"] == ["body", "teams", 1]
+        assert refusals["bad role"].json()["errors"][0]["loc"] == ["body", "role"]
+        assert (await _call(server, "ada", "GET", "/api/users")).json() == users_before
+        assert (await _call(server, "ada", "GET", "/api/teams")).json() == teams_before
+
+        team = await _call(
+            server, "ada", "POST", "/api/teams", {"name": "procurement", "description": "Buys"}
+        )
+        assert team.status_code == 201, team.text
+        added = await _call(
+            server,
+            "ada",
+            "POST",
+            "/api/users",
+            {
+                "name": "pia",
+                "teams": ["procurement"],
+                "email": "pia@example.com",
+                "slack_id": "U0PIA",
+            },
+        )
+        assert added.status_code == 201, added.text
+        assert (added.json()["role"], added.json()["teams"]) == ("responder", ["procurement"])
+        moved = await _call(
+            server,
+            "ada",
+            "PATCH",
+            "/api/users/pia",
+            {"role": "admin", "teams": ["finance", "procurement"], "clear": ["email"]},
+        )
+        assert moved.status_code == 200, moved.text
+        assert moved.json() | {"id": None} == {
+            "id": None,
+            "name": "pia",
+            "role": "admin",
+            "teams": ["finance", "procurement"],
+            "email": None,
+            "slack_id": "U0PIA",
+        }
+        teams = {t["name"]: t for t in (await _call(server, "ada", "GET", "/api/teams")).json()}
+        assert teams["procurement"] == {
+            "name": "procurement",
+            "description": "Buys",
+            "members": ["pia"],
+        }
+
+    audit = _audit(db_url, "team.added", "user.added", "user.updated")
+    assert [(a["type"], a["actor"]) for a in audit] == [
+        ("user.updated", "ada"),  # fin's Slack id
+        ("team.added", "ada"),
+        ("user.added", "ada"),
+        ("user.updated", "ada"),
+    ]
+
+
+async def test_the_demo_seeds_legal_and_managers_with_distinct_people(db_url: str) -> None:
+    seeded = _baton(db_url, "seed", "--demo")
+    assert seeded.returncode == 0, seeded.stderr
+    listed = _baton(db_url, "users", "list")
+    rows = {line.split()[0]: line.split()[1:3] for line in listed.stdout.splitlines()}
+
+    assert rows["lex"] == ["responder", "legal"]
+    assert rows["liv"] == ["responder", "legal"]
+    assert rows["max"] == ["responder", "managers"]
+    assert rows["mia"] == ["responder", "managers"]
+    assert rows["fay"] == ["responder", "finance"]
+    assert rows["fin"] == ["responder", "finance"]
+    for name in ("sam", "lee", "val", "ada"):
+        assert name in rows
+    linked = _baton(db_url, "users", "add", "lee", "--team", "support-leads", "--slack-id", "U0LEE")
+    assert linked.returncode == 0, linked.stderr
+    assert "U0LEE" in _baton(db_url, "users", "list").stdout

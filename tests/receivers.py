@@ -1,0 +1,211 @@
+"""Real servers that receive what Baton sends: an HTTP receiver (webhooks, Slack) and SMTP.
+
+Both run in a thread of the test process on a loopback port, so a `baton serve` child process
+talks to them over real sockets. The HTTP receiver answers each request with the next status of
+its script (then 200); the SMTP server speaks STARTTLS with a certificate made for the test and
+requires a login once the connection is encrypted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import ipaddress
+import json
+import ssl
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from tests.harness import free_port
+
+
+@dataclass
+class Received:
+    """One HTTP request as the receiver saw it."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    status: int
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class HttpReceiver:
+    """A loopback HTTP server recording every POST; `script` holds the statuses to answer."""
+
+    script: list[int] = field(default_factory=list)
+    received: list[Received] = field(default_factory=list)
+    port: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def at(self, path: str) -> list[Received]:
+        return [r for r in list(self.received) if r.path == path]
+
+
+@contextlib.contextmanager
+def http_receiver(script: list[int] | None = None) -> Iterator[HttpReceiver]:
+    """A running receiver; stopped when the block ends."""
+    receiver = HttpReceiver(script=list(script or []))
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with lock:
+                status = receiver.script.pop(0) if receiver.script else 200
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                receiver.received.append(Received(self.path, headers, body, status))
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"ok" if status < 300 else b"the receiver says no")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    receiver.port = int(server.server_address[1])
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+# SMTP ---------------------------------------------------------------------------------------
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate and key for 127.0.0.1 (and localhost), made for one test."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "baton-test-smtp")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "smtp-cert.pem", directory / "smtp-key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+@dataclass
+class Mail:
+    """One message the SMTP server accepted."""
+
+    sender: str
+    recipients: list[str]
+    message: EmailMessage
+    tls: bool
+    login: str | None
+
+
+@dataclass
+class SmtpServer:
+    """What the test's SMTP server accepted, and how to reach it."""
+
+    port: int
+    cafile: Path
+    username: str
+    password: str
+    mails: list[Mail] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
+
+    def url(self, **params: str) -> str:
+        query = "&".join(f"{k}={v}" for k, v in {"cafile": str(self.cafile), **params}.items())
+        return f"smtp://{self.username}:{self.password}@127.0.0.1:{self.port}?{query}"
+
+
+@contextlib.contextmanager
+def smtp_server(directory: Path) -> Iterator[SmtpServer]:
+    """aiosmtpd with STARTTLS required before AUTH, and AUTH required before mail."""
+    cert, key = self_signed(directory)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    server = SmtpServer(port=free_port(), cafile=cert, username="baton", password="s3cret pass")
+
+    def authenticate(
+        smtp: SMTP, session: Session, envelope: Envelope, mechanism: str, data: Any
+    ) -> AuthResult:
+        ok = isinstance(data, LoginPassword) and (data.login, data.password) == (
+            server.username.encode(),
+            server.password.encode(),
+        )
+        if not ok:
+            server.refusals.append(f"bad login by {mechanism}")
+        return AuthResult(success=ok, auth_data=server.username if ok else None)
+
+    class Handler:
+        async def handle_DATA(  # noqa: N802 - aiosmtpd's hook name
+            self, smtp: SMTP, session: Session, envelope: Envelope
+        ) -> str:
+            raw = envelope.original_content or b""
+            login = session.auth_data if session.authenticated else None
+            server.mails.append(
+                Mail(
+                    sender=str(envelope.mail_from),
+                    recipients=list(envelope.rcpt_tos),
+                    message=message_from_bytes(raw, policy=policy.default),  # type: ignore[arg-type]
+                    tls=session.ssl is not None,
+                    login=login if isinstance(login, str) else None,
+                )
+            )
+            return "250 OK"
+
+    controller = Controller(
+        Handler(),
+        hostname="127.0.0.1",
+        port=server.port,
+        tls_context=context,
+        require_starttls=True,
+        authenticator=authenticate,
+        auth_required=True,
+        auth_require_tls=True,
+    )
+    controller.start()
+    try:
+        yield server
+    finally:
+        controller.stop()

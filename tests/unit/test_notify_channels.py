@@ -1,0 +1,134 @@
+"""The pieces of notifications that need no server: SMTP URLs, signatures, messages, the clock."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from baton.clock import Clock
+from baton.errors import Unauthenticated
+from human.channels import Notice, key_context
+from human.channels.email import SmtpRelay
+from human.channels.slack import SlackActions, message_of
+from human.channels.webhook import payload_of, sign
+from human.kinds import KINDS
+from human.records import HumanRequest
+
+NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def a_request(kind: str = "approval") -> HumanRequest:
+    return HumanRequest(
+        id="req_1",
+        run_id="run_1",
+        maf_request_id="m1",
+        kind=kind,
+        title="Refund <120> & more",
+        reason="Because *policy* says so",
+        context={"customer": "c-01", "order": {"id": "A-1"}, "amount": 120.0},
+        proposed_action=(
+            {"tool": "issue_refund", "arguments": {"order_id": "A-1", "amount": 120.0}}
+            if kind == "approval"
+            else None
+        ),
+        allowed_decisions=list(KINDS[kind].decisions),
+        response_schema={},
+        team="support-leads",
+        status="pending",
+        created_at=NOW,
+        expires_at=NOW + timedelta(hours=4),
+    )
+
+
+def test_smtp_urls() -> None:
+    plain = SmtpRelay.parse("smtp://mail.example:2525")
+    assert (plain.host, plain.port, plain.username, plain.start_tls, plain.use_tls) == (
+        "mail.example",
+        2525,
+        None,
+        None,
+        False,
+    )
+    login = SmtpRelay.parse("smtp://me%40corp:p%3Ass@relay:587?starttls=true&cafile=/ca.pem")
+    assert (login.username, login.password, login.start_tls, login.cafile) == (
+        "me@corp",
+        "p:ss",
+        True,
+        "/ca.pem",
+    )
+    assert SmtpRelay.parse("smtp://relay?starttls=false").start_tls is False
+    tls = SmtpRelay.parse("smtps://relay")
+    assert (tls.port, tls.use_tls, tls.start_tls) == (465, True, False)
+    for bad, why in (
+        ("http://relay", "must look like"),
+        ("smtp://", "must look like"),
+        ("smtp://relay?tls=1", "unknown parameter 'tls'"),
+        ("smtps://relay?starttls=true", "TLS already"),
+    ):
+        with pytest.raises(ValueError, match=why):
+            SmtpRelay.parse(bad)
+
+
+def test_webhook_signature_is_hmac_of_timestamp_dot_body() -> None:
+    body = b'{"a":1}'
+    expected = hmac.new(b"k", b"1700000000." + body, hashlib.sha256).hexdigest()
+    assert sign("k", "1700000000", body) == f"v1={expected}"
+    assert sign("k", "1700000001", body) != sign("k", "1700000000", body)
+
+
+def test_webhook_payload_names_the_event_delivery_and_page() -> None:
+    notice = Notice(a_request(), "escalated", "ntf_1", "https://b.example/requests/req_1")
+    payload = payload_of(notice)
+    assert (payload["event"], payload["delivery_id"]) == ("request.escalated", "ntf_1")
+    assert payload["request"]["url"] == "https://b.example/requests/req_1"
+    assert payload["request"]["expires_at"] == "2026-03-01T13:00:00+00:00"
+
+
+def test_key_context_prefers_the_proposed_arguments_and_skips_nested_values() -> None:
+    assert key_context(a_request()) == [
+        ("order_id", "A-1"),
+        ("amount", "120.0"),
+        ("customer", "c-01"),
+    ]
+
+
+def test_slack_message_escapes_text_and_offers_buttons_only_where_they_fit() -> None:
+    notice = Notice(a_request(), "created", "ntf_1", "https://b.example/requests/req_1")
+    message = message_of(notice)
+    assert message["text"] == "For support-leads: Refund <120> & more"
+    assert message["blocks"][1]["text"]["text"] == "Because *policy* says so"
+    actions = [e["action_id"] for e in message["blocks"][-1]["elements"]]
+    assert actions == ["baton.approve", "baton.reject", "baton.open"]
+    question = message_of(Notice(a_request("question"), "escalated", "n", "https://b/r"))
+    assert [e["action_id"] for e in question["blocks"][-1]["elements"]] == ["baton.open"]
+    assert "Escalated to *support-leads*" in question["blocks"][-2]["elements"][0]["text"]
+
+
+def test_slack_verification_names_what_is_wrong() -> None:
+    actions = SlackActions(None, None, None, signing_secret="s")  # type: ignore[arg-type]
+    for headers, why in (
+        ({}, "are required"),
+        ({"x-slack-request-timestamp": "soon", "x-slack-signature": "v0=1"}, "not a Unix time"),
+        ({"x-slack-request-timestamp": "100", "x-slack-signature": "v0=1"}, "five minutes"),
+    ):
+        with pytest.raises(Unauthenticated, match=why):
+            actions.verify(b"payload=%7B%7D", headers)
+
+
+def test_the_clock_adds_the_offset_its_file_holds(tmp_path: Path) -> None:
+    offset = tmp_path / "clock"
+    clock = Clock(offset)
+    assert abs(clock() - datetime.now(UTC)) < timedelta(seconds=5)  # no file yet: no offset
+    offset.write_text("7200")
+    assert timedelta(hours=2) - clock.offset() == timedelta(0)
+    assert clock() - datetime.now(UTC) > timedelta(hours=1, minutes=59)
+    offset.write_text("-60.5")
+    assert clock.offset() == timedelta(seconds=-60.5)
+    offset.write_text("tomorrow")
+    with pytest.raises(ValueError, match="offset in seconds"):
+        clock()
+    assert Clock(None).offset() == timedelta(0)

@@ -1,0 +1,159 @@
+"""The purchase workflow through the runtime and worker in one process, on both backends.
+
+Two approvals pending in one run, answered in either order (each delivered from the run's current
+checkpoint); a rejection or an expiry on one side ends the run and cancels the other side; the
+order review comes last. A moved clock stands in for hours passing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from human.records import HumanRequest, Run, User
+from human.service import RequestService
+from human.store import open_store
+from human.store.base import RequestFilter, Store
+from human.timers import TimerRunner
+from tests.harness import seed
+from workflows.runtime import Runtime
+from workflows.worker import Worker
+
+PURCHASE = {"item": "laptop", "amount": 2400.0, "vendor": "Contoso", "requester": "sam"}
+
+
+class MovableClock:
+    def __init__(self) -> None:
+        self.offset = timedelta(0)
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+
+@dataclass
+class Desk:
+    store: Store
+    runtime: Runtime
+    worker: Worker
+    service: RequestService
+    clock: MovableClock
+    people: dict[str, User]
+
+    async def start(self, **extra: Any) -> tuple[Run, dict[str, HumanRequest]]:
+        run = await self.runtime.start("purchase", PURCHASE | extra, actor="sam")
+        await self.worker.run_until_idle()
+        return run, await self.open(run.id)
+
+    async def open(self, run_id: str) -> dict[str, HumanRequest]:
+        page = await self.service.list(RequestFilter(run_id=run_id, limit=50))
+        return {r.team: r for r in page.items if r.status in ("pending", "escalated")}
+
+    async def answer(self, request: HumanRequest, who: str, body: dict[str, Any]) -> None:
+        await self.service.respond(request.id, body, responder=self.people[who])
+        await self.worker.run_until_idle()
+
+    async def run(self, run_id: str) -> Run:
+        return await self.runtime.get(run_id)
+
+    async def types(self, run_id: str) -> list[str]:
+        return [e.type for e in await self.store.list_events(run_id=run_id)]
+
+
+@pytest.fixture
+async def desk(db_url: str) -> AsyncIterator[Desk]:
+    await seed(db_url)
+    clock = MovableClock()
+    store = await open_store(db_url, clock=clock)
+    runtime = Runtime(store, clock=clock)
+    timers = TimerRunner(store)
+    worker = Worker(store, runtime, handlers={"timer": timers.handle})
+    people = {}
+    for name in ("lex", "fay", "fin", "max", "lee"):
+        user = await store.get_user(name)
+        assert user is not None
+        people[name] = user
+    yield Desk(store, runtime, worker, RequestService(store, clock=clock), clock, people)
+    await store.close()
+
+
+@pytest.mark.parametrize("first", ["legal", "finance"])
+async def test_both_approvals_in_either_order_then_the_review_places_the_order(
+    desk: Desk, first: str
+) -> None:
+    run, pending = await desk.start()
+    assert sorted(pending) == ["finance", "legal"]
+    assert all(r.expires_at is not None and len(r.escalation) == 1 for r in pending.values())
+    second = "legal" if first == "finance" else "finance"
+    who = {"legal": "lex", "finance": "fay"}
+
+    await desk.answer(pending[first], who[first], {"decision": "approve"})
+    assert (await desk.run(run.id)).status == "waiting"
+    assert sorted(await desk.open(run.id)) == [second]
+    await desk.answer(pending[second], who[second], {"decision": "approve"})
+
+    [review] = (await desk.open(run.id)).values()
+    assert (review.kind, review.team) == ("review", "finance")
+    assert "Approved by: finance and legal" in review.payload["draft"]
+    await desk.answer(review, "fin", {"decision": "approve"})
+    done = await desk.run(run.id)
+    assert done.status == "completed", done.error
+    assert done.output["status"] == "ordered"
+    assert "Vendor: Contoso" in done.output["purchase_order"]
+    assert (await desk.types(run.id)).count("run.resumed") == 3
+
+
+async def test_an_edit_by_one_desk_changes_the_order_and_says_so(desk: Desk) -> None:
+    run, pending = await desk.start()
+    await desk.answer(pending["legal"], "lex", {"decision": "approve"})
+    edited = {"item": "laptop", "amount": 2100.0, "vendor": "Contoso"}
+    await desk.answer(pending["finance"], "fay", {"decision": "edit", "arguments": edited})
+
+    [review] = (await desk.open(run.id)).values()
+    assert "Amount: 2,100.00" in review.payload["draft"]
+    assert "finance changed amount from 2400.0 to 2100.0" in review.payload["draft"]
+
+
+async def test_a_rejection_ends_the_run_at_once_and_cancels_the_other_side(desk: Desk) -> None:
+    run, pending = await desk.start()
+
+    await desk.answer(pending["finance"], "fay", {"decision": "reject", "reason": "over budget"})
+
+    done = await desk.run(run.id)
+    assert done.status == "completed", done.error
+    assert done.output["status"] == "rejected"
+    assert done.output["reason"] == "finance rejected it: over budget"
+    legal = await desk.service.get(pending["legal"].id)
+    assert legal.status == "cancelled"
+    assert "request.cancelled" in await desk.types(run.id)
+
+
+async def test_an_approval_escalates_to_managers_then_expires_into_the_workflow(
+    desk: Desk,
+) -> None:
+    run, pending = await desk.start(approve_within_hours=4)
+    await desk.answer(pending["legal"], "lex", {"decision": "approve"})
+
+    desk.clock.offset = timedelta(hours=2, seconds=5)
+    await desk.worker.run_until_idle()
+    escalated = await desk.service.get(pending["finance"].id)
+    assert (escalated.status, escalated.team, escalated.priority) == (
+        "escalated",
+        "managers",
+        "high",
+    )
+    desk.clock.offset = timedelta(hours=4, seconds=5)
+    await desk.worker.run_until_idle()
+
+    done = await desk.run(run.id)
+    assert done.status == "completed", done.error
+    assert done.output["status"] == "expired"
+    assert done.output["reason"] == "finance did not approve it in time"
+    expired = await desk.service.get(pending["finance"].id)
+    assert (expired.status, expired.answer) == ("expired", {"decision": "expired"})
+    types = await desk.types(run.id)
+    assert types.count("request.escalated") == 1
+    assert types.count("request.expired") == 1
