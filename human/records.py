@@ -74,6 +74,7 @@ class HumanRequest(Record):
     answered_by: str | None = None
     answered_at: datetime | None = None
     answers: list[AnswerRecord] = Field(default_factory=list)
+    executor_id: str | None = Field(None, description="The workflow executor that asked.")
 
 
 class AuditEvent(Record):

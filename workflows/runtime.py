@@ -365,6 +365,7 @@ class Runtime:
             expires_at=now + timedelta(seconds=data.expires_in_s) if data.expires_in_s else None,
             approvals_required=data.approvals_required,
             policy_rule=data.policy_rule,
+            executor_id=event.source_executor_id,
         )
 
 

@@ -52,7 +52,7 @@ _INSERT_EVENT: Final = """INSERT INTO audit_events (type, at, run_id, request_id
 _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
-    r.policy_rule, r.answer, r.answered_by, r.answered_at"""
+    r.policy_rule, r.answer, r.answered_by, r.answered_at, r.executor_id"""
 _SELECT_REQUESTS: Final = (
     f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash"
 )
@@ -873,9 +873,9 @@ async def _insert_request(conn: Conn, request: HumanRequest) -> None:
     await conn.execute(
         """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
              proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
-             status, created_at, expires_at, approvals_required, policy_rule)
+             status, created_at, expires_at, approvals_required, policy_rule, executor_id)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-             $18, $19)""",
+             $18, $19, $20)""",
         request.id,
         request.run_id,
         request.maf_request_id,
@@ -895,4 +895,5 @@ async def _insert_request(conn: Conn, request: HumanRequest) -> None:
         request.expires_at,
         request.approvals_required,
         request.policy_rule,
+        request.executor_id,
     )

@@ -130,6 +130,7 @@ def requests_of(rows: Iterable[Row], answers: Iterable[Row]) -> list[HumanReques
             answered_by=r["answered_by"],
             answered_at=when(r["answered_at"]),
             answers=by_request.get(r["id"], []),
+            executor_id=r["executor_id"],
         )
         for r in rows
     ]

@@ -52,7 +52,7 @@ _QUEUE_DRIVE: Final = """INSERT OR IGNORE INTO jobs (kind, run_id, available_at,
 _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
-    r.policy_rule, r.answer, r.answered_by, r.answered_at"""
+    r.policy_rule, r.answer, r.answered_by, r.answered_at, r.executor_id"""
 
 
 _dumps = shared.dumps
@@ -866,8 +866,8 @@ def _insert_request(conn: sqlite3.Connection, request: HumanRequest) -> None:
     conn.execute(
         """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
              proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
-             status, created_at, expires_at, approvals_required, policy_rule)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+             status, created_at, expires_at, approvals_required, policy_rule, executor_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
             request.id,
             request.run_id,
@@ -888,6 +888,7 @@ def _insert_request(conn: sqlite3.Connection, request: HumanRequest) -> None:
             None if request.expires_at is None else _iso(request.expires_at),
             request.approvals_required,
             request.policy_rule,
+            request.executor_id,
         ),
     )
 
