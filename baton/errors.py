@@ -2,7 +2,7 @@
 
 BatonError
 ├── NotFound            404   RequestNotFound, RunNotFound, WorkflowNotFound, UserNotFound
-├── NotPermitted        403   (and Unauthenticated 401)
+├── NotPermitted        403   CsrfRefused (and Unauthenticated 401: BadCredentials)
 ├── Conflict            409   AnswerConflict, RunNotCancellable
 ├── Closed              410   RequestClosed
 ├── Invalid             422   InvalidAnswer, InvalidInput (carry per-field errors)
@@ -129,3 +129,15 @@ class PauseNotDurable(BatonError):
     """No persisted checkpoint covers a pause: the run fails instead of pretending."""
 
     code = "pause_not_durable"
+
+
+class CsrfRefused(NotPermitted):
+    """A form, or a write authenticated by the session cookie, came without the session's token."""
+
+    code = "csrf_refused"
+
+
+class BadCredentials(Unauthenticated):
+    """A sign-in with an unknown name or a wrong password (which of the two is not told)."""
+
+    code = "bad_credentials"

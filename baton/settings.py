@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
@@ -62,9 +63,28 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     failpoints: str = ""
 
+    session_max_age_s: int = Field(
+        8 * 3600, ge=60, description="How long a browser sign-in lasts, in seconds."
+    )
+
     @field_validator("database_url")
     @classmethod
     def _known_scheme(cls, value: str) -> str:
         if not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
             raise ValueError("BATON_DATABASE_URL must start with sqlite:/// or postgresql://")
         return value
+
+    def dev_secret_refused(self, host: str) -> bool:
+        """Whether serving on `host` must be refused: the development secret beyond loopback.
+
+        Sessions are signed with `BATON_SECRET_KEY`; the default is public (it is in this file),
+        so anyone could forge a session on a Baton reachable from other machines.
+        """
+        if self.secret_key.get_secret_value() != DEV_SECRET:
+            return False
+        if host == "localhost":
+            return False
+        try:
+            return not ipaddress.ip_address(host).is_loopback
+        except ValueError:  # a host name other than localhost: assume it is reachable
+            return True

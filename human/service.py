@@ -20,7 +20,7 @@ from baton import failpoints
 from baton.errors import AnswerConflict, InvalidAnswer, RequestClosed, RequestNotFound
 from human.access import check_can_answer
 from human.kinds import KINDS, Kind
-from human.records import AnswerRecord, HumanRequest, Page, User
+from human.records import OPEN_STATUSES, AnswerRecord, HumanRequest, Page, User
 from human.store.base import LocalWorker, RequestFilter, Store, utcnow
 
 logger = logging.getLogger(__name__)
@@ -35,6 +35,15 @@ class RespondResult(BaseModel):
     request: HumanRequest
     changed: bool
     outcome: str
+
+
+class AnswerPreview(BaseModel):
+    """An answer as `respond` would apply it, and an edit's diff (`{field: {before, after}}`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answer: dict[str, Any]
+    diff: dict[str, Any] | None = None
 
 
 class RequestService:
@@ -123,6 +132,27 @@ class RequestService:
             f"with decision '{(request.answer or {}).get('decision')}'",
             answered_by=request.answered_by,
         )
+
+    async def count(self, flt: RequestFilter) -> dict[str, int]:
+        """How many requests match `flt`, per status (its status, cursor and limit ignored)."""
+        return await self._store.count_requests(flt)
+
+    async def preview(
+        self, request_id: str, body: dict[str, Any], *, responder: User
+    ) -> AnswerPreview:
+        """What `respond` would apply, checked as it checks, without applying anything.
+
+        The pages' confirm step: the answer as the workflow would receive it and, for an edit, its
+        before -> after diff. Refusals raise as `respond`'s do; a request already answered
+        otherwise is an `AnswerConflict` naming who answered.
+        """
+        request = await self.get(request_id)
+        if request.status not in OPEN_STATUSES:
+            self._settle_closed(request, dict(body))  # raises unless it repeats the stored answer
+        check_can_answer(responder, request)
+        answer = validate_answer(request, body)
+        diff = edit_diff(request, answer)
+        return AnswerPreview(answer=answer, diff=diff["diff"] if diff else None)
 
 
 def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:

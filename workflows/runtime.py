@@ -36,6 +36,7 @@ from human.records import TERMINAL_RUN, HumanRequest, NewEvent, Page, Run
 from human.store.base import LocalWorker, Progress, Store, utcnow
 from workflows import registry
 from workflows.checkpoints import RunCheckpointStorage
+from workflows.graph import WorkflowGraph, describe
 
 logger = logging.getLogger(__name__)
 _tracer = trace.get_tracer("baton")
@@ -64,6 +65,7 @@ class Runtime:
         self._clock = clock
         self._on_change = on_change or (lambda kind, run_id: None)
         self._worker: LocalWorker | None = None
+        self._graphs: dict[str, WorkflowGraph] = {}
 
     def attach_worker(self, worker: LocalWorker) -> None:
         """Hand the runs this process starts straight to its own worker (no lease round)."""
@@ -367,6 +369,17 @@ class Runtime:
             policy_rule=data.policy_rule,
             executor_id=event.source_executor_id,
         )
+
+    # graphs ---------------------------------------------------------------------------------
+
+    def graph(self, workflow: str) -> WorkflowGraph:
+        """The graph of a registered workflow (built once per process: every build is the same)."""
+        found = self._graphs.get(workflow)
+        if found is None:
+            spec = registry.get(workflow)
+            found = describe(spec.build(self.services(f"graph-{workflow}")))
+            self._graphs[workflow] = found
+        return found
 
 
 def _span_attributes(run: Run, deliver: HumanRequest | None = None) -> dict[str, str]:
