@@ -68,14 +68,11 @@ class PageClient:
         return self.token
 
     async def post(
-        self, path: str, data: dict[str, Any] | list[tuple[str, str]], *, token: str | None = None
+        self, path: str, data: dict[str, str], *, token: str | None = None
     ) -> httpx.Response:
         """POST a form with this session's CSRF token (or `token`, "" for none)."""
-        items = list(data.items()) if isinstance(data, dict) else list(data)
         given = self.token if token is None else token
-        if given:
-            items.append((CSRF_FIELD, given))
-        return await self.http.post(path, data=items)  # type: ignore[arg-type]
+        return await self.http.post(path, data=data | ({CSRF_FIELD: given} if given else {}))
 
     async def api_post(self, path: str, body: Any, *, csrf: bool) -> httpx.Response:
         """A JSON API write authenticated by the session cookie (with its CSRF header or not)."""
@@ -112,7 +109,9 @@ async def signed_in(server: Server, name: str, password: str) -> AsyncIterator[P
         yield client
 
 
-def forged_session(session: dict[str, Any], *, signed_at: float | None = None) -> str:
+def forged_session(
+    session: dict[str, Any], *, signed_at: float | None = None, secret: str = SECRET
+) -> str:
     """A session cookie as the server signs it (Starlette's SessionMiddleware), at `signed_at`."""
 
     class At(TimestampSigner):
@@ -120,7 +119,7 @@ def forged_session(session: dict[str, Any], *, signed_at: float | None = None) -
             return int(time.time() if signed_at is None else signed_at)
 
     data = base64.b64encode(json.dumps(session).encode())
-    return At(SECRET).sign(data).decode()
+    return At(secret).sign(data).decode()
 
 
 def session_of(client: PageClient) -> dict[str, Any]:

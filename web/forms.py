@@ -441,22 +441,25 @@ def answer_forms(
     forms = []
     for decision in request.allowed_decisions:
         mine = decision == submitted
-        names = _names(kind.answer_model, decision)
+        fields = fields_of(
+            schema,
+            names=_names(kind.answer_model, decision),
+            required=kind.answer_model.requires.get(decision, ()),
+            values=_initial(request, decision),
+            raw=raw if mine else None,
+            errors=by_field if mine else {},
+            multiline=True,
+        )
+        shown = _paths(fields)
+        # An error naming no field of the form (the decision itself, say) heads the form.
+        unplaced = [f"{path}: {msg}" for path, msg in by_field.items() if path not in shown]
         forms.append(
             DecisionForm(
                 decision=decision,
                 label=DECISION_LABELS.get(decision, decision.capitalize()),
                 help=DECISION_HELP.get(decision, ""),
-                fields=fields_of(
-                    schema,
-                    names=names,
-                    required=kind.answer_model.requires.get(decision, ()),
-                    values=_initial(request, decision),
-                    raw=raw if mine else None,
-                    errors=by_field if mine else {},
-                    multiline=True,
-                ),
-                errors=tuple(rest) if mine else (),
+                fields=fields,
+                errors=(*rest, *unplaced) if mine else (),
                 open=mine,
             )
         )
@@ -475,6 +478,11 @@ def answer_forms(
             for f in forms
         ]
     return tuple(forms)
+
+
+def _paths(fields: Sequence[Field]) -> set[str]:
+    """The dotted paths of fields and of the fields inside them."""
+    return {f.name for f in fields} | {p for f in fields for p in _paths(f.children)}
 
 
 def _names(model: Any, decision: str) -> list[str]:

@@ -71,6 +71,8 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
             return render(request, "request.html", page, user=user)
         result = await parts.requests.respond(request_id, body, responder=user)
     except InvalidAnswer as exc:
+        if form.get("decision") not in human_request.allowed_decisions:
+            again["problem"] = str(exc)  # no form of that decision to show it on
         page = await views.request_page(parts, user, request_id, errors=exc.errors, **again)
         return render(request, "request.html", page, user=user, status_code=422)
     except (AnswerConflict, RequestClosed) as exc:
