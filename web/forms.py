@@ -518,7 +518,10 @@ def answer_from_form(request: HumanRequest, form: FormValues) -> dict[str, Any]:
     if decision == "edit" and request.kind == "review":
         draft = request.payload.get("draft")
         content = dict(schema["properties"].get("content", {}))
-        if not isinstance(draft, str) and draft is not None:
+        # the draft's own type says what the text area holds: text as typed, or JSON
+        if isinstance(draft, str):
+            content.setdefault("type", "string")
+        elif draft is not None:
             content.setdefault("type", "object" if isinstance(draft, dict) else "array")
         schema = {**schema, "properties": {**schema["properties"], "content": content}}
     body = {"decision": decision, **values_of(schema, form, names=names, problems=problems)}
