@@ -25,6 +25,8 @@ database's filesystem), so the floor and the product write to the same disk:
   RSS idle after a warm-up of full cycles; paused runs must live only in the store.
 - `list_pending_10k_ms_p50`: the first page (limit 50) of `RequestService.list(status=pending)`
   with those `paused` requests pending; the median of 200 reads.
+- `request_page_200_msgs_ms_p50`: a request page whose context holds 200 messages, served in
+  process; see `baton/bench_pages.py`.
 
 The bench prints nothing; `baton bench` prints the figures. Like `cli.py`, whose command it is,
 it wires the layers together (store, runtime, worker, service, and a token for the HTTP client).
@@ -59,6 +61,7 @@ from agent_framework import (
     response_handler,
 )
 
+from baton.bench_pages import measure_request_page
 from baton.demo import seed_demo
 from human.records import User
 from human.service import RequestService
@@ -104,6 +107,7 @@ async def run_bench(*, runs: int = 1000, paused: int = 10_000) -> dict[str, floa
         bare_ms = await measure_bare_maf_cycle_ms()
         cycles = await measure_cycles(folder / "cycles.db", runs)
         held = await measure_paused(folder / "paused.db", paused)
+        page_ms = await measure_request_page(folder)  # baton/bench_pages.py
     return {
         "floor_commit_us": round(floor_us, 1),
         "bare_maf_cycle_ms": round(bare_ms, 3),
@@ -116,6 +120,7 @@ async def run_bench(*, runs: int = 1000, paused: int = 10_000) -> dict[str, floa
         "bytes_per_paused_run": round(held.bytes_per_run),
         "rss_growth_mb_10k_paused": round(held.rss_growth_mb, 2),
         "list_pending_10k_ms_p50": round(held.list_ms_p50, 3),
+        "request_page_200_msgs_ms_p50": round(page_ms, 3),
     }
 
 

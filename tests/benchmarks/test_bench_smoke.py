@@ -18,6 +18,7 @@ KEYS = {
     "bytes_per_paused_run",
     "rss_growth_mb_10k_paused",
     "list_pending_10k_ms_p50",
+    "request_page_200_msgs_ms_p50",
 }
 
 
