@@ -1,20 +1,70 @@
-"""Who may do what: roles and teams (four-eyes, claims and visibility rules come with teams)."""
+"""Who may see and do what: roles, teams, four-eyes. Pure rules; the services apply them.
+
+Seeing. An admin sees every run. Anyone else sees a run they started, and a run in which one of
+their teams owns a request (as it is routed now: an escalation or reassignment moves it); seeing a
+run means seeing its requests and its audit trail. What a person may not see does not exist for
+them: it is a 404, never a 403 that would confirm an id.
+
+Acting. A viewer reads and never answers, starts or cancels. A responder answers requests of their
+own teams; an admin answers any team's, and is audited like anyone. Four-eyes holds for everyone:
+the person who started a run may not approve (or approve by editing) its approvals and reviews;
+they may still reject them, which withdraws the action. Cancelling a run takes a responder or an
+admin who can see it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from baton.errors import NotPermitted
-from human.records import HumanRequest, User
+from human.records import HumanRequest, Run, User
+from human.store.base import Viewer
+
+FOUR_EYES_KINDS = ("approval", "review")
+FOUR_EYES_DECISIONS = ("approve", "edit")
+
+
+def viewer_of(user: User) -> Viewer | None:
+    """The visibility filter of `user`'s lists; None for an admin, who sees everything."""
+    return None if user.role == "admin" else Viewer(name=user.name, teams=user.teams)
+
+
+def can_see_run(user: User, run: Run, teams: Collection[str]) -> bool:
+    """Whether `user` may see `run`, whose requests are owned by `teams`."""
+    return (
+        user.role == "admin"
+        or (run.created_by is not None and run.created_by == user.name)
+        or any(team in user.teams for team in teams)
+    )
 
 
 def check_can_answer(user: User, request: HumanRequest) -> None:
-    """Raise `NotPermitted` unless `user` may answer `request`."""
+    """Raise `NotPermitted` unless `user` may answer `request` at all (four-eyes aside)."""
     if user.role == "viewer":
         raise NotPermitted(f"{user.name} is a viewer and cannot answer requests")
     if user.role != "admin" and request.team not in user.teams:
         raise NotPermitted(f"{user.name} is not in team {request.team}, which owns this request")
 
 
+def check_four_eyes(user: User, request: HumanRequest, run: Run, decision: str) -> None:
+    """Raise `NotPermitted` if `user` started `run` and would approve one of its requests."""
+    if (
+        run.created_by == user.name
+        and request.kind in FOUR_EYES_KINDS
+        and decision in FOUR_EYES_DECISIONS
+    ):
+        raise NotPermitted(
+            f"four-eyes: {user.name} started run {run.id} and cannot {decision} its "
+            f"{request.kind} requests; another member of {request.team} must"
+        )
+
+
 def check_can_run(user: User) -> None:
-    """Raise `NotPermitted` unless `user` may start or cancel runs (viewers only look)."""
+    """Raise `NotPermitted` unless `user` may start runs (viewers only look)."""
     if user.role == "viewer":
         raise NotPermitted(f"{user.name} is a viewer and cannot start or cancel runs")
+
+
+def check_can_cancel(user: User) -> None:
+    """Raise `NotPermitted` unless `user` may cancel a run they can see."""
+    check_can_run(user)

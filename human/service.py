@@ -7,8 +7,9 @@ decide: the first answer wins, the same answer again is a no-op, a different one
 
 from __future__ import annotations
 
+import builtins
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable, Collection
 from datetime import datetime
 from typing import Any
 
@@ -18,12 +19,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from baton import failpoints
 from baton.errors import AnswerConflict, InvalidAnswer, RequestClosed, RequestNotFound
-from human.access import check_can_answer
+from human.access import can_see_run, check_can_answer, check_four_eyes, viewer_of
 from human.kinds import KINDS, Kind
-from human.records import OPEN_STATUSES, AnswerRecord, HumanRequest, Page, User
+from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
 from human.store.base import LocalWorker, RequestFilter, Store, utcnow
 
 logger = logging.getLogger(__name__)
+
+_ROUTING_EVENTS = frozenset({"request.created", "request.escalated", "request.reassigned"})
 _tracer = trace.get_tracer("baton")
 
 
@@ -62,16 +65,71 @@ class RequestService:
         self._on_change = on_change or (lambda kind, request_id: None)
         self._worker = worker
 
-    async def get(self, request_id: str) -> HumanRequest:
-        """A request by id, or `RequestNotFound`."""
+    async def get(self, request_id: str, *, viewer: User | None = None) -> HumanRequest:
+        """A request by id, or `RequestNotFound` (also when `viewer` may not see it)."""
         request = await self._store.get_request(request_id)
-        if request is None:
+        if request is None or (viewer is not None and await self._run_of(request, viewer) is None):
             raise RequestNotFound(f"no request {request_id}")
         return request
 
-    async def list(self, flt: RequestFilter) -> Page:
-        """A page of requests matching `flt`."""
-        return await self._store.list_requests(flt)
+    async def list(self, flt: RequestFilter, *, viewer: User | None = None) -> Page:
+        """A page of requests matching `flt` (of the runs `viewer` may see, when given)."""
+        return await self._store.list_requests(_seen_by(flt, viewer))
+
+    async def count(self, flt: RequestFilter, *, viewer: User | None = None) -> dict[str, int]:
+        """How many requests match `flt` per status (of the runs `viewer` may see)."""
+        return await self._store.count_requests(_seen_by(flt, viewer))
+
+    async def events(self, request_id: str, *, viewer: User) -> builtins.list[AuditEvent]:
+        """The audit trail of a request `viewer` may see, oldest first."""
+        await self.get(request_id, viewer=viewer)
+        return await self._store.list_events(request_id=request_id)
+
+    async def watch(
+        self,
+        viewer: User,
+        *,
+        after_id: int,
+        run_id: str | None = None,
+        types: Collection[str] | None = None,
+    ) -> AsyncGenerator[AuditEvent, None]:
+        """Audit events as they commit, of the runs `viewer` may see (`Store.watch`).
+
+        Whether a run is visible is decided once per run and remembered; a run not visible yet is
+        looked at again when a request of it is created or moves, which may involve their teams.
+        """
+        seen: dict[str, bool] = {}
+        feed = self._store.watch(after_id=after_id)
+        try:
+            async for event in feed:
+                if run_id is not None and event.run_id != run_id:
+                    continue
+                if types is not None and event.type not in types:
+                    continue
+                if viewer.role != "admin":
+                    if event.run_id is None:
+                        continue
+                    visible = seen.get(event.run_id)
+                    if visible is None or (not visible and event.type in _ROUTING_EVENTS):
+                        run = await self._store.get_run(event.run_id)
+                        teams = await self._store.teams_of_run(event.run_id)
+                        visible = run is not None and can_see_run(viewer, run, teams)
+                        seen[event.run_id] = visible
+                    if not visible:
+                        continue
+                yield event
+        finally:
+            await feed.aclose()
+
+    async def _run_of(self, request: HumanRequest, user: User) -> Run | None:
+        """The request's run if `user` may see it, else None."""
+        run = await self._store.get_run(request.run_id)
+        if run is None:
+            return None
+        if user.role == "admin" or run.created_by == user.name or request.team in user.teams:
+            return run
+        teams = await self._store.teams_of_run(run.id)
+        return run if can_see_run(user, run, teams) else None
 
     async def respond(
         self, request_id: str, body: dict[str, Any], *, responder: User
@@ -80,12 +138,16 @@ class RequestService:
         with _tracer.start_as_current_span(
             "baton.answer", attributes={"baton.request_id": request_id}
         ) as span:
-            request = await self.get(request_id)
+            request = await self._store.get_request(request_id)
+            run = None if request is None else await self._run_of(request, responder)
+            if request is None or run is None:
+                raise RequestNotFound(f"no request {request_id}")
             span.set_attribute("baton.run_id", request.run_id)
             if request.status in ("expired", "cancelled"):
                 raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
             check_can_answer(responder, request)
             answer = validate_answer(request, body)
+            check_four_eyes(responder, request, run, answer["decision"])
             span.set_attribute("baton.decision", str(answer["decision"]))
             outcome = await self._store.record_answer(
                 AnswerRecord(
@@ -133,10 +195,6 @@ class RequestService:
             answered_by=request.answered_by,
         )
 
-    async def count(self, flt: RequestFilter) -> dict[str, int]:
-        """How many requests match `flt`, per status (its status, cursor and limit ignored)."""
-        return await self._store.count_requests(flt)
-
     async def preview(
         self, request_id: str, body: dict[str, Any], *, responder: User
     ) -> AnswerPreview:
@@ -146,13 +204,23 @@ class RequestService:
         before -> after diff. Refusals raise as `respond`'s do; a request already answered
         otherwise is an `AnswerConflict` naming who answered.
         """
-        request = await self.get(request_id)
+        request = await self._store.get_request(request_id)
+        run = None if request is None else await self._run_of(request, responder)
+        if request is None or run is None:
+            raise RequestNotFound(f"no request {request_id}")
         if request.status not in OPEN_STATUSES:
             self._settle_closed(request, dict(body))  # raises unless it repeats the stored answer
         check_can_answer(responder, request)
         answer = validate_answer(request, body)
+        check_four_eyes(responder, request, run, answer["decision"])
         diff = edit_diff(request, answer)
         return AnswerPreview(answer=answer, diff=diff["diff"] if diff else None)
+
+
+def _seen_by(flt: RequestFilter, viewer: User | None) -> RequestFilter:
+    if viewer is None:
+        return flt
+    return flt.model_copy(update={"visible_to": viewer_of(viewer)})
 
 
 def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:

@@ -32,12 +32,20 @@ _CSRF = re.compile(rf'name="{CSRF_FIELD}" value="([^"]+)"')
 CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 
 
-async def demo_passwords(db_url: str) -> dict[str, str]:
-    """A new password for each demo person, as `baton seed --demo` sets them (at a low cost)."""
+async def demo_passwords(db_url: str, *, extra: tuple[str, ...] = ()) -> dict[str, str]:
+    """A new password for each demo person, as `baton seed --demo` sets them (at a low cost).
+
+    `extra` names people added besides the demo's (they keep their role and teams).
+    """
     store = await open_store(db_url)
     try:
         passwords = {}
-        for name, (role, teams) in PEOPLE.items():
+        people = dict(PEOPLE)
+        for name in extra:
+            user = await store.get_user(name)
+            assert user is not None, f"no user {name}"
+            people[name] = (user.role, user.teams)
+        for name, (role, teams) in people.items():
             passwords[name] = secrets.token_urlsafe(9)
             await store.add_user(
                 name, role=role, teams=teams, password_hash=CHEAP_HASHER.hash(passwords[name])
@@ -85,6 +93,15 @@ async def browser_session(server: Server) -> AsyncIterator[PageClient]:
     """A client that keeps cookies and follows no redirect, signed in to nothing yet."""
     async with httpx.AsyncClient(
         base_url=server.base_url, follow_redirects=False, timeout=30.0
+    ) as http:
+        yield PageClient(http)
+
+
+@contextlib.asynccontextmanager
+async def browser_session_of(other: PageClient) -> AsyncIterator[PageClient]:
+    """A fresh browser session on the same server as `other`."""
+    async with httpx.AsyncClient(
+        base_url=other.http.base_url, follow_redirects=False, timeout=30.0
     ) as http:
         yield PageClient(http)
 

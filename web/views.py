@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from baton.errors import NotPermitted, WorkflowNotFound
-from human.access import check_can_answer, check_can_run
+from human.access import check_can_answer, check_can_cancel, check_can_run, check_four_eyes
 from human.kinds import KINDS
 from human.records import (
     OPEN_STATUSES,
@@ -163,8 +163,8 @@ RUN_EVENTS: Final = (
 async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, Any]:
     """The inbox: one page of requests under `query`, counts per status, the filter choices."""
     flt = query.request_filter(user)
-    page = await parts.requests.list(flt)
-    counts = await parts.requests.count(flt)
+    page = await parts.requests.list(flt, viewer=user)
+    counts = await parts.requests.count(flt, viewer=user)
     return {
         "query": query,
         "requests": page.items,
@@ -180,6 +180,14 @@ async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, A
         "section": "inbox",
         "approvals": {r.id: approvals_given(r) for r in page.items},
     }
+
+
+def _four_eyes_allow(user: User, request: HumanRequest, run: Run, decision: str) -> bool:
+    try:
+        check_four_eyes(user, request, run, decision)
+    except NotPermitted:
+        return False
+    return True
 
 
 def approvals_given(request: HumanRequest) -> int:
@@ -260,9 +268,9 @@ async def request_page(
     Returns:
         The page's context.
     """
-    request = await parts.requests.get(request_id)
-    run = await parts.runtime.get(request.run_id)
-    events = await parts.store.list_events(request_id=request.id)
+    request = await parts.requests.get(request_id, viewer=user)
+    run = await parts.runtime.get(request.run_id, viewer=user)
+    events = await parts.requests.events(request.id, viewer=user)
     is_open = request.status in OPEN_STATUSES
     refusal = None
     if is_open:
@@ -271,8 +279,17 @@ async def request_page(
         except NotPermitted as exc:
             refusal = str(exc)
     forms: tuple[DecisionForm, ...] = ()
+    four_eyes = None
     if is_open and refusal is None:
         forms = answer_forms(request, submitted=submitted, raw=raw, errors=errors or [])
+        allowed = [f for f in forms if _four_eyes_allow(user, request, run, f.decision)]
+        if len(allowed) < len(forms):
+            four_eyes = (
+                f"Four-eyes: you started this run, so you may not "
+                f"{' or '.join(f.decision for f in forms if f not in allowed)} its "
+                f"{request.kind} requests; another member of {request.team} must."
+            )
+        forms = tuple(allowed)
     return {
         "human_request": request,
         "run": run,
@@ -280,6 +297,7 @@ async def request_page(
         "context": context_view(request.context),
         "is_open": is_open,
         "refusal": refusal,
+        "four_eyes": four_eyes,
         "forms": forms,
         "problem": problem,
         "confirm": confirm,
@@ -293,10 +311,14 @@ async def request_page(
 # runs ---------------------------------------------------------------------------------------
 
 
-async def runs_page(parts: Parts, query: RunsQuery) -> dict[str, Any]:
-    """One page of runs, newest first."""
+async def runs_page(parts: Parts, user: User, query: RunsQuery) -> dict[str, Any]:
+    """One page of the runs `user` may see, newest first."""
     page = await parts.runtime.list_runs(
-        status=query.status, workflow=query.workflow, cursor=query.cursor, limit=PAGE_SIZE
+        status=query.status,
+        workflow=query.workflow,
+        cursor=query.cursor,
+        limit=PAGE_SIZE,
+        viewer=user,
     )
     return {
         "query": query,
@@ -313,11 +335,12 @@ async def run_page(
     parts: Parts, user: User, run_id: str, *, problem: str | None = None
 ) -> dict[str, Any]:
     """A run: its graph with where it waits, its requests, conversation and audit trail."""
-    run = await parts.runtime.get(run_id)
+    run = await parts.runtime.get(run_id, viewer=user)
+    # as the API's run: who may see a run sees all of its requests
     requests = (await parts.requests.list(RequestFilter(run_id=run_id, limit=500))).items
-    events = await parts.store.list_events(run_id=run_id)
+    events = await parts.runtime.events(run_id, viewer=user)
     try:
-        check_can_run(user)
+        check_can_cancel(user)
         can_cancel = run.status not in TERMINAL_RUN
     except NotPermitted:
         can_cancel = False

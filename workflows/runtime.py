@@ -29,10 +29,11 @@ from baton.errors import (
 )
 from executors.services import ChatClientFactory, RunServices
 from executors.tool_gate import AUDIT_EVENT
+from human.access import can_see_run, check_can_cancel, viewer_of
 from human.effects import EffectLedger
 from human.kinds import KINDS, ApprovalRequest, Routing, kind_of
 from human.policy import Policy, default_policy
-from human.records import TERMINAL_RUN, HumanRequest, NewEvent, Page, Run
+from human.records import TERMINAL_RUN, AuditEvent, HumanRequest, NewEvent, Page, Run, User
 from human.store.base import LocalWorker, Progress, Store, utcnow
 from workflows import registry
 from workflows.checkpoints import RunCheckpointStorage
@@ -111,12 +112,18 @@ class Runtime:
         self._on_change("run", run.id)
         return run
 
-    async def get(self, run_id: str) -> Run:
-        """A run, or `RunNotFound`."""
+    async def get(self, run_id: str, *, viewer: User | None = None) -> Run:
+        """A run, or `RunNotFound` (also when `viewer` may not see it)."""
         run = await self.store.get_run(run_id)
-        if run is None:
+        if run is None or (viewer is not None and not await self.can_see(run, viewer)):
             raise RunNotFound(f"no run {run_id}")
         return run
+
+    async def can_see(self, run: Run, user: User) -> bool:
+        """Whether `user` may see `run` (human.access)."""
+        if user.role == "admin" or run.created_by == user.name:
+            return True
+        return can_see_run(user, run, await self.store.teams_of_run(run.id))
 
     async def list_runs(
         self,
@@ -125,16 +132,27 @@ class Runtime:
         workflow: str | None = None,
         cursor: str | None = None,
         limit: int = 50,
+        viewer: User | None = None,
     ) -> Page:
-        """Runs, newest first."""
+        """Runs, newest first (those `viewer` may see, when given)."""
         return await self.store.list_runs(
-            status=status, workflow=workflow, cursor=cursor, limit=limit
+            status=status,
+            workflow=workflow,
+            cursor=cursor,
+            limit=limit,
+            visible_to=viewer_of(viewer) if viewer is not None else None,
         )
 
-    async def cancel(self, run_id: str, *, actor: str) -> Run:
+    async def events(self, run_id: str, *, viewer: User) -> list[AuditEvent]:
+        """The audit trail of a run `viewer` may see, oldest first."""
+        await self.get(run_id, viewer=viewer)
+        return await self.store.list_events(run_id=run_id)
+
+    async def cancel(self, run_id: str, *, by: User) -> Run:
         """Cancel a run that has not ended; its open requests close as cancelled."""
-        run = await self.get(run_id)
-        cancelled = await self.store.cancel_run(run_id, actor)
+        run = await self.get(run_id, viewer=by)
+        check_can_cancel(by)
+        cancelled = await self.store.cancel_run(run_id, by.name)
         if cancelled is None:
             raise RunNotCancellable(f"run {run_id} already {run.status}")
         self._on_change("run", run_id)

@@ -87,6 +87,15 @@ class LocalWorker(Protocol):
         ...
 
 
+class Viewer(BaseModel):
+    """Whose eyes a list is for: the runs they started and the runs their teams take part in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    teams: tuple[str, ...] = ()
+
+
 class RequestFilter(BaseModel):
     """Filters of the request list; every field optional."""
 
@@ -101,6 +110,9 @@ class RequestFilter(BaseModel):
     teams: tuple[str, ...] | None = None
     overdue_at: datetime | None = Field(
         None, description="Only open requests whose deadline is before this moment."
+    )
+    visible_to: Viewer | None = Field(
+        None, description="Only requests of runs this viewer may see (None: every request)."
     )
     limit: int = Field(50, ge=1, le=500)
     cursor: str | None = None
@@ -129,9 +141,19 @@ class Store(Protocol):
         ...
 
     async def list_runs(
-        self, *, status: str | None, workflow: str | None, cursor: str | None, limit: int
+        self,
+        *,
+        status: str | None,
+        workflow: str | None,
+        cursor: str | None,
+        limit: int,
+        visible_to: Viewer | None = None,
     ) -> Page:
-        """Runs, newest first."""
+        """Runs, newest first (only those `visible_to` may see, when given)."""
+        ...
+
+    async def teams_of_run(self, run_id: str) -> frozenset[str]:
+        """The teams that own one of the run's requests (which lets their members see the run)."""
         ...
 
     async def record_progress(self, progress: Progress) -> bool:

@@ -37,7 +37,7 @@ from human.records import (
     User,
 )
 from human.store import rows as shared
-from human.store.base import AnswerOutcome, Lease, Progress, RequestFilter, utcnow
+from human.store.base import AnswerOutcome, Lease, Progress, RequestFilter, Viewer, utcnow
 from human.store.schema import migrations
 
 logger = logging.getLogger(__name__)
@@ -285,16 +285,31 @@ class PostgresStore:
         return shared.run_of(row) if row else None
 
     async def list_runs(
-        self, *, status: str | None, workflow: str | None, cursor: str | None, limit: int
+        self,
+        *,
+        status: str | None,
+        workflow: str | None,
+        cursor: str | None,
+        limit: int,
+        visible_to: Viewer | None = None,
     ) -> Page:
         """Runs, newest first."""
         where, args = _where({"status": status, "workflow": workflow}, cursor)
+        if visible_to is not None:
+            where += " AND " + _visible("runs.id", visible_to, args)
         rows = await self._fetch(
             f"SELECT * FROM runs WHERE {where} ORDER BY seq DESC LIMIT ${len(args) + 1}",
             *args,
             limit + 1,
         )
         return shared.page(rows, [shared.run_of(r) for r in rows[:limit]], limit)
+
+    async def teams_of_run(self, run_id: str) -> frozenset[str]:
+        """The teams owning the run's requests."""
+        rows = await self._fetch(
+            "SELECT DISTINCT team FROM human_requests WHERE run_id = $1", run_id
+        )
+        return frozenset(row[0] for row in rows)
 
     async def record_progress(self, progress: Progress) -> bool:
         """Commit one drive: run, checkpoint, requests, deliveries, audit, job; or nothing."""
@@ -843,7 +858,19 @@ def _request_where(flt: RequestFilter, *, with_status: bool) -> tuple[str, list[
     if flt.overdue_at is not None:
         args.append(flt.overdue_at)
         where += f" AND r.status IN {_OPEN} AND r.expires_at < ${len(args)}"
+    if flt.visible_to is not None:
+        where += " AND " + _visible("r.run_id", flt.visible_to, args)
     return where, args
+
+
+def _visible(run_id: str, viewer: Viewer, args: list[Any]) -> str:
+    """Runs `viewer` started, or in which one of their teams owns a request (appends to args)."""
+    args.extend([viewer.name, list(viewer.teams)])
+    return (
+        f"(EXISTS (SELECT 1 FROM runs v WHERE v.id = {run_id} AND v.created_by = ${len(args) - 1}) "
+        f"OR EXISTS (SELECT 1 FROM human_requests t WHERE t.run_id = {run_id} "
+        f"AND t.team = ANY(${len(args)}::text[])))"
+    )
 
 
 def _where(

@@ -37,7 +37,7 @@ from human.records import (
     User,
 )
 from human.store import rows as shared
-from human.store.base import AnswerOutcome, Lease, Progress, RequestFilter, utcnow
+from human.store.base import AnswerOutcome, Lease, Progress, RequestFilter, Viewer, utcnow
 from human.store.schema import migrations
 
 T = TypeVar("T")
@@ -268,7 +268,13 @@ class SqliteStore:
         return shared.run_of(row) if row else None
 
     async def list_runs(
-        self, *, status: str | None, workflow: str | None, cursor: str | None, limit: int
+        self,
+        *,
+        status: str | None,
+        workflow: str | None,
+        cursor: str | None,
+        limit: int,
+        visible_to: Viewer | None = None,
     ) -> Page:
         """Runs, newest first."""
         where: list[str] = ["1=1"]
@@ -279,12 +285,26 @@ class SqliteStore:
         if workflow:
             where.append("workflow = ?")
             args.append(workflow)
+        if visible_to is not None:
+            clause, more = _visible("runs.id", visible_to)
+            where.append(clause)
+            args.extend(more)
         if cursor:
             where.append("seq < ?")
             args.append(shared.cursor_seq(cursor))
         sql = f"SELECT * FROM runs WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT ?"
         rows = await self._run(lambda c: c.execute(sql, [*args, limit + 1]).fetchall(), write=False)
         return shared.page(rows, [shared.run_of(r) for r in rows[:limit]], limit)
+
+    async def teams_of_run(self, run_id: str) -> frozenset[str]:
+        """The teams owning the run's requests."""
+        rows = await self._run(
+            lambda c: c.execute(
+                "SELECT DISTINCT team FROM human_requests WHERE run_id = ?", (run_id,)
+            ).fetchall(),
+            write=False,
+        )
+        return frozenset(row[0] for row in rows)
 
     async def record_progress(self, progress: Progress) -> bool:
         """Commit one drive: run, checkpoint, requests, deliveries, audit, job; or nothing."""
@@ -833,10 +853,25 @@ def _request_where(flt: RequestFilter, *, with_status: bool) -> tuple[str, list[
     if flt.overdue_at is not None:
         where.append(f"r.status IN {_OPEN} AND r.expires_at < ?")
         args.append(_iso(flt.overdue_at))
+    if flt.visible_to is not None:
+        clause, more = _visible("r.run_id", flt.visible_to)
+        where.append(clause)
+        args.extend(more)
     if flt.cursor and with_status:
         where.append("r.seq < ?")
         args.append(shared.cursor_seq(flt.cursor))
     return " AND ".join(where), args
+
+
+def _visible(run_id: str, viewer: Viewer) -> tuple[str, list[Any]]:
+    """Runs `viewer` started, or in which one of their teams owns a request."""
+    teams = ",".join("?" * len(viewer.teams)) or "NULL"
+    return (
+        f"(EXISTS (SELECT 1 FROM runs v WHERE v.id = {run_id} AND v.created_by = ?) "
+        f"OR EXISTS (SELECT 1 FROM human_requests t WHERE t.run_id = {run_id} "
+        f"AND t.team IN ({teams})))",
+        [viewer.name, *viewer.teams],
+    )
 
 
 def _events_after(conn: sqlite3.Connection, *, last: int) -> list[sqlite3.Row]:

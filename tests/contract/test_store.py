@@ -91,8 +91,8 @@ def checkpoint(name: str) -> NewCheckpoint:
     return NewCheckpoint(id=name, body=f"body of {name}".encode())
 
 
-async def started(store: Store, *, workflow: str = "refund") -> Run:
-    run = a_run(workflow=workflow)
+async def started(store: Store, *, workflow: str = "refund", by: str = "sam") -> Run:
+    run = a_run(workflow=workflow, by=by)
     events = [NewEvent(type="run.started", run_id=run.id, actor=run.created_by or "system")]
     await store.create_run(run, events)
     return run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from human.store.base import RequestFilter, Store
+from human.store.base import RequestFilter, Store, Viewer
 from tests.contract.test_store import T0, a_request, an_answer, final_of, paused, started
 
 
@@ -65,3 +65,50 @@ async def test_credentials_give_the_user_and_their_password_hash(store: Store) -
     # Updating a user without a new password keeps the old one.
     await store.add_user("lee", role="admin", teams=["support-leads"])
     assert (await store.credentials("lee"))[1] == "h1"  # type: ignore[index]
+
+
+async def test_a_viewer_sees_the_runs_they_started_and_those_their_teams_take_part_in(
+    store: Store,
+) -> None:
+    mine = await started(store, by="sam")  # sam started it; support-leads owns its request
+    purchase = await started(store, workflow="purchase", by="pat")  # legal and finance
+    quiet = await started(store, by="pat")  # no request yet: only pat sees it
+    leads = a_request(mine.id, team="support-leads")
+    legal = a_request(purchase.id, team="legal")
+    finance = a_request(purchase.id, team="finance")
+    await paused(store, mine.id, [leads], at=f"cp-{mine.id}")
+    await paused(store, purchase.id, [legal, finance], at=f"cp-{purchase.id}")
+
+    def request_ids(page: list[object]) -> set[str]:
+        return {r.id for r in page}  # type: ignore[attr-defined]
+
+    async def sees(name: str, *teams: str) -> tuple[set[str], set[str]]:
+        viewer = Viewer(name=name, teams=teams)
+        runs = await store.list_runs(
+            status=None, workflow=None, cursor=None, limit=50, visible_to=viewer
+        )
+        requests = await store.list_requests(RequestFilter(visible_to=viewer))
+        return {r.id for r in runs.items}, request_ids(requests.items)
+
+    assert await sees("sam", "support-agents") == ({mine.id}, {leads.id})
+    assert await sees("lee", "support-leads") == ({mine.id}, {leads.id})
+    # a finance member sees the whole purchase, legal's request too: one case, one view
+    assert await sees("fay", "finance") == ({purchase.id}, {legal.id, finance.id})
+    assert await sees("pat") == ({purchase.id, quiet.id}, {legal.id, finance.id})
+    assert await sees("nobody", "managers") == (set(), set())
+    assert await store.count_requests(
+        RequestFilter(visible_to=Viewer(name="lee", teams=("support-leads", "legal")))
+    ) == {"pending": 3}
+    # keyset pages of a filtered list still end
+    page = await store.list_runs(
+        status=None, workflow=None, cursor=None, limit=1, visible_to=Viewer(name="pat")
+    )
+    assert [r.id for r in page.items] == [quiet.id]
+    assert page.next_cursor is not None
+    rest = await store.list_runs(
+        status=None, workflow=None, cursor=page.next_cursor, limit=1, visible_to=Viewer(name="pat")
+    )
+    assert [r.id for r in rest.items] == [purchase.id]
+
+    assert await store.teams_of_run(purchase.id) == frozenset({"legal", "finance"})
+    assert await store.teams_of_run(quiet.id) == frozenset()

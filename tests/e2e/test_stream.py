@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.harness import REFUND_120, baton_server
+from tests.harness import REFUND_120, REFUND_1500, baton_server
 
 
 def is_type(kind: str, run_id: str | None = None):  # type: ignore[no-untyped-def]
@@ -109,3 +109,22 @@ async def test_the_stream_refuses_anonymous_callers_and_bad_event_ids(
                 reply = await c.get("/api/stream", headers={"Last-Event-ID": bad})
                 assert reply.status_code == 422, reply.text
                 assert reply.json()["errors"][0]["loc"] == ["header", "last-event-id"]
+
+
+async def test_a_stream_carries_only_the_runs_its_caller_may_see(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with (
+        baton_server(db_url, tokens, server_log) as server,
+        server.stream("fay") as finance,
+        server.stream("lee") as leads,
+    ):
+        small = await server.start_run(REFUND_120)  # support-leads: none of finance's business
+        await server.wait_for_request(small["id"])
+        large = await server.start_run(REFUND_1500)  # finance's, once its request exists
+
+        seen = await finance.until(is_type("request.created", large["id"]))
+        assert {m["data"]["run_id"] for m in seen} == {large["id"]}
+
+        theirs = await leads.until(is_type("request.created", small["id"]))
+        assert {m["data"]["run_id"] for m in theirs} == {small["id"]}

@@ -104,6 +104,7 @@ async def desk(tmp_path: Path) -> AsyncIterator[Desk]:
             "fin": await store.add_user("fin", role="responder", teams=["finance"]),
             "val": await store.add_user("val", role="viewer", teams=["support-leads"]),
             "root": await store.add_user("root", role="admin", teams=[]),
+            "sam": await store.add_user("sam", role="responder", teams=["support-agents"]),
         }
         run = Run(
             id=f"run_{secrets.token_hex(6)}",
@@ -219,12 +220,22 @@ async def test_a_request_of_a_cancelled_run_takes_no_answer(desk: Desk) -> None:
     await no_resume_queued(desk)
 
 
-@pytest.mark.parametrize("who", ["val", "fin"], ids=["viewer", "foreign-team"])
-async def test_who_may_not_answer_is_refused(desk: Desk, who: str) -> None:
+@pytest.mark.parametrize(
+    ("who", "error", "says"),
+    [
+        ("val", NotPermitted, "val is a viewer"),
+        ("sam", NotPermitted, "sam is not in team support-leads"),  # sees the run: started it
+        ("fin", RequestNotFound, "no request"),  # sees nothing of the run: it does not exist
+    ],
+    ids=["viewer", "starter-of-another-team", "foreign-team"],
+)
+async def test_who_may_not_answer_is_refused(
+    desk: Desk, who: str, error: type[Exception], says: str
+) -> None:
     request = await desk.pending()
     before = await desk.snapshot(request.id)
 
-    with pytest.raises(NotPermitted):
+    with pytest.raises(error, match=says):
         await desk.respond(request.id, {"decision": "approve"}, who)
 
     assert await desk.snapshot(request.id) == before
@@ -283,3 +294,39 @@ async def test_a_different_answer_to_an_answered_request_is_a_conflict(desk: Des
     assert await desk.snapshot(request.id) == before
     await desk.store.finish_job(resume.id, "w1")
     await no_resume_queued(desk)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"decision": "approve"},
+        {"decision": "edit", "arguments": {"order_id": "A-1", "amount": 30.0}},
+    ],
+    ids=["approve", "edit"],
+)
+async def test_four_eyes_the_runs_starter_cannot_approve_even_as_admin(
+    desk: Desk, body: dict[str, Any]
+) -> None:
+    request = await desk.pending()
+    before = await desk.snapshot(request.id)
+    starter = desk.people["root"].model_copy(update={"name": "sam"})  # sam, made an admin
+
+    with pytest.raises(NotPermitted, match="four-eyes: sam started run"):
+        await desk.service.respond(request.id, body, responder=starter)
+
+    assert await desk.snapshot(request.id) == before
+    await no_resume_queued(desk)
+
+
+async def test_four_eyes_lets_the_starter_reject_and_another_person_approve(desk: Desk) -> None:
+    first = await desk.pending()
+    starter = desk.people["root"].model_copy(update={"name": "sam"})
+
+    rejected = await desk.service.respond(
+        first.id, {"decision": "reject", "reason": "I asked by mistake"}, responder=starter
+    )
+    assert (rejected.outcome, rejected.request.answered_by) == ("closed", "sam")
+
+    second = await desk.pending()
+    approved = await desk.respond(second.id, {"decision": "approve"}, "lee")
+    assert (approved.outcome, approved.request.answered_by) == ("closed", "lee")

@@ -27,13 +27,13 @@ async def list_requests(
     flt = RequestFilter(
         status=status, team=team, kind=kind, run_id=run_id, cursor=cursor, limit=limit
     )
-    return (await parts.requests.list(flt)).model_dump(mode="json")
+    return (await parts.requests.list(flt, viewer=user)).model_dump(mode="json")
 
 
 @router.get("/{request_id}")
 async def get_request(request_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
     """One request with its answers."""
-    return (await parts.requests.get(request_id)).model_dump(mode="json")
+    return (await parts.requests.get(request_id, viewer=user)).model_dump(mode="json")
 
 
 @router.post("/{request_id}/respond")
@@ -51,6 +51,5 @@ async def respond(
 @router.get("/{request_id}/events")
 async def request_events(request_id: str, parts: PartsDep, user: UserDep) -> list[dict[str, Any]]:
     """The request's audit trail, oldest first."""
-    await parts.requests.get(request_id)
-    events = await parts.store.list_events(request_id=request_id)
+    events = await parts.requests.events(request_id, viewer=user)
     return [e.model_dump(mode="json") for e in events]

@@ -53,7 +53,7 @@ async def list_runs(
 ) -> dict[str, Any]:
     """Runs, newest first: `{"items": [...], "next_cursor": ...}`."""
     page = await parts.runtime.list_runs(
-        status=status, workflow=workflow, cursor=cursor, limit=limit
+        status=status, workflow=workflow, cursor=cursor, limit=limit, viewer=user
     )
     return page.model_dump(mode="json")
 
@@ -61,7 +61,7 @@ async def list_runs(
 @router.get("/runs/{run_id}")
 async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
     """A run with its requests."""
-    run = await parts.runtime.get(run_id)
+    run = await parts.runtime.get(run_id, viewer=user)
     requests = await parts.requests.list(RequestFilter(run_id=run_id, limit=500))
     return run.model_dump(mode="json") | {
         "requests": [r.model_dump(mode="json") for r in requests.items]
@@ -71,14 +71,12 @@ async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]
 @router.post("/runs/{run_id}/cancel")
 async def cancel_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
     """Cancel a run that has not ended."""
-    check_can_run(user)
-    run = await parts.runtime.cancel(run_id, actor=user.name)
+    run = await parts.runtime.cancel(run_id, by=user)
     return run.model_dump(mode="json")
 
 
 @router.get("/runs/{run_id}/events")
 async def run_events(run_id: str, parts: PartsDep, user: UserDep) -> list[dict[str, Any]]:
     """The run's audit trail, oldest first."""
-    await parts.runtime.get(run_id)
-    events = await parts.store.list_events(run_id=run_id)
+    events = await parts.runtime.events(run_id, viewer=user)
     return [e.model_dump(mode="json") for e in events]

@@ -27,7 +27,7 @@ async def runs(
     query: Annotated[views.RunsQuery, Query()],
 ) -> HTMLResponse:
     """Runs, newest first: status, workflow, waiting since."""
-    page = await views.runs_page(parts, query)
+    page = await views.runs_page(parts, user, query)
     return render(request, "runs.html", page, user=user)
 
 
@@ -69,9 +69,8 @@ async def run_page(
 async def cancel_run(request: Request, run_id: str, parts: PartsDep, user: PageUserDep) -> Response:
     """Cancel a run that has not ended: 303 to it; 409 if it had."""
     await csrf_checked_form(request)
-    check_can_run(user)
     try:
-        await parts.runtime.cancel(run_id, actor=user.name)
+        await parts.runtime.cancel(run_id, by=user)
     except RunNotCancellable as exc:
         page = await views.run_page(parts, user, run_id, problem=str(exc))
         return render(request, "run.html", page, user=user, status_code=409)

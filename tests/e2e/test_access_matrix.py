@@ -1,0 +1,311 @@
+"""Who may call what: every route x role x own/foreign team, against a real server.
+
+`RULES` names every route the app serves with its rule; a route without a rule fails
+`test_every_route_has_a_rule`, so a new route cannot arrive without deciding who may call it.
+The people, for a refund of 120 that `sam` (support-agents) started, whose approval belongs to
+support-leads:
+
+- ada: admin; lee: responder of the owning team; sam: the run's starter, responder of another team;
+  fay: responder of a foreign team (finance); val: viewer of the owning team; vic: viewer of a
+  foreign team (legal); anon: no credentials.
+
+Seeing: ada, lee, sam and val see the run; fay and vic get a 404 for what they may not see (never a
+403 that would confirm an id). Acting: a viewer's 403 and a foreign responder's 403 say why.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.routing import Mount, Route
+
+from baton.settings import Settings
+from human.store import open_store
+from tests.harness import REFUND_120, Server, baton_server
+from tests.pages import (
+    PAGE_ENV,
+    PageClient,
+    browser_session_of,
+    csrf_of,
+    demo_passwords,
+    sign_in,
+)
+from web.app import create_app
+from web.auth import new_token, token_hash
+
+PEOPLE = ("anon", "ada", "lee", "sam", "fay", "val", "vic")
+SEE = {"anon": 401, "ada": 200, "lee": 200, "sam": 200, "fay": 404, "val": 200, "vic": 404}
+ANY = {"anon": 401} | dict.fromkeys(PEOPLE[1:], 200)
+PUBLIC = dict.fromkeys(PEOPLE, 200)
+PAGE = ANY | {"anon": 303}
+SEE_PAGE = SEE | {"anon": 303}
+SIGNED_FORM = dict.fromkeys(PEOPLE, 303) | {"anon": 401}
+SEE_FORM = SEE | {"anon": 401, "ada": 303, "lee": 303, "sam": 303, "val": 303}
+PUBLIC_FORM = dict.fromkeys(PEOPLE, 303) | {"anon": 422}
+
+# (method, path) -> (rule, expected status per person)
+RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
+    ("GET", "/healthz"): ("public", PUBLIC),
+    ("GET", "/openapi.json"): ("public: the API's shape, no data", PUBLIC),
+    ("GET", "/docs"): ("public", PUBLIC),
+    ("GET", "/docs/oauth2-redirect"): ("public", PUBLIC),
+    ("GET", "/redoc"): ("public", PUBLIC),
+    ("GET", "/api/workflows"): ("signed in", ANY),
+    ("POST", "/api/runs"): (
+        "responders and admins start runs",
+        ANY | {"val": 403, "vic": 403, **dict.fromkeys(("ada", "lee", "sam", "fay"), 201)},
+    ),
+    ("GET", "/api/runs"): ("signed in; lists only the runs one may see", ANY),
+    ("GET", "/api/runs/{run_id}"): ("who may see the run", SEE),
+    ("GET", "/api/runs/{run_id}/events"): ("who may see the run", SEE),
+    ("POST", "/api/runs/{run_id}/cancel"): (
+        "who may see the run, but not a viewer",
+        SEE | {"val": 403},
+    ),
+    ("GET", "/api/requests"): ("signed in; lists only the requests one may see", ANY),
+    ("GET", "/api/requests/{request_id}"): ("who may see the run", SEE),
+    ("GET", "/api/requests/{request_id}/events"): ("who may see the run", SEE),
+    ("POST", "/api/requests/{request_id}/respond"): (
+        "a responder of the owning team or an admin; never the run's starter approving",
+        SEE | {"sam": 403, "val": 403},
+    ),
+    ("GET", "/api/stream"): ("signed in; streams only the runs one may see", ANY),
+    # the pages, called signed in (session cookie and CSRF token): the same rules as the API's,
+    # anonymous GETs redirected to sign in (303), anonymous posts 401, success of a form a 303
+    ("MOUNT", "/static"): ("public: stylesheet and vendored scripts", PUBLIC),
+    ("GET", "/signin"): ("public", PUBLIC),
+    ("POST", "/signin"): ("public: a name and password sign in", PUBLIC_FORM),
+    ("POST", "/signout"): (
+        "anyone with the session's CSRF token (signing nobody out is harmless)",
+        dict.fromkeys(PEOPLE, 303),
+    ),
+    ("GET", "/"): ("signed in; lists only the requests one may see", PAGE),
+    ("GET", "/inbox"): ("signed in; lists only the requests one may see", PAGE),
+    ("GET", "/requests/{request_id}"): ("who may see the run", SEE_PAGE),
+    ("POST", "/requests/{request_id}"): (
+        "a responder of the owning team or an admin; never the run's starter approving",
+        SEE_FORM | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/requests/{request_id}/preview"): (
+        "as answering: the diff of an edit",
+        SEE_FORM | {"ada": 200, "lee": 200, "sam": 403, "val": 403},
+    ),
+    ("GET", "/runs"): ("signed in; lists only the runs one may see", PAGE),
+    ("GET", "/runs/new"): ("signed in (viewers are told they cannot start runs)", PAGE),
+    ("POST", "/runs/new"): (
+        "responders and admins start runs",
+        SIGNED_FORM | {"val": 403, "vic": 403},
+    ),
+    ("GET", "/runs/{run_id}"): ("who may see the run", SEE_PAGE),
+    ("POST", "/runs/{run_id}/cancel"): (
+        "who may see the run, but not a viewer",
+        SEE_FORM | {"val": 403},
+    ),
+}
+
+Call = Callable[[httpx.AsyncClient, dict[str, Any]], Awaitable[httpx.Response]]
+
+
+def served_routes() -> set[tuple[str, str]]:
+    """(method, path) of every route the app serves, through included routers and mounts."""
+    app = create_app(Settings(database_url="sqlite:///unused.db"), worker=False)
+    found: set[tuple[str, str]] = set()
+
+    def walk(routes: Any, prefix: str) -> None:
+        for route in routes:
+            included = getattr(route, "original_router", None)  # FastAPI >= 0.165 keeps routers
+            if included is not None:
+                walk(included.routes, prefix + route.include_context.prefix)
+            elif isinstance(route, Mount):
+                found.add(("MOUNT", prefix + route.path))
+            elif isinstance(route, Route):
+                methods = set(route.methods or ()) - {"HEAD"}
+                found.update((method, prefix + route.path) for method in methods)
+
+    walk(app.routes, "")
+    return found
+
+
+def test_every_route_has_a_rule() -> None:
+    served = served_routes()
+    assert served - set(RULES) == set(), "routes without an access rule: add them to RULES"
+    assert set(RULES) - served == set(), "rules for routes the app does not serve"
+
+
+async def add_vic(db_url: str, tokens: dict[str, str]) -> None:
+    store = await open_store(db_url)
+    try:
+        vic = await store.add_user("vic", role="viewer", teams=["legal"])
+        tokens["vic"] = new_token()
+        await store.add_token(vic.id, token_hash(tokens["vic"]), "tests")
+    finally:
+        await store.close()
+
+
+def client_of(server: Server, person: str) -> httpx.AsyncClient:
+    client = server.anonymous()
+    if person != "anon":
+        client.headers["Authorization"] = f"Bearer {server.tokens[person]}"
+    return client
+
+
+async def a_paused_refund(server: Server, *, by: str = "sam") -> dict[str, Any]:
+    run = await server.start_run(REFUND_120, user=by)
+    request = await server.wait_for_request(run["id"])
+    return {"run_id": run["id"], "request_id": request["id"]}
+
+
+PAGE_FORMS: dict[str, dict[str, str]] = {
+    "/requests/{request_id}": {"decision": "approve"},
+    "/requests/{request_id}/preview": {
+        "decision": "edit",
+        "arguments.order_id": "A-1002",
+        "arguments.amount": "60",
+    },
+    "/runs/new": {"workflow": "refund", "order_id": "A-1002", "amount": "120", "reason": "x"},
+}
+
+
+def is_page(method: str, path: str) -> bool:
+    return method != "MOUNT" and not path.startswith(
+        ("/api", "/healthz", "/docs", "/redoc", "/openapi")
+    )
+
+
+async def call_page(
+    pages: PageClient, person: str, password: str, method: str, path: str, ids: dict[str, Any]
+) -> httpx.Response:
+    """A page route as `person` signed in to the pages (anon: signed in to nothing)."""
+    url = path.format(**ids)
+    if method == "GET":
+        return await pages.http.get(url)
+    if path == "/signin":
+        async with browser_session_of(pages) as fresh:
+            if person == "anon":
+                form = await fresh.http.get("/signin")
+                return await fresh.http.post("/signin", data={"csrf_token": csrf_of(form.text)})
+            return await sign_in(fresh, person, password)
+    if path == "/signout":
+        async with browser_session_of(pages) as fresh:
+            if person == "anon":
+                await fresh.refresh_token("/signin")
+            else:
+                await sign_in(fresh, person, password)
+            return await fresh.post("/signout", {})
+    return await pages.post(url, PAGE_FORMS.get(path, {}))
+
+
+async def call(client: httpx.AsyncClient, method: str, path: str, ids: dict[str, Any]) -> Any:
+    url = path.format(**ids)
+    if method == "MOUNT":
+        return await client.get(f"{url}/app.css")
+    if (method, path) == ("GET", "/api/stream"):
+        async with client.stream("GET", url) as reply:
+            return reply  # the status is known once the headers arrive
+    body: Any = None
+    if path == "/api/runs" and method == "POST":
+        body = REFUND_120
+    elif path.endswith("/respond"):
+        body = {"decision": "approve"}
+    return await client.request(method, url, json=body)
+
+
+async def test_every_route_for_every_person(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    await add_vic(db_url, tokens)
+    passwords = await demo_passwords(db_url, extra=("vic",))
+    mismatches = []
+    async with baton_server(db_url, tokens, server_log, PAGE_ENV) as server:
+        shared = await a_paused_refund(server)
+        pages = {person: await pages_of(server, person, passwords) for person in PEOPLE}
+        for (method, path), (rule, expected) in RULES.items():
+            changes_state = method == "POST" and "{" in path
+            for person in PEOPLE:
+                ids = await a_paused_refund(server) if changes_state else shared
+                if is_page(method, path):
+                    reply = await call_page(
+                        pages[person], person, passwords.get(person, ""), method, path, ids
+                    )
+                else:
+                    reply = await call(client_of(server, person), method, path, ids)
+                if reply.status_code != expected[person]:
+                    mismatches.append(
+                        f"{method} {path} as {person}: {reply.status_code}, expected "
+                        f"{expected[person]} ({rule})"
+                    )
+                elif reply.status_code == 403:
+                    detail = detail_of(reply)
+                    assert person in detail, f"a 403 says who and why: {detail}"
+                elif reply.status_code == 404:
+                    detail = detail_of(reply)
+                    assert detail.startswith(("no run", "no request")), detail
+    assert mismatches == []
+
+
+def detail_of(reply: httpx.Response) -> str:
+    """What a refusal says: the API's `detail`, or the error page's alert."""
+    if reply.headers["content-type"].startswith("application/json"):
+        return str(reply.json()["detail"])
+    found = re.search(r'<p class="error" role="alert">([^<]*)</p>', reply.text)
+    assert found, reply.text
+    return html.unescape(found.group(1))
+
+
+async def pages_of(server: Server, person: str, passwords: dict[str, str]) -> PageClient:
+    """A client of the pages, signed in as `person` (anon: not signed in), kept for the test."""
+    http = server.anonymous()  # closed with the server
+    client = PageClient(http)
+    if person != "anon":
+        reply = await sign_in(client, person, passwords[person])
+        assert reply.status_code == 303, reply.text
+    return client
+
+
+@pytest.mark.parametrize("person", ["ada", "lee", "sam", "fay", "val", "vic"])
+async def test_lists_hold_only_what_one_may_see(
+    db_url: str, tokens: dict[str, str], server_log: Path, person: str
+) -> None:
+    await add_vic(db_url, tokens)
+    async with baton_server(db_url, tokens, server_log) as server:
+        refund = await a_paused_refund(server)
+        async with server.client(person) as client:
+            runs = (await client.get("/api/runs")).json()["items"]
+            requests = (await client.get("/api/requests")).json()["items"]
+
+    sees = SEE[person] == 200
+    assert [r["id"] for r in runs] == ([refund["run_id"]] if sees else [])
+    assert [r["id"] for r in requests] == ([refund["request_id"]] if sees else [])
+
+
+async def test_four_eyes_the_starter_cannot_approve_another_can(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        mine = await a_paused_refund(server, by="lee")  # lee is in support-leads, the approvers
+        before = await server.snapshot(mine["request_id"])
+
+        refused = await server.respond(mine["request_id"], {"decision": "approve"}, user="lee")
+        assert refused.status_code == 403, refused.text
+        assert "four-eyes: lee started run" in refused.json()["detail"]
+        edit = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 60}}
+        refused = await server.respond(mine["request_id"], edit, user="lee")
+        assert refused.status_code == 403, refused.text
+        assert await server.snapshot(mine["request_id"]) == before
+
+        # ada is an admin, and not the starter: she may
+        reply = await server.respond(mine["request_id"], {"decision": "approve"}, user="ada")
+        assert reply.status_code == 200, reply.text
+        await server.wait_for_run(mine["run_id"], status="completed")
+
+        # the starter may still withdraw: a rejection is no approval
+        theirs = await a_paused_refund(server, by="lee")
+        withdrawn = {"decision": "reject", "reason": "asked by mistake"}
+        reply = await server.respond(theirs["request_id"], withdrawn, user="lee")
+        assert reply.status_code == 200, reply.text
