@@ -385,6 +385,32 @@ async def test_answer_forms_for_unknown_answered_and_cancelled_requests(
         assert await server.snapshot(cancelled["id"]) == before
 
 
+async def test_the_starter_of_a_run_is_offered_only_what_four_eyes_allows(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    run = await server.start_run(REFUND_120, user="lee")  # lee is also one of the approvers
+    pending = await server.wait_for_request(run["id"])
+    before = await server.snapshot(pending["id"])
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        page = await lee.http.get(f"/requests/{pending['id']}")
+        assert page.status_code == 200
+        assert 'id="four-eyes"' in page.text
+        assert "you started this run, so you may not approve or edit" in page.text
+        assert 'id="form-approve"' not in page.text
+        assert 'id="form-edit"' not in page.text
+        assert 'id="form-reject"' in page.text  # withdrawing stays possible
+
+        for path, form in (
+            (f"/requests/{pending['id']}", {"decision": "approve"}),
+            (f"/requests/{pending['id']}", EDIT | {"arguments.amount": "60"}),
+            (f"/requests/{pending['id']}/preview", EDIT | {"arguments.amount": "60"}),
+        ):
+            refused = await lee.post(path, form)
+            assert refused.status_code == 403, refused.text
+            assert "four-eyes: lee started run" in html.unescape(refused.text)
+    assert await server.snapshot(pending["id"]) == before
+
+
 async def test_an_edit_is_confirmed_before_it_is_sent(
     server: Server, passwords: dict[str, str], db_url: str
 ) -> None:
