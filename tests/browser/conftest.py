@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from tests.harness import Server, baton_server
-from tests.pages import PAGE_ENV, demo_passwords
+from tests.harness import Server
 
 CHROMIUM = os.environ.get("BATON_TEST_CHROMIUM", "/usr/bin/chromium")
 # Root needs --no-sandbox; the rest keep Chromium off a network this machine does not have.
@@ -34,16 +33,8 @@ PageAs = Callable[..., Awaitable[Page]]
 
 
 @pytest.fixture
-async def passwords(db_url: str, tokens: dict[str, str]) -> dict[str, str]:
-    return await demo_passwords(db_url)
-
-
-@pytest.fixture
-async def server(
-    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
-) -> AsyncIterator[Server]:
-    async with baton_server(db_url, tokens, server_log, PAGE_ENV) as running:
-        yield running
+def server(page_server: Server) -> Server:
+    return page_server
 
 
 @pytest.fixture

@@ -118,6 +118,25 @@ async def test_without_javascript_a_refresh_shows_what_the_live_update_would(
     await server.wait_for_run(run["id"], status="completed")
 
 
+async def test_an_open_run_page_follows_the_run_to_its_end_without_a_reload(
+    server: Server, page_as: PageAs
+) -> None:
+    run, pending = await pending_request(server)
+    sam = await page_as("sam")
+    await sam.goto(f"/runs/{run['id']}")
+    await expect(sam.locator("#run-status")).to_have_text("waiting")
+    await sam.evaluate("window.notReloaded = true")
+
+    reply = await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+    assert reply.status_code == 200, reply.text
+    await expect(sam.locator("#run-status")).to_have_text("completed")
+    await expect(sam.locator("#run-output")).to_contain_text("Refunded 120.00")
+    await expect(sam.locator("g.node[data-node='refund_agent']")).to_have_attribute(
+        "data-state", "idle"
+    )
+    assert await sam.evaluate("window.notReloaded") is True
+
+
 async def test_an_invalid_edit_shows_its_error_and_stores_nothing_then_a_valid_one_refunds_30(
     server: Server, page_as: PageAs, javascript: bool, db_url: str
 ) -> None:

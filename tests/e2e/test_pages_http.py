@@ -7,13 +7,14 @@ API's do. The browser flows themselves are in tests/browser/.
 from __future__ import annotations
 
 import asyncio
+import base64
 import html
+import json
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,6 @@ from tests.pages import (
     PAGE_ENV,
     browser_session,
     csrf_of,
-    demo_passwords,
     forged_session,
     session_of,
     sign_in,
@@ -45,16 +45,8 @@ BATON = [sys.executable, "-m", "baton"]
 
 
 @pytest.fixture
-async def passwords(db_url: str, tokens: dict[str, str]) -> dict[str, str]:
-    return await demo_passwords(db_url)
-
-
-@pytest.fixture
-async def server(
-    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
-) -> AsyncIterator[Server]:
-    async with baton_server(db_url, tokens, server_log, PAGE_ENV) as running:
-        yield running
+def server(page_server: Server) -> Server:
+    return page_server
 
 
 async def waiting_refund(server: Server, body: dict[str, Any] = REFUND_120) -> dict[str, Any]:
@@ -279,68 +271,62 @@ async def test_every_form_refuses_a_post_without_this_sessions_csrf_token(
 
 EDIT = {"decision": "edit", "arguments.order_id": "A-1002"}
 ANSWER_REFUSALS = [
-    pytest.param(
+    (
+        "edit-amount-not-a-number",
         "lee",
         EDIT | {"arguments.amount": "x"},
         422,
         ("a-edit-arguments-amount-error", "is not of type 'number'", 'value="x"'),
-        id="edit-amount-not-a-number",
     ),
-    pytest.param(
+    (
+        "edit-amount-zero",
         "lee",
         EDIT | {"arguments.amount": "0"},
         422,
         ("a-edit-arguments-amount-error", "less than or equal to the minimum of 0", 'value="0"'),
-        id="edit-amount-zero",
     ),
-    pytest.param(
+    (
+        "edit-without-order",
         "lee",
         {"decision": "edit", "arguments.order_id": "", "arguments.amount": "30"},
         422,
         ("a-edit-arguments-error", "'order_id' is a required property", 'value="30"'),
-        id="edit-without-order",
     ),
-    pytest.param(
+    (
+        "reject-with-blank-reason",
         "lee",
         {"decision": "reject", "reason": "   "},
         422,
         ("a-reject-reason-error", "required when decision is 'reject'", 'id="form-reject"'),
-        id="reject-with-blank-reason",
     ),
-    pytest.param(
+    (
+        "unknown-decision",
         "lee",
         {"decision": "maybe"},
         422,
         ('role="alert"', "decision must be one of approve, edit, reject", ""),
-        id="unknown-decision",
     ),
-    pytest.param("sam", {"decision": "approve"}, 403, None, id="responder-of-another-team"),
-    pytest.param("val", {"decision": "approve"}, 403, None, id="viewer"),
+    ("responder-of-another-team", "sam", {"decision": "approve"}, 403, None),
+    ("viewer", "val", {"decision": "approve"}, 403, None),
 ]
 
 
-@pytest.mark.parametrize(("who", "form", "status", "shown"), ANSWER_REFUSALS)
 async def test_a_refused_answer_form_says_why_keeps_what_was_typed_and_changes_nothing(
-    server: Server,
-    passwords: dict[str, str],
-    db_url: str,
-    who: str,
-    form: dict[str, str],
-    status: int,
-    shown: tuple[str, str, str] | None,
+    server: Server, passwords: dict[str, str], db_url: str
 ) -> None:
     pending = await waiting_refund(server)
-    before = await server.snapshot(pending["id"])
-    async with signed_in(server, who, passwords[who]) as client:
-        reply = await client.post(f"/requests/{pending['id']}", form)
-    assert reply.status_code == status, reply.text
-    assert "text/html" in reply.headers["content-type"]
-    if shown is not None:
-        where, message, kept = shown
-        assert where in reply.text, reply.text
-        assert message in html.unescape(reply.text)
-        assert kept in reply.text
-    assert await server.snapshot(pending["id"]) == before
+    for case, who, form, status, shown in ANSWER_REFUSALS:
+        before = await server.snapshot(pending["id"])
+        async with signed_in(server, who, passwords[who]) as client:
+            reply = await client.post(f"/requests/{pending['id']}", form)
+        assert reply.status_code == status, (case, reply.text)
+        assert "text/html" in reply.headers["content-type"], case
+        if shown is not None:
+            where, message, kept = shown
+            assert where in reply.text, (case, reply.text)
+            assert message in html.unescape(reply.text), case
+            assert kept in reply.text, case
+        assert await server.snapshot(pending["id"]) == before, case
     assert (await server.run(pending["run_id"]))["status"] == "waiting"
     assert await refunds(db_url) == []
 
@@ -468,47 +454,39 @@ async def test_the_edit_preview_shows_a_diff_or_the_errors(
 
 START = {"workflow": "refund", "order_id": "A-1002", "reason": "broken"}
 START_REFUSALS = [
-    pytest.param(
-        "sam", START, 422, ("in-amount-error", "Field required", 'value="broken"'), id="no-amount"
-    ),
-    pytest.param(
+    ("no-amount", "sam", START, 422, ("in-amount-error", "Field required", 'value="broken"')),
+    (
+        "amount-not-a-number",
         "sam",
         START | {"amount": "x"},
         422,
         ("in-amount-error", "valid number", 'value="x"'),
-        id="amount-not-a-number",
     ),
-    pytest.param(
+    (
+        "amount-zero",
         "sam",
         START | {"amount": "0"},
         422,
         ("in-amount-error", "greater than 0", 'value="0"'),
-        id="amount-zero",
     ),
-    pytest.param("sam", {"workflow": "nope", "amount": "5"}, 404, None, id="unknown-workflow"),
-    pytest.param("val", START | {"amount": "20"}, 403, None, id="viewer"),
+    ("unknown-workflow", "sam", {"workflow": "nope", "amount": "5"}, 404, None),
+    ("viewer", "val", START | {"amount": "20"}, 403, None),
 ]
 
 
-@pytest.mark.parametrize(("who", "form", "status", "shown"), START_REFUSALS)
 async def test_a_refused_start_form_says_why_and_starts_nothing(
-    server: Server,
-    passwords: dict[str, str],
-    db_url: str,
-    who: str,
-    form: dict[str, str],
-    status: int,
-    shown: tuple[str, str, str] | None,
+    server: Server, passwords: dict[str, str], db_url: str
 ) -> None:
-    async with signed_in(server, who, passwords[who]) as client:
-        reply = await client.post("/runs/new", form)
-    assert reply.status_code == status, reply.text
-    if shown is not None:
-        where, message, kept = shown
-        assert where in reply.text
-        assert message in html.unescape(reply.text)
-        assert kept in reply.text
-    assert await server.run_count() == 0
+    for case, who, form, status, shown in START_REFUSALS:
+        async with signed_in(server, who, passwords[who]) as client:
+            reply = await client.post("/runs/new", form)
+        assert reply.status_code == status, (case, reply.text)
+        if shown is not None:
+            where, message, kept = shown
+            assert where in reply.text, case
+            assert message in html.unescape(reply.text), case
+            assert kept in reply.text, case
+        assert await server.run_count() == 0, case
     assert await refunds(db_url) == []
 
 
@@ -611,6 +589,26 @@ async def test_pages_carry_security_headers_and_unknown_pages_are_html_404s(
         assert (css.status_code, css.headers["content-type"].split(";")[0]) == (200, "text/css")
         htmx = await lee.http.get("/static/vendor/htmx/htmx.min.js")
         assert htmx.status_code == 200
+
+
+async def test_behind_easyauth_the_pages_take_the_platforms_principal(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    env = PAGE_ENV | {"BATON_AUTH": "easyauth"}
+    claims = [{"typ": "preferred_username", "val": "lee"}]
+    principal = base64.b64encode(json.dumps({"auth_typ": "aad", "claims": claims}).encode())
+    headers = {"X-MS-CLIENT-PRINCIPAL": principal.decode()}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        pending = await waiting_refund(server)
+        async with httpx.AsyncClient(base_url=server.base_url, headers=headers) as platform:
+            inbox = await platform.get("/")
+            assert inbox.status_code == 200, inbox.text
+            assert pending["id"] in ids_of(inbox.text)
+            token = csrf_of(inbox.text)
+            out = await platform.post("/signout", data={"csrf_token": token})
+            assert (out.status_code, out.headers["location"]) == (303, "/.auth/logout")
+        bare = await server.anonymous().get("/")  # no principal: sign in
+        assert bare.status_code == 303
 
 
 # serving ------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from baton.errors import BadCredentials
-from web.auth import csrf_checked_form, page_user_of, sign_in, sign_out
+from web.auth import authenticator_of, csrf_checked_form, page_user_of, sign_in, sign_out
 from web.deps import PartsDep
 from web.forms import FormValues
 from web.templating import render
@@ -52,9 +52,14 @@ async def signin(request: Request, parts: PartsDep) -> Response:
     return RedirectResponse(target, status_code=303)
 
 
+# Where Azure Container Apps (and App Service) authentication ends its own sign-in.
+EASYAUTH_LOGOUT = "/.auth/logout"
+
+
 @router.post("/signout")
 async def signout(request: Request) -> Response:
-    """End the session."""
+    """End the session; behind easyauth, the platform's sign-in too."""
     await csrf_checked_form(request)
     sign_out(request)
-    return RedirectResponse("/signin", status_code=303)
+    easyauth = authenticator_of(request).mode == "easyauth"
+    return RedirectResponse(EASYAUTH_LOGOUT if easyauth else "/signin", status_code=303)
