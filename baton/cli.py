@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -16,6 +16,8 @@ from baton.errors import BatonError, UserNotFound
 from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import configure_logging
+from executors.chat_clients import ProviderConfig
+from human.policy import load_policy
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import RequestFilter, Store
@@ -37,10 +39,16 @@ def _run(coro: Awaitable[T]) -> T:
     try:
         return asyncio.run(coro)  # type: ignore[arg-type]
     except BatonError as exc:
-        click.echo(f"error: {exc}", err=True)
-        for err in getattr(exc, "errors", []) or []:
-            click.echo(f"  {'.'.join(map(str, err['loc']))}: {err['msg']}", err=True)
-        sys.exit(2)
+        _fail(exc)
+
+
+def _fail(exc: BatonError) -> NoReturn:
+    click.echo(f"error: {exc}", err=True)
+    for err in getattr(exc, "errors", []) or []:
+        where = [f"line {err['line']}"] if err.get("line") else []
+        where += [".".join(map(str, err["loc"]))] if err.get("loc") else []
+        click.echo(f"  {': '.join([*where, str(err['msg'])])}", err=True)
+    sys.exit(2)
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,13 @@ class Parts:
 async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]]) -> T:
     store = await open_store(settings.database_url)
     try:
-        runtime = Runtime(store, model=settings.model, workflow_modules=settings.workflows)
+        runtime = Runtime(
+            store,
+            model=settings.model,
+            workflow_modules=settings.workflows,
+            provider=ProviderConfig.from_settings(settings),
+            policy=load_policy(settings.policies),
+        )
         worker = Worker(
             store,
             runtime,
@@ -95,7 +109,10 @@ def serve(host: str | None, port: int | None, no_worker: bool) -> None:
             '(e.g. python -c "import secrets; print(secrets.token_urlsafe(48))"), '
             "or bind to 127.0.0.1."
         )
-    app = create_app(settings, worker=not no_worker)
+    try:
+        app = create_app(settings, worker=not no_worker)
+    except BatonError as exc:  # refuse to start: a missing setting, a bad policies file
+        _fail(exc)
     uvicorn.run(
         app,
         host=host or settings.host,
@@ -315,6 +332,27 @@ def requests_answer(request_id: str, decision: str, actor: str, body_json: str) 
         }
 
     _echo_json(_run(_with_parts(settings, work)))
+
+
+@main.group()
+def policies() -> None:
+    """Check policies files."""
+
+
+@policies.command("check")
+@click.argument("file", type=click.Path(dir_okay=False))
+def policies_check(file: str) -> None:
+    """Validate a policies file: exit 0 with a summary, or 2 with line-numbered errors."""
+    try:
+        policy = load_policy(file)
+    except BatonError as exc:
+        _fail(exc)
+    click.echo(f"{file}: ok, {policy.summary()}")
+    for rule in policy.rules:
+        when = " and ".join(f"{c.arg} {c.op} {c.value!r}" for c in rule.when) or "always"
+        team = f"({rule.team}{f', approvals={rule.approvals}' if rule.approvals > 1 else ''})"
+        action = rule.action + (team if rule.team else "")
+        click.echo(f"  line {rule.line}: {rule.id}: {rule.tool} when {when} -> {action}")
 
 
 @main.command()

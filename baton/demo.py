@@ -19,6 +19,7 @@ TEAMS = {
 # name -> (role, teams)
 PEOPLE: dict[str, tuple[str, tuple[str, ...]]] = {
     "sam": ("responder", ("support-agents",)),
+    "sue": ("responder", ("support-agents",)),  # a second agent: four-eyes on support reviews
     "lee": ("responder", ("support-leads",)),
     "fay": ("responder", ("finance",)),
     "fin": ("responder", ("finance",)),
@@ -36,6 +37,16 @@ ORDERS = [
     for n in range(1, 21)
 ]
 
+# The support demo's customers: each has the order of the same number.
+CUSTOMERS = [
+    {
+        "id": f"customer-{n:02d}",
+        "name": f"Customer {n:02d}",
+        "email": f"customer-{n:02d}@example.com",
+    }
+    for n in range(1, 21)
+]
+
 
 async def seed_demo(store: Store) -> None:
     """Create the demo teams, people and orders if missing."""
@@ -44,6 +55,7 @@ async def seed_demo(store: Store) -> None:
     for name, (role, teams) in PEOPLE.items():
         await store.add_user(name, role=role, teams=teams)
     await store.seed_orders(ORDERS)
+    await store.seed_customers(CUSTOMERS)
 
 
 async def set_demo_passwords(store: Store) -> dict[str, str]:

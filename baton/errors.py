@@ -3,9 +3,10 @@
 BatonError
 ├── NotFound            404   RequestNotFound, RunNotFound, WorkflowNotFound, UserNotFound
 ├── NotPermitted        403   CsrfRefused (and Unauthenticated 401: BadCredentials)
-├── Conflict            409   AnswerConflict, RunNotCancellable
+├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover
 ├── Closed              410   RequestClosed
-├── Invalid             422   InvalidAnswer, InvalidInput (carry per-field errors)
+├── Invalid             422   InvalidAnswer, InvalidInput, InvalidPolicy, InvalidSettings
+│                             (carry per-field errors)
 ├── StoreError          500   a backend failed
 └── PauseNotDurable     500   a pause whose checkpoint could not be saved
 """
@@ -129,6 +130,24 @@ class PauseNotDurable(BatonError):
     """No persisted checkpoint covers a pause: the run fails instead of pretending."""
 
     code = "pause_not_durable"
+
+
+class InvalidPolicy(Invalid):
+    """A policies file does not parse or validate; each error names its line."""
+
+    code = "invalid_policy"
+
+
+class InvalidSettings(Invalid):
+    """A setting Baton needs is missing or wrong; the message names it."""
+
+    code = "invalid_settings"
+
+
+class AlreadyTakeover(Conflict):
+    """A takeover request cannot be taken over; it is answered."""
+
+    code = "already_takeover"
 
 
 class CsrfRefused(NotPermitted):

@@ -63,6 +63,22 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     failpoints: str = ""
 
+    policies: str | None = Field(
+        None, description="The policies file (YAML); unset: the rules shipped with Baton."
+    )
+    openai_model: str = Field(
+        "gpt-4o-mini",
+        min_length=1,
+        validation_alias="OPENAI_MODEL",
+        description="BATON_MODEL=openai",
+    )
+    azure_openai_api_version: str | None = Field(
+        None, validation_alias="AZURE_OPENAI_API_VERSION", description="unset: MAF's default"
+    )
+    ollama_base_url: str = Field(
+        "http://127.0.0.1:11434/v1", description="Ollama's OpenAI-compatible endpoint."
+    )
+    ollama_model: str = Field("llama3.1", min_length=1, description="BATON_MODEL=ollama")
     session_max_age_s: int = Field(
         8 * 3600, ge=60, description="How long a browser sign-in lasts, in seconds."
     )

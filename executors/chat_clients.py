@@ -1,13 +1,20 @@
-"""Chat clients by `BATON_MODEL`: the offline scripted model, real providers later.
+"""Chat clients by `BATON_MODEL`: the offline scripted model or a real provider.
 
 The scripted client composes MAF's own function-invocation, middleware and telemetry layers over a
 `BaseChatClient`, so its tool calls run through MAF's real tool loop exactly as a provider's would.
 A *play* decides each turn from the conversation: deterministic, offline, reading only messages.
+
+`openai`, `azure-openai` and `ollama` use MAF's Chat Completions client
+(`agent_framework_openai.OpenAIChatCompletionClient`): OpenAI or any compatible server, Azure
+OpenAI through `azure.identity.aio.DefaultAzureCredential` (managed identity on Azure, `az login`
+locally; an API key only when one is configured), and Ollama's OpenAI-compatible endpoint. Every
+value is passed explicitly from `ProviderConfig`, so MAF reads nothing from the environment itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent_framework import (
@@ -21,7 +28,8 @@ from agent_framework import (
 )
 from agent_framework.observability import ChatTelemetryLayer
 
-from baton.errors import Invalid
+from baton.errors import InvalidSettings
+from baton.settings import Settings
 
 Play = Callable[[Sequence[Message], dict[str, Any]], list[Content]]
 
@@ -74,16 +82,105 @@ def _finish(contents: Sequence[Content]) -> Literal["tool_calls", "stop"]:
     return "tool_calls" if any(c.type == "function_call" for c in contents) else "stop"
 
 
-def make_chat_client(model: str, persona: str) -> BaseChatClient:
-    """The chat client `model` names for an agent persona."""
-    if model == "scripted":
+@dataclass(frozen=True)
+class ProviderConfig:
+    """Which model the agents run on, and what its provider needs (from `Settings`)."""
+
+    model: str = "scripted"
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+    openai_model: str = "gpt-4o-mini"
+    azure_endpoint: str | None = None
+    azure_deployment: str | None = None
+    azure_api_key: str | None = field(default=None, repr=False)
+    azure_api_version: str | None = None
+    ollama_base_url: str = "http://127.0.0.1:11434/v1"
+    ollama_model: str = "llama3.1"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ProviderConfig:
+        """The provider settings names."""
+        return cls(
+            model=settings.model,
+            openai_api_key=_secret(settings.openai_api_key),
+            openai_base_url=settings.openai_base_url or None,
+            openai_model=settings.openai_model,
+            azure_endpoint=settings.azure_openai_endpoint or None,
+            azure_deployment=settings.azure_openai_deployment or None,
+            azure_api_key=_secret(settings.azure_openai_api_key),
+            azure_api_version=settings.azure_openai_api_version or None,
+            ollama_base_url=settings.ollama_base_url,
+            ollama_model=settings.ollama_model,
+        )
+
+    def missing(self) -> list[str]:
+        """The settings this provider needs that are not set (by their environment names)."""
+        needs: dict[str, list[tuple[str, str | None]]] = {
+            "openai": [("OPENAI_API_KEY", self.openai_api_key)],
+            "azure-openai": [
+                ("AZURE_OPENAI_ENDPOINT", self.azure_endpoint),
+                ("AZURE_OPENAI_DEPLOYMENT", self.azure_deployment),
+            ],
+        }
+        return [name for name, value in needs.get(self.model, []) if not value]
+
+    def check(self) -> None:
+        """Raise `InvalidSettings` naming every missing setting of the chosen provider."""
+        if self.model not in ("scripted", "openai", "azure-openai", "ollama"):
+            raise InvalidSettings(
+                f"BATON_MODEL={self.model} is not a model provider Baton knows",
+                [{"loc": ["BATON_MODEL"], "msg": "scripted | openai | azure-openai | ollama"}],
+            )
+        missing = self.missing()
+        if missing:
+            raise InvalidSettings(
+                f"BATON_MODEL={self.model} needs {', '.join(missing)}",
+                [{"loc": [name], "msg": "required by BATON_MODEL"} for name in missing],
+            )
+
+
+def _secret(value: Any) -> str | None:
+    found = value.get_secret_value() if value is not None else None
+    return found or None
+
+
+def make_chat_client(config: ProviderConfig | str, persona: str) -> BaseChatClient:
+    """The chat client `config.model` names for an agent persona."""
+    if isinstance(config, str):
+        config = ProviderConfig(model=config)
+    config.check()
+    if config.model == "scripted":
         from executors.plays import PLAYS
 
         play = PLAYS.get(persona)
         if play is None:
-            raise Invalid(f"the scripted model has no play for agent {persona!r}")
+            raise InvalidSettings(f"the scripted model has no play for agent {persona!r}")
         return ScriptedChatClient(play)
-    raise Invalid(
-        f"BATON_MODEL={model} is not wired yet in this build; use BATON_MODEL=scripted",
-        [{"loc": ["settings", "BATON_MODEL"], "msg": "provider not available"}],
+    from agent_framework_openai import OpenAIChatCompletionClient
+
+    if config.model == "azure-openai":
+        if config.azure_api_key:
+            return OpenAIChatCompletionClient(
+                model=config.azure_deployment,
+                azure_endpoint=config.azure_endpoint,
+                api_key=config.azure_api_key,
+                api_version=config.azure_api_version,
+            )
+        from azure.identity.aio import DefaultAzureCredential
+
+        return OpenAIChatCompletionClient(
+            model=config.azure_deployment,
+            azure_endpoint=config.azure_endpoint,
+            credential=DefaultAzureCredential(),
+            api_version=config.azure_api_version,
+        )
+    if config.model == "ollama":
+        # Ollama ignores the key, but the OpenAI SDK will not send a request without one.
+        return OpenAIChatCompletionClient(
+            model=config.ollama_model, api_key="ollama", base_url=config.ollama_base_url
+        )
+    return OpenAIChatCompletionClient(
+        model=config.openai_model,
+        api_key=config.openai_api_key,
+        base_url=config.openai_base_url,
     )

@@ -37,6 +37,7 @@ class RefundDesk(ToolGateAgent):
             INSTRUCTIONS,
             name="refund",
             tools=[lookup_order_tool(services), issue_refund_tool(services).declaration()],
+            middleware=services.transcript.middleware("refund"),
         )
         super().__init__(id=id, agent=agent, tools=[issue_refund_tool(services)], services=services)
 

@@ -21,6 +21,7 @@ from agent_framework import (
     AgentSession,
     Content,
     Executor,
+    FunctionInvocationContext,
     FunctionTool,
     Message,
     WorkflowContext,
@@ -30,9 +31,10 @@ from agent_framework import (
 from pydantic import BaseModel, ValidationError
 
 from executors.services import RunServices
+from executors.transcript import tool_result
 from human.effects import idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
-from human.policy import Decision
+from human.policy import Decision, Policy
 
 AUDIT_EVENT = "baton_audit"
 
@@ -50,6 +52,7 @@ class GatedTool:
     arguments: type[BaseModel]
     perform: Callable[[str, BaseModel], Awaitable[Any]]
     refuse: Callable[[BaseModel], Awaitable[str | None]] | None = None
+    describe: Callable[[dict[str, Any], Decision], tuple[str, str]] | None = None
 
     def declaration(self) -> FunctionTool:
         """The tool as the model sees it: a schema, no implementation."""
@@ -59,6 +62,129 @@ class GatedTool:
             func=None,
             input_model=schema_of(self.arguments),
         )
+
+    def always_require(self, services: RunServices) -> FunctionTool:
+        """The tool as MAF's `approval_mode="always_require"` tool: MAF asks before every call.
+
+        When a person approves, MAF runs it; it runs through the effect ledger, keyed by the call.
+        """
+
+        async def invoke(context: FunctionInvocationContext, **arguments: Any) -> Any:
+            typed = self.arguments.model_validate(arguments)
+            call_id = str(context.metadata.get("call_id") or "")
+            return await perform_call(services, self, typed, call_id, scope="approved")
+
+        return FunctionTool(
+            name=self.name,
+            description=self.description,
+            func=invoke,
+            input_model=schema_of(self.arguments),
+            approval_mode="always_require",
+        )
+
+    def wording(self, arguments: dict[str, Any], decision: Decision) -> tuple[str, str]:
+        """Title and reason of an approval request for a call of this tool."""
+        if self.describe is not None:
+            return self.describe(arguments, decision)
+        who = (
+            f"{decision.approvals_required} approvers from "
+            if decision.approvals_required > 1
+            else ""
+        )
+        return (
+            f"Approve {self.name}",
+            f"Policy rule {decision.rule_id} needs approval by {who}{decision.team}.",
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the gate found for one call before anything ran.
+
+    Either `error` (the model gets it as the tool's result: invalid arguments, an impossible
+    call) or the typed arguments with the policy's `decision` on them.
+    """
+
+    arguments: dict[str, Any]
+    typed: BaseModel | None = None
+    decision: Decision | None = None
+    error: str | None = None
+
+
+async def judge(
+    tool: GatedTool,
+    raw: dict[str, Any],
+    policy: Policy,
+    *,
+    before: Decision | None = None,
+    state: dict[str, Any] | None = None,
+) -> Verdict:
+    """Validate a call's arguments, ask the tool whether it is possible, then the policy.
+
+    With `before` (the decision a person answered), the arguments are a person's edit and the
+    policy re-checks them: the edit stands if it needs no more than that person could give.
+    """
+    try:
+        typed = tool.arguments.model_validate(raw)
+    except ValidationError as exc:
+        return Verdict(arguments=raw, error=f"Error: invalid arguments for {tool.name}: {exc}")
+    args = typed.model_dump(mode="json")
+    refusal = await tool.refuse(typed) if tool.refuse else None
+    if refusal:
+        return Verdict(arguments=args, error=f"Error: {refusal}")
+    decision = (
+        policy.evaluate(tool.name, args, state)
+        if before is None
+        else policy.recheck_edit(before, tool.name, args, state)
+    )
+    return Verdict(arguments=args, typed=typed, decision=decision)
+
+
+def approval_request(
+    tool: GatedTool,
+    arguments: dict[str, Any],
+    decision: Decision,
+    *,
+    title: str,
+    reason: str,
+    context: dict[str, Any],
+    default_team: str,
+    edited: bool = False,
+) -> ApprovalRequest:
+    """An approval as the policy routes it: the tool, arguments and their schema, the rule.
+
+    `edited`: the arguments are a person's edit that needs more than that person could give.
+    """
+    if edited:
+        reason = f"An edit changed the call, and the new arguments need approval. {reason}"
+    return ApprovalRequest(
+        title=title,
+        reason=reason,
+        context=context,
+        team=decision.team or default_team,
+        approvals_required=decision.approvals_required,
+        priority="high" if decision.approvals_required > 1 else "normal",
+        policy_rule=decision.rule_id,
+        expires_in_s=decision.expires_in_s,
+        escalation=list(decision.escalation),
+        proposed_action=ProposedAction(
+            tool=tool.name, arguments=arguments, arguments_schema=schema_of(tool.arguments)
+        ),
+    )
+
+
+async def perform_call(
+    services: RunServices, tool: GatedTool, typed: BaseModel, call_id: str, scope: str
+) -> Any:
+    """Run an allowed call once: through the effect ledger, keyed by run, `scope` and call."""
+    key = idempotency_key(services.run_id, scope, call_id)
+    return await services.ledger.perform(
+        key=key,
+        run_id=services.run_id,
+        tool=tool.name,
+        arguments=typed.model_dump(mode="json"),
+        call=lambda k: tool.perform(k, typed),
+    )
 
 
 def audit(ctx: WorkflowContext[Any, Any], event_type: str, **data: Any) -> Awaitable[None]:
@@ -136,22 +262,13 @@ class ToolGateAgent(Executor):
         if tool is None:
             self._results[call_id] = f"Error: no tool named {call['name']}."
             return
-        try:
-            typed = tool.arguments.model_validate(arguments or call["arguments"])
-        except ValidationError as exc:
-            self._results[call_id] = f"Error: invalid arguments for {tool.name}: {exc}"
-            return
-        args = typed.model_dump(mode="json")
-        refusal = await tool.refuse(typed) if tool.refuse else None
-        if refusal:
-            self._results[call_id] = f"Error: {refusal}"
-            return
-        policy = self._services.policy
-        decision = (
-            policy.evaluate(tool.name, args)
-            if before is None
-            else policy.recheck_edit(before, tool.name, args)
+        verdict = await judge(
+            tool, arguments or call["arguments"], self._services.policy, before=before
         )
+        if verdict.error is not None or verdict.typed is None or verdict.decision is None:
+            self._results[call_id] = verdict.error
+            return
+        typed, args, decision = verdict.typed, verdict.arguments, verdict.decision
         if decision.action == "auto":
             if before is None:
                 await audit(
@@ -190,27 +307,24 @@ class ToolGateAgent(Executor):
         call["asks"] = call.get("asks", 0) + 1
         maf_request_id = f"{call_id}.{call['asks']}"
         title, reason = self.describe(tool.name, args, decision)
-        if edited:
-            reason = f"An edit changed the call, and the new arguments need approval. {reason}"
+        if decision.action == "takeover":
+            # a rule may hand the case to a person; at this gate that person approves the call
+            decision = decision.model_copy(update={"action": "approval"})
         self._open[maf_request_id] = {
             "call_id": call_id,
             "arguments": args,
-            "decision": decision.model_dump(),
+            "decision": decision.model_dump(mode="json"),
         }
         await ctx.request_info(
-            ApprovalRequest(
+            approval_request(
+                tool,
+                args,
+                decision,
                 title=title,
                 reason=reason,
                 context={**self._context, "conversation": self.conversation()},
-                team=decision.team or "support-leads",
-                approvals_required=decision.approvals_required,
-                priority="high" if decision.approvals_required > 1 else "normal",
-                policy_rule=decision.rule_id,
-                proposed_action=ProposedAction(
-                    tool=tool.name,
-                    arguments=args,
-                    arguments_schema=schema_of(tool.arguments),
-                ),
+                default_team=self._services.policy.default_team,
+                edited=edited,
             ),
             ApprovalAnswer,
             request_id=maf_request_id,
@@ -248,17 +362,14 @@ class ToolGateAgent(Executor):
         await self._advance(response, ctx)
 
     async def _perform(self, tool: GatedTool, typed: BaseModel, call_id: str, scope: str) -> Any:
-        services = self._services
-        key = idempotency_key(services.run_id, scope, call_id)
-        return await services.ledger.perform(
-            key=key,
-            run_id=services.run_id,
-            tool=tool.name,
-            arguments=typed.model_dump(mode="json"),
-            call=lambda k: tool.perform(k, typed),
-        )
+        return await perform_call(self._services, tool, typed, call_id, scope)
 
     def _results_message(self) -> Message:
+        for cid in self._batch:
+            name = str(self._calls[cid]["name"])
+            self._services.transcript.add(
+                tool_result(self._agent.name, name, cid, self._results[cid])
+            )
         return Message(
             "tool",
             [

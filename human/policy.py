@@ -1,18 +1,36 @@
 """Declarative rules at the tool boundary: which calls run, which need a person, which are refused.
 
-A rule matches a tool and conditions on its typed arguments; the first matching rule decides. A call
-no rule matches needs an approval by the policy's default team: the policy fails closed.
+A rule matches a tool and conditions on its typed arguments and on the run's state; the first
+matching rule decides. A call no rule matches needs an approval by the policy's default team: the
+policy fails closed. Rules come from one YAML file (`BATON_POLICIES`, by default the
+`policies.yaml` shipped beside this module), validated when Baton starts; `load_policy` names the
+line of every mistake.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
+import re
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from baton.errors import InvalidPolicy
+from human.kinds import Escalation, Priority
 
 Action = Literal["auto", "approval", "deny", "takeover"]
+
+STATE_PREFIX = "state."
+"""Conditions on `state.<name>` read the run's state, not the call's arguments."""
+
+CUSTOMER_REPLY = "customer_reply"
+"""The pseudo-tool an agent's reply to the customer is checked as (only a takeover applies)."""
+
+SHIPPED_POLICIES = Path(__file__).with_name("policies.yaml")
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<": operator.lt,
@@ -25,20 +43,25 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 
 class Condition(BaseModel):
-    """`arguments[arg] <op> value`."""
+    """`arguments[arg] <op> value`, or `state[name] <op> value` for `arg="state.<name>"`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     arg: str
     op: Literal["<", "<=", ">", ">=", "==", "!="]
-    value: float | int | str | bool
+    value: bool | int | float | str
 
-    def holds(self, arguments: Mapping[str, Any]) -> bool:
-        """Whether the condition is true of these arguments (a missing argument: false)."""
-        if self.arg not in arguments:
+    def holds(self, arguments: Mapping[str, Any], state: Mapping[str, Any] | None = None) -> bool:
+        """Whether the condition is true of these arguments and state (missing: false)."""
+        if self.arg.startswith(STATE_PREFIX):
+            source: Mapping[str, Any] = state or {}
+            name = self.arg.removeprefix(STATE_PREFIX)
+        else:
+            source, name = arguments, self.arg
+        if name not in source:
             return False
         try:
-            return _OPS[self.op](arguments[self.arg], self.value)
+            return _OPS[self.op](source[name], self.value)
         except TypeError:
             return False
 
@@ -54,10 +77,15 @@ class Rule(BaseModel):
     action: Action
     team: str | None = None
     approvals: int = Field(1, ge=1, le=5)
+    deadline_s: float | None = Field(None, gt=0)
+    escalation: tuple[Escalation, ...] = ()
+    line: int | None = Field(None, description="Where the rule is written, for messages.")
 
-    def matches(self, tool: str, arguments: Mapping[str, Any]) -> bool:
+    def matches(
+        self, tool: str, arguments: Mapping[str, Any], state: Mapping[str, Any] | None = None
+    ) -> bool:
         """Whether this rule speaks for this call."""
-        return self.tool in (tool, "*") and all(c.holds(arguments) for c in self.when)
+        return self.tool in (tool, "*") and all(c.holds(arguments, state) for c in self.when)
 
 
 class Decision(BaseModel):
@@ -69,6 +97,8 @@ class Decision(BaseModel):
     rule_id: str
     team: str | None = None
     approvals_required: int = 1
+    expires_in_s: float | None = None
+    escalation: tuple[Escalation, ...] = ()
 
     @property
     def strictness(self) -> int:
@@ -85,26 +115,45 @@ class Policy:
         self.rules = tuple(rules)
         self.default_team = default_team
 
-    def evaluate(self, tool: str, arguments: Mapping[str, Any]) -> Decision:
-        """Decide one call."""
+    def evaluate(
+        self, tool: str, arguments: Mapping[str, Any], state: Mapping[str, Any] | None = None
+    ) -> Decision:
+        """Decide one call, given the run's state (confidence, failed attempts, ...)."""
         for rule in self.rules:
-            if rule.matches(tool, arguments):
+            if rule.matches(tool, arguments, state):
                 team = rule.team or (None if rule.action == "auto" else self.default_team)
                 return Decision(
                     action=rule.action,
                     rule_id=rule.id,
                     team=team,
                     approvals_required=rule.approvals,
+                    expires_in_s=rule.deadline_s,
+                    escalation=rule.escalation,
                 )
         return Decision(action="approval", rule_id="default.approval", team=self.default_team)
 
-    def recheck_edit(self, before: Decision, tool: str, arguments: Mapping[str, Any]) -> Decision:
+    def takeover(self, state: Mapping[str, Any]) -> Decision | None:
+        """The takeover an agent's reply to the customer triggers in this state, if any.
+
+        The reply is evaluated as the pseudo-tool `customer_reply` (rules for `*` match it); only
+        a takeover applies, since a reply is not a call anyone approves.
+        """
+        decision = self.evaluate(CUSTOMER_REPLY, {}, state)
+        return decision if decision.action == "takeover" else None
+
+    def recheck_edit(
+        self,
+        before: Decision,
+        tool: str,
+        arguments: Mapping[str, Any],
+        state: Mapping[str, Any] | None = None,
+    ) -> Decision:
         """Decide edited arguments: the edit stands if it needs no more than the responder gave.
 
         Returns `auto` (rule of the edit) when the edit may run now; otherwise the stricter decision
         the edited call needs. One person's edit cannot satisfy a rule that needs two approvers.
         """
-        after = self.evaluate(tool, arguments)
+        after = self.evaluate(tool, arguments, state)
         if after.action in ("deny", "takeover"):
             return after
         if after.action == "approval" and (
@@ -113,26 +162,213 @@ class Policy:
             return after
         return Decision(action="auto", rule_id=after.rule_id, team=after.team)
 
+    def summary(self) -> str:
+        """One line: how many rules, for which tools."""
+        tools = sorted({r.tool for r in self.rules})
+        return f"{len(self.rules)} rules for {', '.join(tools)}; default team {self.default_team}"
 
-DEFAULT_RULES: tuple[Rule, ...] = (
-    Rule(
-        id="refund.small",
-        tool="issue_refund",
-        when=(Condition(arg="amount", op="<", value=50),),
-        action="auto",
-    ),
-    Rule(
-        id="refund.medium",
-        tool="issue_refund",
-        when=(Condition(arg="amount", op="<", value=1000),),
-        action="approval",
-        team="support-leads",
-    ),
-    Rule(id="refund.large", tool="issue_refund", action="approval", team="finance", approvals=2),
-    Rule(id="account.delete", tool="delete_account", action="approval", team="support-leads"),
+
+# the rules file -----------------------------------------------------------------------------
+
+_CONDITION = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|==|!=|<|>)\s*([^<>=!\s].*?)\s*$")
+_ACTION = re.compile(
+    r"^\s*(?:(auto|deny)|(approval|takeover)\s*(?:\(\s*([\w.-]+)\s*"
+    r"(?:,\s*approvals\s*=\s*(\d+)\s*)?\))?)\s*$"
 )
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+def parse_duration(value: Any) -> float:
+    """Seconds of `90`, `"90s"`, `"15m"`, `"4h"` or `"2d"`."""
+    if isinstance(value, bool):
+        raise ValueError("a duration is a number of seconds or like 90s, 15m, 4h, 2d")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        found = _DURATION.match(str(value))
+        if not found:
+            raise ValueError(f"{value!r} is not a duration (like 90s, 15m, 4h, 2d)")
+        seconds = float(found[1]) * _UNIT_S[found[2]]
+    if seconds <= 0:
+        raise ValueError("a duration must be more than zero")
+    return seconds
+
+
+def parse_condition(text: str) -> Condition:
+    """`"amount < 50"`, `"state.confidence < 0.65"`, `"state.asked_for_manager == true"`."""
+    found = _CONDITION.match(text)
+    if not found:
+        raise ValueError(
+            f"{text!r} is not a condition: write `<argument> <op> <value>` (or `state.<name>`), "
+            "op one of < <= > >= == !="
+        )
+    literal = yaml.safe_load(found[3])
+    if not isinstance(literal, bool | int | float | str):
+        raise ValueError(f"{found[3]!r} is not a number, true/false or a string")
+    return Condition.model_validate({"arg": found[1], "op": found[2], "value": literal})
+
+
+class _EscalationSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    after: float
+    team: str | None = None
+    priority: Priority | None = None
+    deadline: float | None = None
+
+    @field_validator("after", "deadline", mode="before")
+    @classmethod
+    def _durations(cls, value: Any) -> float | None:
+        return None if value is None else parse_duration(value)
+
+
+class _RuleSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    tool: str = Field(min_length=1)
+    when: list[Condition] = Field(default_factory=list)
+    action: str
+    deadline: float | None = None
+    escalation: list[_EscalationSpec] = Field(default_factory=list)
+
+    @field_validator("when", mode="before")
+    @classmethod
+    def _conditions(cls, value: Any) -> Any:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise ValueError("when is a condition or a list of conditions")
+        return [parse_condition(v) if isinstance(v, str) else v for v in items]
+
+    @field_validator("action")
+    @classmethod
+    def _action(cls, value: str) -> str:
+        if not _ACTION.match(value):
+            raise ValueError(
+                f"{value!r} is not an action: auto | deny | approval(team) | "
+                "approval(team, approvals=n) | takeover(team)"
+            )
+        return value
+
+    @field_validator("deadline", mode="before")
+    @classmethod
+    def _deadline(cls, value: Any) -> float | None:
+        return None if value is None else parse_duration(value)
+
+    def rule(self, line: int) -> Rule:
+        found = _ACTION.match(self.action)
+        assert found is not None
+        action = found[1] or found[2]
+        return Rule(
+            id=self.id,
+            tool=self.tool,
+            when=tuple(self.when),
+            action=action,
+            team=found[3],
+            approvals=int(found[4] or 1),
+            deadline_s=self.deadline,
+            escalation=tuple(
+                Escalation(
+                    after_s=e.after, team=e.team, priority=e.priority, expires_in_s=e.deadline
+                )
+                for e in self.escalation
+            ),
+            line=line,
+        )
+
+
+class _PolicyFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    default_team: str = Field("support-leads", min_length=1)
+    rules: list[_RuleSpec]
+
+
+def load_policy(path: str | Path | None = None) -> Policy:
+    """The policy in `path` (None: the shipped `policies.yaml`), or `InvalidPolicy` naming lines."""
+    where = Path(path) if path else SHIPPED_POLICIES
+    try:
+        text = where.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidPolicy(
+            f"cannot read policies file {where}: {exc.strerror}",
+            [{"loc": [str(where)], "line": None, "msg": str(exc.strerror)}],
+        ) from exc
+    return parse_policy(text, str(where))
+
+
+def parse_policy(text: str, name: str = "policies.yaml") -> Policy:
+    """Parse and validate a rules file's text; errors carry `line` (1-based) and `loc`."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InvalidPolicy(
+            f"{name}:{line}: not YAML: {problem}", [{"loc": [], "line": line, "msg": problem}]
+        ) from exc
+    if not isinstance(data, dict) or root is None:
+        raise InvalidPolicy(
+            f"{name}:1: a policies file is a mapping with `rules:`",
+            [{"loc": [], "line": 1, "msg": "expected a mapping with rules"}],
+        )
+    try:
+        spec = _PolicyFile.model_validate(data)
+    except ValidationError as exc:
+        errors = [
+            {
+                "loc": [str(p) for p in e["loc"]],
+                "line": _line_of(root, e["loc"]),
+                "msg": e["msg"].removeprefix("Value error, "),
+            }
+            for e in exc.errors(include_url=False)
+        ]
+        raise InvalidPolicy(_message(name, errors), errors) from exc
+    rules = [r.rule(_line_of(root, ("rules", i))) for i, r in enumerate(spec.rules)]
+    seen: dict[str, int] = {}
+    errors = []
+    for i, rule in enumerate(rules):
+        if rule.id in seen:
+            errors.append(
+                {
+                    "loc": ["rules", str(i), "id"],
+                    "line": _line_of(root, ("rules", i, "id")),
+                    "msg": f"rule id {rule.id!r} is already used by the rule on line "
+                    f"{seen[rule.id]}",
+                }
+            )
+        seen.setdefault(rule.id, rule.line or 0)
+    if errors:
+        raise InvalidPolicy(_message(name, errors), errors)
+    return Policy(rules, default_team=spec.default_team)
+
+
+def _message(name: str, errors: list[dict[str, Any]]) -> str:
+    first = errors[0]
+    where = ".".join(first["loc"]) or "file"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{name}:{first['line']}: {where}: {first['msg']}{more}"
+
+
+def _line_of(node: yaml.Node, loc: Sequence[int | str]) -> int:
+    """The 1-based line of the YAML node at `loc`, or of its nearest ancestor that exists."""
+    for part in loc:
+        child: yaml.Node | None = None
+        if isinstance(node, yaml.MappingNode):
+            child = next((v for k, v in node.value if k.value == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            child = node.value[part] if part < len(node.value) else None
+        if child is None:
+            continue  # pydantic's own loc parts (a union's member name) are not in the file
+        node = child
+    return int(node.start_mark.line) + 1
+
+
+@functools.cache
 def default_policy() -> Policy:
-    """The demo's shipped rules (SPEC §3)."""
-    return Policy(DEFAULT_RULES)
+    """The shipped rules (SPEC §3), read once from `policies.yaml`."""
+    return load_policy(SHIPPED_POLICIES)

@@ -18,7 +18,13 @@ from opentelemetry import trace
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from baton import failpoints
-from baton.errors import AnswerConflict, InvalidAnswer, RequestClosed, RequestNotFound
+from baton.errors import (
+    AlreadyTakeover,
+    AnswerConflict,
+    InvalidAnswer,
+    RequestClosed,
+    RequestNotFound,
+)
 from human.access import can_see_run, check_can_answer, check_four_eyes, viewer_of
 from human.kinds import KINDS, Kind
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
@@ -28,6 +34,9 @@ logger = logging.getLogger(__name__)
 
 _ROUTING_EVENTS = frozenset({"request.created", "request.escalated", "request.reassigned"})
 _tracer = trace.get_tracer("baton")
+
+TAKEOVER = "takeover"
+"""The decision `take_over` records; the runtime turns it into a takeover request."""
 
 
 class RespondResult(BaseModel):
@@ -149,40 +158,71 @@ class RequestService:
             answer = validate_answer(request, body)
             check_four_eyes(responder, request, run, answer["decision"])
             span.set_attribute("baton.decision", str(answer["decision"]))
-            outcome = await self._store.record_answer(
-                AnswerRecord(
-                    request_id=request_id,
-                    actor=responder.name,
-                    decision=answer["decision"],
-                    body={k: v for k, v in answer.items() if k != "decision"},
-                    at=self._clock(),
-                ),
-                final=answer,
-                lease=self._worker.lease if self._worker else None,
-                audit=edit_diff(request, answer),
-            )
-            if outcome.job is not None and self._worker is not None:
-                self._worker.accept(outcome.job)
-            if outcome.result in ("closed", "partial"):
-                failpoints.hit("answer.after_commit")
-                self._on_change("request", request_id)
-                logger.info(
-                    "request answered",
-                    extra={
-                        "request_id": request_id,
-                        "outcome": outcome.result,
-                        "actor": responder.name,
-                    },
-                )
-                result = RespondResult(
-                    request=outcome.request, changed=True, outcome=outcome.result
-                )
-            elif outcome.result == "repeated":
-                result = RespondResult(request=outcome.request, changed=False, outcome="repeated")
-            else:
-                result = self._settle_closed(outcome.request, answer)
+            result = await self._record(request, answer, responder, edit_diff(request, answer))
             span.set_attribute("baton.outcome", result.outcome)
             return result
+
+    async def take_over(self, request_id: str, *, responder: User) -> RespondResult:
+        """A person takes an open request over, from its page.
+
+        The request closes with the decision `takeover` (first answer wins, as for any answer) and
+        the run's next drive turns it into a `takeover` request assigned to that person, with the
+        conversation so far: they resolve the case (the run ends with their resolution) or return
+        it to the agent with guidance. Audited as `request.answered` with decision `takeover`.
+        """
+        with _tracer.start_as_current_span(
+            "baton.takeover", attributes={"baton.request_id": request_id}
+        ) as span:
+            request = await self.get(request_id, viewer=responder)
+            span.set_attribute("baton.run_id", request.run_id)
+            if request.status in ("expired", "cancelled"):
+                raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
+            check_can_answer(responder, request)
+            if request.kind == "takeover":
+                raise AlreadyTakeover(
+                    f"request {request_id} is already a takeover: answer it with resolve or return"
+                )
+            answer = {"decision": TAKEOVER, "by": responder.name}
+            result = await self._record(request, answer, responder, {"takeover_by": responder.name})
+            span.set_attribute("baton.outcome", result.outcome)
+            return result
+
+    async def _record(
+        self,
+        request: HumanRequest,
+        answer: dict[str, Any],
+        responder: User,
+        audit: dict[str, Any] | None,
+    ) -> RespondResult:
+        outcome = await self._store.record_answer(
+            AnswerRecord(
+                request_id=request.id,
+                actor=responder.name,
+                decision=answer["decision"],
+                body={k: v for k, v in answer.items() if k != "decision"},
+                at=self._clock(),
+            ),
+            final=answer,
+            lease=self._worker.lease if self._worker else None,
+            audit=audit,
+        )
+        if outcome.job is not None and self._worker is not None:
+            self._worker.accept(outcome.job)
+        if outcome.result in ("closed", "partial"):
+            failpoints.hit("answer.after_commit")
+            self._on_change("request", request.id)
+            logger.info(
+                "request answered",
+                extra={
+                    "request_id": request.id,
+                    "outcome": outcome.result,
+                    "actor": responder.name,
+                },
+            )
+            return RespondResult(request=outcome.request, changed=True, outcome=outcome.result)
+        if outcome.result == "repeated":
+            return RespondResult(request=outcome.request, changed=False, outcome="repeated")
+        return self._settle_closed(outcome.request, answer)
 
     def _settle_closed(self, request: HumanRequest, answer: dict[str, Any]) -> RespondResult:
         if request.status in ("expired", "cancelled"):

@@ -20,6 +20,8 @@ from baton.errors import BatonError
 from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import correlation_id
+from executors.chat_clients import ProviderConfig
+from human.policy import load_policy
 from human.service import RequestService
 from human.store import open_store
 from web.auth import SESSION_COOKIE, Authenticator
@@ -60,9 +62,16 @@ class CorrelationMiddleware:
 
 
 def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
-    """The Baton app: opens the store, runtime and (by default) worker for its lifetime."""
+    """The Baton app: opens the store, runtime and (by default) worker for its lifetime.
+
+    A model provider missing a setting, or a policies file that does not validate, raises
+    `InvalidSettings` / `InvalidPolicy` here, before anything serves.
+    """
     failpoints.arm(settings.failpoints)
     configure_telemetry(settings)
+    provider = ProviderConfig.from_settings(settings)
+    provider.check()
+    policy = load_policy(settings.policies)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -74,7 +83,12 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
                 w.wake()
 
         runtime = Runtime(
-            store, model=settings.model, on_change=on_change, workflow_modules=settings.workflows
+            store,
+            model=settings.model,
+            on_change=on_change,
+            workflow_modules=settings.workflows,
+            provider=provider,
+            policy=policy,
         )
         background = None
         task = None

@@ -9,6 +9,7 @@ answer means is `RequestService`'s.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 from urllib.parse import urlencode
@@ -224,19 +225,47 @@ def context_view(context: dict[str, Any]) -> ContextView:
 
 
 def _message(entry: Any) -> dict[str, Any]:
-    """One conversation entry in one shape: role, and text, a tool call or a tool's result."""
+    """One conversation entry in one shape: who, and text, a tool call or a tool's result.
+
+    Takes the refund agent's entries (`role` with `text`, `tool_call` or `tool_result`), the
+    recorded transcript's (`type`: message, tool_call, tool_result, handoff, request, answer) and
+    plain lines of text.
+    """
     if not isinstance(entry, dict):
-        return {"role": "message", "text": str(entry)}
-    role = str(entry.get("role") or entry.get("author") or entry.get("from") or "message")
-    text = entry.get("text", entry.get("content"))
-    message: dict[str, Any] = {"role": role}
-    if "tool_call" in entry:
-        message["tool_call"] = entry["tool_call"]
-        message["arguments"] = entry.get("arguments") or {}
-    elif "tool_result" in entry:
-        message["tool_result"] = entry["tool_result"]
-    else:
-        message["text"] = text if isinstance(text, str) else ("" if text is None else str(text))
+        return {"role": "note", "text": str(entry)}
+    kind = entry.get("type")
+    who = entry.get("role") or entry.get("agent") or entry.get("by") or entry.get("author")
+    if "tool_call" in entry or kind == "tool_call":
+        return {
+            "role": str(who or "assistant"),
+            "tool_call": str(entry.get("tool_call") or entry.get("tool")),
+            "arguments": entry.get("arguments") or {},
+        }
+    if "tool_result" in entry or kind == "tool_result":
+        result = entry.get("tool_result", entry.get("result"))
+        shown = result if isinstance(result, str) else json.dumps(result, default=str)
+        return {
+            "role": str(entry.get("role") or "tool"),
+            "name": entry.get("tool"),
+            "tool_result": shown,
+        }
+    if kind == "handoff":
+        return {
+            "role": "handoff",
+            "text": f"{entry.get('from')} hands the case to {entry.get('to')}",
+        }
+    if kind == "request":
+        text = f"asked {entry.get('team')} ({entry.get('kind')}): {entry.get('title')}"
+        return {"role": "baton", "text": text}
+    if kind == "answer":
+        note = f": {entry['text']}" if entry.get("text") else ""
+        text = f"{entry.get('by')} answered with {entry.get('decision')}{note}"
+        return {"role": "person", "text": text}
+    said = entry.get("text", entry.get("content"))
+    message: dict[str, Any] = {
+        "role": str(who or "message"),
+        "text": said if isinstance(said, str) else ("" if said is None else str(said)),
+    }
     if entry.get("name"):
         message["name"] = str(entry["name"])
     return message
@@ -349,7 +378,8 @@ async def run_page(
         "requests": requests,
         "events": events,
         "graph": graph_of(parts, run, requests),
-        "conversation": conversation_of(run, requests),
+        "conversation": [_message(e) for e in await parts.runtime.conversation(run_id)]
+        or conversation_of(run, requests),
         "can_cancel": can_cancel,
         "problem": problem,
         "live_types": RUN_EVENTS,
@@ -380,7 +410,7 @@ def graph_of(parts: Parts, run: Run, requests: list[HumanRequest]) -> GraphLayou
 
 
 def conversation_of(run: Run, requests: list[HumanRequest]) -> list[dict[str, Any]]:
-    """The run's conversation as far as Baton has it: the newest one a request carried."""
+    """A run without a recorded transcript: the newest conversation one of its requests carried."""
     for request in sorted(requests, key=lambda r: r.created_at, reverse=True):
         view = context_view(request.context)
         if view.conversation:

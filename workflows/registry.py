@@ -16,13 +16,16 @@ from agent_framework import Workflow
 from pydantic import BaseModel
 
 from baton.errors import WorkflowNotFound
+from executors.channels import RequestAdapter
 from executors.services import RunServices
 from human.kinds import CHECKPOINT_TYPES
 from workflows.checkpoints import type_key
 
 Builder = Callable[[RunServices], Workflow]
+Adapters = Callable[[RunServices], Sequence[RequestAdapter]]
+StartMessage = Callable[[Any], Any]
 
-BUILTIN_MODULES = ("workflows.refund",)
+BUILTIN_MODULES = ("workflows.refund", "workflows.support")
 
 
 @dataclass(frozen=True)
@@ -35,10 +38,22 @@ class WorkflowSpec:
     build: Builder
     checkpoint_types: tuple[type, ...] = ()
     allowed_types: frozenset[str] = field(default_factory=frozenset)
+    adapters: Adapters | None = None
+    start_message: StartMessage | None = None
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the workflow's input."""
         return self.input_model.model_json_schema()
+
+    def request_adapters(self, services: RunServices) -> list[RequestAdapter]:
+        """The workflow's request adapters, then Baton's own kinds (always last)."""
+        from executors.channels import Kinds
+
+        return [*(self.adapters(services) if self.adapters else ()), Kinds()]
+
+    def first_message(self, typed_input: BaseModel) -> Any:
+        """What the workflow's start executor receives for this input."""
+        return self.start_message(typed_input) if self.start_message else typed_input
 
 
 _REGISTRY: dict[str, WorkflowSpec] = {}
@@ -50,8 +65,18 @@ def register(
     input_model: type[BaseModel],
     description: str = "",
     checkpoint_types: tuple[type, ...] = (),
+    allowed_type_keys: tuple[str, ...] = (),
+    adapters: Adapters | None = None,
+    start_message: StartMessage | None = None,
 ) -> Callable[[Builder], Builder]:
-    """Register `build_workflow` under `name`; its input model and extra types are allow-listed."""
+    """Register `build_workflow` under `name`; its input model and extra types are allow-listed.
+
+    `allowed_type_keys` allow-lists types by MAF's key (`"module:Qualname"`), for types that are
+    not classes of your own, such as `"types:GenericAlias"` for a `list[Message]` response type.
+    `adapters(services)` map the workflow's non-Baton request types to people and back
+    (`executors.channels`); `start_message(input)` is what the start executor receives instead
+    of the typed input.
+    """
 
     def decorate(build: Builder) -> Builder:
         types = (input_model, *checkpoint_types, *CHECKPOINT_TYPES)
@@ -61,7 +86,9 @@ def register(
             input_model=input_model,
             build=build,
             checkpoint_types=tuple(checkpoint_types),
-            allowed_types=frozenset(type_key(t) for t in types),
+            allowed_types=frozenset({*(type_key(t) for t in types), *allowed_type_keys}),
+            adapters=adapters,
+            start_message=start_message,
         )
         return build
 

@@ -53,6 +53,9 @@ class Progress(BaseModel):
     new_requests: Sequence[HumanRequest] = ()
     delivered_request_ids: Sequence[str] = ()
     events: Sequence[NewEvent] = ()
+    transcript: Sequence[dict[str, Any]] = Field(
+        default=(), description="Conversation entries of this drive, appended to the run's."
+    )
 
 
 class Lease(BaseModel):
@@ -301,6 +304,38 @@ class Store(Protocol):
 
     async def size_bytes(self) -> int:
         """Bytes the database takes on disk."""
+        ...
+
+    # conversations (written by `record_progress`)
+    async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's conversation entries, in order."""
+        ...
+
+    # the support demo's back office
+    async def seed_customers(self, customers: Sequence[dict[str, Any]]) -> None:
+        """Insert demo customers (`id`, `name`, `email`) if missing."""
+        ...
+
+    async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
+        """A demo customer with the ids of their orders."""
+        ...
+
+    async def close_account(self, *, idempotency_key: str, customer_id: str) -> dict[str, Any]:
+        """Close a customer's account once per idempotency key; a repeat returns the first."""
+        ...
+
+    async def send_customer_message(
+        self, *, idempotency_key: str, customer_id: str, subject: str, body: str
+    ) -> dict[str, Any]:
+        """Send a message to a customer once per idempotency key; a repeat returns the first."""
+        ...
+
+    async def list_customer_messages(self) -> list[dict[str, Any]]:
+        """Every message sent to customers, oldest first."""
+        ...
+
+    async def list_account_closures(self) -> list[dict[str, Any]]:
+        """Every account closure, oldest first."""
         ...
 
 

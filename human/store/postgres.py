@@ -353,6 +353,7 @@ class PostgresStore:
                     list(progress.delivered_request_ids),
                 )
             await _events(conn, progress.events, now)
+            await _append_transcript(conn, progress.run_id, progress.transcript, now)
             if progress.status in TERMINAL_RUN:
                 await self._close_open_requests(conn, progress.run_id, "system", now)
             if progress.job_id is not None:
@@ -837,6 +838,112 @@ class PostgresStore:
             "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')"
         )
         return int(row[0]) if row else 0
+
+    # conversations ---------------------------------------------------------------------------
+
+    async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's conversation entries, in order."""
+        rows = await self._fetch(
+            "SELECT entry FROM run_transcript WHERE run_id = $1 ORDER BY seq", run_id
+        )
+        return [json.loads(r["entry"]) for r in rows]
+
+    # the support demo's back office ----------------------------------------------------------
+
+    async def seed_customers(self, customers: Sequence[dict[str, Any]]) -> None:
+        """Insert demo customers if missing."""
+        await self._write(
+            lambda c: c.executemany(
+                "INSERT INTO customers (id, name, email) VALUES ($1, $2, $3) "
+                "ON CONFLICT DO NOTHING",
+                [(c_["id"], c_["name"], c_["email"]) for c_ in customers],
+            )
+        )
+
+    async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
+        """A demo customer with the ids of their orders."""
+        row = await self._fetchrow("SELECT * FROM customers WHERE id = $1", customer_id)
+        if row is None:
+            return None
+        orders = await self._fetch(
+            "SELECT id FROM orders WHERE customer = $1 ORDER BY id", customer_id
+        )
+        return dict(row) | {"orders": [o["id"] for o in orders]}
+
+    async def close_account(self, *, idempotency_key: str, customer_id: str) -> dict[str, Any]:
+        """Close an account once per key: the back office dedupes on the key it is given."""
+        closure_id = "X-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
+
+        async def write(conn: Conn) -> dict[str, Any]:
+            await conn.execute(
+                "INSERT INTO account_closures (idempotency_key, closure_id, customer_id, "
+                "created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                idempotency_key,
+                closure_id,
+                customer_id,
+                self._now(),
+            )
+            await conn.execute("UPDATE customers SET status = 'closed' WHERE id = $1", customer_id)
+            row = await conn.fetchrow(
+                "SELECT closure_id, customer_id FROM account_closures WHERE idempotency_key = $1",
+                idempotency_key,
+            )
+            assert row is not None
+            return dict(row)
+
+        return await self._write(write)
+
+    async def send_customer_message(
+        self, *, idempotency_key: str, customer_id: str, subject: str, body: str
+    ) -> dict[str, Any]:
+        """Send once per key: the mail system dedupes on the key it is given."""
+        message_id = "M-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
+
+        async def write(conn: Conn) -> dict[str, Any]:
+            await conn.execute(
+                "INSERT INTO customer_messages (idempotency_key, message_id, customer_id, "
+                "subject, body, created_at) VALUES ($1, $2, $3, $4, $5, $6) "
+                "ON CONFLICT DO NOTHING",
+                idempotency_key,
+                message_id,
+                customer_id,
+                subject,
+                body,
+                self._now(),
+            )
+            row = await conn.fetchrow(
+                "SELECT message_id, customer_id, subject, body FROM customer_messages "
+                "WHERE idempotency_key = $1",
+                idempotency_key,
+            )
+            assert row is not None
+            return dict(row)
+
+        return await self._write(write)
+
+    async def list_customer_messages(self) -> list[dict[str, Any]]:
+        """Every message sent to customers, oldest first."""
+        rows = await self._fetch("SELECT * FROM customer_messages ORDER BY created_at, message_id")
+        return [_plain(r) for r in rows]
+
+    async def list_account_closures(self) -> list[dict[str, Any]]:
+        """Every account closure, oldest first."""
+        rows = await self._fetch("SELECT * FROM account_closures ORDER BY created_at, closure_id")
+        return [_plain(r) for r in rows]
+
+
+async def _append_transcript(
+    conn: Conn, run_id: str, entries: Sequence[dict[str, Any]], at: datetime
+) -> None:
+    if not entries:
+        return
+    base = await conn.fetchval(
+        "SELECT COALESCE(MAX(seq), 0) FROM run_transcript WHERE run_id = $1", run_id
+    )
+    await conn.executemany(
+        "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES ($1, $2, $3, $4)",
+        [(run_id, base + i, shared.dumps(e), at) for i, e in enumerate(entries, 1)],
+    )
 
 
 def _plain(row: asyncpg.Record) -> dict[str, Any]:

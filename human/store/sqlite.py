@@ -346,6 +346,7 @@ class SqliteStore:
                     [(rid,) for rid in progress.delivered_request_ids],
                 )
             self._events(conn, progress.events, now)
+            _append_transcript(conn, progress.run_id, progress.transcript, now)
             if progress.status in TERMINAL_RUN:
                 self._close_open_requests(conn, progress.run_id, "system", now)
             if progress.job_id is not None:
@@ -832,8 +833,120 @@ class SqliteStore:
         await asyncio.get_running_loop().run_in_executor(self._thread, checkpoint_wal)
         return await self._run(measure, write=False)
 
+    # conversations ---------------------------------------------------------------------------
+
+    async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's conversation entries, in order."""
+        rows = await self._run(
+            lambda c: c.execute(
+                "SELECT entry FROM run_transcript WHERE run_id = ? ORDER BY seq", (run_id,)
+            ).fetchall(),
+            write=False,
+        )
+        return [json.loads(r[0]) for r in rows]
+
+    # the support demo's back office ----------------------------------------------------------
+
+    async def seed_customers(self, customers: Sequence[dict[str, Any]]) -> None:
+        """Insert demo customers if missing."""
+        await self._run(
+            lambda c: c.executemany(
+                "INSERT OR IGNORE INTO customers (id, name, email) VALUES (:id, :name, :email)",
+                customers,
+            ),
+            write=True,
+        )
+
+    async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
+        """A demo customer with the ids of their orders."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
+            row = conn.execute("SELECT * FROM customers WHERE id = ?", (customer_id,)).fetchone()
+            if row is None:
+                return None
+            orders = conn.execute(
+                "SELECT id FROM orders WHERE customer = ? ORDER BY id", (customer_id,)
+            ).fetchall()
+            return dict(row) | {"orders": [o[0] for o in orders]}
+
+        return await self._run(read, write=False)
+
+    async def close_account(self, *, idempotency_key: str, customer_id: str) -> dict[str, Any]:
+        """Close an account once per key: the back office dedupes on the key it is given."""
+        closure_id = "X-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            conn.execute(
+                "INSERT OR IGNORE INTO account_closures (idempotency_key, closure_id, "
+                "customer_id, created_at) VALUES (?, ?, ?, ?)",
+                (idempotency_key, closure_id, customer_id, self._now()),
+            )
+            conn.execute("UPDATE customers SET status = 'closed' WHERE id = ?", (customer_id,))
+            row = conn.execute(
+                "SELECT closure_id, customer_id FROM account_closures WHERE idempotency_key = ?",
+                (idempotency_key,),
+            ).fetchone()
+            return dict(row)
+
+        return await self._run(write, write=True)
+
+    async def send_customer_message(
+        self, *, idempotency_key: str, customer_id: str, subject: str, body: str
+    ) -> dict[str, Any]:
+        """Send once per key: the mail system dedupes on the key it is given."""
+        message_id = "M-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            conn.execute(
+                "INSERT OR IGNORE INTO customer_messages (idempotency_key, message_id, "
+                "customer_id, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (idempotency_key, message_id, customer_id, subject, body, self._now()),
+            )
+            row = conn.execute(
+                "SELECT message_id, customer_id, subject, body FROM customer_messages "
+                "WHERE idempotency_key = ?",
+                (idempotency_key,),
+            ).fetchone()
+            return dict(row)
+
+        return await self._run(write, write=True)
+
+    async def list_customer_messages(self) -> list[dict[str, Any]]:
+        """Every message sent to customers, oldest first."""
+        rows = await self._run(
+            lambda c: c.execute(
+                "SELECT * FROM customer_messages ORDER BY created_at, message_id"
+            ).fetchall(),
+            write=False,
+        )
+        return [dict(r) for r in rows]
+
+    async def list_account_closures(self) -> list[dict[str, Any]]:
+        """Every account closure, oldest first."""
+        rows = await self._run(
+            lambda c: c.execute(
+                "SELECT * FROM account_closures ORDER BY created_at, closure_id"
+            ).fetchall(),
+            write=False,
+        )
+        return [dict(r) for r in rows]
+
 
 # rows -> records ----------------------------------------------------------------------------
+
+
+def _append_transcript(
+    conn: sqlite3.Connection, run_id: str, entries: Sequence[dict[str, Any]], at: str
+) -> None:
+    if not entries:
+        return
+    base = conn.execute(
+        "SELECT COALESCE(MAX(seq), 0) FROM run_transcript WHERE run_id = ?", (run_id,)
+    ).fetchone()[0]
+    conn.executemany(
+        "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES (?, ?, ?, ?)",
+        [(run_id, base + i, _dumps(e), at) for i, e in enumerate(entries, 1)],
+    )
 
 
 def _request_where(flt: RequestFilter, *, with_status: bool) -> tuple[str, list[Any]]:

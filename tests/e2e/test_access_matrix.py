@@ -76,6 +76,10 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         SEE | {"sam": 403, "val": 403},
     ),
     ("GET", "/api/stream"): ("signed in; streams only the runs one may see", ANY),
+    ("POST", "/api/requests/{request_id}/takeover"): (
+        "a responder of the owning team or an admin takes the request over",
+        SEE | {"sam": 403, "val": 403},
+    ),
     # the pages, called signed in (session cookie and CSRF token): the same rules as the API's,
     # anonymous GETs redirected to sign in (303), anonymous posts 401, success of a form a 303
     ("MOUNT", "/static"): ("public: stylesheet and vendored scripts", PUBLIC),
@@ -95,6 +99,10 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
     ("POST", "/requests/{request_id}/preview"): (
         "as answering: the diff of an edit",
         SEE_FORM | {"ada": 200, "lee": 200, "sam": 403, "val": 403},
+    ),
+    ("POST", "/requests/{request_id}/takeover"): (
+        "a responder of the owning team or an admin takes the request over",
+        SEE_FORM | {"sam": 403, "val": 403},
     ),
     ("GET", "/runs"): ("signed in; lists only the runs one may see", PAGE),
     ("GET", "/runs/new"): ("signed in (viewers are told they cannot start runs)", PAGE),

@@ -21,12 +21,14 @@ from typing import Any
 import httpx
 import pytest
 
+from baton.demo import PEOPLE
 from tests.harness import (
     REFUND_20,
     REFUND_120,
     REFUND_1500,
     Server,
     baton_server,
+    eventually,
     free_port,
     refunds,
 )
@@ -149,7 +151,7 @@ async def test_seed_demo_prints_demo_sign_ins_that_work(
     )
     assert seeded.returncode == 0, seeded.stderr
     printed = dict(re.findall(r"^  (\w+)\s+(\S+)\s+\w+ of ", seeded.stdout, re.M))
-    assert set(printed) == {"sam", "lee", "fay", "fin", "val", "ada"}, seeded.stdout
+    assert set(printed) == set(PEOPLE), seeded.stdout
 
     async with (
         baton_server(db_url, tokens, server_log, PAGE_ENV) as server,
@@ -246,6 +248,7 @@ async def test_every_form_refuses_a_post_without_this_sessions_csrf_token(
         ),
         ("/runs/new", {"workflow": "refund", "order_id": "A-1001", "amount": "20", "reason": "x"}),
         (f"/runs/{pending['run_id']}/cancel", {}),
+        (f"/requests/{pending['id']}/takeover", {}),
         ("/signout", {}),
     ]
     async with (
@@ -395,6 +398,32 @@ async def test_the_starter_of_a_run_is_offered_only_what_four_eyes_allows(
             assert refused.status_code == 403, refused.text
             assert "four-eyes: lee started run" in html.unescape(refused.text)
     assert await server.snapshot(pending["id"]) == before
+
+
+async def test_a_request_is_taken_over_from_its_page(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    pending = await waiting_refund(server)
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        page = await lee.http.get(f"/requests/{pending['id']}")
+        assert f'action="/requests/{pending["id"]}/takeover"' in page.text
+        taken = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        assert (taken.status_code, taken.headers["location"]) == (
+            303,
+            f"/requests/{pending['id']}",
+        )
+        shown = await lee.http.get(taken.headers["location"])
+        assert "You took this over" in shown.text
+        again = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        assert again.status_code in (200, 303, 409), again.text
+
+    async def takeover_for_lee() -> dict[str, Any] | None:
+        run = await server.run(pending["run_id"])
+        found = [r for r in run["requests"] if r["kind"] == "takeover"]
+        return found[0] if found else None
+
+    takeover = await eventually(takeover_for_lee, what="the takeover request")
+    assert (takeover["assignee"], takeover["status"]) == ("lee", "pending")
 
 
 async def test_an_edit_is_confirmed_before_it_is_sent(

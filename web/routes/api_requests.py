@@ -53,3 +53,10 @@ async def request_events(request_id: str, parts: PartsDep, user: UserDep) -> lis
     """The request's audit trail, oldest first."""
     events = await parts.requests.events(request_id, viewer=user)
     return [e.model_dump(mode="json") for e in events]
+
+
+@router.post("/{request_id}/takeover")
+async def take_over(request_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
+    """Take an open request over: it becomes a takeover for you (200; 403, 404, 409, 410)."""
+    result = await parts.requests.take_over(request_id, responder=user)
+    return {"outcome": result.outcome, "request": result.request.model_dump(mode="json")}

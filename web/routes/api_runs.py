@@ -60,11 +60,12 @@ async def list_runs(
 
 @router.get("/runs/{run_id}")
 async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
-    """A run with its requests."""
+    """A run with its requests and its agent conversation."""
     run = await parts.runtime.get(run_id, viewer=user)
     requests = await parts.requests.list(RequestFilter(run_id=run_id, limit=500))
     return run.model_dump(mode="json") | {
-        "requests": [r.model_dump(mode="json") for r in requests.items]
+        "requests": [r.model_dump(mode="json") for r in requests.items],
+        "conversation": await parts.runtime.conversation(run_id),
     }
 
 

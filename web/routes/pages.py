@@ -97,3 +97,14 @@ async def preview_edit(
         return render(request, "_partials/edit_preview.html", {"errors": errors}, status_code=422)
     page = {"diff": preview.diff or {}, "digest": confirmation(body), "errors": []}
     return render(request, "_partials/edit_preview.html", page)
+
+
+@router.post("/requests/{request_id}/takeover")
+async def take_over(
+    request: Request, request_id: str, parts: PartsDep, user: PageUserDep
+) -> Response:
+    """Take an open request over (it comes back as a takeover assigned to me): 303, or 4xx."""
+    await csrf_checked_form(request)
+    await parts.requests.take_over(request_id, responder=user)
+    notify(request, "You took this over: it comes back to you as a takeover request.")
+    return RedirectResponse(f"/requests/{request_id}", status_code=303)

@@ -1,0 +1,223 @@
+"""A run's agent conversation: what each agent said, which tools it called and what came back.
+
+Middleware on every agent notes each model turn (text, tool calls, handoffs) and each tool MAF ran;
+the request adapters note the results Baton delivered and the people's answers. The entries of one
+drive are committed with that drive's progress, so the stored conversation always matches the
+checkpoint. Entries are plain JSON; `excerpt` renders them as readable lines for a request's
+context, and `run_state` reads the run's state the policy's `state.*` conditions see.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
+
+from agent_framework import (
+    ChatContext,
+    ChatMiddleware,
+    ChatResponse,
+    FunctionInvocationContext,
+    FunctionMiddleware,
+)
+
+Entry = dict[str, Any]
+
+HANDOFF_PREFIX = "handoff_to_"
+CONFIDENCE_TOOL = "report_confidence"
+_MANAGER = re.compile(r"\b(manager|supervisor|your boss)\b", re.IGNORECASE)
+
+
+class Transcript:
+    """The conversation of one run: what is stored (`history`) and what this drive adds."""
+
+    def __init__(self, history: Sequence[Entry] = ()) -> None:
+        self.history: list[Entry] = list(history)
+        self.entries: list[Entry] = []
+
+    def add(self, entry: Entry) -> None:
+        """Note one entry of this drive."""
+        self.entries.append(entry)
+
+    def everything(self) -> list[Entry]:
+        """Stored entries, then this drive's."""
+        return [*self.history, *self.entries]
+
+    def middleware(self, agent: str) -> list[ChatMiddleware | FunctionMiddleware]:
+        """The middleware that notes `agent`'s turns and tool calls here."""
+        return [_TurnNotes(self, agent), _ToolNotes(self, agent)]
+
+
+class _TurnNotes(ChatMiddleware):
+    """Notes each model turn: its text, tool calls and handoffs."""
+
+    def __init__(self, transcript: Transcript, agent: str) -> None:
+        self._transcript = transcript
+        self._agent = agent
+
+    async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
+        await call_next()
+        result = context.result
+        if not isinstance(result, ChatResponse):
+            return  # Baton drives runs without streaming
+        for message in result.messages:
+            for content in message.contents:
+                if content.type == "text" and content.text:
+                    self._transcript.add(
+                        {
+                            "type": "message",
+                            "role": "assistant",
+                            "agent": self._agent,
+                            "text": content.text,
+                        }
+                    )
+                elif content.type == "function_call" and content.name:
+                    if content.name.startswith(HANDOFF_PREFIX):
+                        self._transcript.add(
+                            {
+                                "type": "handoff",
+                                "from": self._agent,
+                                "to": content.name.removeprefix(HANDOFF_PREFIX),
+                            }
+                        )
+                    else:
+                        self._transcript.add(
+                            {
+                                "type": "tool_call",
+                                "agent": self._agent,
+                                "tool": content.name,
+                                "call_id": content.call_id,
+                                "arguments": _arguments(content.arguments),
+                            }
+                        )
+
+
+class _ToolNotes(FunctionMiddleware):
+    """Notes the result of each tool MAF itself ran (handoff tools are noted as handoffs)."""
+
+    def __init__(self, transcript: Transcript, agent: str) -> None:
+        self._transcript = transcript
+        self._agent = agent
+
+    async def process(
+        self, context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        await call_next()
+        name = context.function.name
+        if name.startswith(HANDOFF_PREFIX):
+            return
+        self._transcript.add(
+            tool_result(self._agent, name, context.metadata.get("call_id"), context.result)
+        )
+
+
+def tool_result(agent: str | None, tool: str, call_id: Any, result: Any) -> Entry:
+    """The entry of a tool's result, as the model sees it (text)."""
+    return {
+        "type": "tool_result",
+        "agent": agent,
+        "tool": tool,
+        "call_id": call_id,
+        "result": as_text(result),
+    }
+
+
+def as_text(result: Any) -> str:
+    """A tool result as text: strings as they are, contents by their text, the rest as JSON."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, list) and all(hasattr(c, "type") for c in result):
+        return " ".join(str(getattr(c, "text", None) or getattr(c, "result", "")) for c in result)
+    return json.dumps(result, default=str)
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw else {}
+        except ValueError:
+            return raw
+    return raw if raw is not None else {}
+
+
+# reading a conversation ---------------------------------------------------------------------
+
+
+def excerpt(entries: Iterable[Entry], limit: int = 30) -> list[str]:
+    """The last `limit` entries as readable lines ("billing calls issue_refund(...)")."""
+    lines = [line for e in entries if (line := readable(e))]
+    return lines[-limit:]
+
+
+def readable(entry: Entry) -> str:
+    """One entry as a line a person reads."""
+    kind = entry.get("type")
+    if kind == "message":
+        who = entry.get("agent") or entry.get("by") or entry.get("role", "")
+        return f"{who}: {entry.get('text', '')}"
+    if kind == "tool_call":
+        arguments = entry.get("arguments")
+        shown = (
+            ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+            if isinstance(arguments, dict)
+            else str(arguments)
+        )
+        return f"{entry.get('agent')} calls {entry.get('tool')}({shown})"
+    if kind == "tool_result":
+        text = str(entry.get("result", ""))
+        return f"{entry.get('tool')} returned: {text[:300]}"
+    if kind == "handoff":
+        return f"{entry.get('from')} hands the case to {entry.get('to')}"
+    if kind == "request":
+        return f"asked {entry.get('team')} ({entry.get('kind')}): {entry.get('title')}"
+    if kind == "answer":
+        said = f": {entry['text']}" if entry.get("text") else ""
+        return (
+            f"{entry.get('by')} answered the {entry.get('kind')} with {entry.get('decision')}{said}"
+        )
+    if kind == "input":
+        return f"input: {json.dumps(entry.get('input'), default=str)}"
+    return ""
+
+
+def run_state(entries: Sequence[Entry]) -> dict[str, Any]:
+    """The run state policies read (`state.<name>`), counted since a person last took over.
+
+    `confidence` (only once an agent reported one with `report_confidence`), `failed_attempts`
+    (tool results that say the call failed) and `customer_asked_for_manager`.
+    """
+    start = max(
+        (
+            i + 1
+            for i, e in enumerate(entries)
+            if e.get("type") == "answer" and e.get("kind") == "takeover"
+        ),
+        default=0,
+    )
+    state: dict[str, Any] = {"failed_attempts": 0, "customer_asked_for_manager": False}
+    for entry in entries[start:]:
+        kind = entry.get("type")
+        if kind == "message" and entry.get("customer") and _MANAGER.search(str(entry.get("text"))):
+            state["customer_asked_for_manager"] = True
+        elif kind == "tool_call" and entry.get("tool") == CONFIDENCE_TOOL:
+            arguments = entry.get("arguments") or {}
+            try:
+                state["confidence"] = float(arguments["confidence"])
+            except (TypeError, ValueError, KeyError):
+                continue
+        elif kind == "tool_result" and failed(entry.get("result")):
+            state["failed_attempts"] += 1
+    return state
+
+
+def failed(result: Any) -> bool:
+    """Whether a tool result says the call failed (`Error: ...` or `{"ok": false}`)."""
+    text = str(result or "")
+    if text.startswith("Error"):
+        return True
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and parsed.get("ok") is False

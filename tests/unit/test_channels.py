@@ -1,0 +1,235 @@
+"""Request adapters and the run's conversation, driven in-process on each backend."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from executors.transcript import excerpt, run_state
+from human.policy import parse_policy
+from human.records import User
+from human.service import RequestService
+from human.store import open_store
+from human.store.base import RequestFilter, Store
+from tests.harness import seed
+from workflows.runtime import Runtime
+from workflows.worker import Worker
+
+
+@dataclass
+class Desk:
+    store: Store
+    runtime: Runtime
+    worker: Worker
+    service: RequestService
+
+    async def person(self, name: str) -> User:
+        user = await self.store.get_user(name)
+        assert user is not None
+        return user
+
+
+@pytest.fixture
+async def desk(db_url: str) -> AsyncIterator[Desk]:
+    await seed(db_url)
+    store = await open_store(db_url)
+    runtime = Runtime(store, workflow_modules="tests.fixtures.foreign_workflow")
+    try:
+        yield Desk(store, runtime, Worker(store, runtime), RequestService(store))
+    finally:
+        await store.close()
+
+
+async def test_a_refund_runs_conversation_is_recorded_with_its_progress(desk: Desk) -> None:
+    run = await desk.runtime.start(
+        "refund", {"order_id": "A-1005", "amount": 120, "reason": "broken"}, actor="sam"
+    )
+    await desk.worker.run_until_idle()
+    paused = await desk.runtime.conversation(run.id)
+    [pending] = (await desk.service.list(RequestFilter(run_id=run.id))).items
+    await desk.service.respond(
+        pending.id, {"decision": "approve"}, responder=await desk.person("lee")
+    )
+    await desk.worker.run_until_idle()
+    done = await desk.runtime.conversation(run.id)
+
+    assert [(e["type"], e.get("tool")) for e in paused] == [
+        ("input", None),
+        ("tool_call", "lookup_order"),
+        ("tool_result", "lookup_order"),
+        ("tool_call", "issue_refund"),
+        ("request", None),
+    ]
+    assert done[: len(paused)] == paused  # appended, never rewritten
+    answered, result, said = done[len(paused) :]
+    assert (answered["type"], answered["by"], answered["decision"]) == ("answer", "lee", "approve")
+    assert (result["type"], result["tool"]) == ("tool_result", "issue_refund")
+    assert "refund_id" in result["result"]
+    assert said["type"] == "message"
+    assert said["text"].startswith("Refunded 120.00")
+
+
+async def test_a_request_type_no_adapter_takes_fails_the_run_saying_so(desk: Desk) -> None:
+    run = await desk.runtime.start("foreign", {"country": "NZ"}, actor="sam")
+    await desk.worker.run_until_idle()
+    failed = await desk.runtime.get(run.id)
+
+    assert failed.status == "failed"
+    assert failed.error is not None
+    assert "no request adapter of workflow foreign takes a Visa request" in failed.error
+    assert (await desk.service.list(RequestFilter(run_id=run.id))).items == []
+
+
+def entry(**fields: Any) -> dict[str, Any]:
+    return fields
+
+
+def test_run_state_counts_since_a_person_last_took_over() -> None:
+    before = [
+        entry(type="message", role="user", customer=True, text="Get me your manager!"),
+        entry(type="tool_call", tool="report_confidence", arguments={"confidence": 0.3}),
+        entry(type="tool_result", tool="restart_sync", result='{"ok": false}'),
+        entry(type="tool_result", tool="issue_refund", result="Error: no order A-9"),
+        entry(type="tool_result", tool="lookup_order", result='{"ok": true}'),
+    ]
+    assert run_state(before) == {
+        "failed_attempts": 2,
+        "customer_asked_for_manager": True,
+        "confidence": 0.3,
+    }
+    returned = [*before, entry(type="answer", kind="takeover", decision="return")]
+    assert run_state(returned) == {"failed_attempts": 0, "customer_asked_for_manager": False}
+
+
+def test_only_the_customer_asking_for_a_manager_counts() -> None:
+    agent_says = entry(type="message", role="assistant", agent="triage", text="No manager here.")
+    guidance = entry(type="message", role="user", by="sam", text="Tell them the manager is out.")
+
+    assert run_state([agent_says, guidance])["customer_asked_for_manager"] is False
+
+
+def test_excerpt_is_readable_lines() -> None:
+    lines = excerpt(
+        [
+            entry(type="message", role="user", by="customer", text="hi"),
+            entry(type="handoff", **{"from": "triage", "to": "billing"}),
+            entry(type="tool_call", agent="billing", tool="issue_refund", arguments={"amount": 5}),
+            entry(type="answer", kind="approval", by="lee", decision="reject", text="no"),
+        ]
+    )
+
+    assert lines == [
+        "customer: hi",
+        "triage hands the case to billing",
+        "billing calls issue_refund(amount=5)",
+        "lee answered the approval with reject: no",
+    ]
+
+
+DENY_AND_TAKEOVER = """\
+rules:
+  - id: refund.never_tiny
+    tool: issue_refund
+    when: amount < 25
+    action: deny
+  - id: refund.person
+    tool: issue_refund
+    action: takeover(support-agents)
+"""
+
+
+@pytest.fixture
+async def strict_desk(db_url: str) -> AsyncIterator[Desk]:
+    await seed(db_url)
+    store = await open_store(db_url)
+    runtime = Runtime(store, policy=parse_policy(DENY_AND_TAKEOVER))
+    try:
+        yield Desk(store, runtime, Worker(store, runtime), RequestService(store))
+    finally:
+        await store.close()
+
+
+async def test_a_deny_rule_refuses_the_call_and_the_model_is_told(strict_desk: Desk) -> None:
+    desk = strict_desk
+    run = await desk.runtime.start(
+        "support",
+        {"customer_id": "customer-02", "message": "refund 20 on order A-1002"},
+        actor="sue",
+    )
+    await desk.worker.run_until_idle()
+    done = await desk.runtime.get(run.id)
+    events = await desk.store.list_events(run_id=run.id)
+
+    assert done.status == "completed"
+    assert "Refused by policy rule refund.never_tiny" in done.output["resolution"]
+    [auto] = [e for e in events if e.type == "request.auto_decided"]
+    assert (auto.data["decision"], auto.data["rule"]) == ("reject", "refund.never_tiny")
+    assert await desk.store.list_refunds() == []
+
+
+async def test_a_takeover_rule_at_the_tool_boundary_asks_a_person_first(strict_desk: Desk) -> None:
+    desk = strict_desk
+    run = await desk.runtime.start(
+        "support",
+        {"customer_id": "customer-02", "message": "refund 120 on order A-1002"},
+        actor="sue",
+    )
+    await desk.worker.run_until_idle()
+    [takeover] = (await desk.service.list(RequestFilter(run_id=run.id))).items
+    assert (takeover.kind, takeover.team, takeover.policy_rule) == (
+        "takeover",
+        "support-agents",
+        "refund.person",
+    )
+    guidance = {"decision": "return", "guidance": "No refunds this week."}
+    await desk.service.respond(takeover.id, guidance, responder=await desk.person("sam"))
+    await desk.worker.run_until_idle()
+    done = await desk.runtime.get(run.id)
+
+    assert done.status == "completed"
+    assert "No refunds this week. The call issue_refund did not run." in done.output["resolution"]
+    assert await desk.store.list_refunds() == []
+
+
+@pytest.mark.parametrize("decision", ["resolve", "return"])
+async def test_a_workflows_own_approval_taken_over_is_resolved_or_handed_back(
+    desk: Desk, decision: str
+) -> None:
+    run = await desk.runtime.start(
+        "refund", {"order_id": "A-1005", "amount": 120, "reason": "broken"}, actor="sam"
+    )
+    await desk.worker.run_until_idle()
+    [approval] = (await desk.service.list(RequestFilter(run_id=run.id))).items
+    lee = await desk.person("lee")
+    await desk.service.take_over(approval.id, responder=lee)
+    await desk.worker.run_until_idle()
+    takeover = next(
+        r
+        for r in (await desk.service.list(RequestFilter(run_id=run.id))).items
+        if r.id != approval.id
+    )
+    assert (takeover.kind, takeover.assignee, takeover.status) == ("takeover", "lee", "pending")
+    answer = (
+        {"decision": "resolve", "resolution": "Refunded by hand.", "outcome": {"amount": 120}}
+        if decision == "resolve"
+        else {"decision": "return", "guidance": "Offer a voucher instead."}
+    )
+    await desk.service.respond(takeover.id, answer, responder=lee)
+    await desk.worker.run_until_idle()
+    done = await desk.runtime.get(run.id)
+
+    assert done.status == "completed"
+    if decision == "resolve":
+        assert done.output == {
+            "resolution": "Refunded by hand.",
+            "outcome": {"amount": 120},
+            "resolved_by": "lee",
+            "resolver": "person",
+        }
+    else:  # the refund agent got a rejection carrying the guidance, and said so
+        assert "Offer a voucher instead." in done.output["text"]
+        assert "No refund was issued" in done.output["text"]
+    assert await desk.store.list_refunds() == []

@@ -1,0 +1,52 @@
+"""`support`: a triage agent hands the ticket to billing, technical or accounts (MAF handoffs).
+
+The conversation is MAF's `HandoffBuilder` orchestration; Baton adds the people. When an agent
+replies to the customer and waits, the customer's team gets a `question` (or a `takeover`, when
+the policy's takeover rules hold); a refund goes through the refund policy; a written reply is a
+`review`; deleting an account is an `approval_mode="always_require"` tool. A run ends when an
+agent calls `close_case` or a person resolves a takeover: its output is the resolution.
+
+Each run is its own workflow instance named `support-<run id>`, the same on every rebuild in any
+process. Pausing on the handoff's user-input request (its response type is `list[Message]`, a
+`types.GenericAlias`) needs `types:GenericAlias` on the checkpoint allow-list.
+"""
+
+from __future__ import annotations
+
+from agent_framework import Workflow
+from agent_framework_orchestrations import HandoffBuilder
+
+from executors.services import RunServices
+from executors.support_desk import (
+    SPECIALISTS,
+    SupportInput,
+    opening,
+    support_adapters,
+    support_agents,
+)
+from workflows.registry import register
+
+NAME = "support"
+
+
+@register(
+    NAME,
+    input_model=SupportInput,
+    allowed_type_keys=("types:GenericAlias",),
+    adapters=support_adapters,
+    start_message=opening,
+)
+def build_workflow(services: RunServices) -> Workflow:
+    """Customer support: triage hands the ticket to billing, technical or accounts specialists."""
+    agents = support_agents(services)
+    triage = agents["triage"]
+    specialists = [agents[name] for name in SPECIALISTS]
+    builder = HandoffBuilder(
+        name=f"{NAME}-{services.run_id}",
+        participants=list(agents.values()),
+        description="Customer support on handoffs",
+    ).with_start_agent(triage)
+    builder.add_handoff(triage, specialists)
+    for specialist in specialists:
+        builder.add_handoff(specialist, [triage])
+    return builder.build()
