@@ -21,7 +21,11 @@ run: install
 	$(BIN)/baton seed --demo
 	@echo
 	@echo "Baton serves on http://$(HOST):$(PORT)  (API docs: http://$(HOST):$(PORT)/docs)"
-	@echo "Get an API token for a demo person, e.g. lee of support-leads:"
+	@echo "Open it and sign in with a demo sign-in printed above:"
+	@echo "  1. as sam (support-agents): Start a run > refund, amount 120; then Sign out;"
+	@echo "  2. as lee (support-leads): the request is in the inbox; open it and Approve."
+	@echo "  (Four-eyes: whoever starts a run cannot approve its requests, hence two people.)"
+	@echo "For the API, get a token for a demo person, e.g. lee of support-leads:"
 	@echo "    $(BIN)/baton tokens create lee"
 	@echo "Then: curl -H 'Authorization: Bearer <token>' http://$(HOST):$(PORT)/api/workflows"
 	@echo

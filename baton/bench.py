@@ -25,6 +25,8 @@ database's filesystem), so the floor and the product write to the same disk:
   RSS idle after a warm-up of full cycles; paused runs must live only in the store.
 - `list_pending_10k_ms_p50`: the first page (limit 50) of `RequestService.list(status=pending)`
   with those `paused` requests pending; the median of 200 reads.
+- `request_page_200_msgs_ms_p50`: a request page whose context holds 200 messages, served in
+  process; see `baton/bench_pages.py`.
 
 The same figures on PostgreSQL carry the prefix `pg_` (`pg_floor_commit_us` is a one-row
 INSERT and COMMIT through asyncpg, PostgreSQL's defaults: `fsync` on, `synchronous_commit` on;
@@ -82,6 +84,7 @@ from agent_framework import (
 )
 
 from baton import devpg
+from baton.bench_pages import measure_request_page
 from baton.demo import seed_demo
 from baton.errors import StoreError
 from human.records import User
@@ -151,10 +154,12 @@ async def run_bench(
         bare_ms = await measure_bare_maf_cycle_ms()
         cycles = await measure_cycles(f"sqlite:///{folder / 'cycles.db'}", runs)
         held = await measure_paused(f"sqlite:///{folder / 'paused.db'}", paused, folder)
+        page_ms = await measure_request_page(folder)  # baton/bench_pages.py
         figures: Figures = {
             "floor_commit_us": round(floor_us, 1),
             "bare_maf_cycle_ms": round(bare_ms, 3),
             **_store_figures("", "_10k", floor_us, runs, cycles, held),
+            "request_page_200_msgs_ms_p50": round(page_ms, 3),
         }
         if postgres:
             figures |= await postgres_figures(pg_url, pg_runs, pg_paused, scale_cycles, folder)

@@ -112,6 +112,13 @@ def serve(host: str | None, port: int | None, no_worker: bool) -> None:
     from web.app import create_app
 
     settings = _settings()
+    if settings.dev_secret_refused(host or settings.host):
+        raise click.UsageError(
+            f"refusing to serve on {host or settings.host} with the development BATON_SECRET_KEY: "
+            "anyone could forge a sign-in. Set BATON_SECRET_KEY to a long random value "
+            '(e.g. python -c "import secrets; print(secrets.token_urlsafe(48))"), '
+            "or bind to 127.0.0.1."
+        )
     try:
         app = create_app(settings, worker=not no_worker)
     except BatonError as exc:  # refuse to start: a missing setting, a bad policies file
@@ -151,7 +158,7 @@ def migrate() -> None:
 @click.option("--demo", is_flag=True, required=True, help="Seed the demo teams, people, orders.")
 def seed(demo: bool) -> None:
     """Seed demo data (idempotent)."""
-    from baton.demo import PEOPLE, seed_demo
+    from baton.demo import PEOPLE, seed_demo, set_demo_passwords
 
     settings = _settings()
 
@@ -161,6 +168,10 @@ def seed(demo: bool) -> None:
             "demo seeded: teams " + ", ".join(sorted({t for _, ts in PEOPLE.values() for t in ts}))
         )
         click.echo("people: " + ", ".join(f"{n} ({r})" for n, (r, _) in PEOPLE.items()))
+        passwords = await set_demo_passwords(parts.store)
+        click.echo("demo sign-ins (demo only: new passwords at every `baton seed --demo`):")
+        for name, (role, teams) in PEOPLE.items():
+            click.echo(f"  {name:<4} {passwords[name]:<14} {role} of {', '.join(teams)}")
 
     _run(_with_parts(settings, work))
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import secrets
+
+from argon2 import PasswordHasher
+
 from human.store.base import Store
 
 TEAMS = {
@@ -57,3 +61,18 @@ async def seed_demo(store: Store) -> None:
         await store.add_user(name, role=role, teams=teams, email=f"{name}@example.com")
     await store.seed_orders(ORDERS)
     await store.seed_customers(CUSTOMERS)
+
+
+async def set_demo_passwords(store: Store) -> dict[str, str]:
+    """Give every demo person a new random password, for signing in to the pages (demo only).
+
+    Returns:
+        Each demo person's name and new password (only their argon2 hashes are stored).
+    """
+    hasher = PasswordHasher()
+    passwords = {name: secrets.token_urlsafe(9) for name in PEOPLE}
+    for name, (role, teams) in PEOPLE.items():
+        await store.add_user(
+            name, role=role, teams=teams, password_hash=hasher.hash(passwords[name])
+        )
+    return passwords

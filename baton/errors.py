@@ -3,7 +3,7 @@
 BatonError
 ├── NotFound            404   RequestNotFound, RunNotFound, WorkflowNotFound, UserNotFound,
 │                             TeamNotFound, TokenNotFound, NotConfigured
-├── NotPermitted        403   (and Unauthenticated 401)
+├── NotPermitted        403   CsrfRefused (and Unauthenticated 401: BadCredentials)
 ├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover,
 │                             RequestClaimed, NotClaimed, RequestAnswered, AlreadyExists
 ├── Closed              410   RequestClosed
@@ -199,3 +199,15 @@ class NotificationFailed(BatonError):
     """A channel could not deliver a notification (the dispatcher retries it)."""
 
     code = "notification_failed"
+
+
+class CsrfRefused(NotPermitted):
+    """A form, or a write authenticated by the session cookie, came without the session's token."""
+
+    code = "csrf_refused"
+
+
+class BadCredentials(Unauthenticated):
+    """A sign-in with an unknown name or a wrong password (which of the two is not told)."""
+
+    code = "bad_credentials"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
@@ -81,6 +82,9 @@ class Settings(BaseSettings):
         "http://127.0.0.1:11434/v1", description="Ollama's OpenAI-compatible endpoint."
     )
     ollama_model: str = Field("llama3.1", min_length=1, description="BATON_MODEL=ollama")
+    session_max_age_s: int = Field(
+        8 * 3600, ge=60, description="How long a browser sign-in lasts, in seconds."
+    )
 
     # claims, notifications (channels above), and the clock deadlines are measured by
     claim_seconds: float = Field(900.0, gt=0, description="How long a claim is exclusive.")
@@ -100,3 +104,18 @@ class Settings(BaseSettings):
         if not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
             raise ValueError("BATON_DATABASE_URL must start with sqlite:/// or postgresql://")
         return value
+
+    def dev_secret_refused(self, host: str) -> bool:
+        """Whether serving on `host` must be refused: the development secret beyond loopback.
+
+        Sessions are signed with `BATON_SECRET_KEY`; the default is public (it is in this file),
+        so anyone could forge a session on a Baton reachable from other machines.
+        """
+        if self.secret_key.get_secret_value() != DEV_SECRET:
+            return False
+        if host == "localhost":
+            return False
+        try:
+            return not ipaddress.ip_address(host).is_loopback
+        except ValueError:  # a host name other than localhost: assume it is reachable
+            return True

@@ -97,6 +97,7 @@ class HumanRequest(Record):
     escalation: list[dict[str, Any]] = Field(default_factory=list)
     escalation_level: int = 0
     notifications: list[Notification] = Field(default_factory=list)
+    executor_id: str | None = Field(None, description="The workflow executor that asked.")
 
 
 class AuditEvent(Record):

@@ -41,7 +41,7 @@ from human.access import (
     viewer_of,
 )
 from human.kinds import KINDS, Kind
-from human.records import AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
+from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
 from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
 
 logger = logging.getLogger(__name__)
@@ -61,6 +61,15 @@ class RespondResult(BaseModel):
     request: HumanRequest
     changed: bool
     outcome: str
+
+
+class AnswerPreview(BaseModel):
+    """An answer as `respond` would apply it, and an edit's diff (`{field: {before, after}}`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answer: dict[str, Any]
+    diff: dict[str, Any] | None = None
 
 
 class RequestService:
@@ -318,6 +327,27 @@ class RequestService:
             f"with decision '{(request.answer or {}).get('decision')}'",
             answered_by=request.answered_by,
         )
+
+    async def preview(
+        self, request_id: str, body: dict[str, Any], *, responder: User
+    ) -> AnswerPreview:
+        """What `respond` would apply, checked as it checks, without applying anything.
+
+        The pages' confirm step: the answer as the workflow would receive it and, for an edit, its
+        before -> after diff. Refusals raise as `respond`'s do; a request already answered
+        otherwise is an `AnswerConflict` naming who answered.
+        """
+        request = await self._store.get_request(request_id)
+        run = None if request is None else await self._run_of(request, responder)
+        if request is None or run is None:
+            raise RequestNotFound(f"no request {request_id}")
+        if request.status not in OPEN_STATUSES:
+            self._settle_closed(request, dict(body))  # raises unless it repeats the stored answer
+        check_can_answer(responder, request)
+        answer = validate_answer(request, body)
+        check_four_eyes(responder, request, run, answer["decision"])
+        diff = edit_diff(request, answer)
+        return AnswerPreview(answer=answer, diff=diff["diff"] if diff else None)
 
 
 def _seen_by(flt: RequestFilter, viewer: User | None) -> RequestFilter:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from baton import devpg
-from tests.harness import seed
+from tests.harness import Server, baton_server, seed
+from tests.pages import PAGE_ENV, demo_passwords
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -49,3 +50,18 @@ async def tokens(db_url: str) -> dict[str, str]:
 @pytest.fixture
 def server_log(tmp_path: Path) -> Path:
     return tmp_path / "server.log"
+
+
+@pytest.fixture
+async def passwords(db_url: str, tokens: dict[str, str]) -> dict[str, str]:
+    """A password for each demo person, to sign in to the pages with."""
+    return await demo_passwords(db_url)
+
+
+@pytest.fixture
+async def page_server(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> AsyncIterator[Server]:
+    """`baton serve` with a known BATON_SECRET_KEY (tests.pages) and the demo passwords set."""
+    async with baton_server(db_url, tokens, server_log, PAGE_ENV) as running:
+        yield running

@@ -10,6 +10,9 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from baton import failpoints
@@ -24,10 +27,21 @@ from human.people import PeopleService
 from human.policy import load_policy
 from human.service import RequestService
 from human.store import open_store
-from web.auth import Authenticator
+from web.auth import SESSION_COOKIE, Authenticator
 from web.deps import Parts
-from web.errors import on_baton_error, on_validation_error
-from web.routes import api_people, api_requests, api_runs, health, slack, stream
+from web.errors import on_baton_error, on_http_error, on_validation_error
+from web.routes import (
+    api_people,
+    api_requests,
+    api_runs,
+    health,
+    pages,
+    pages_runs,
+    pages_signin,
+    slack,
+    stream,
+)
+from web.templating import STATIC_DIR
 from workflows.runtime import Runtime
 from workflows.worker import Worker
 
@@ -143,4 +157,21 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     app.add_exception_handler(RequestValidationError, on_validation_error)
     for module in (health, api_runs, api_requests, stream, api_people, slack):
         app.include_router(module.router)
+    add_pages(app, settings)
     return app
+
+
+def add_pages(app: FastAPI, settings: Settings) -> None:
+    """The web inbox: sessions signed with BATON_SECRET_KEY, the pages, their static files."""
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=settings.secret_key.get_secret_value(),
+        session_cookie=SESSION_COOKIE,
+        max_age=settings.session_max_age_s,
+        same_site="lax",
+        https_only=settings.base_url.startswith("https://"),
+    )
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    for module in (pages_signin, pages, pages_runs):
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

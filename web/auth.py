@@ -27,22 +27,34 @@ calls a mapped group they newly belong to adds its team, and with it responder (
 stored role was less; teams and roles given by hand stay, and leaving an Entra group does not
 remove a team already stored (use `baton users add NAME --team …`, which sets teams exactly). A
 token carrying over 200 groups holds none (Entra's "overage"); that is logged and maps nothing.
+
+**Sessions** are the pages' sign-in with a local account (a password set by `baton users add
+--password-stdin` or `baton seed --demo`), and their CSRF tokens: the last part of this module.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import functools
+import hashlib
+import hmac
 import json
 import logging
+import secrets
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
+from starlette.datastructures import FormData
 
-from baton.errors import Unauthenticated
+from baton.errors import BadCredentials, CsrfRefused, Unauthenticated
 from baton.settings import Settings
 from human.people import TOKEN_PREFIX as TOKEN_PREFIX  # tokens are made there; re-exported
 from human.people import new_token as new_token
@@ -140,13 +152,19 @@ class Authenticator:
     mode: Literal["local", "easyauth"] = "local"
     groups: Mapping[str, str] = field(default_factory=dict)
     admin_group: str | None = None
+    session_max_age_s: float = 8 * 3600
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Authenticator:
         """The authenticator `settings` describe."""
         groups = {k.strip().lower(): v.strip() for k, v in settings.easyauth_groups.items()}
         admin = (settings.easyauth_admin_group or "").strip().lower() or None
-        return cls(mode=settings.auth, groups=groups, admin_group=admin)
+        return cls(
+            mode=settings.auth,
+            groups=groups,
+            admin_group=admin,
+            session_max_age_s=settings.session_max_age_s,
+        )
 
     async def user_of(self, request: Request, store: Store) -> User:
         """The caller of `request`, or `Unauthenticated`."""
@@ -225,7 +243,144 @@ async def _user_of_token(token: str, store: Store) -> User:
 
 
 async def user_from_request(request: Request, store: Store) -> User:
-    """The caller, by the authenticator `create_app` put on the app (local when there is none)."""
+    """The caller, by the authenticator `create_app` put on the app (local when there is none).
+
+    A call without an `Authorization` header from a browser signed in to the pages is that
+    person's (SPEC §5: bearer token or session cookie); its writes must carry the session's CSRF
+    token in `X-CSRF-Token`, which another site's page cannot read or send.
+    """
+    if not request.headers.get("authorization"):
+        user = await user_of_session(request, store)
+        if user is not None:
+            if request.method not in SAFE_METHODS:
+                check_csrf(request, request.headers.get(CSRF_HEADER))
+            return user
+    return await authenticator_of(request).user_of(request, store)
+
+
+def authenticator_of(request: Request) -> Authenticator:
+    """The authenticator `create_app` put on the app (local when there is none)."""
     authenticator: Any = getattr(request.app.state, "auth", LOCAL)
     assert isinstance(authenticator, Authenticator)
-    return await authenticator.user_of(request, store)
+    return authenticator
+
+
+# sessions: the pages' sign-in ---------------------------------------------------------------
+#
+# A signed-in browser holds one cookie, signed with BATON_SECRET_KEY by Starlette's
+# SessionMiddleware (itsdangerous; HttpOnly, SameSite=Lax, Secure behind https): who it is, when
+# they signed in (the session ends `session_max_age_s` later, however active), a fingerprint of
+# their password hash (a new password ends every session of the old one) and a CSRF token. Every
+# form carries the token; a post without it, or with another session's, changes nothing.
+
+SESSION_COOKIE: Final = "baton_session"
+CSRF_FIELD: Final = "csrf_token"
+CSRF_HEADER: Final = "x-csrf-token"
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+_SESSION_KEYS: Final = ("user", "since", "key")
+
+
+@functools.cache
+def _hasher() -> PasswordHasher:
+    return PasswordHasher()
+
+
+@functools.cache
+def _no_one_hash() -> str:
+    """A hash to verify against when the name is unknown, so both cost the same time."""
+    return _hasher().hash(secrets.token_urlsafe(16))
+
+
+def _fingerprint(password_hash: str) -> str:
+    return hashlib.sha256(password_hash.encode()).hexdigest()[:24]
+
+
+def csrf_token(request: Request) -> str:
+    """This browser session's CSRF token, made on first use; every form carries it."""
+    token = request.session.get("csrf")
+    if not isinstance(token, str) or not token:
+        token = secrets.token_urlsafe(32)
+        request.session["csrf"] = token
+    return token
+
+
+def check_csrf(request: Request, given: str | None) -> None:
+    """Raise `CsrfRefused` unless `given` is this session's CSRF token."""
+    expected = request.session.get("csrf")
+    if not isinstance(expected, str) or not given or not hmac.compare_digest(expected, given):
+        raise CsrfRefused(
+            "the form's security token is missing or out of date (CSRF): reload the page and "
+            "send it again"
+        )
+
+
+async def csrf_checked_form(request: Request) -> FormData:
+    """The posted form, once its CSRF token proved it came from this session's page."""
+    form = await request.form()
+    given = form.get(CSRF_FIELD)
+    check_csrf(request, given if isinstance(given, str) else None)
+    return form
+
+
+async def sign_in(request: Request, store: Store, name: str, password: str) -> User:
+    """Check a name and password (argon2) and start a session; `BadCredentials` if they fail."""
+    found = await store.credentials(name)
+    stored = found[1] if found is not None else None
+    try:
+        # argon2 takes tens of milliseconds of CPU by design: off the event loop.
+        await asyncio.to_thread(_hasher().verify, stored or _no_one_hash(), password)
+    except (VerificationError, InvalidHashError) as exc:
+        raise BadCredentials("unknown name or wrong password") from exc
+    if found is None or stored is None:
+        raise BadCredentials("unknown name or wrong password")
+    user = found[0]
+    request.session.clear()  # a new session: nothing of the signed-out one carries over
+    request.session.update(
+        {
+            "user": user.name,
+            "since": time.time(),
+            "key": _fingerprint(stored),
+            "csrf": secrets.token_urlsafe(32),
+        }
+    )
+    logger.info("signed in", extra={"user": user.name})
+    return user
+
+
+def sign_out(request: Request) -> None:
+    """End the session (the cookie is cleared in the response)."""
+    request.session.clear()
+
+
+async def user_of_session(request: Request, store: Store) -> User | None:
+    """The person this browser's session is signed in as, or None (never signed in, expired)."""
+    if "session" not in request.scope:
+        return None
+    name = request.session.get("user")
+    if not isinstance(name, str):
+        return None
+    since = request.session.get("since")
+    max_age = authenticator_of(request).session_max_age_s
+    found = await store.credentials(name)
+    if (
+        not isinstance(since, int | float)
+        or time.time() - since > max_age
+        or found is None
+        or found[1] is None
+        or _fingerprint(found[1]) != request.session.get("key")
+    ):
+        for key in _SESSION_KEYS:
+            request.session.pop(key, None)
+        return None
+    return found[0]
+
+
+async def page_user_of(request: Request, store: Store) -> User | None:
+    """The person a page is for: their session, else (easyauth) the platform's principal."""
+    user = await user_of_session(request, store)
+    if user is not None:
+        return user
+    authenticator = authenticator_of(request)
+    if authenticator.mode == "easyauth" and request.headers.get(PRINCIPAL_HEADER):
+        return await authenticator.user_of(request, store)
+    return None

@@ -7,12 +7,13 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from baton.errors import Unauthenticated
 from human.channels.slack import SlackActions
 from human.people import PeopleService
 from human.records import User
 from human.service import RequestService
 from human.store.base import Store
-from web.auth import user_from_request
+from web.auth import page_user_of, user_from_request
 from workflows.runtime import Runtime
 
 
@@ -40,3 +41,14 @@ async def current_user(request: Request) -> User:
 
 PartsDep = Annotated[Parts, Depends(parts)]
 UserDep = Annotated[User, Depends(current_user)]
+
+
+async def page_user(request: Request) -> User:
+    """The signed-in person a page is for; `Unauthenticated` (a way to sign-in) if nobody."""
+    user = await page_user_of(request, parts(request).store)
+    if user is None:
+        raise Unauthenticated("sign in to see this page")
+    return user
+
+
+PageUserDep = Annotated[User, Depends(page_user)]

@@ -1,12 +1,21 @@
-"""BatonError categories to HTTP statuses, decided once, here."""
+"""BatonError categories to HTTP statuses, decided once, here: JSON for the API, HTML for pages.
+
+A page that needs a signed-in person and has none redirects to the sign-in page (htmx is told to
+go there instead of swapping it in); every other refusal of a page is an error page with the same
+status the API would answer with.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Final
+from urllib.parse import urlencode
 
 from fastapi import Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from baton.errors import (
     BatonError,
@@ -17,6 +26,11 @@ from baton.errors import (
     NotPermitted,
     Unauthenticated,
 )
+from human.records import User
+from web.auth import page_user_of
+from web.templating import render
+
+logger = logging.getLogger(__name__)
 
 _STATUS: Final = (
     (Unauthenticated, 401),
@@ -27,11 +41,35 @@ _STATUS: Final = (
     (Invalid, 422),
 )
 
+TITLES: Final = {
+    401: "Please sign in",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Not allowed here",
+    409: "Already decided",
+    410: "Closed",
+    422: "Please check what you sent",
+    500: "Something went wrong",
+}
 
-async def on_baton_error(request: Request, exc: Exception) -> JSONResponse:
-    """Answer a BatonError with its status and a JSON body naming it."""
+
+def status_of(exc: BatonError) -> int:
+    """The HTTP status of a BatonError."""
+    return next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
+
+
+def is_page(request: Request) -> bool:
+    """Whether `request` is for a page (HTML) rather than the JSON API."""
+    path = request.url.path
+    return not (path == "/api" or path.startswith("/api/") or path == "/healthz")
+
+
+async def on_baton_error(request: Request, exc: Exception) -> Response:
+    """Answer a BatonError with its status: a JSON body naming it, or an error page."""
     assert isinstance(exc, BatonError)
-    status = next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
+    status = status_of(exc)
+    if is_page(request):
+        return await page_error(request, status, str(exc), code=exc.code)
     body: dict[str, Any] = {"error": exc.code, "detail": str(exc)}
     if isinstance(exc, Invalid) and exc.errors:
         body["errors"] = exc.errors
@@ -40,7 +78,7 @@ async def on_baton_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
+async def on_validation_error(request: Request, exc: Exception) -> Response:
     """FastAPI's own parsing errors, in Baton's error shape, naming each field."""
     assert isinstance(exc, RequestValidationError)
     errors = [
@@ -50,11 +88,55 @@ async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
         for e in exc.errors()
     ]
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    detail = f"{'.'.join(first['loc'])}: {first['msg']}"
+    if is_page(request):
+        return await page_error(request, 422, detail, code="invalid", errors=errors)
     return JSONResponse(
-        {
-            "error": "invalid",
-            "detail": f"{'.'.join(first['loc'])}: {first['msg']}",
-            "errors": errors,
-        },
+        {"error": "invalid", "detail": detail, "errors": errors},
         status_code=422,
     )
+
+
+async def on_http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no such page, wrong method): an error page for pages."""
+    assert isinstance(exc, StarletteHTTPException)
+    if is_page(request) and exc.status_code >= 400:
+        return await page_error(request, exc.status_code, str(exc.detail), code="http")
+    return await http_exception_handler(request, exc)
+
+
+async def page_error(
+    request: Request,
+    status: int,
+    detail: str,
+    *,
+    code: str,
+    errors: list[dict[str, Any]] | None = None,
+) -> Response:
+    """The error page of a page request (a way to sign in, for a 401)."""
+    if status == 401:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        to_sign_in = f"/signin?{urlencode({'next': target})}"
+        if request.headers.get("hx-request"):
+            return Response(status_code=401, headers={"HX-Redirect": to_sign_in})
+        if request.method in ("GET", "HEAD"):
+            return RedirectResponse(to_sign_in, status_code=303)
+    context = {
+        "status": status,
+        "title": TITLES.get(status, "Error"),
+        "detail": detail,
+        "code": code,
+        "errors": errors or [],
+    }
+    return render(request, "error.html", context, user=await _viewer(request), status_code=status)
+
+
+async def _viewer(request: Request) -> User | None:
+    """Who is looking at an error page, for its navigation; nobody if that cannot be told."""
+    parts = getattr(request.app.state, "parts", None)
+    if parts is None:
+        return None
+    try:
+        return await page_user_of(request, parts.store)
+    except BatonError:
+        return None

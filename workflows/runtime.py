@@ -54,6 +54,7 @@ from human.service import TAKEOVER
 from human.store.base import LocalWorker, Progress, Store, utcnow
 from workflows import registry
 from workflows.checkpoints import RunCheckpointStorage
+from workflows.graph import WorkflowGraph, describe
 
 logger = logging.getLogger(__name__)
 _tracer = trace.get_tracer("baton")
@@ -86,6 +87,7 @@ class Runtime:
         self._clock = clock
         self._on_change = on_change or (lambda kind, run_id: None)
         self._worker: LocalWorker | None = None
+        self._graphs: dict[str, WorkflowGraph] = {}
 
     @property
     def notify_channels(self) -> tuple[str, ...]:
@@ -296,7 +298,9 @@ class Runtime:
             transcript=list(transcript),
         )
 
-    def _request_of(self, run: Run, maf_id: str, ask: Ask, *, label: str) -> HumanRequest:
+    def _request_of(
+        self, run: Run, maf_id: str, ask: Ask, *, label: str, executor_id: str | None = None
+    ) -> HumanRequest:
         data = ask.request
         kind = kind_of(data)
         if kind is None:
@@ -333,7 +337,19 @@ class Runtime:
             approvals_required=data.approvals_required,
             policy_rule=data.policy_rule,
             escalation=[e.model_dump(mode="json", exclude_none=True) for e in data.escalation],
+            executor_id=executor_id,
         )
+
+    # graphs ---------------------------------------------------------------------------------
+
+    def graph(self, workflow: str) -> WorkflowGraph:
+        """The graph of a registered workflow (built once per process: every build is the same)."""
+        found = self._graphs.get(workflow)
+        if found is None:
+            spec = registry.get(workflow)
+            found = describe(spec.build(self.services(f"graph-{workflow}")))
+            self._graphs[workflow] = found
+        return found
 
 
 class _Drive:
@@ -363,6 +379,7 @@ class _Drive:
         self._adapters = spec.request_adapters(services)
         self._results: list[WorkflowRunResult] = []
         self._asks: list[tuple[str, Ask, str]] = []  # (MAF request id, ask, HumanRequest label)
+        self._askers: dict[str, str | None] = {}  # MAF request id -> the executor that asked
 
     async def go(self, job_id: int | None, deliver: HumanRequest | None) -> Progress:
         run, store = self._run, self._runtime.store
@@ -445,7 +462,9 @@ class _Drive:
                     "restart would lose"
                 )
             requests = [
-                self._runtime._request_of(run, maf_id, ask, label=label)
+                self._runtime._request_of(
+                    run, maf_id, ask, label=label, executor_id=self._askers.get(maf_id)
+                )
                 for maf_id, ask, label in self._asks
             ]
             for r in requests:
@@ -540,6 +559,7 @@ class _Drive:
             return None
         # asked again: the MAF request stays pending; restoring re-emits it in a fresh checkpoint
         known.add(maf_id)
+        self._askers[maf_id] = deliver.executor_id
         self._asks.append((maf_id, outcome, f"{maf_id}#{secrets.token_hex(4)}"))
         await self._run_workflow(checkpoint_id=checkpoint_id)
         return None
@@ -553,6 +573,7 @@ class _Drive:
                 if maf_id in known:
                     continue  # a restore re-emits what is already waiting
                 known.add(maf_id)
+                self._askers[maf_id] = event.source_executor_id
                 adapter = next((a for a in self._adapters if a.accepts(event)), None)
                 if adapter is None:
                     raise TypeError(

@@ -68,7 +68,7 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
     r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
-    r.escalation, r.escalation_level"""
+    r.escalation, r.escalation_level, r.executor_id"""
 # A closed request's timers have nothing left to do: the jobs table keeps only work in flight.
 _DROP_REQUEST_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND request_id = $1"
 _DROP_RUN_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND run_id = $1"
@@ -1359,9 +1359,10 @@ async def _insert_request(conn: Conn, request: HumanRequest) -> None:
     await conn.execute(
         """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
              proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
-             status, created_at, expires_at, approvals_required, policy_rule, escalation)
+             status, created_at, expires_at, approvals_required, policy_rule, escalation,
+             executor_id)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-             $18, $19, $20)""",
+             $18, $19, $20, $21)""",
         request.id,
         request.run_id,
         request.maf_request_id,
@@ -1382,4 +1383,5 @@ async def _insert_request(conn: Conn, request: HumanRequest) -> None:
         request.approvals_required,
         request.policy_rule,
         shared.dumps(request.escalation),
+        request.executor_id,
     )

@@ -153,6 +153,7 @@ def requests_of(
             escalation=loads(r["escalation"]),
             escalation_level=r["escalation_level"],
             notifications=sent.get(r["id"], []),
+            executor_id=r["executor_id"],
         )
         for r in rows
     ]

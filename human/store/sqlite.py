@@ -73,7 +73,7 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
     r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
-    r.escalation, r.escalation_level"""
+    r.escalation, r.escalation_level, r.executor_id"""
 
 
 _dumps = shared.dumps
@@ -1304,8 +1304,9 @@ def _insert_request(conn: sqlite3.Connection, request: HumanRequest) -> None:
     conn.execute(
         """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
              proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
-             status, created_at, expires_at, approvals_required, policy_rule, escalation)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+             status, created_at, expires_at, approvals_required, policy_rule, escalation,
+             executor_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
             request.id,
             request.run_id,
@@ -1327,6 +1328,7 @@ def _insert_request(conn: sqlite3.Connection, request: HumanRequest) -> None:
             request.approvals_required,
             request.policy_rule,
             _dumps(request.escalation),
+            request.executor_id,
         ),
     )
 

@@ -296,6 +296,12 @@ var webEnv = concat(sharedEnv, channelEnv, [
     value: easyAuthAdminGroup
   }
   {
+    // The inbox's sessions end this many seconds after sign-in (Baton's own sign-in; behind
+    // Entra the platform's session decides).
+    name: 'BATON_SESSION_MAX_AGE_S'
+    value: '28800'
+  }
+  {
     name: 'OTEL_SERVICE_NAME'
     value: 'baton-web'
   }

@@ -34,6 +34,7 @@ KEYS = {
     "pg_cycles_per_s_workers_1",
     "pg_cycles_per_s_workers_2",
     "pg_cycles_per_s_workers_4",
+    "request_page_200_msgs_ms_p50",
 }
 
 

@@ -15,6 +15,8 @@ Seeing: ada, lee, sam and val see the run; fay and vic get a 404 for what they m
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,14 @@ from starlette.routing import Mount, Route
 from baton.settings import Settings
 from human.store import open_store
 from tests.harness import REFUND_120, Server, baton_server
+from tests.pages import (
+    PAGE_ENV,
+    PageClient,
+    browser_session_of,
+    csrf_of,
+    demo_passwords,
+    sign_in,
+)
 from web.app import create_app
 from web.auth import new_token, token_hash
 
@@ -35,6 +45,11 @@ ANY = {"anon": 401} | dict.fromkeys(PEOPLE[1:], 200)
 PUBLIC = dict.fromkeys(PEOPLE, 200)
 ADMINS = {"anon": 401, "ada": 200} | dict.fromkeys(PEOPLE[2:], 403)
 ONE_EACH = dict.fromkeys(PEOPLE[1:], 201)
+PAGE = ANY | {"anon": 303}
+SEE_PAGE = SEE | {"anon": 303}
+SIGNED_FORM = dict.fromkeys(PEOPLE, 303) | {"anon": 401}
+SEE_FORM = SEE | {"anon": 401, "ada": 303, "lee": 303, "sam": 303, "val": 303}
+PUBLIC_FORM = dict.fromkeys(PEOPLE, 303) | {"anon": 422}
 
 # (method, path) -> (rule, expected status per person)
 RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
@@ -94,6 +109,41 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         "a responder of the owning team or an admin takes the request over",
         SEE | {"sam": 403, "val": 403},
     ),
+    # the pages, called signed in (session cookie and CSRF token): the same rules as the API's,
+    # anonymous GETs redirected to sign in (303), anonymous posts 401, success of a form a 303
+    ("MOUNT", "/static"): ("public: stylesheet and vendored scripts", PUBLIC),
+    ("GET", "/signin"): ("public", PUBLIC),
+    ("POST", "/signin"): ("public: a name and password sign in", PUBLIC_FORM),
+    ("POST", "/signout"): (
+        "anyone with the session's CSRF token (signing nobody out is harmless)",
+        dict.fromkeys(PEOPLE, 303),
+    ),
+    ("GET", "/"): ("signed in; lists only the requests one may see", PAGE),
+    ("GET", "/inbox"): ("signed in; lists only the requests one may see", PAGE),
+    ("GET", "/requests/{request_id}"): ("who may see the run", SEE_PAGE),
+    ("POST", "/requests/{request_id}"): (
+        "a responder of the owning team or an admin; never the run's starter approving",
+        SEE_FORM | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/requests/{request_id}/preview"): (
+        "as answering: the diff of an edit",
+        SEE_FORM | {"ada": 200, "lee": 200, "sam": 403, "val": 403},
+    ),
+    ("POST", "/requests/{request_id}/takeover"): (
+        "a responder of the owning team or an admin takes the request over",
+        SEE_FORM | {"sam": 403, "val": 403},
+    ),
+    ("GET", "/runs"): ("signed in; lists only the runs one may see", PAGE),
+    ("GET", "/runs/new"): ("signed in (viewers are told they cannot start runs)", PAGE),
+    ("POST", "/runs/new"): (
+        "responders and admins start runs",
+        SIGNED_FORM | {"val": 403, "vic": 403},
+    ),
+    ("GET", "/runs/{run_id}"): ("who may see the run", SEE_PAGE),
+    ("POST", "/runs/{run_id}/cancel"): (
+        "who may see the run, but not a viewer",
+        SEE_FORM | {"val": 403},
+    ),
 }
 
 Call = Callable[[httpx.AsyncClient, dict[str, Any]], Awaitable[httpx.Response]]
@@ -148,8 +198,50 @@ async def a_paused_refund(server: Server, *, by: str = "sam") -> dict[str, Any]:
     return {"run_id": run["id"], "request_id": request["id"]}
 
 
+PAGE_FORMS: dict[str, dict[str, str]] = {
+    "/requests/{request_id}": {"decision": "approve"},
+    "/requests/{request_id}/preview": {
+        "decision": "edit",
+        "arguments.order_id": "A-1002",
+        "arguments.amount": "60",
+    },
+    "/runs/new": {"workflow": "refund", "order_id": "A-1002", "amount": "120", "reason": "x"},
+}
+
+
+def is_page(method: str, path: str) -> bool:
+    return method != "MOUNT" and not path.startswith(
+        ("/api", "/healthz", "/docs", "/redoc", "/openapi")
+    )
+
+
+async def call_page(
+    pages: PageClient, person: str, password: str, method: str, path: str, ids: dict[str, Any]
+) -> httpx.Response:
+    """A page route as `person` signed in to the pages (anon: signed in to nothing)."""
+    url = path.format(**ids)
+    if method == "GET":
+        return await pages.http.get(url)
+    if path == "/signin":
+        async with browser_session_of(pages) as fresh:
+            if person == "anon":
+                form = await fresh.http.get("/signin")
+                return await fresh.http.post("/signin", data={"csrf_token": csrf_of(form.text)})
+            return await sign_in(fresh, person, password)
+    if path == "/signout":
+        async with browser_session_of(pages) as fresh:
+            if person == "anon":
+                await fresh.refresh_token("/signin")
+            else:
+                await sign_in(fresh, person, password)
+            return await fresh.post("/signout", {})
+    return await pages.post(url, PAGE_FORMS.get(path, {}))
+
+
 async def call(client: httpx.AsyncClient, method: str, path: str, ids: dict[str, Any]) -> Any:
     url = path.format(**ids)
+    if method == "MOUNT":
+        return await client.get(f"{url}/app.css")
     if (method, path) == ("GET", "/api/stream"):
         async with client.stream("GET", url) as reply:
             return reply  # the status is known once the headers arrive
@@ -175,13 +267,15 @@ async def test_every_route_for_every_person(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     await add_vic(db_url, tokens)
+    passwords = await demo_passwords(db_url, extra=("vic",))
     mismatches = []
     slack = {"BATON_SLACK_SIGNING_SECRET": "matrix"}  # configured: only its signature counts
-    async with baton_server(db_url, tokens, server_log, slack) as server:
+    async with baton_server(db_url, tokens, server_log, PAGE_ENV | slack) as server:
         shared = await a_paused_refund(server)
         async with server.client("lee") as lee:
             token = await lee.post("/api/tokens", json={"label": "to revoke"})
             shared |= {"token_id": token.json()["id"], "name": "val"}
+        pages = {person: await pages_of(server, person, passwords) for person in PEOPLE}
         for (method, path), (rule, expected) in RULES.items():
             changes_state = method == "POST" and "{" in path
             for person in PEOPLE:
@@ -189,19 +283,43 @@ async def test_every_route_for_every_person(
                 if path.endswith("/release"):
                     async with server.client("lee") as lee:
                         await lee.post(f"/api/requests/{ids['request_id']}/claim")
-                reply = await call(client_of(server, person), method, path, ids)
+                if is_page(method, path):
+                    reply = await call_page(
+                        pages[person], person, passwords.get(person, ""), method, path, ids
+                    )
+                else:
+                    reply = await call(client_of(server, person), method, path, ids)
                 if reply.status_code != expected[person]:
                     mismatches.append(
                         f"{method} {path} as {person}: {reply.status_code}, expected "
                         f"{expected[person]} ({rule})"
                     )
                 elif reply.status_code == 403:
-                    detail = reply.json()["detail"]
+                    detail = detail_of(reply)
                     assert person in detail, f"a 403 says who and why: {detail}"
                 elif reply.status_code == 404:
-                    detail = reply.json()["detail"]
+                    detail = detail_of(reply)
                     assert detail.startswith(("no run", "no request", "no token")), detail
     assert mismatches == []
+
+
+def detail_of(reply: httpx.Response) -> str:
+    """What a refusal says: the API's `detail`, or the error page's alert."""
+    if reply.headers["content-type"].startswith("application/json"):
+        return str(reply.json()["detail"])
+    found = re.search(r'<p class="error" role="alert">([^<]*)</p>', reply.text)
+    assert found, reply.text
+    return html.unescape(found.group(1))
+
+
+async def pages_of(server: Server, person: str, passwords: dict[str, str]) -> PageClient:
+    """A client of the pages, signed in as `person` (anon: not signed in), kept for the test."""
+    http = server.anonymous()  # closed with the server
+    client = PageClient(http)
+    if person != "anon":
+        reply = await sign_in(client, person, passwords[person])
+        assert reply.status_code == 303, reply.text
+    return client
 
 
 @pytest.mark.parametrize("person", ["ada", "lee", "sam", "fay", "val", "vic"])

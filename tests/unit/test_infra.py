@@ -30,7 +30,12 @@ APPS_BICEP = INFRA / "modules" / "apps.bicep"
 DOCKERFILE = INFRA / "Dockerfile"
 
 # Settings only the web process reads (who is calling); the worker needs every other one.
-WEB_ONLY = {"BATON_AUTH", "BATON_EASYAUTH_GROUPS", "BATON_EASYAUTH_ADMIN_GROUP"}
+WEB_ONLY = {
+    "BATON_AUTH",
+    "BATON_EASYAUTH_GROUPS",
+    "BATON_EASYAUTH_ADMIN_GROUP",
+    "BATON_SESSION_MAX_AGE_S",
+}
 # Set on the apps for libraries, not read by `Settings`.
 LIBRARY_ENV = {"AZURE_CLIENT_ID"}
 

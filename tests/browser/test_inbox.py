@@ -1,0 +1,261 @@
+"""The web inbox in a real Chromium against `baton serve`: each flow with JavaScript on and off.
+
+Four-eyes: sam (support-agents) starts refunds, lee (support-leads) answers them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from playwright.async_api import Locator, Page, expect
+
+from tests.browser.conftest import PageAs
+from tests.harness import REFUND_120, Server, eventually, refunds
+
+STATUS = "[role=status]"
+
+
+async def shows(page: Page, locator: Locator, text: str, *, javascript: bool) -> None:
+    """`locator` comes to hold `text`: live with JavaScript, by plain refreshes without."""
+    if javascript:
+        await expect(locator).to_have_text(text)
+        return
+
+    async def refreshed() -> bool:
+        await page.reload()
+        return (await locator.text_content() or "").strip() == text
+
+    await eventually(refreshed, what=f"{text!r} after a refresh")
+
+
+async def start_refund_in_the_browser(page: Page, amount: str) -> str:
+    """Start a refund of `amount` on A-1005 from the start form; the new run's id."""
+    await page.get_by_role("link", name="Start a run").click()
+    await page.get_by_label("Workflow", exact=True).select_option("refund")
+    await page.get_by_role("button", name="Next").click()
+    await page.get_by_label("Order Id").fill("A-1005")
+    await page.get_by_label("Amount", exact=True).fill(amount)
+    await page.get_by_label("Reason", exact=True).fill("damaged in transit")
+    await page.get_by_role("button", name="Start").click()
+    await expect(page.locator(STATUS)).to_have_text("Started a refund run.")
+    found = re.search(r"/runs/(run_[\w-]+)$", page.url)
+    assert found, page.url
+    return found.group(1)
+
+
+async def open_request(page: Page, request_id: str) -> None:
+    await page.goto(f"/requests/{request_id}")
+    await expect(page.get_by_role("heading", name="Your answer")).to_be_visible()
+
+
+async def pending_request(server: Server) -> tuple[dict[str, Any], dict[str, Any]]:
+    run = await server.start_run(REFUND_120)
+    return run, await server.wait_for_request(run["id"])
+
+
+# the flows --------------------------------------------------------------------------------
+
+
+async def test_sam_starts_a_refund_lee_approves_it_and_the_run_page_shows_it_completed(
+    server: Server, page_as: PageAs, javascript: bool, db_url: str
+) -> None:
+    sam = await page_as("sam", javascript=javascript)
+    run_id = await start_refund_in_the_browser(sam, "120")
+    pending = await server.wait_for_request(run_id)
+
+    lee = await page_as("lee", javascript=javascript)
+    row = lee.locator(f"tr[data-request-id='{pending['id']}']")
+    await expect(row).to_contain_text("Refund 120.00 on order A-1005")
+    await row.get_by_role("link").click()
+    await expect(lee.get_by_role("heading", name="Proposed action")).to_be_visible()
+    await expect(lee.locator(".conversation")).to_contain_text("lookup_order")
+    await lee.get_by_role("button", name="Approve").click()
+
+    await expect(lee.locator(STATUS)).to_have_text("Answer recorded: approve. The run carries on.")
+    await expect(lee.locator(".outcome")).to_contain_text("Answered by lee")
+    await lee.get_by_role("link", name=re.compile(r"^refund · ")).click()
+    await shows(lee, lee.locator("#run-status"), "completed", javascript=javascript)
+    await expect(lee.locator("#run-output")).to_contain_text("Refunded 120.00")
+    await expect(lee.locator(".timeline")).to_contain_text("effect.executed")
+    assert [r["amount"] for r in await refunds(db_url)] == [120.0]
+
+
+async def test_a_new_request_arrives_live_and_an_answered_one_leaves_without_a_reload(
+    server: Server, page_as: PageAs
+) -> None:
+    lee = await page_as("lee")
+    await expect(lee.locator("#inbox-list")).to_contain_text("Nothing here")
+    await lee.evaluate("window.notReloaded = true")
+    pending_count = lee.locator(".count[data-status='pending']")
+
+    run, pending = await pending_request(server)
+    row = lee.locator(f"tr[data-request-id='{pending['id']}']")
+    await expect(row).to_be_visible()
+    await expect(pending_count).to_have_text("1")
+
+    reply = await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+    assert reply.status_code == 200, reply.text
+    await expect(row).to_have_count(0)
+    await expect(pending_count).to_have_text("0")
+    assert await lee.evaluate("window.notReloaded") is True  # the same page, updated in place
+    await server.wait_for_run(run["id"], status="completed")
+
+
+async def test_without_javascript_a_refresh_shows_what_the_live_update_would(
+    server: Server, page_as: PageAs
+) -> None:
+    lee = await page_as("lee", javascript=False)
+    await expect(lee.locator("#inbox-list")).to_contain_text("Nothing here")
+    run, pending = await pending_request(server)
+    row = lee.locator(f"tr[data-request-id='{pending['id']}']")
+
+    await lee.reload()
+    await expect(row).to_be_visible()
+    await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+    await lee.reload()
+    await expect(row).to_have_count(0)
+    await server.wait_for_run(run["id"], status="completed")
+
+
+async def test_an_open_run_page_follows_the_run_to_its_end_without_a_reload(
+    server: Server, page_as: PageAs
+) -> None:
+    run, pending = await pending_request(server)
+    sam = await page_as("sam")
+    await sam.goto(f"/runs/{run['id']}")
+    await expect(sam.locator("#run-status")).to_have_text("waiting")
+    await sam.evaluate("window.notReloaded = true")
+
+    reply = await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+    assert reply.status_code == 200, reply.text
+    await expect(sam.locator("#run-status")).to_have_text("completed")
+    await expect(sam.locator("#run-output")).to_contain_text("Refunded 120.00")
+    await expect(sam.locator("g.node[data-node='refund_agent']")).to_have_attribute(
+        "data-state", "idle"
+    )
+    assert await sam.evaluate("window.notReloaded") is True
+
+
+async def test_an_invalid_edit_shows_its_error_and_stores_nothing_then_a_valid_one_refunds_30(
+    server: Server, page_as: PageAs, javascript: bool, db_url: str
+) -> None:
+    run, pending = await pending_request(server)
+    lee = await page_as("lee", javascript=javascript)
+    await open_request(lee, pending["id"])
+    before = await server.snapshot(pending["id"])
+
+    await lee.locator("summary", has_text="Edit").click()
+    amount = lee.locator("#a-edit-arguments-amount")
+    await expect(amount).to_have_value("120")
+    await amount.fill("0")
+    await lee.get_by_role("button", name="Send edit").click()
+
+    error = lee.locator("#a-edit-arguments-amount-error")
+    await expect(error).to_contain_text("less than or equal to the minimum of 0")
+    await expect(amount).to_have_value("0")  # what was typed stays
+    await expect(amount).to_have_attribute("aria-invalid", "true")
+    assert await server.snapshot(pending["id"]) == before
+
+    await amount.fill("30")
+    if javascript:  # the diff shows as it is typed, and the edit goes at once
+        await expect(lee.locator("#edit-preview table.diff")).to_contain_text("30")
+        await expect(lee.locator("#edit-preview del")).to_have_text("120")
+        await lee.get_by_role("button", name="Send edit").click()
+    else:  # the server shows the diff on a confirm step
+        await lee.get_by_role("button", name="Send edit").click()
+        confirm = lee.get_by_role("region", name="Check your edit before it is sent")
+        await expect(confirm.locator("del")).to_have_text("120")
+        await expect(confirm.locator("ins")).to_have_text("30")
+        assert await server.snapshot(pending["id"]) == before  # nothing sent before confirming
+        await confirm.get_by_role("button", name="Confirm edit").click()
+
+    await expect(lee.locator(STATUS)).to_have_text("Answer recorded: edit. The run carries on.")
+    done = await server.wait_for_run(run["id"], status="completed")
+    assert "Refunded 30.00" in done["output"]["text"]
+    assert [r["amount"] for r in await refunds(db_url)] == [30.0]
+
+
+async def test_a_rejection_with_a_reason_reaches_the_agent(
+    server: Server, page_as: PageAs, javascript: bool, db_url: str
+) -> None:
+    _run, pending = await pending_request(server)
+    lee = await page_as("lee", javascript=javascript)
+    await open_request(lee, pending["id"])
+
+    await lee.locator("summary", has_text="Reject").click()
+    reason = lee.locator("#a-reject-reason")
+    await expect(reason).to_have_attribute("required", "")
+    await reason.fill("a replacement parcel is already on its way")
+    await lee.locator("#form-reject").get_by_role("button", name="Reject").click()
+
+    await expect(lee.locator(STATUS)).to_have_text("Answer recorded: reject. The run carries on.")
+    await lee.get_by_role("link", name=re.compile(r"^refund · ")).click()
+    await shows(lee, lee.locator("#run-status"), "completed", javascript=javascript)
+    await expect(lee.locator("#run-output")).to_contain_text("a replacement parcel")
+    assert await refunds(db_url) == []
+
+
+async def test_a_run_is_cancelled_from_its_page_and_its_request_closes(
+    server: Server, page_as: PageAs, javascript: bool
+) -> None:
+    run, pending = await pending_request(server)
+    sam = await page_as("sam", javascript=javascript)
+    await sam.goto(f"/runs/{run['id']}")
+    await expect(sam.locator("g.node[data-node='refund_agent']")).to_have_attribute(
+        "data-state", "current-pending"
+    )
+    await sam.get_by_role("button", name="Cancel this run").click()
+
+    await expect(sam.locator(STATUS)).to_have_text("Run cancelled; its open requests are closed.")
+    await expect(sam.locator("#run-status")).to_have_text("cancelled")
+    await expect(sam.locator("g.node[data-node='refund_agent']")).to_have_attribute(
+        "data-state", "idle"
+    )
+    assert (await server.request(pending["id"]))["status"] == "cancelled"
+
+
+async def test_lee_signs_in_and_approves_with_the_keyboard_alone(
+    server: Server, page_as: PageAs
+) -> None:
+    run, pending = await pending_request(server)
+    lee = await page_as("lee")
+    await open_request(lee, pending["id"])
+
+    approve = lee.get_by_role("button", name="Approve")
+    for _ in range(60):
+        if await approve.evaluate("b => b === document.activeElement"):
+            break
+        await lee.keyboard.press("Tab")
+    else:
+        raise AssertionError("Tab never reached the Approve button")
+    outline = await approve.evaluate("b => getComputedStyle(b).outlineStyle")
+    assert outline not in ("", "none"), "focus is not visible"
+    await lee.keyboard.press("Enter")
+
+    await expect(lee.locator(STATUS)).to_have_text("Answer recorded: approve. The run carries on.")
+    await server.wait_for_run(run["id"], status="completed")
+
+
+async def test_every_control_has_a_label_and_pages_fit_a_phone(
+    server: Server, page_as: PageAs
+) -> None:
+    run, pending = await pending_request(server)
+    lee = await page_as("lee", width=375)
+    unlabelled = """() => [...document.querySelectorAll('input, select, textarea')]
+        .filter(e => e.type !== 'hidden' && e.labels.length === 0)
+        .map(e => e.outerHTML)"""
+    overflow = "() => document.documentElement.scrollWidth - window.innerWidth"
+    for path in (
+        "/",
+        f"/requests/{pending['id']}",
+        "/runs",
+        f"/runs/{run['id']}",
+        "/runs/new?workflow=refund",
+    ):
+        await lee.goto(path)
+        assert await lee.evaluate(unlabelled) == [], path
+        assert await lee.evaluate(overflow) <= 0, f"{path} is wider than a phone"
+    await lee.context.clear_cookies()
+    await lee.goto("/signin")
+    assert await lee.evaluate(unlabelled) == []

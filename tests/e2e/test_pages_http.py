@@ -1,0 +1,659 @@
+"""The pages over real HTTP: sign-in, sessions and their expiry, CSRF, every form's refusals.
+
+Each refusal answers with its status and changes nothing stored (before/after snapshots), as the
+API's do. The browser flows themselves are in tests/browser/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from baton.demo import PEOPLE
+from tests.harness import (
+    REFUND_20,
+    REFUND_120,
+    REFUND_1500,
+    Server,
+    baton_server,
+    eventually,
+    free_port,
+    refunds,
+)
+from tests.pages import (
+    PAGE_ENV,
+    browser_session,
+    csrf_of,
+    forged_session,
+    session_of,
+    sign_in,
+    signed_in,
+)
+from web.auth import SESSION_COOKIE
+
+BATON = [sys.executable, "-m", "baton"]
+
+
+@pytest.fixture
+def server(page_server: Server) -> Server:
+    return page_server
+
+
+async def waiting_refund(server: Server, body: dict[str, Any] = REFUND_120) -> dict[str, Any]:
+    run = await server.start_run(body)
+    return await server.wait_for_request(run["id"])
+
+
+def control(page: str, dom_id: str) -> str:
+    """The tag of the form control with this id."""
+    found = re.search(rf'<(?:input|select|textarea) [^>]*\bid="{dom_id}"[^>]*>', page)
+    assert found, f"no control #{dom_id}"
+    return found.group(0)
+
+
+def ids_of(page: str) -> list[str]:
+    return re.findall(r'data-request-id="([^"]+)"', page)
+
+
+# signing in and out -------------------------------------------------------------------------
+
+
+async def test_sign_in_refuses_missing_fields_and_wrong_passwords_then_signs_in_and_out(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    async with browser_session(server) as client:
+        token = csrf_of((await client.http.get("/signin")).text)
+
+        missing = await client.http.post("/signin", data={"csrf_token": token, "name": "lee"})
+        assert missing.status_code == 422, missing.text
+        assert 'id="signin-password-error"' in missing.text
+        assert 'value="lee"' in missing.text  # what was typed stays
+
+        for name, password in (("lee", "not-his-password"), ("nobody", passwords["lee"])):
+            wrong = await client.http.post(
+                "/signin", data={"csrf_token": token, "name": name, "password": password}
+            )
+            assert wrong.status_code == 401, wrong.text
+            assert "Unknown name or wrong password." in wrong.text
+            assert "user" not in session_of(client)
+            assert (await client.http.get("/")).status_code == 303
+
+        signed = await sign_in(client, "lee", passwords["lee"])
+        assert (signed.status_code, signed.headers["location"]) == (303, "/")
+        cookie = next(c for c in signed.headers.get_list("set-cookie") if SESSION_COOKIE in c)
+        assert "httponly" in cookie.lower()
+        assert "samesite=lax" in cookie.lower()
+        assert "max-age=28800" in cookie.lower()
+        inbox = await client.http.get("/")
+        assert inbox.status_code == 200
+        assert "lee" in inbox.text
+
+        refused = await client.post("/signout", {}, token="")
+        assert refused.status_code == 403, refused.text
+        assert (await client.http.get("/")).status_code == 200  # still signed in
+
+        out = await client.post("/signout", {})
+        assert (out.status_code, out.headers["location"]) == (303, "/signin")
+        assert (await client.http.get("/")).status_code == 303
+
+
+async def test_sign_in_returns_to_where_the_person_was_going_and_never_off_site(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    async with browser_session(server) as client:
+        away = await client.http.get("/runs?status=waiting")
+        assert away.status_code == 303
+        assert away.headers["location"] == "/signin?next=%2Fruns%3Fstatus%3Dwaiting"
+        form = await client.http.get(away.headers["location"])
+        assert 'name="next" value="/runs?status=waiting"' in form.text
+
+        for target, lands in (
+            ("/runs?status=waiting", "/runs?status=waiting"),
+            ("//evil.example/x", "/"),
+            ("https://evil.example/", "/"),
+            ("/\\evil.example", "/"),
+        ):
+            token = csrf_of((await client.http.get("/signin")).text)
+            reply = await client.http.post(
+                "/signin",
+                data={
+                    "csrf_token": token,
+                    "name": "lee",
+                    "password": passwords["lee"],
+                    "next": target,
+                },
+            )
+            assert (reply.status_code, reply.headers["location"]) == (303, lands), target
+
+
+async def test_seed_demo_prints_demo_sign_ins_that_work(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    env = {**os.environ, "BATON_DATABASE_URL": db_url, "BATON_LOG_LEVEL": "WARNING"}
+    seeded = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "baton", "seed", "--demo"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    printed = dict(re.findall(r"^  (\w+)\s+(\S+)\s+\w+ of ", seeded.stdout, re.M))
+    assert set(printed) == set(PEOPLE), seeded.stdout
+
+    async with (
+        baton_server(db_url, tokens, server_log, PAGE_ENV) as server,
+        signed_in(server, "lee", printed["lee"]) as lee,
+    ):
+        assert (await lee.http.get("/")).status_code == 200
+
+
+async def test_a_new_password_ends_the_sessions_of_the_old_one(
+    server: Server, passwords: dict[str, str], db_url: str
+) -> None:
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        assert (await lee.http.get("/")).status_code == 200
+        changed = await asyncio.to_thread(
+            subprocess.run,
+            [*BATON, "users", "add", "lee", "--team", "support-leads", "--password-stdin"],
+            input="a-brand-new-password\n",
+            env={**os.environ, "BATON_DATABASE_URL": db_url, "BATON_LOG_LEVEL": "WARNING"},
+            capture_output=True,
+            text=True,
+        )
+        assert changed.returncode == 0, changed.stderr
+        assert (await lee.http.get("/")).status_code == 303
+        assert (await lee.http.get("/api/requests")).status_code == 401
+    async with signed_in(server, "lee", "a-brand-new-password") as again:
+        assert (await again.http.get("/")).status_code == 200
+
+
+# sessions: expiry, forgery, the API ---------------------------------------------------------
+
+
+async def test_an_expired_or_forged_session_signs_nobody_in(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        session = session_of(lee)
+    nine_hours_ago = time.time() - 9 * 3600
+    cookies = {
+        # the control: a cookie made as the server makes it is taken (so the others are faithful)
+        "fresh": (forged_session(session), True),
+        # signed 9 h ago: past BATON_SESSION_MAX_AGE_S (8 h) for the cookie's own signature
+        "cookie expired": (forged_session(session, signed_at=nine_hours_ago), False),
+        # re-signed just now, but the sign-in it carries was 9 h ago: still over
+        "sign-in expired": (forged_session(session | {"since": nine_hours_ago}), False),
+        # another password's session
+        "other password": (forged_session(session | {"key": "0" * 24}), False),
+        # not signed with this server's secret
+        "foreign": (forged_session(session, secret="another-servers-secret"), False),
+    }
+    for what, (cookie, valid) in cookies.items():
+        async with httpx.AsyncClient(
+            base_url=server.base_url, cookies={SESSION_COOKIE: cookie}, follow_redirects=False
+        ) as client:
+            page = await client.get("/requests/whatever")
+            api = await client.get("/api/requests")
+        if valid:
+            assert (page.status_code, api.status_code) == (404, 200), what
+        else:
+            assert page.status_code == 303, what
+            assert page.headers["location"] == "/signin?next=%2Frequests%2Fwhatever", what
+            assert api.status_code == 401, what
+
+
+async def test_the_api_takes_the_session_cookie_and_its_writes_need_the_csrf_header(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    async with signed_in(server, "sam", passwords["sam"]) as sam:
+        listed = await sam.http.get("/api/requests")
+        assert listed.status_code == 200, listed.text
+        count = await server.run_count()
+
+        refused = await sam.api_post("/api/runs", REFUND_20, csrf=False)
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["error"] == "csrf_refused"
+        assert await server.run_count() == count
+
+        started = await sam.api_post("/api/runs", REFUND_20, csrf=True)
+        assert started.status_code == 201, started.text
+        assert started.json()["created_by"] == "sam"
+    assert (await server.anonymous().get("/api/requests")).status_code == 401
+
+
+async def test_every_form_refuses_a_post_without_this_sessions_csrf_token(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    pending = await waiting_refund(server)
+    before = await server.snapshot(pending["id"])
+    count = await server.run_count()
+    forms = [
+        (f"/requests/{pending['id']}", {"decision": "approve"}),
+        (
+            f"/requests/{pending['id']}/preview",
+            {"decision": "edit", "arguments.order_id": "A-1002", "arguments.amount": "30"},
+        ),
+        ("/runs/new", {"workflow": "refund", "order_id": "A-1001", "amount": "20", "reason": "x"}),
+        (f"/runs/{pending['run_id']}/cancel", {}),
+        (f"/requests/{pending['id']}/takeover", {}),
+        ("/signout", {}),
+    ]
+    async with (
+        signed_in(server, "lee", passwords["lee"]) as lee,
+        signed_in(server, "sam", passwords["sam"]) as sam,
+    ):
+        for path, data in forms:
+            for token in ("", sam.token, "forged-token"):
+                reply = await lee.post(path, data, token=token)
+                assert reply.status_code == 403, (path, token, reply.text)
+                assert "security token" in reply.text
+        assert (await lee.http.get("/")).status_code == 200  # sign-out was refused too
+    async with browser_session(server) as stranger:
+        reply = await stranger.http.post(
+            "/signin", data={"name": "lee", "password": passwords["lee"]}
+        )
+        assert reply.status_code == 403, reply.text
+    assert await server.snapshot(pending["id"]) == before
+    assert await server.run_count() == count
+
+
+# the answer forms ---------------------------------------------------------------------------
+
+EDIT = {"decision": "edit", "arguments.order_id": "A-1002"}
+ANSWER_REFUSALS = [
+    (
+        "edit-amount-not-a-number",
+        "lee",
+        EDIT | {"arguments.amount": "x"},
+        422,
+        ("a-edit-arguments-amount-error", "is not of type 'number'", 'value="x"'),
+    ),
+    (
+        "edit-amount-zero",
+        "lee",
+        EDIT | {"arguments.amount": "0"},
+        422,
+        ("a-edit-arguments-amount-error", "less than or equal to the minimum of 0", 'value="0"'),
+    ),
+    (
+        "edit-without-order",
+        "lee",
+        {"decision": "edit", "arguments.order_id": "", "arguments.amount": "30"},
+        422,
+        ("a-edit-arguments-error", "'order_id' is a required property", 'value="30"'),
+    ),
+    (
+        "reject-with-blank-reason",
+        "lee",
+        {"decision": "reject", "reason": "   "},
+        422,
+        ("a-reject-reason-error", "required when decision is 'reject'", 'id="form-reject"'),
+    ),
+    (
+        "unknown-decision",
+        "lee",
+        {"decision": "maybe"},
+        422,
+        ('role="alert"', "decision must be one of approve, edit, reject", ""),
+    ),
+    ("responder-of-another-team", "sam", {"decision": "approve"}, 403, None),
+    ("viewer", "val", {"decision": "approve"}, 403, None),
+]
+
+
+async def test_a_refused_answer_form_says_why_keeps_what_was_typed_and_changes_nothing(
+    server: Server, passwords: dict[str, str], db_url: str
+) -> None:
+    pending = await waiting_refund(server)
+    for case, who, form, status, shown in ANSWER_REFUSALS:
+        before = await server.snapshot(pending["id"])
+        async with signed_in(server, who, passwords[who]) as client:
+            reply = await client.post(f"/requests/{pending['id']}", form)
+        assert reply.status_code == status, (case, reply.text)
+        assert "text/html" in reply.headers["content-type"], case
+        if shown is not None:
+            where, message, kept = shown
+            assert where in reply.text, (case, reply.text)
+            assert message in html.unescape(reply.text), case
+            assert kept in reply.text, case
+        assert await server.snapshot(pending["id"]) == before, case
+    assert (await server.run(pending["run_id"]))["status"] == "waiting"
+    assert await refunds(db_url) == []
+
+
+async def test_answer_forms_for_unknown_answered_and_cancelled_requests(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    pending = await waiting_refund(server)
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        unknown = await lee.post("/requests/req_nope", {"decision": "approve"})
+        assert unknown.status_code == 404, unknown.text
+
+        first = await lee.post(f"/requests/{pending['id']}", {"decision": "approve"})
+        assert (first.status_code, first.headers["location"]) == (
+            303,
+            f"/requests/{pending['id']}",
+        )
+        shown = await lee.http.get(first.headers["location"])
+        assert "Answer recorded: approve. The run carries on." in shown.text
+        await server.wait_for_run(pending["run_id"], status="completed")
+        before = await server.snapshot(pending["id"])
+
+        again = await lee.post(f"/requests/{pending['id']}", {"decision": "approve"})
+        assert again.status_code == 303  # the same answer again changes nothing
+        repeated = await lee.http.get(again.headers["location"])
+        assert "You had already given this answer; nothing changed." in repeated.text
+        other = await lee.post(
+            f"/requests/{pending['id']}", {"decision": "reject", "reason": "changed my mind"}
+        )
+        assert other.status_code == 409, other.text
+        assert "already answered by lee" in other.text
+        assert "Answered by <strong>lee</strong>" in other.text
+        assert await server.snapshot(pending["id"]) == before
+
+        cancelled = await waiting_refund(server)
+        async with server.client("ada") as ada:
+            assert (await ada.post(f"/api/runs/{cancelled['run_id']}/cancel")).status_code == 200
+        before = await server.snapshot(cancelled["id"])
+        closed = await lee.post(f"/requests/{cancelled['id']}", {"decision": "approve"})
+        assert closed.status_code == 410, closed.text
+        assert "cancelled" in closed.text
+        assert await server.snapshot(cancelled["id"]) == before
+
+
+async def test_the_starter_of_a_run_is_offered_only_what_four_eyes_allows(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    run = await server.start_run(REFUND_120, user="lee")  # lee is also one of the approvers
+    pending = await server.wait_for_request(run["id"])
+    before = await server.snapshot(pending["id"])
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        page = await lee.http.get(f"/requests/{pending['id']}")
+        assert page.status_code == 200
+        assert 'id="four-eyes"' in page.text
+        assert "you started this run, so you may not approve or edit" in page.text
+        assert 'id="form-approve"' not in page.text
+        assert 'id="form-edit"' not in page.text
+        assert 'id="form-reject"' in page.text  # withdrawing stays possible
+
+        for path, form in (
+            (f"/requests/{pending['id']}", {"decision": "approve"}),
+            (f"/requests/{pending['id']}", EDIT | {"arguments.amount": "60"}),
+            (f"/requests/{pending['id']}/preview", EDIT | {"arguments.amount": "60"}),
+        ):
+            refused = await lee.post(path, form)
+            assert refused.status_code == 403, refused.text
+            assert "four-eyes: lee started run" in html.unescape(refused.text)
+    assert await server.snapshot(pending["id"]) == before
+
+
+async def test_a_request_is_taken_over_from_its_page(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    pending = await waiting_refund(server)
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        page = await lee.http.get(f"/requests/{pending['id']}")
+        assert f'action="/requests/{pending["id"]}/takeover"' in page.text
+        taken = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        assert (taken.status_code, taken.headers["location"]) == (
+            303,
+            f"/requests/{pending['id']}",
+        )
+        shown = await lee.http.get(taken.headers["location"])
+        assert "You took this over" in shown.text
+        again = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        assert again.status_code in (200, 303, 409), again.text
+
+    async def takeover_for_lee() -> dict[str, Any] | None:
+        run = await server.run(pending["run_id"])
+        found = [r for r in run["requests"] if r["kind"] == "takeover"]
+        return found[0] if found else None
+
+    takeover = await eventually(takeover_for_lee, what="the takeover request")
+    assert (takeover["assignee"], takeover["status"]) == ("lee", "pending")
+
+
+async def test_an_edit_is_confirmed_before_it_is_sent(
+    server: Server, passwords: dict[str, str], db_url: str
+) -> None:
+    pending = await waiting_refund(server)
+    before = await server.snapshot(pending["id"])
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        edit = EDIT | {"arguments.amount": "45", "reason": "partial damage"}
+        step = await lee.post(f"/requests/{pending['id']}", edit)
+        assert step.status_code == 200, step.text
+        assert "Check your edit before it is sent" in step.text
+        assert "<del>120</del>" in step.text
+        assert "<ins>45</ins>" in step.text
+        assert await server.snapshot(pending["id"]) == before
+
+        digest = re.search(r'name="confirm" value="([^"]+)"', step.text)
+        assert digest
+        stale = await lee.post(
+            f"/requests/{pending['id']}",
+            EDIT | {"arguments.amount": "46", "confirm": digest.group(1)},
+        )
+        assert stale.status_code == 200  # a confirmation of another edit: shown again, not sent
+        assert "<ins>46</ins>" in stale.text
+        assert await server.snapshot(pending["id"]) == before
+
+        sent = await lee.post(f"/requests/{pending['id']}", edit | {"confirm": digest.group(1)})
+        assert sent.status_code == 303, sent.text
+    done = await server.wait_for_run(pending["run_id"], status="completed")
+    assert "Refunded 45.00" in done["output"]["text"]
+    assert [r["amount"] for r in await refunds(db_url)] == [45.0]
+
+
+async def test_the_edit_preview_shows_a_diff_or_the_errors(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    pending = await waiting_refund(server)
+    before = await server.snapshot(pending["id"])
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        url = f"/requests/{pending['id']}/preview"
+        good = await lee.post(url, EDIT | {"arguments.amount": "80"})
+        assert good.status_code == 200, good.text
+        assert "<del>120</del>" in good.text
+        assert "<ins>80</ins>" in good.text
+        assert 'name="confirm"' in good.text
+        bad = await lee.post(url, EDIT | {"arguments.amount": "-1"})
+        assert bad.status_code == 422, bad.text
+        assert "arguments.amount" in bad.text
+        assert 'name="confirm"' not in bad.text
+    async with signed_in(server, "val", passwords["val"]) as val:
+        refused = await val.post(url, EDIT | {"arguments.amount": "80"})
+        assert refused.status_code == 403
+    assert await server.snapshot(pending["id"]) == before
+
+
+# starting and cancelling runs ---------------------------------------------------------------
+
+START = {"workflow": "refund", "order_id": "A-1002", "reason": "broken"}
+START_REFUSALS = [
+    ("no-amount", "sam", START, 422, ("in-amount-error", "Field required", 'value="broken"')),
+    (
+        "amount-not-a-number",
+        "sam",
+        START | {"amount": "x"},
+        422,
+        ("in-amount-error", "valid number", 'value="x"'),
+    ),
+    (
+        "amount-zero",
+        "sam",
+        START | {"amount": "0"},
+        422,
+        ("in-amount-error", "greater than 0", 'value="0"'),
+    ),
+    ("unknown-workflow", "sam", {"workflow": "nope", "amount": "5"}, 404, None),
+    ("viewer", "val", START | {"amount": "20"}, 403, None),
+]
+
+
+async def test_a_refused_start_form_says_why_and_starts_nothing(
+    server: Server, passwords: dict[str, str], db_url: str
+) -> None:
+    for case, who, form, status, shown in START_REFUSALS:
+        async with signed_in(server, who, passwords[who]) as client:
+            reply = await client.post("/runs/new", form)
+        assert reply.status_code == status, (case, reply.text)
+        if shown is not None:
+            where, message, kept = shown
+            assert where in reply.text, case
+            assert message in html.unescape(reply.text), case
+            assert kept in reply.text, case
+        assert await server.run_count() == 0, case
+    assert await refunds(db_url) == []
+
+
+async def test_the_start_form_is_built_from_the_input_schema_and_starts_a_run(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    async with signed_in(server, "sam", passwords["sam"]) as sam:
+        form = await sam.http.get("/runs/new?workflow=refund")
+        assert form.status_code == 200
+        amount = control(form.text, "in-amount")
+        assert amount.startswith('<input type="number"')
+        for hint in (" required", 'min="0"', 'step="any"', 'inputmode="decimal"'):
+            assert hint in amount, amount
+        order = control(form.text, "in-order_id")
+        for hint in (" required", 'minlength="1"', 'type="text"'):
+            assert hint in order, order
+        assert 'for="in-order_id"' in form.text
+        started = await sam.post("/runs/new", START | {"amount": "20"})
+        assert started.status_code == 303, started.text
+        run_id = started.headers["location"].rsplit("/", 1)[1]
+    done = await server.wait_for_run(run_id, status="completed")
+    assert done["created_by"] == "sam"
+    assert done["input"] == {"order_id": "A-1002", "amount": 20.0, "reason": "broken"}
+
+
+async def test_cancel_refusals_change_nothing(server: Server, passwords: dict[str, str]) -> None:
+    pending = await waiting_refund(server)
+    finished = await server.start_run(REFUND_20)
+    await server.wait_for_run(finished["id"], status="completed")
+    before = await server.snapshot(pending["id"])
+    async with signed_in(server, "val", passwords["val"]) as val:
+        assert (await val.post(f"/runs/{pending['run_id']}/cancel", {})).status_code == 403
+    async with signed_in(server, "sam", passwords["sam"]) as sam:
+        ended = await sam.post(f"/runs/{finished['id']}/cancel", {})
+        assert ended.status_code == 409, ended.text
+        assert "already completed" in ended.text
+        assert (await sam.post("/runs/run_nope/cancel", {})).status_code == 404
+    assert await server.snapshot(pending["id"]) == before
+    assert (await server.run(finished["id"]))["status"] == "completed"
+
+
+# the inbox ----------------------------------------------------------------------------------
+
+
+async def test_the_inbox_filters_counts_and_pages_by_keyset(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    runs = [await server.start_run(REFUND_120) for _ in range(27)]
+    large = await server.start_run(REFUND_1500)
+    for run in [*runs, large]:
+        await server.wait_for_request(run["id"])
+    async with signed_in(server, "ada", passwords["ada"]) as ada:
+        first = await ada.http.get("/")
+        assert first.status_code == 200
+        assert re.search(r'data-status="pending">28<', first.text)
+        page_one = ids_of(first.text)
+        assert len(page_one) == 25
+        older = re.search(r'<a href="([^"]+)" rel="next">Older requests</a>', first.text)
+        assert older
+        second = await ada.http.get(older.group(1).replace("&amp;", "&"))
+        page_two = ids_of(second.text)
+        assert len(page_two) == 3
+        assert not set(page_one) & set(page_two)
+
+        finance = await ada.http.get("/?team=finance")
+        assert len(ids_of(finance.text)) == 1
+        assert "2 approvals" in finance.text
+        assert ids_of((await ada.http.get("/?kind=question")).text) == []
+        assert len(ids_of((await ada.http.get("/?workflow=refund&team=*")).text)) == 25
+
+        live = await ada.http.get("/?team=finance", headers={"HX-Request": "true"})
+        assert live.text.lstrip().startswith('<section id="inbox-list"')
+        assert len(ids_of(live.text)) == 1
+
+        for query, name in (("status=bogus", "status"), ("kind=bogus", "kind")):
+            bad = await ada.http.get(f"/?{query}")
+            assert bad.status_code == 422, bad.text
+            assert f"query.{name}" in bad.text
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        mine = await lee.http.get("/")
+        assert re.search(r'data-status="pending">27<', mine.text)
+        assert "Refund 1500.00" not in mine.text
+
+
+async def test_pages_carry_security_headers_and_unknown_pages_are_html_404s(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        inbox = await lee.http.get("/")
+        assert "script-src 'self'" in inbox.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in inbox.headers["content-security-policy"]
+        assert inbox.headers["cache-control"] == "no-store"
+        missing = await lee.http.get("/no/such/page")
+        assert missing.status_code == 404
+        assert "text/html" in missing.headers["content-type"]
+        assert "Not found" in missing.text
+        api = await lee.http.get("/api/nope")
+        assert api.headers["content-type"].startswith("application/json")
+        css = await lee.http.get("/static/app.css")
+        assert (css.status_code, css.headers["content-type"].split(";")[0]) == (200, "text/css")
+        htmx = await lee.http.get("/static/vendor/htmx/htmx.min.js")
+        assert htmx.status_code == 200
+
+
+async def test_behind_easyauth_the_pages_take_the_platforms_principal(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    env = PAGE_ENV | {"BATON_AUTH": "easyauth"}
+    claims = [{"typ": "preferred_username", "val": "lee"}]
+    principal = base64.b64encode(json.dumps({"auth_typ": "aad", "claims": claims}).encode())
+    headers = {"X-MS-CLIENT-PRINCIPAL": principal.decode()}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        pending = await waiting_refund(server)
+        async with httpx.AsyncClient(base_url=server.base_url, headers=headers) as platform:
+            inbox = await platform.get("/")
+            assert inbox.status_code == 200, inbox.text
+            assert pending["id"] in ids_of(inbox.text)
+            token = csrf_of(inbox.text)
+            out = await platform.post("/signout", data={"csrf_token": token})
+            assert (out.status_code, out.headers["location"]) == (303, "/.auth/logout")
+        bare = await server.anonymous().get("/")  # no principal: sign in
+        assert bare.status_code == 303
+
+
+# serving ------------------------------------------------------------------------------------
+
+
+async def test_serve_refuses_the_development_secret_beyond_loopback(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "BATON_SECRET_KEY"}
+    env["BATON_DATABASE_URL"] = f"sqlite:///{tmp_path / 'baton.db'}"
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "baton", "serve", "--host", "0.0.0.0", "--port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "development BATON_SECRET_KEY" in done.stderr
+    assert not (tmp_path / "baton.db").exists()  # refused before anything was opened

@@ -1,0 +1,309 @@
+"""Forms from JSON Schema and back (web/forms.py): one control per field with its type and hints."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from baton.errors import InvalidAnswer, InvalidInput
+from human.kinds import KINDS, schema_of
+from human.records import HumanRequest
+from web.forms import (
+    Field as FormField,
+)
+from web.forms import (
+    FormValues,
+    answer_forms,
+    answer_from_form,
+    confirmation,
+    errors_by_field,
+    fields_of,
+    input_form,
+    input_from_form,
+    values_of,
+)
+
+
+class RefundArgs(BaseModel):
+    order_id: str = Field(min_length=1, description="The order.")
+    amount: float = Field(gt=0)
+
+
+class Colour(StrEnum):
+    RED = "red"
+    GREEN = "green"
+
+
+class Address(BaseModel):
+    street: str
+    zip: str = Field(pattern=r"^\d{5}$")
+
+
+class Everything(BaseModel):
+    name: str = Field(max_length=40)
+    note: str = Field("", max_length=2000)
+    count: int = Field(ge=1, le=9)
+    ratio: float | None = None
+    urgent: bool = False
+    colour: Colour
+    size: Literal["xs", "s", "m", "l", "xl"] = "m"
+    address: Address
+    tags: list[str] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+def an_approval(**changes: Any) -> HumanRequest:
+    spec = KINDS["approval"]
+    request = HumanRequest(
+        id="req_1",
+        run_id="run_1",
+        maf_request_id="call.1",
+        kind="approval",
+        title="Refund 120.00 on order A-1002",
+        reason="policy",
+        proposed_action={
+            "tool": "issue_refund",
+            "arguments": {"order_id": "A-1002", "amount": 120.0},
+            "arguments_schema": schema_of(RefundArgs),
+        },
+        allowed_decisions=list(spec.decisions),
+        response_schema=spec.response_schema(schema_of(RefundArgs)),
+        team="support-leads",
+        status="pending",
+        created_at=datetime(2026, 3, 1, tzinfo=UTC),
+    )
+    return request.model_copy(update=changes)
+
+
+def a_request(kind: str, **payload: Any) -> HumanRequest:
+    spec = KINDS[kind]
+    return HumanRequest(
+        id="req_2",
+        run_id="run_1",
+        maf_request_id="m.1",
+        kind=kind,
+        title=kind,
+        reason="why",
+        payload=payload,
+        allowed_decisions=list(spec.decisions),
+        response_schema=spec.response_schema(),
+        team="t",
+        status="pending",
+        created_at=datetime(2026, 3, 1, tzinfo=UTC),
+    )
+
+
+def by_name(fields: tuple[FormField, ...]) -> dict[str, FormField]:
+    found: dict[str, FormField] = {}
+    for f in fields:
+        found[f.name] = f
+        found |= by_name(f.children)
+    return found
+
+
+def posted(**values: str) -> FormValues:
+    return FormValues([(k.replace("__", "."), v) for k, v in values.items()])
+
+
+# schema -> controls -------------------------------------------------------------------------
+
+
+def test_an_approval_has_a_form_per_decision_with_the_fields_each_takes() -> None:
+    forms = {f.decision: f for f in answer_forms(an_approval())}
+    assert list(forms) == ["approve", "edit", "reject"]
+
+    [reason] = forms["approve"].fields
+    assert (reason.name, reason.control, reason.required) == ("reason", "textarea", False)
+
+    edit = by_name(forms["edit"].fields)
+    assert edit["arguments"].control == "fieldset"
+    order, amount = edit["arguments.order_id"], edit["arguments.amount"]
+    assert (order.control, order.required, order.value) == ("text", True, "A-1002")
+    assert dict(order.attrs) == {"minlength": "1", "type": "text"}
+    assert order.help == "The order."
+    assert (amount.control, amount.required, amount.value) == ("number", True, "120")
+    assert dict(amount.attrs) == {"step": "any", "min": "0", "inputmode": "decimal"}
+    assert edit["reason"].required is False
+
+    [why] = forms["reject"].fields
+    assert (why.name, why.control, why.required) == ("reason", "textarea", True)
+    assert forms["edit"].confirms
+    assert not forms["reject"].confirms
+
+
+def test_every_json_type_gets_its_control() -> None:
+    fields = by_name(fields_of(schema_of(Everything)))
+    assert fields["name"].control == "text"
+    assert ("maxlength", "40") in fields["name"].attrs
+    assert fields["note"].control == "textarea"  # long text
+    assert fields["count"].control == "number"
+    assert dict(fields["count"].attrs) == {
+        "step": "1",
+        "min": "1",
+        "max": "9",
+        "inputmode": "numeric",
+    }
+    assert (fields["ratio"].control, fields["ratio"].required) == ("number", False)
+    assert fields["urgent"].control == "checkbox"
+    assert fields["colour"].control == "radio"  # a $ref to an enum of two
+    assert fields["colour"].options == (("red", "red"), ("green", "green"))
+    assert fields["colour"].required
+    assert fields["size"].control == "select"  # five options
+    assert fields["address"].control == "fieldset"
+    assert ("pattern", r"^\d{5}$") in fields["address.zip"].attrs
+    assert fields["tags"].control == "lines"
+    assert fields["extra"].control == "json"
+    assert {n for n, f in fields.items() if f.required} == {
+        "name",
+        "count",
+        "colour",
+        "address",
+        "address.street",
+        "address.zip",
+    }
+
+
+def test_a_question_with_options_suggests_them_in_a_one_line_answer() -> None:
+    [form] = answer_forms(a_request("question", question="Which?", options=["one", "two"]))
+    [answer] = form.fields
+    assert (answer.control, answer.suggestions, answer.required) == ("text", ("one", "two"), True)
+
+
+def test_a_refused_post_is_shown_again_as_typed_with_errors_next_to_their_fields() -> None:
+    raw = posted(decision="edit", arguments__order_id="A-1002", arguments__amount="x")
+    errors = [
+        {"loc": ["body", "arguments", "amount"], "msg": "'x' is not of type 'number'"},
+        {"loc": ["body", "decision"], "msg": "odd"},
+        {"loc": [], "msg": "the answer must be a JSON object"},
+    ]
+    forms = {
+        f.decision: f for f in answer_forms(an_approval(), submitted="edit", raw=raw, errors=errors)
+    }
+    edit = by_name(forms["edit"].fields)
+    assert edit["arguments.amount"].value == "x"
+    assert edit["arguments.amount"].error == "'x' is not of type 'number'"
+    assert forms["edit"].open
+    assert forms["edit"].errors == ("the answer must be a JSON object", "decision: odd")
+    assert not forms["approve"].open
+    assert forms["approve"].errors == ()
+    assert by_name(forms["reject"].fields)["reason"].error is None
+
+
+# posts -> JSON ------------------------------------------------------------------------------
+
+
+def test_an_edit_post_is_the_answer_body_with_typed_values() -> None:
+    form = posted(
+        decision="edit",
+        arguments__order_id="A-1002",
+        arguments__amount="30",
+        reason="",
+        csrf_token="t",
+        confirm="c",
+    )
+    assert answer_from_form(an_approval(), form) == {
+        "decision": "edit",
+        "arguments": {"order_id": "A-1002", "amount": 30},
+    }
+    half = posted(decision="edit", arguments__order_id="A-1002", arguments__amount="30.5")
+    assert answer_from_form(an_approval(), half)["arguments"]["amount"] == 30.5
+    # fields of another decision are not read: an approve sends no arguments
+    approve = posted(decision="approve", arguments__amount="1", reason="fine")
+    assert answer_from_form(an_approval(), approve) == {"decision": "approve", "reason": "fine"}
+
+
+@pytest.mark.parametrize("text", ["x", "1e999", "nan", "12,5"])
+def test_text_that_is_no_number_goes_on_as_text_for_the_validator_to_name(text: str) -> None:
+    form = posted(decision="edit", arguments__order_id="A", arguments__amount=text)
+    assert answer_from_form(an_approval(), form)["arguments"]["amount"] == text
+
+
+def test_every_type_comes_back_from_a_post() -> None:
+    schema = schema_of(Everything)
+    form = FormValues(
+        [
+            ("name", "Ada"),
+            ("note", ""),
+            ("count", "3"),
+            ("ratio", ""),
+            ("urgent", "false"),
+            ("urgent", "true"),  # the checkbox after its hidden "false"
+            ("colour", "green"),
+            ("size", "xl"),
+            ("address.street", "Main St 1"),
+            ("address.zip", "12345"),
+            ("tags", "a\n\n b \n"),
+            ("extra", '{"k": [1, 2]}'),
+        ]
+    )
+    assert values_of(schema, form) == {
+        "name": "Ada",
+        "count": 3,
+        "urgent": True,
+        "colour": "green",
+        "size": "xl",
+        "address": {"street": "Main St 1", "zip": "12345"},
+        "tags": ["a", "b"],
+        "extra": {"k": [1, 2]},
+    }
+    unchecked = FormValues([("urgent", "false")])
+    assert values_of(schema, unchecked) == {"urgent": False}
+    started = input_from_form(schema, form)
+    assert (
+        started
+        == Everything.model_validate(started).model_dump(mode="json", exclude={"note", "ratio"})
+        | {}
+    )
+
+
+def test_text_meant_as_json_that_is_not_json_is_refused_naming_the_field() -> None:
+    with pytest.raises(InvalidInput) as refused:
+        input_from_form(schema_of(Everything), FormValues([("extra", "{not json")]))
+    assert refused.value.errors[0]["loc"] == ["body", "input", "extra"]
+    review = a_request("review", draft={"title": "Order", "lines": 2})
+    with pytest.raises(InvalidAnswer) as bad:
+        answer_from_form(review, posted(decision="edit", content="{oops"))
+    assert bad.value.errors[0]["loc"] == ["body", "content"]
+    ok = answer_from_form(review, posted(decision="edit", content='{"title": "Order 2"}'))
+    assert ok == {"decision": "edit", "content": {"title": "Order 2"}}
+    text_review = a_request("review", draft="Dear customer, ...")
+    [_, edit, _] = answer_forms(text_review)
+    assert by_name(edit.fields)["content"].control == "textarea"
+    assert by_name(edit.fields)["content"].value == "Dear customer, ..."
+    assert answer_from_form(text_review, posted(decision="edit", content="{x")) == {
+        "decision": "edit",
+        "content": "{x",
+    }
+
+
+def test_a_confirmation_names_one_answer_whatever_its_numbers_look_like() -> None:
+    a = {"decision": "edit", "arguments": {"order_id": "A", "amount": 30}}
+    b = {"decision": "edit", "arguments": {"amount": 30.0, "order_id": "A"}}
+    c = {"decision": "edit", "arguments": {"order_id": "A", "amount": 31}}
+    assert confirmation(a) == confirmation(b)
+    assert confirmation(a) != confirmation(c)
+
+
+def test_errors_are_keyed_by_the_field_path_they_name() -> None:
+    by_field, rest = errors_by_field(
+        [
+            {"loc": ["body", "input", "amount"], "msg": "too small"},
+            {"loc": ["body", "input", "amount"], "msg": "odd"},
+            {"loc": ["body", "input"], "msg": "bad input"},
+        ],
+        strip=("body", "input"),
+    )
+    assert by_field == {"amount": "too small; odd"}
+    assert rest == ["bad input"]
+
+
+def test_a_start_form_shows_the_input_schema_defaults() -> None:
+    form = input_form("everything", "All types.", schema_of(Everything))
+    fields = by_name(form.fields)
+    assert fields["size"].value == "m"
+    assert fields["urgent"].checked is False
+    assert fields["name"].value == ""

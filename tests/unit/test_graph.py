@@ -1,0 +1,152 @@
+"""Workflow graphs: read from MAF's WorkflowViz (workflows/graph.py), laid out (web/graph.py)."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from pathlib import Path
+
+from agent_framework import Executor, Workflow, WorkflowBuilder, WorkflowContext, handler
+
+from human.store import open_store
+from web.graph import MARGIN, lay_out
+from workflows.graph import GraphEdge, WorkflowGraph, describe
+from workflows.runtime import Runtime
+
+
+class Split(Executor):
+    @handler
+    async def on_text(self, message: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(message)
+
+
+class Desk(Executor):
+    @handler
+    async def on_text(self, message: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(message)
+
+
+class Join(Executor):
+    @handler
+    async def on_texts(self, messages: list[str], ctx: WorkflowContext[str, str]) -> None:
+        await ctx.yield_output(",".join(messages))
+
+
+def fan_workflow() -> Workflow:
+    split, legal, finance, join = (
+        Split(id="split"),
+        Desk(id="legal"),
+        Desk(id="finance"),
+        Join(id="join"),
+    )
+    return (
+        WorkflowBuilder(name="fan", start_executor=split)
+        .add_fan_out_edges(split, [legal, finance])
+        .add_fan_in_edges([legal, finance], join)
+        .add_edge(join, split, condition=lambda message: False)
+        .build()
+    )
+
+
+def test_the_graph_is_what_workflowviz_draws() -> None:
+    graph = describe(fan_workflow())
+
+    assert (graph.name, graph.start) == ("fan", "split")
+    executors = [n.id for n in graph.nodes if n.kind == "executor"]
+    assert executors == ["split", "legal", "finance", "join"]
+    [fan_in] = [n for n in graph.nodes if n.kind == "fan_in"]
+    assert fan_in.label == "fan-in"
+    assert [n.id for n in graph.nodes if n.start] == ["split"]
+    assert {(e.source, e.target) for e in graph.edges} == {
+        ("split", "legal"),
+        ("split", "finance"),
+        ("legal", fan_in.id),
+        ("finance", fan_in.id),
+        (fan_in.id, "join"),
+        ("join", "split"),
+    }
+    assert [(e.source, e.target) for e in graph.edges if e.conditional] == [("join", "split")]
+    assert graph.mermaid.startswith("flowchart TD")
+    assert "join -. conditional .-> split" in graph.mermaid
+
+
+async def test_the_runtime_describes_a_registered_workflow_once(tmp_path: Path) -> None:
+    store = await open_store(f"sqlite:///{tmp_path / 'baton.db'}")
+    try:
+        runtime = Runtime(store)
+        graph = runtime.graph("refund")
+        assert runtime.graph("refund") is graph
+    finally:
+        await store.close()
+    assert [(n.id, n.start) for n in graph.nodes] == [("refund_agent", True)]
+    assert graph.edges == ()
+
+
+def test_nodes_sit_in_layers_from_the_start_and_never_overlap() -> None:
+    graph = describe(fan_workflow())
+    layout = lay_out(graph)
+
+    top = layout.node("split").y
+    assert top == MARGIN
+    assert layout.node("legal").y == layout.node("finance").y > top
+    fan_in = next(n for n in layout.nodes if n.kind == "fan_in")
+    assert layout.node("legal").y < fan_in.y < layout.node("join").y
+    for a, b in combinations(layout.nodes, 2):
+        apart = a.x + a.w <= b.x or b.x + b.w <= a.x or a.y + a.h <= b.y or b.y + b.h <= a.y
+        assert apart, (a.id, b.id)
+    for n in layout.nodes:
+        assert n.x >= 0
+        assert n.x + n.w <= layout.width
+        assert n.y >= 0
+        assert n.y + n.h <= layout.height
+    assert all(e.path.startswith("M") and " C" in e.path for e in layout.edges)
+    back = next(e for e in layout.edges if e.target == "split")
+    assert back.conditional
+
+
+def test_nodes_are_marked_where_the_run_is_and_where_it_waits() -> None:
+    layout = lay_out(
+        describe(fan_workflow()), pending=frozenset({"legal", "finance"}), current="finance"
+    )
+    states = {n.id: n.state for n in layout.nodes if n.kind == "executor"}
+    assert states == {
+        "split": "idle",
+        "legal": "pending",
+        "finance": "current-pending",
+        "join": "idle",
+    }
+    assert lay_out(describe(fan_workflow()), current="split").node("split").state == "current"
+
+
+def test_edges_within_a_layer_and_self_loops_are_routed() -> None:
+    graph = WorkflowGraph(
+        name="mesh",
+        start="triage",
+        nodes=tuple(
+            describe(fan_workflow())
+            .nodes[0]
+            .model_copy(update={"id": i, "label": i, "start": i == "triage"})
+            for i in ("triage", "billing", "accounts")
+        ),
+        edges=(
+            GraphEdge(source="triage", target="billing"),
+            GraphEdge(source="triage", target="accounts"),
+            GraphEdge(source="billing", target="accounts"),
+            GraphEdge(source="accounts", target="billing"),
+            GraphEdge(source="billing", target="triage"),
+            GraphEdge(source="accounts", target="accounts"),
+        ),
+        mermaid="",
+    )
+    layout = lay_out(graph)
+    assert layout.node("billing").y == layout.node("accounts").y
+    paths = {(e.source, e.target): e.path for e in layout.edges}
+    assert len(set(paths.values())) == len(paths)  # no two edges drawn over each other
+    assert len(paths) == 6
+
+
+def test_an_unreachable_node_still_shows_below_the_rest() -> None:
+    base = describe(fan_workflow())
+    lonely = base.nodes[1].model_copy(update={"id": "lonely", "label": "lonely", "start": False})
+    graph = base.model_copy(update={"nodes": (*base.nodes, lonely)})
+    layout = lay_out(graph)
+    assert layout.node("lonely").y > max(n.y for n in layout.nodes if n.id != "lonely")

@@ -1,0 +1,193 @@
+"""A workflow graph laid out for an SVG drawn on the server: layers from the start node down.
+
+Workflows are small (a handful of executors), so a plain layered layout reads well: each node sits
+one layer below the first node that reaches it (breadth-first from the start), nodes of a layer
+side by side. Edges down are drawn straight; edges within a layer arc over it (left to right) or
+under it (right to left); edges back up run along the side, so a loop or a full mesh of
+hand-offs stays readable. The page's template draws the shapes; this module only places them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from workflows.graph import WorkflowGraph
+
+NODE_H: Final = 36
+LAYER_GAP: Final = 64
+NODE_GAP: Final = 28
+MARGIN: Final = 24
+CHAR_W: Final = 7.5  # a label's width per character, for the 13px sans-serif of app.css
+
+NodeState = Literal["idle", "pending", "current", "current-pending"]
+
+
+@dataclass(frozen=True)
+class PlacedNode:
+    """A node with its box: `x`, `y` its top-left corner."""
+
+    id: str
+    label: str
+    kind: str
+    start: bool
+    state: NodeState
+    x: float
+    y: float
+    w: float
+    h: float
+
+    @property
+    def cx(self) -> float:
+        """The horizontal centre."""
+        return self.x + self.w / 2
+
+    @property
+    def cy(self) -> float:
+        """The vertical centre."""
+        return self.y + self.h / 2
+
+
+@dataclass(frozen=True)
+class PlacedEdge:
+    """An edge as an SVG path."""
+
+    source: str
+    target: str
+    path: str
+    conditional: bool
+
+
+@dataclass(frozen=True)
+class GraphLayout:
+    """Everything the SVG template draws."""
+
+    width: float
+    height: float
+    nodes: tuple[PlacedNode, ...]
+    edges: tuple[PlacedEdge, ...]
+
+    def node(self, node_id: str) -> PlacedNode:
+        """A placed node by id."""
+        return next(n for n in self.nodes if n.id == node_id)
+
+
+def lay_out(
+    graph: WorkflowGraph, *, pending: frozenset[str] = frozenset(), current: str | None = None
+) -> GraphLayout:
+    """Place `graph`'s nodes and route its edges.
+
+    Args:
+        graph: The workflow's graph.
+        pending: Executors with requests waiting for a person.
+        current: The executor the run is at (where it last asked, or its start while it runs).
+
+    Returns:
+        The layout, with each node's state for highlighting.
+    """
+    layers = _layers(graph)
+    placed: dict[str, PlacedNode] = {}
+    rows: dict[int, list[str]] = {}
+    for node in graph.nodes:
+        rows.setdefault(layers[node.id], []).append(node.id)
+    widths = {n.id: _node_width(n.label, n.kind) for n in graph.nodes}
+    row_width = {
+        layer: sum(widths[i] for i in ids) + NODE_GAP * (len(ids) - 1)
+        for layer, ids in rows.items()
+    }
+    inner = max(row_width.values(), default=0.0)
+    by_id = {n.id: n for n in graph.nodes}
+    for layer, ids in sorted(rows.items()):
+        x = MARGIN + (inner - row_width[layer]) / 2
+        y = MARGIN + layer * (NODE_H + LAYER_GAP)
+        for node_id in ids:
+            node = by_id[node_id]
+            placed[node_id] = PlacedNode(
+                id=node.id,
+                label=node.label,
+                kind=node.kind,
+                start=node.start,
+                state=_state(node.id, pending, current),
+                x=x,
+                y=y,
+                w=widths[node_id],
+                h=NODE_H,
+            )
+            x += widths[node_id] + NODE_GAP
+    edges = tuple(
+        PlacedEdge(
+            source=e.source,
+            target=e.target,
+            path=_route(placed[e.source], placed[e.target], layers),
+            conditional=e.conditional,
+        )
+        for e in graph.edges
+        if e.source in placed and e.target in placed
+    )
+    depth = max(rows, default=0) + 1
+    return GraphLayout(
+        width=inner + 2 * MARGIN + 40,  # room on the right for edges running back up
+        height=depth * NODE_H + (depth - 1) * LAYER_GAP + 2 * MARGIN,
+        nodes=tuple(placed.values()),
+        edges=edges,
+    )
+
+
+def _layers(graph: WorkflowGraph) -> dict[str, int]:
+    targets: dict[str, list[str]] = {}
+    for edge in graph.edges:
+        targets.setdefault(edge.source, []).append(edge.target)
+    layers = {graph.start: 0}
+    queue = deque([graph.start])
+    while queue:
+        here = queue.popleft()
+        for there in targets.get(here, []):
+            if there not in layers:
+                layers[there] = layers[here] + 1
+                queue.append(there)
+    unreached = max(layers.values(), default=-1) + 1
+    return {n.id: layers.get(n.id, unreached) for n in graph.nodes}
+
+
+def _node_width(label: str, kind: str) -> float:
+    if kind == "fan_in":
+        return 64.0
+    return max(96.0, len(label) * CHAR_W + 28)
+
+
+def _state(node_id: str, pending: frozenset[str], current: str | None) -> NodeState:
+    if node_id == current:
+        return "current-pending" if node_id in pending else "current"
+    return "pending" if node_id in pending else "idle"
+
+
+def _route(source: PlacedNode, target: PlacedNode, layers: dict[str, int]) -> str:
+    down = layers[target.id] - layers[source.id]
+    if source.id == target.id:  # a self-loop on the right of the node
+        x, y = source.x + source.w, source.cy
+        return _curve((x, y - 8), (x + 30, y - 24), (x + 30, y + 24), (x, y + 8))
+    if down > 0:
+        x1, y1 = source.cx, source.y + source.h
+        x2, y2 = target.cx, target.y
+        bend = (y2 - y1) / 2
+        return _curve((x1, y1), (x1, y1 + bend), (x2, y2 - bend), (x2, y2))
+    if down == 0:  # same layer: over the top left to right, under the bottom right to left
+        over = source.cx < target.cx
+        y = source.y if over else source.y + source.h
+        lift = -28 if over else 28
+        x1, x2 = source.cx, target.cx
+        return (
+            f"M{x1:.1f},{y:.1f} C{x1:.1f},{y + lift:.1f} {x2:.1f},{y + lift:.1f} {x2:.1f},{y:.1f}"
+        )
+    # back up: from the source's right side out and up to the target's right side
+    x1, y1 = source.x + source.w, source.cy - 6
+    x2, y2 = target.x + target.w, target.cy + 6
+    out = max(x1, x2) + 20 + 8 * min(-down, 3)
+    return _curve((x1, y1), (out, y1), (out, y2), (x2, y2))
+
+
+def _curve(*points: tuple[float, float]) -> str:
+    """An SVG cubic Bézier path through a start, two control points and an end."""
+    start, *rest = (f"{x:.1f},{y:.1f}" for x, y in points)
+    return f"M{start} C{' '.join(rest)}"

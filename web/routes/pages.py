@@ -1,0 +1,110 @@
+"""The inbox and the request pages: server-rendered HTML, every form a plain POST (303 or 4xx).
+
+JavaScript only enhances: the inbox reloads its list when `/api/stream` tells of a change, and an
+edit shows its before -> after diff while it is typed. Without JavaScript the same pages work: a
+refresh shows what the live update would, and an edit goes through a confirm step instead.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from baton.errors import AnswerConflict, InvalidAnswer, RequestClosed
+from web import views
+from web.auth import csrf_checked_form
+from web.deps import PageUserDep, PartsDep
+from web.errors import status_of
+from web.forms import FormValues, answer_from_form, confirmation, flatten
+from web.templating import notify, render
+
+router = APIRouter(include_in_schema=False)
+
+OUTCOMES: Final = {
+    "closed": "Answer recorded: {decision}. The run carries on.",
+    "partial": "Your approval is recorded; another approver is still needed.",
+    "repeated": "You had already given this answer; nothing changed.",
+}
+
+
+@router.get("/", name="inbox")
+@router.get("/inbox")
+async def inbox(
+    request: Request,
+    parts: PartsDep,
+    user: PageUserDep,
+    query: Annotated[views.InboxQuery, Query()],
+) -> HTMLResponse:
+    """Requests, pending ones of my teams first; live over SSE; just the list for htmx."""
+    page = await views.inbox_page(parts, user, query)
+    template = "inbox_live.html" if request.headers.get("hx-request") else "inbox.html"
+    return render(request, template, page, user=user)
+
+
+@router.get("/requests/{request_id}", name="request_page")
+async def request_page(
+    request: Request, request_id: str, parts: PartsDep, user: PageUserDep
+) -> HTMLResponse:
+    """One request: what is asked, its context, a form per decision, its audit trail."""
+    page = await views.request_page(parts, user, request_id)
+    return render(request, "request.html", page, user=user)
+
+
+@router.post("/requests/{request_id}")
+async def answer(request: Request, request_id: str, parts: PartsDep, user: PageUserDep) -> Response:
+    """Answer from a decision form: 303 to the request; an edit is confirmed first; else 4xx."""
+    form = FormValues((await csrf_checked_form(request)).multi_items())
+    human_request = await parts.requests.get(request_id)
+    again: dict[str, Any] = {"submitted": form.get("decision"), "raw": form}
+    try:
+        body = answer_from_form(human_request, form)
+        if body["decision"] == "edit" and form.get("confirm") != confirmation(body):
+            preview = await parts.requests.preview(request_id, body, responder=user)
+            confirm = {
+                "diff": preview.diff or {},
+                "digest": confirmation(body),
+                "hidden": flatten(body),
+            }
+            page = await views.request_page(parts, user, request_id, confirm=confirm, **again)
+            return render(request, "request.html", page, user=user)
+        result = await parts.requests.respond(request_id, body, responder=user)
+    except InvalidAnswer as exc:
+        if form.get("decision") not in human_request.allowed_decisions:
+            again["problem"] = str(exc)  # no form of that decision to show it on
+        page = await views.request_page(parts, user, request_id, errors=exc.errors, **again)
+        return render(request, "request.html", page, user=user, status_code=422)
+    except (AnswerConflict, RequestClosed) as exc:
+        page = await views.request_page(parts, user, request_id, problem=str(exc))
+        return render(request, "request.html", page, user=user, status_code=status_of(exc))
+    notify(request, OUTCOMES[result.outcome].format(decision=body["decision"]))
+    return RedirectResponse(f"/requests/{request_id}", status_code=303)
+
+
+@router.post("/requests/{request_id}/preview")
+async def preview_edit(
+    request: Request, request_id: str, parts: PartsDep, user: PageUserDep
+) -> HTMLResponse:
+    """The before -> after diff of an edit being typed (htmx), with the digest that confirms it."""
+    form = FormValues((await csrf_checked_form(request)).multi_items())
+    human_request = await parts.requests.get(request_id)
+    try:
+        body = answer_from_form(human_request, form)
+        preview = await parts.requests.preview(request_id, body, responder=user)
+    except InvalidAnswer as exc:
+        errors = [{"loc": e["loc"][1:], "msg": e["msg"]} for e in exc.errors]
+        return render(request, "_partials/edit_preview.html", {"errors": errors}, status_code=422)
+    page = {"diff": preview.diff or {}, "digest": confirmation(body), "errors": []}
+    return render(request, "_partials/edit_preview.html", page)
+
+
+@router.post("/requests/{request_id}/takeover")
+async def take_over(
+    request: Request, request_id: str, parts: PartsDep, user: PageUserDep
+) -> Response:
+    """Take an open request over (it comes back as a takeover assigned to me): 303, or 4xx."""
+    await csrf_checked_form(request)
+    await parts.requests.take_over(request_id, responder=user)
+    notify(request, "You took this over: it comes back to you as a takeover request.")
+    return RedirectResponse(f"/requests/{request_id}", status_code=303)

@@ -1,0 +1,78 @@
+"""The runs pages: the list, one run with its graph, starting a run from a form, cancelling one."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from baton.errors import InvalidInput, RunNotCancellable
+from human.access import check_can_run
+from web import views
+from web.auth import csrf_checked_form
+from web.deps import PageUserDep, PartsDep
+from web.forms import FormValues, input_from_form
+from web.templating import notify, render
+from workflows import registry
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/runs", name="runs_page")
+async def runs(
+    request: Request,
+    parts: PartsDep,
+    user: PageUserDep,
+    query: Annotated[views.RunsQuery, Query()],
+) -> HTMLResponse:
+    """Runs, newest first: status, workflow, waiting since."""
+    page = await views.runs_page(parts, user, query)
+    return render(request, "runs.html", page, user=user)
+
+
+@router.get("/runs/new", name="start_page")
+async def start_page(
+    request: Request, user: PageUserDep, workflow: str | None = None
+) -> HTMLResponse:
+    """Pick a workflow; its form is generated from the workflow's input JSON Schema."""
+    return render(request, "run_new.html", views.start_page(user, workflow or None), user=user)
+
+
+@router.post("/runs/new")
+async def start_run(request: Request, parts: PartsDep, user: PageUserDep) -> Response:
+    """Start a run from the form: 303 to the run, or the form again with its errors (422)."""
+    form = FormValues((await csrf_checked_form(request)).multi_items())
+    check_can_run(user)
+    spec = registry.get(form.get("workflow") or "")
+    try:
+        run_input = input_from_form(spec.input_schema(), form)
+        run = await parts.runtime.start(spec.name, run_input, actor=user.name)
+    except InvalidInput as exc:
+        page = views.start_page(user, spec.name, raw=form, errors=exc.errors)
+        return render(request, "run_new.html", page, user=user, status_code=422)
+    notify(request, f"Started a {spec.name} run.")
+    return RedirectResponse(f"/runs/{run.id}", status_code=303)
+
+
+@router.get("/runs/{run_id}", name="run_page")
+async def run_page(
+    request: Request, run_id: str, parts: PartsDep, user: PageUserDep
+) -> HTMLResponse:
+    """One run: its graph (where it is, where it waits), requests, conversation, audit trail."""
+    page = await views.run_page(parts, user, run_id)
+    template = "run_live.html" if request.headers.get("hx-request") else "run.html"
+    return render(request, template, page, user=user)
+
+
+@router.post("/runs/{run_id}/cancel")
+async def cancel_run(request: Request, run_id: str, parts: PartsDep, user: PageUserDep) -> Response:
+    """Cancel a run that has not ended: 303 to it; 409 if it had."""
+    await csrf_checked_form(request)
+    try:
+        await parts.runtime.cancel(run_id, by=user)
+    except RunNotCancellable as exc:
+        page = await views.run_page(parts, user, run_id, problem=str(exc))
+        return render(request, "run.html", page, user=user, status_code=409)
+    notify(request, "Run cancelled; its open requests are closed.")
+    return RedirectResponse(f"/runs/{run_id}", status_code=303)

@@ -1,0 +1,156 @@
+"""Jinja2 for the pages: the environment, its filters, and `render`, which every page goes through.
+
+`render` adds what every page needs (the person, the CSRF token, a one-time notice) and the headers
+every page gets: no caching of personal data, and a Content-Security-Policy allowing only this
+origin's own scripts, styles and connections (the pages work on an isolated network: no CDN).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
+
+from human.records import AuditEvent, User
+from human.store.base import utcnow
+from web.auth import CSRF_FIELD, csrf_token
+
+TEMPLATES_DIR: Final = Path(__file__).parent / "templates"
+STATIC_DIR: Final = Path(__file__).parent / "static"
+
+PAGE_HEADERS: Final = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+        "object-src 'none'"
+    ),
+    "Referrer-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+}
+
+templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+
+
+def render(
+    request: Request,
+    name: str,
+    context: dict[str, Any],
+    *,
+    user: User | None = None,
+    status_code: int = 200,
+) -> HTMLResponse:
+    """A page (or, for htmx, a partial) from template `name`."""
+    page = {
+        "user": user,
+        "csrf_field": CSRF_FIELD,
+        "csrf_token": csrf_token(request) if "session" in request.scope else "",
+        "notice": request.session.pop("notice", None) if "session" in request.scope else None,
+        "now": utcnow(),
+        **context,
+    }
+    response = templates.TemplateResponse(request, name, page, status_code=status_code)
+    response.headers.update(PAGE_HEADERS)
+    response.headers["Vary"] = "Cookie, HX-Request"
+    return response
+
+
+def notify(request: Request, message: str, *, tone: str = "ok") -> None:
+    """Show `message` once, on the next page this browser renders (after a 303)."""
+    request.session["notice"] = {"message": message, "tone": tone}
+
+
+# filters ------------------------------------------------------------------------------------
+
+
+def when(moment: datetime | None) -> Markup:
+    """A time as `<time>`: readable text, the exact instant in its `datetime` attribute."""
+    if moment is None:
+        return Markup("")
+    text = moment.strftime("%Y-%m-%d %H:%M UTC")
+    return Markup('<time datetime="{}">{}</time>').format(moment.isoformat(), text)
+
+
+def duration(seconds: float) -> str:
+    """A rough, readable length of time: `45 s`, `12 min`, `3 h 20 min`, `2 d 4 h`."""
+    seconds = abs(seconds)
+    if seconds < 60:
+        return f"{math.floor(seconds)} s"
+    minutes = math.floor(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+def time_left(deadline: datetime | None, now: datetime | None = None) -> str:
+    """What is left until a deadline: `2 h 5 min left`, `overdue by 3 min`, or `no deadline`."""
+    if deadline is None:
+        return "no deadline"
+    left = (deadline - (now or utcnow())).total_seconds()
+    return f"{duration(left)} left" if left >= 0 else f"overdue by {duration(left)}"
+
+
+def ago(moment: datetime | None, now: datetime | None = None) -> str:
+    """How long ago a moment was: `5 min ago`."""
+    if moment is None:
+        return ""
+    return f"{duration(((now or utcnow()) - moment).total_seconds())} ago"
+
+
+def pretty_json(value: Any) -> str:
+    """A JSON value laid out for reading (for the rare value no other view fits)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def humanize(key: str) -> str:
+    """A field name as a label: `order_id` -> `Order id`."""
+    text = str(key).replace("_", " ").replace(".", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+def gist(event: AuditEvent) -> str:
+    """A one-line gist of an audit event, for the timeline's heading."""
+    data = event.data
+    if event.type == "request.answered":
+        return f"{event.actor} answered: {data.get('decision')}"
+    if event.type == "request.created":
+        return f"asked {data.get('team')}: {data.get('title')}"
+    if event.type == "request.auto_decided":
+        return f"policy rule {data.get('rule')} decided: {data.get('decision')}"
+    if event.type == "effect.executed":
+        return f"{data.get('tool')} ran"
+    if event.type == "run.resumed":
+        return f"resumed with {data.get('decision')}"
+    if event.type == "run.failed":
+        return str(data.get("error", "failed"))
+    return ""
+
+
+def without(mapping: Any, *keys: str) -> dict[str, Any]:
+    """A mapping less some keys (a non-mapping: empty)."""
+    if not isinstance(mapping, dict):
+        return {}
+    return {k: v for k, v in mapping.items() if k not in keys}
+
+
+templates.env.filters.update(
+    when=when,
+    time_left=time_left,
+    ago=ago,
+    pretty_json=pretty_json,
+    humanize=humanize,
+    gist=gist,
+    without=without,
+)
+templates.env.globals.update(duration=duration)
