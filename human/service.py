@@ -90,6 +90,10 @@ class RequestService:
         self._worker = worker
         self._claim_s = claim_s
 
+    def now(self) -> datetime:
+        """Baton's clock, which deadlines and claims are measured by."""
+        return self._clock()
+
     async def get(self, request_id: str, *, viewer: User | None = None) -> HumanRequest:
         """A request by id, or `RequestNotFound` (also when `viewer` may not see it)."""
         request = await self._store.get_request(request_id)

@@ -53,13 +53,19 @@ def render(
         "csrf_field": CSRF_FIELD,
         "csrf_token": csrf_token(request) if "session" in request.scope else "",
         "notice": request.session.pop("notice", None) if "session" in request.scope else None,
-        "now": utcnow(),
+        "now": _now(request),
         **context,
     }
     response = templates.TemplateResponse(request, name, page, status_code=status_code)
     response.headers.update(PAGE_HEADERS)
     response.headers["Vary"] = "Cookie, HX-Request"
     return response
+
+
+def _now(request: Request) -> datetime:
+    """Baton's clock (the app's, which tests move), or the system's before the app started."""
+    parts = getattr(request.app.state, "parts", None)
+    return parts.requests.now() if parts is not None else utcnow()
 
 
 def notify(request: Request, message: str, *, tone: str = "ok") -> None:
@@ -152,5 +158,6 @@ templates.env.filters.update(
     humanize=humanize,
     gist=gist,
     without=without,
+    duration=duration,
 )
 templates.env.globals.update(duration=duration)

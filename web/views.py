@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final, Literal
 from urllib.parse import urlencode
 
@@ -28,7 +29,7 @@ from human.records import (
     RunStatus,
     User,
 )
-from human.store.base import RequestFilter, utcnow
+from human.store.base import RequestFilter
 from web.deps import Parts
 from web.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from web.graph import GraphLayout, lay_out
@@ -96,8 +97,8 @@ class InboxQuery(BaseModel):
             raise ValueError(f"must be one of {', '.join(KINDS)}")
         return value
 
-    def request_filter(self, user: User) -> RequestFilter:
-        """The store filter these choices mean for `user`."""
+    def request_filter(self, user: User, now: datetime) -> RequestFilter:
+        """The store filter these choices mean for `user` (overdue: deadline before `now`)."""
         return RequestFilter(
             status=None if self.status == "any" else self.status,
             team=None if self.team in (MY_TEAMS, ALL_TEAMS) else self.team,
@@ -105,7 +106,7 @@ class InboxQuery(BaseModel):
             kind=self.kind,
             workflow=self.workflow,
             assignee=user.name if self.assignee == "me" else self.assignee,
-            overdue_at=utcnow() if self.overdue else None,
+            overdue_at=now if self.overdue else None,
             cursor=self.cursor,
             limit=PAGE_SIZE,
         )
@@ -163,7 +164,7 @@ RUN_EVENTS: Final = (
 
 async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, Any]:
     """The inbox: one page of requests under `query`, counts per status, the filter choices."""
-    flt = query.request_filter(user)
+    flt = query.request_filter(user, parts.requests.now())
     page = await parts.requests.list(flt, viewer=user)
     counts = await parts.requests.count(flt, viewer=user)
     return {
@@ -301,6 +302,17 @@ async def request_page(
     run = await parts.runtime.get(request.run_id, viewer=user)
     events = await parts.requests.events(request.id, viewer=user)
     is_open = request.status in OPEN_STATUSES
+    now = parts.requests.now()
+    live = is_open and request.claimed_until is not None and request.claimed_until > now
+    claim = (
+        {
+            "by": request.claimed_by,
+            "until": request.claimed_until,
+            "mine": request.claimed_by == user.name,
+        }
+        if live and request.claimed_by
+        else None
+    )
     refusal = None
     if is_open:
         try:
@@ -334,6 +346,8 @@ async def request_page(
         "section": "inbox",
         "question": request.payload.get("question"),
         "options": request.payload.get("options") or [],
+        "claim": claim,
+        "may_release": claim is not None and (claim["mine"] or user.role == "admin"),
     }
 
 

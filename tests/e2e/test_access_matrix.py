@@ -129,6 +129,14 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         "as answering: the diff of an edit",
         SEE_FORM | {"ada": 200, "lee": 200, "sam": 403, "val": 403},
     ),
+    ("POST", "/requests/{request_id}/claim"): (
+        "who may answer it: a responder of the owning team or an admin",
+        SEE_FORM | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/requests/{request_id}/release"): (
+        "the claim's holder (here lee) or an admin",
+        SEE_FORM | {"sam": 403, "val": 403},
+    ),
     ("POST", "/requests/{request_id}/takeover"): (
         "a responder of the owning team or an admin takes the request over",
         SEE_FORM | {"sam": 403, "val": 403},

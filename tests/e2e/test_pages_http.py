@@ -426,6 +426,47 @@ async def test_a_request_is_taken_over_from_its_page(
     assert (takeover["assignee"], takeover["status"]) == ("lee", "pending")
 
 
+async def test_a_claim_from_the_page_holds_others_off_until_released(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    pending = await waiting_refund(server)
+    url = f"/requests/{pending['id']}"
+    async with (
+        signed_in(server, "lee", passwords["lee"]) as lee,
+        signed_in(server, "ada", passwords["ada"]) as ada,
+    ):
+        page = await lee.http.get(url)
+        assert f'action="{url}/claim"' in page.text
+        claimed = await lee.post(f"{url}/claim", {})
+        assert (claimed.status_code, claimed.headers["location"]) == (303, url)
+        mine = await lee.http.get(url)
+        assert "Claimed:" in mine.text  # the notice
+        assert f'action="{url}/release"' in mine.text
+        assert "by <strong>lee</strong>" in mine.text
+
+        # ada (an admin) sees who holds it; her answer is refused, naming lee; nothing changes
+        theirs = await ada.http.get(url)
+        assert 'id="claimed"' in theirs.text
+        assert "Release lee&#39;s claim" in theirs.text or "Release lee's claim" in theirs.text
+        before = await server.snapshot(pending["id"])
+        refused = await ada.post(url, {"decision": "approve"})
+        assert refused.status_code == 409, refused.text
+        assert "lee" in html.unescape(refused.text)
+        again = await ada.post(f"{url}/claim", {})
+        assert again.status_code == 409, again.text
+        assert await server.snapshot(pending["id"]) == before
+
+        released = await lee.post(f"{url}/release", {})
+        assert released.status_code == 303, released.text
+        free = await ada.http.get(url)
+        assert f'action="{url}/claim"' in free.text
+        answered = await ada.post(url, {"decision": "approve"})
+        assert answered.status_code == 303, answered.text
+    events = [e["type"] for e in await server.audit(pending["run_id"])]
+    assert events.count("request.claimed") == 1
+    assert events.count("request.released") == 1
+
+
 async def test_an_edit_is_confirmed_before_it_is_sent(
     server: Server, passwords: dict[str, str], db_url: str
 ) -> None:

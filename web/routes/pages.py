@@ -12,7 +12,7 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from baton.errors import AnswerConflict, InvalidAnswer, RequestClosed
+from baton.errors import Conflict, InvalidAnswer, RequestClosed
 from web import views
 from web.auth import csrf_checked_form
 from web.deps import PageUserDep, PartsDep
@@ -56,7 +56,7 @@ async def request_page(
 async def answer(request: Request, request_id: str, parts: PartsDep, user: PageUserDep) -> Response:
     """Answer from a decision form: 303 to the request; an edit is confirmed first; else 4xx."""
     form = FormValues((await csrf_checked_form(request)).multi_items())
-    human_request = await parts.requests.get(request_id)
+    human_request = await parts.requests.get(request_id, viewer=user)
     again: dict[str, Any] = {"submitted": form.get("decision"), "raw": form}
     try:
         body = answer_from_form(human_request, form)
@@ -75,7 +75,7 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
             again["problem"] = str(exc)  # no form of that decision to show it on
         page = await views.request_page(parts, user, request_id, errors=exc.errors, **again)
         return render(request, "request.html", page, user=user, status_code=422)
-    except (AnswerConflict, RequestClosed) as exc:
+    except (Conflict, RequestClosed) as exc:
         page = await views.request_page(parts, user, request_id, problem=str(exc))
         return render(request, "request.html", page, user=user, status_code=status_of(exc))
     notify(request, OUTCOMES[result.outcome].format(decision=body["decision"]))
@@ -88,7 +88,7 @@ async def preview_edit(
 ) -> HTMLResponse:
     """The before -> after diff of an edit being typed (htmx), with the digest that confirms it."""
     form = FormValues((await csrf_checked_form(request)).multi_items())
-    human_request = await parts.requests.get(request_id)
+    human_request = await parts.requests.get(request_id, viewer=user)
     try:
         body = answer_from_form(human_request, form)
         preview = await parts.requests.preview(request_id, body, responder=user)
@@ -107,4 +107,32 @@ async def take_over(
     await csrf_checked_form(request)
     await parts.requests.take_over(request_id, responder=user)
     notify(request, "You took this over: it comes back to you as a takeover request.")
+    return RedirectResponse(f"/requests/{request_id}", status_code=303)
+
+
+@router.post("/requests/{request_id}/claim")
+async def claim(request: Request, request_id: str, parts: PartsDep, user: PageUserDep) -> Response:
+    """Claim a request for a while: 303 with the claim shown; a 409 page if someone holds it."""
+    await csrf_checked_form(request)
+    try:
+        claimed = await parts.requests.claim(request_id, user=user)
+    except Conflict as exc:
+        page = await views.request_page(parts, user, request_id, problem=str(exc))
+        return render(request, "request.html", page, user=user, status_code=status_of(exc))
+    notify(request, f"Claimed: no one else of {claimed.team} may answer it while you hold it.")
+    return RedirectResponse(f"/requests/{request_id}", status_code=303)
+
+
+@router.post("/requests/{request_id}/release")
+async def release(
+    request: Request, request_id: str, parts: PartsDep, user: PageUserDep
+) -> Response:
+    """Release a claim (one's own, or anyone's for an admin): 303, or a 4xx page."""
+    await csrf_checked_form(request)
+    try:
+        await parts.requests.release(request_id, user=user)
+    except Conflict as exc:
+        page = await views.request_page(parts, user, request_id, problem=str(exc))
+        return render(request, "request.html", page, user=user, status_code=status_of(exc))
+    notify(request, "Released: anyone of the team may answer it now.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
