@@ -59,9 +59,9 @@ def status_of(exc: BatonError) -> int:
 
 
 def is_page(request: Request) -> bool:
-    """Whether `request` is for a page (HTML) rather than the JSON API."""
+    """Whether `request` is for a page (HTML) rather than the JSON API or an integration."""
     path = request.url.path
-    return not (path == "/api" or path.startswith("/api/") or path == "/healthz")
+    return not (path in ("/api", "/healthz") or path.startswith(("/api/", "/integrations/")))
 
 
 async def on_baton_error(request: Request, exc: Exception) -> Response:
