@@ -86,7 +86,9 @@ async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]])
             lease_s=settings.job_lease_seconds,
             handlers=job_handlers(settings, store, channels),
         )
-        requests = RequestService(store, clock=clock, claim_s=settings.claim_seconds)
+        requests = RequestService(
+            store, clock=clock, claim_s=settings.claim_seconds, notify_channels=sorted(channels)
+        )
         return await work(Parts(store, runtime, requests, worker))
     finally:
         await store.close()

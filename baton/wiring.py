@@ -42,6 +42,7 @@ def notification_channels(settings: Settings, store: Store) -> dict[str, Channel
             SmtpRelay.parse(settings.smtp_url),
             settings.smtp_from,
             members=store.team_members,
+            person=store.get_user,
             links=link_signer(settings),
             timeout_s=timeout,
         )

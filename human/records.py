@@ -39,6 +39,8 @@ class Run(Record):
 
 
 NotificationStatus = Literal["queued", "sent", "failed", "skipped"]
+# What a notification tells: a request waits, moved up its ladder, or was handed to someone else.
+NotificationEvent = Literal["created", "escalated", "reassigned"]
 
 
 class Notification(Record):
@@ -48,7 +50,7 @@ class Notification(Record):
     request_id: str
     run_id: str
     channel: str
-    event: Literal["created", "escalated"]
+    event: NotificationEvent
     status: NotificationStatus
     attempts: int = 0
     last_error: str | None = None

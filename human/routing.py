@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from human.kinds import Escalation
-from human.records import OPEN_STATUSES, HumanRequest, NewEvent
+from human.records import OPEN_STATUSES, HumanRequest, NewEvent, NotificationEvent
 from human.store.base import NewNotification, NewTimer
 
 ChangeOutcome = Literal["claimed", "renewed", "released", "reassigned", "expired", "escalated"]
@@ -49,7 +49,7 @@ def timers_for(request: HumanRequest) -> list[NewTimer]:
 
 
 def notifications_for(
-    request: HumanRequest, channels: Sequence[str], event: Literal["created", "escalated"]
+    request: HumanRequest, channels: Sequence[str], event: NotificationEvent
 ) -> list[NewNotification]:
     """One outbox row per configured channel."""
     return [
@@ -130,9 +130,18 @@ def plan_release(
 
 
 def plan_reassign(
-    request: HumanRequest, actor: str, *, team: str | None, assignee: str | None, now: datetime
+    request: HumanRequest,
+    actor: str,
+    *,
+    team: str | None,
+    assignee: str | None,
+    now: datetime,
+    channels: Sequence[str] = (),
 ) -> tuple[str, RequestChange | None]:
-    """Move an open request to `team` and/or `assignee`; a live claim ends with it."""
+    """Move an open request to `team` and/or `assignee`; a live claim ends with it.
+
+    When the move hands the request to another team or person, `channels` tell them.
+    """
     if request.status not in OPEN_STATUSES:
         return "not_open", None
     to_team = team or request.team
@@ -150,6 +159,8 @@ def plan_reassign(
     }
     if claim_is_live(request, now):
         data["claim_ended"] = request.claimed_by
+    handed_on = (to_team, to_assignee) != (request.team, request.assignee)
+    moved = request.model_copy(update={"team": to_team, "assignee": to_assignee})
     change = RequestChange(
         outcome="reassigned",
         columns={
@@ -159,6 +170,7 @@ def plan_reassign(
             **_UNCLAIMED,
         },
         events=[_event(request, "request.reassigned", actor, **data)],
+        notifications=notifications_for(moved, channels, "reassigned") if handed_on else [],
     )
     return "reassigned", change
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import AsyncGenerator, Callable, Collection
+from collections.abc import AsyncGenerator, Callable, Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -83,8 +83,10 @@ class RequestService:
         on_change: Callable[[str, str], None] | None = None,
         worker: LocalWorker | None = None,
         claim_s: float = 900.0,
+        notify_channels: Sequence[str] = (),
     ) -> None:
         self._store = store
+        self._channels = tuple(notify_channels)
         self._clock = clock
         self._on_change = on_change or (lambda kind, request_id: None)
         self._worker = worker
@@ -280,8 +282,9 @@ class RequestService:
     ) -> HumanRequest:
         """Move an open request to another team and/or person; audited as `request.reassigned`.
 
-        The team must exist; the assignee must be someone who could answer the request in its
-        (new) team. Either is a 422 naming the field; a live claim ends with the move.
+        The new team or person is notified on every configured channel. The team must exist;
+        the assignee must be someone who could answer the request in its (new) team. Either is a
+        422 naming the field; a live claim ends with the move.
         """
         request = await self.get(request_id, viewer=user)
         refuse_closed(request)
@@ -305,7 +308,7 @@ class RequestService:
                 msg = f"{assignee} cannot answer requests of team {to_team}"
                 raise Invalid(msg, [_err(["assignee"], msg)])
         outcome = await self._store.reassign_request(
-            request_id, user.name, team=team, assignee=assignee
+            request_id, user.name, team=team, assignee=assignee, channels=self._channels
         )
         return self._settle_change(outcome)
 

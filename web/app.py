@@ -127,6 +127,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
             on_change=on_change,
             worker=background,
             claim_s=settings.claim_seconds,
+            notify_channels=sorted(channels),
         )
         app.state.parts = Parts(
             store=store,

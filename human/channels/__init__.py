@@ -9,9 +9,9 @@ delivers the outbox rows the pause or the escalation wrote, retrying failures.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from human.records import HumanRequest
+from human.records import HumanRequest, NotificationEvent
 
 
 @dataclass(frozen=True)
@@ -19,14 +19,18 @@ class Notice:
     """What to tell: a request, on which occasion, under which delivery id, with its page's URL."""
 
     request: HumanRequest
-    event: Literal["created", "escalated"]
+    event: NotificationEvent
     delivery_id: str
     url: str
 
     @property
     def headline(self) -> str:
         """One line: what happened to which request."""
-        prefix = "Escalated to " if self.event == "escalated" else "For "
+        prefix = {"escalated": "Escalated to ", "reassigned": "Reassigned to "}.get(
+            self.event, "For "
+        )
+        if self.event == "reassigned" and self.request.assignee:
+            return f"{prefix}{self.request.assignee} ({self.request.team}): {self.request.title}"
         return f"{prefix}{self.request.team}: {self.request.title}"
 
 

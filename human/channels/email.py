@@ -78,22 +78,34 @@ class EmailChannel:
         sender: str,
         *,
         members: Callable[[str], Awaitable[list[User]]],
+        person: Callable[[str], Awaitable[User | None]],
         links: LinkSigner,
         timeout_s: float = 10.0,
     ) -> None:
         self._relay = relay
         self._sender = sender
         self._members = members
+        self._person = person
         self._links = links
         self._timeout_s = timeout_s
         self._tls = ssl.create_default_context(cafile=relay.cafile) if relay.cafile else None
 
     async def send(self, notice: Notice) -> str | None:
-        """Mail the team; why not, if no member has an address; `NotificationFailed` on errors."""
-        team = notice.request.team
-        recipients = [u.email for u in await self._members(team) if u.email]
-        if not recipients:
-            return f"no member of team {team} has an email address"
+        """Mail the team (or the person it was handed to); why not, if nobody has an address.
+
+        `NotificationFailed` on errors worth a retry.
+        """
+        request = notice.request
+        team = request.team
+        if notice.event == "reassigned" and request.assignee:
+            person = await self._person(request.assignee)
+            if person is None or not person.email:
+                return f"{request.assignee} has no email address"
+            recipients = [person.email]
+        else:
+            recipients = [u.email for u in await self._members(team) if u.email]
+            if not recipients:
+                return f"no member of team {team} has an email address"
         message = self.message(notice, recipients)
         relay = self._relay
         try:
@@ -121,10 +133,13 @@ class EmailChannel:
             facts.append(("Deadline", request.expires_at.strftime("%Y-%m-%d %H:%M UTC")))
         facts += key_context(request)
         article = "An" if request.kind[0] in "aeiou" else "A"
-        lead = (
-            f"This {request.kind} request was escalated to {request.team}."
-            if notice.event == "escalated"
-            else f"{article} {request.kind} request waits for {request.team}."
+        leads = {
+            "escalated": f"This {request.kind} request was escalated to {request.team}.",
+            "reassigned": f"This {request.kind} request was reassigned to "
+            + (f"{request.assignee} ({request.team})." if request.assignee else f"{request.team}."),
+        }
+        lead = leads.get(
+            notice.event, f"{article} {request.kind} request waits for {request.team}."
         )
         message = EmailMessage()
         message["Subject"] = f"[Baton] {notice.headline}"

@@ -100,12 +100,13 @@ def request_blocks(request: HumanRequest, url: str, *, note: str | None = None) 
 
 def message_of(notice: Notice) -> dict[str, Any]:
     """The incoming-webhook body for a notice."""
-    note = (
-        f":rotating_light: Escalated to *{escape(notice.request.team)}*"
-        if notice.event == "escalated"
-        else None
-    )
-    blocks = request_blocks(notice.request, notice.url, note=note)
+    request = notice.request
+    notes = {
+        "escalated": f":rotating_light: Escalated to *{escape(request.team)}*",
+        "reassigned": f":arrow_right: Reassigned to *{escape(request.assignee or request.team)}*",
+    }
+    note = notes.get(notice.event)
+    blocks = request_blocks(request, notice.url, note=note)
     return {"text": notice.headline, "blocks": [b.to_dict() for b in blocks]}
 
 

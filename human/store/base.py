@@ -20,6 +20,7 @@ from human.records import (
     Job,
     NewEvent,
     Notification,
+    NotificationEvent,
     Page,
     Run,
     RunStatus,
@@ -50,14 +51,14 @@ class NewTimer(BaseModel):
 
 
 class NewNotification(BaseModel):
-    """An outbox row: tell `channel` that a request was created or escalated."""
+    """An outbox row: tell `channel` that a request was created, escalated or reassigned."""
 
     model_config = ConfigDict(frozen=True)
 
     request_id: str
     run_id: str
     channel: str
-    event: Literal["created", "escalated"]
+    event: NotificationEvent
 
 
 class Progress(BaseModel):
@@ -402,9 +403,18 @@ class Store(Protocol):
         ...
 
     async def reassign_request(
-        self, request_id: str, actor: str, *, team: str | None, assignee: str | None
+        self,
+        request_id: str,
+        actor: str,
+        *,
+        team: str | None,
+        assignee: str | None,
+        channels: Sequence[str] = (),
     ) -> ClaimOutcome:
-        """Move an open request to another team and/or person, ending any claim; audited."""
+        """Move an open request to another team and/or person, ending any claim; audited.
+
+        When the move changes who should answer, `channels` get outbox rows telling them.
+        """
         ...
 
     # timers ---------------------------------------------------------------------------------

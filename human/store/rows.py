@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -356,10 +356,18 @@ class HolderChanges:
         )
 
     async def reassign_request(
-        self, request_id: str, actor: str, *, team: str | None, assignee: str | None
+        self,
+        request_id: str,
+        actor: str,
+        *,
+        team: str | None,
+        assignee: str | None,
+        channels: Sequence[str] = (),
     ) -> ClaimOutcome:
-        """Move an open request to another team and/or person."""
+        """Move an open request to another team and/or person, telling `channels` about it."""
         return await self._change(
             request_id,
-            lambda r, now: plan_reassign(r, actor, team=team, assignee=assignee, now=now),
+            lambda r, now: plan_reassign(
+                r, actor, team=team, assignee=assignee, now=now, channels=channels
+            ),
         )

@@ -301,3 +301,64 @@ async def test_email_that_cannot_be_sent_is_retried_then_shown_as_failed(
     assert smtp.mails == []
     outcomes = [e["data"]["outcome"] for e in events if e["type"] == "request.notified"]
     assert outcomes == ["retrying", "failed"]
+
+
+# reassignment -------------------------------------------------------------------------------
+
+
+async def test_a_reassigned_request_is_announced_to_whoever_now_holds_it(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    with http_receiver() as hooks, smtp_server(tmp_path) as smtp:
+        env = {
+            "BATON_WEBHOOK_URL": f"{hooks.url}/baton",
+            "BATON_WEBHOOK_SECRET": WEBHOOK_SECRET,
+            "BATON_SMTP_URL": smtp.url(starttls="true"),
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            await _notified(server, rid, "sent")
+            async with server.client("lee") as lee:
+                moved = await lee.post(
+                    f"/api/requests/{rid}/reassign", json={"team": "finance", "assignee": "fin"}
+                )
+            assert moved.status_code == 200, moved.text
+            async with server.client("fin") as fin:
+                # the same place again hands nothing on, so it tells nobody
+                again = await fin.post(
+                    f"/api/requests/{rid}/reassign", json={"team": "finance", "assignee": "fin"}
+                )
+            assert again.status_code == 200, again.text
+
+            async def four_sent() -> dict[str, Any] | None:
+                request = await server.request(rid)
+                notes = request["notifications"]
+                done = len(notes) == 4 and all(n["status"] == "sent" for n in notes)
+                return request if done else None
+
+            request = await eventually(four_sent, what="the reassignment's notifications")
+            events = await server.audit(run["id"])
+
+    notes = sorted((n["event"], n["channel"]) for n in request["notifications"])
+    assert notes == [
+        ("created", "email"),
+        ("created", "webhook"),
+        ("reassigned", "email"),
+        ("reassigned", "webhook"),
+    ]
+    hook = [r for r in hooks.at("/baton") if r.headers["x-baton-event"] == "request.reassigned"]
+    assert len(hook) == 1 and _webhook_signature_ok(hook[0].headers, hook[0].body)
+    assert (hook[0].json()["request"]["team"], hook[0].json()["request"]["assignee"]) == (
+        "finance",
+        "fin",
+    )
+    [_, handed] = smtp.mails
+    assert handed.recipients == ["fin@example.com"]  # the person it was handed to, not the team
+    assert handed.message["Subject"] == (
+        "[Baton] Reassigned to fin (finance): Refund 120.00 on order A-1002"
+    )
+    text = handed.message.get_body(("plain",)).get_content()
+    assert "This approval request was reassigned to fin (finance)." in text
+    assert types_of(events).count("request.reassigned") == 2
+    assert types_of(events).count("request.notified") == 4
