@@ -7,6 +7,7 @@ BatonError
 ├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover,
 │                             RequestClaimed, NotClaimed, RequestAnswered, AlreadyExists
 ├── Closed              410   RequestClosed
+├── TooManySignIns      429   a name's failed sign-ins reached the bound; it waits out a lockout
 ├── Invalid             422   InvalidAnswer, InvalidInput, InvalidPolicy, InvalidSettings
 │                             (carry per-field errors)
 ├── StoreError          500   a backend failed
@@ -211,3 +212,13 @@ class BadCredentials(Unauthenticated):
     """A sign-in with an unknown name or a wrong password (which of the two is not told)."""
 
     code = "bad_credentials"
+
+
+class TooManySignIns(BatonError):
+    """Sign-ins under this name failed too often in a row; it is locked for `retry_after_s`."""
+
+    code = "too_many_sign_ins"
+
+    def __init__(self, message: str, *, retry_after_s: int) -> None:
+        super().__init__(message, retry_after_s=retry_after_s)
+        self.retry_after_s = retry_after_s

@@ -85,6 +85,12 @@ class Settings(BaseSettings):
     session_max_age_s: int = Field(
         8 * 3600, ge=60, description="How long a browser sign-in lasts, in seconds."
     )
+    signin_max_failures: int = Field(
+        5, ge=1, le=1000, description="Failed sign-ins in a row that lock a name for a while."
+    )
+    signin_lockout_seconds: int = Field(
+        300, ge=1, description="How long a locked name waits; also how long a streak is kept."
+    )
 
     # claims, notifications (channels above), and the clock deadlines are measured by
     claim_seconds: float = Field(900.0, gt=0, description="How long a claim is exclusive.")

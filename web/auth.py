@@ -42,6 +42,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import secrets
 import time
 from collections.abc import Mapping
@@ -54,7 +55,7 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.datastructures import FormData
 
-from baton.errors import BadCredentials, CsrfRefused, Unauthenticated
+from baton.errors import BadCredentials, CsrfRefused, TooManySignIns, Unauthenticated
 from baton.settings import Settings
 from human.people import TOKEN_PREFIX as TOKEN_PREFIX  # tokens are made there; re-exported
 from human.people import new_token as new_token
@@ -153,6 +154,8 @@ class Authenticator:
     groups: Mapping[str, str] = field(default_factory=dict)
     admin_group: str | None = None
     session_max_age_s: float = 8 * 3600
+    signin_max_failures: int = 5
+    signin_lockout_s: int = 300
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Authenticator:
@@ -164,6 +167,8 @@ class Authenticator:
             groups=groups,
             admin_group=admin,
             session_max_age_s=settings.session_max_age_s,
+            signin_max_failures=settings.signin_max_failures,
+            signin_lockout_s=settings.signin_lockout_seconds,
         )
 
     async def user_of(self, request: Request, store: Store) -> User:
@@ -323,16 +328,32 @@ async def csrf_checked_form(request: Request) -> FormData:
 
 
 async def sign_in(request: Request, store: Store, name: str, password: str) -> User:
-    """Check a name and password (argon2) and start a session; `BadCredentials` if they fail."""
+    """Check a name and password (argon2) and start a session; `BadCredentials` if they fail.
+
+    A name with `signin_max_failures` failures in a row is locked for `signin_lockout_s` after
+    the last (`TooManySignIns`, even with the right password), whether or not anyone has it, so
+    guessing is slow and the lockout tells nothing of who exists. The streak lives in the store:
+    every web process counts the same failures. A success ends it.
+    """
+    rules = authenticator_of(request)
+    streak = await store.sign_in_streak(name, window_s=rules.signin_lockout_s)
+    if streak is not None and streak[0] >= rules.signin_max_failures:
+        raise _locked(name, rules.signin_lockout_s - streak[1])
     found = await store.credentials(name)
     stored = found[1] if found is not None else None
     try:
         # argon2 takes tens of milliseconds of CPU by design: off the event loop.
         await asyncio.to_thread(_hasher().verify, stored or _no_one_hash(), password)
+        if found is None or stored is None:
+            raise VerificationError("no password")
     except (VerificationError, InvalidHashError) as exc:
+        failures = await store.note_failed_sign_in(name, window_s=rules.signin_lockout_s)
+        logger.warning("sign-in failed", extra={"user": name, "failures": failures})
+        if failures >= rules.signin_max_failures:
+            raise _locked(name, rules.signin_lockout_s) from exc
         raise BadCredentials("unknown name or wrong password") from exc
-    if found is None or stored is None:
-        raise BadCredentials("unknown name or wrong password")
+    if streak is not None:
+        await store.clear_failed_sign_ins(name)
     user = found[0]
     request.session.clear()  # a new session: nothing of the signed-out one carries over
     request.session.update(
@@ -345,6 +366,15 @@ async def sign_in(request: Request, store: Store, name: str, password: str) -> U
     )
     logger.info("signed in", extra={"user": user.name})
     return user
+
+
+def _locked(name: str, wait_s: float) -> TooManySignIns:
+    wait = max(1, math.ceil(wait_s))
+    return TooManySignIns(
+        f"too many failed sign-ins for {name!r}; try again in "
+        + (f"{math.ceil(wait / 60)} minutes" if wait > 90 else f"{wait} seconds"),
+        retry_after_s=wait,
+    )
 
 
 def sign_out(request: Request) -> None:

@@ -24,6 +24,7 @@ from baton.errors import (
     Invalid,
     NotFound,
     NotPermitted,
+    TooManySignIns,
     Unauthenticated,
 )
 from human.records import User
@@ -39,6 +40,7 @@ _STATUS: Final = (
     (Conflict, 409),
     (Closed, 410),
     (Invalid, 422),
+    (TooManySignIns, 429),
 )
 
 TITLES: Final = {
@@ -49,6 +51,7 @@ TITLES: Final = {
     409: "Already decided",
     410: "Closed",
     422: "Please check what you sent",
+    429: "Too many attempts",
     500: "Something went wrong",
 }
 
@@ -75,6 +78,8 @@ async def on_baton_error(request: Request, exc: Exception) -> Response:
         body["errors"] = exc.errors
     body.update({k: v for k, v in exc.facts.items() if v is not None})
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(exc, TooManySignIns):
+        headers = {"Retry-After": str(exc.retry_after_s)}
     return JSONResponse(body, status_code=status, headers=headers)
 
 

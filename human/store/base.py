@@ -347,6 +347,25 @@ class Store(Protocol):
         """A user and their password hash (None: no password set), for sign-in."""
         ...
 
+    async def sign_in_streak(self, name: str, *, window_s: float) -> tuple[int, float] | None:
+        """The failed sign-ins in a row for the name tried, and how many seconds ago the last was.
+
+        None when there were none in the last `window_s` seconds (by the store's clock).
+        """
+        ...
+
+    async def note_failed_sign_in(self, name: str, *, window_s: float) -> int:
+        """Count a failed sign-in for the name tried; the streak's length with it.
+
+        A streak whose last failure is older than `window_s` starts over (and stale streaks are
+        forgotten).
+        """
+        ...
+
+    async def clear_failed_sign_ins(self, name: str) -> None:
+        """End the name's streak (a successful sign-in)."""
+        ...
+
     async def add_token(
         self,
         user_id: str,

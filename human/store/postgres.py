@@ -911,6 +911,43 @@ class PostgresStore(shared.HolderChanges):
         row = await self._fetchrow("SELECT password_hash FROM users WHERE id = $1", user.id)
         return user, row[0] if row else None
 
+    async def sign_in_streak(self, name: str, *, window_s: float) -> tuple[int, float] | None:
+        """The failures in a row for the name tried within `window_s`, and the last one's age."""
+        now = self._now().timestamp()
+        row = await self._fetchrow(
+            "SELECT failures, last_failed_at FROM sign_in_failures "
+            "WHERE name = $1 AND last_failed_at >= $2",
+            name,
+            now - window_s,
+        )
+        return (row[0], now - row[1]) if row else None
+
+    async def note_failed_sign_in(self, name: str, *, window_s: float) -> int:
+        """One more failure for the name tried; the streak's length."""
+        at = self._now().timestamp()
+
+        async def write(conn: Conn) -> int:
+            await conn.execute(
+                "DELETE FROM sign_in_failures WHERE last_failed_at < $1", at - window_s
+            )
+            failures = await conn.fetchval(
+                "INSERT INTO sign_in_failures (name, failures, last_failed_at) VALUES ($1, 1, $2) "
+                "ON CONFLICT (name) DO UPDATE SET failures = sign_in_failures.failures + 1, "
+                "last_failed_at = EXCLUDED.last_failed_at RETURNING failures",
+                name,
+                at,
+            )
+            return int(failures)
+
+        result: int = await self._write(write)
+        return result
+
+    async def clear_failed_sign_ins(self, name: str) -> None:
+        """End the name's streak."""
+        await self._write(
+            lambda conn: conn.execute("DELETE FROM sign_in_failures WHERE name = $1", name)
+        )
+
     async def add_token(
         self,
         user_id: str,

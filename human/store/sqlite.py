@@ -831,6 +831,43 @@ class SqliteStore(shared.HolderChanges):
         )
         return user, row[0] if row else None
 
+    async def sign_in_streak(self, name: str, *, window_s: float) -> tuple[int, float] | None:
+        """The failures in a row for the name tried within `window_s`, and the last one's age."""
+        now = self._clock().timestamp()
+        since = now - window_s
+        row = await self._run(
+            lambda c: c.execute(
+                "SELECT failures, last_failed_at FROM sign_in_failures "
+                "WHERE name = ? AND last_failed_at >= ?",
+                (name, since),
+            ).fetchone(),
+            write=False,
+        )
+        return (row[0], now - row[1]) if row else None
+
+    async def note_failed_sign_in(self, name: str, *, window_s: float) -> int:
+        """One more failure for the name tried; the streak's length."""
+        at = self._clock().timestamp()
+
+        def write(conn: sqlite3.Connection) -> int:
+            conn.execute("DELETE FROM sign_in_failures WHERE last_failed_at < ?", (at - window_s,))
+            row = conn.execute(
+                "INSERT INTO sign_in_failures (name, failures, last_failed_at) VALUES (?, 1, ?) "
+                "ON CONFLICT (name) DO UPDATE SET failures = failures + 1, "
+                "last_failed_at = excluded.last_failed_at RETURNING failures",
+                (name, at),
+            ).fetchone()
+            return int(row[0])
+
+        return await self._run(write, write=True)
+
+    async def clear_failed_sign_ins(self, name: str) -> None:
+        """End the name's streak."""
+        await self._run(
+            lambda c: c.execute("DELETE FROM sign_in_failures WHERE name = ?", (name,)),
+            write=True,
+        )
+
     async def add_token(
         self,
         user_id: str,

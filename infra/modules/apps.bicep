@@ -302,6 +302,15 @@ var webEnv = concat(sharedEnv, channelEnv, [
     value: '28800'
   }
   {
+    // Failed sign-ins in a row that lock a name, and for how long (seconds).
+    name: 'BATON_SIGNIN_MAX_FAILURES'
+    value: '5'
+  }
+  {
+    name: 'BATON_SIGNIN_LOCKOUT_SECONDS'
+    value: '300'
+  }
+  {
     name: 'OTEL_SERVICE_NAME'
     value: 'baton-web'
   }

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from human.store import open_store
 from human.store.base import RequestFilter, Store, Viewer
+from tests.contract.conftest import Backend
 from tests.contract.test_store import T0, a_request, an_answer, final_of, paused, started
 
 
@@ -65,6 +67,40 @@ async def test_credentials_give_the_user_and_their_password_hash(store: Store) -
     # Updating a user without a new password keeps the old one.
     await store.add_user("lee", role="admin", teams=["support-leads"])
     assert (await store.credentials("lee"))[1] == "h1"  # type: ignore[index]
+
+
+async def test_failed_sign_ins_make_a_streak_by_name_that_ages_out_and_a_success_ends(
+    backend: Backend,
+) -> None:
+    now = [T0]
+
+    def clock() -> datetime:
+        return now[0]
+
+    store = await open_store(backend.url, clock=clock)
+    try:
+        assert await store.sign_in_streak("lee", window_s=300) is None
+        assert [await store.note_failed_sign_in("lee", window_s=300) for _ in range(3)] == [1, 2, 3]
+        # names nobody has are counted the same; each name has its own streak
+        assert await store.note_failed_sign_in("nobody", window_s=300) == 1
+        now[0] = T0 + timedelta(seconds=100)
+        assert await store.sign_in_streak("lee", window_s=300) == (3, 100.0)
+        assert await store.sign_in_streak("nobody", window_s=300) == (1, 100.0)
+        assert await store.note_failed_sign_in("lee", window_s=300) == 4
+        # past the window since its last failure a streak is over, and the next one starts at 1
+        now[0] = T0 + timedelta(seconds=350)
+        assert await store.sign_in_streak("nobody", window_s=300) is None
+        assert await store.sign_in_streak("lee", window_s=300) == (4, 250.0)
+        now[0] = T0 + timedelta(seconds=401)
+        assert await store.sign_in_streak("lee", window_s=300) is None
+        assert await store.note_failed_sign_in("lee", window_s=300) == 1
+        # the stale streak of `nobody` was forgotten on the way
+        assert backend.fetch("SELECT name FROM sign_in_failures ORDER BY name") == [("lee",)]
+        await store.clear_failed_sign_ins("lee")
+        assert await store.sign_in_streak("lee", window_s=300) is None
+        await store.clear_failed_sign_ins("lee")  # ending no streak is no error
+    finally:
+        await store.close()
 
 
 async def test_a_viewer_sees_the_runs_they_started_and_those_their_teams_take_part_in(

@@ -348,7 +348,8 @@ async def test_a_reassigned_request_is_announced_to_whoever_now_holds_it(
         ("reassigned", "webhook"),
     ]
     hook = [r for r in hooks.at("/baton") if r.headers["x-baton-event"] == "request.reassigned"]
-    assert len(hook) == 1 and _webhook_signature_ok(hook[0].headers, hook[0].body)
+    assert len(hook) == 1
+    assert _webhook_signature_ok(hook[0].headers, hook[0].body)
     assert (hook[0].json()["request"]["team"], hook[0].json()["request"]["assignee"]) == (
         "finance",
         "fin",

@@ -26,6 +26,7 @@ from tests.harness import (
     REFUND_20,
     REFUND_120,
     REFUND_1500,
+    MovableClock,
     Server,
     baton_server,
     eventually,
@@ -107,6 +108,71 @@ async def test_sign_in_refuses_missing_fields_and_wrong_passwords_then_signs_in_
         out = await client.post("/signout", {})
         assert (out.status_code, out.headers["location"]) == (303, "/signin")
         assert (await client.http.get("/")).status_code == 303
+
+
+async def test_failed_sign_ins_in_a_row_lock_the_name_for_a_while_in_every_process(
+    db_url: str,
+    tokens: dict[str, str],
+    passwords: dict[str, str],
+    server_log: Path,
+    tmp_path: Path,
+) -> None:
+    clock = MovableClock(tmp_path / "clock")
+    env = (
+        PAGE_ENV
+        | clock.env
+        | {
+            "BATON_SIGNIN_MAX_FAILURES": "3",
+            "BATON_SIGNIN_LOCKOUT_SECONDS": "600",
+        }
+    )
+    async with (
+        baton_server(db_url, tokens, server_log, env) as one,
+        baton_server(db_url, tokens, server_log.with_suffix(".two"), env) as two,
+        browser_session(one) as at_one,
+        browser_session(two) as at_two,
+    ):
+
+        async def attempt(client: Any, name: str, password: str) -> httpx.Response:
+            token = csrf_of((await client.http.get("/signin")).text)
+            return await client.http.post(
+                "/signin", data={"csrf_token": token, "name": name, "password": password}
+            )
+
+        # failures count across processes: two on one web process, the third on the other
+        for name in ("lee", "nobody"):
+            codes = [
+                (await attempt(at_one, name, "wrong")).status_code,
+                (await attempt(at_one, name, "wrong")).status_code,
+                (await attempt(at_two, name, "wrong")).status_code,
+            ]
+            assert codes == [401, 401, 429], name
+        locked = await attempt(at_one, "lee", passwords["lee"])  # even the right password
+        nobody = await attempt(at_two, "nobody", "wrong")
+        # the wait counts from the last failure, by Baton's clock (real seconds pass meanwhile)
+        assert (locked.status_code, nobody.status_code) == (429, 429)
+        assert 580 <= int(locked.headers["retry-after"]) <= 600
+        assert 580 <= int(nobody.headers["retry-after"]) <= 600
+        assert "Too many failed sign-ins for &#39;lee&#39;; try again in 10 minutes." in locked.text
+        assert 'value="lee"' in locked.text
+        assert "user" not in session_of(at_one)
+        # others are not locked out with lee
+        assert (await sign_in(at_two, "sam", passwords["sam"])).status_code == 303
+
+        clock.jump(seconds=540)
+        waiting = await attempt(at_one, "lee", passwords["lee"])
+        assert waiting.status_code == 429
+        wait = int(waiting.headers["retry-after"])
+        assert 40 <= wait <= 60
+        assert f"try again in {wait} seconds" in waiting.text
+        clock.jump(seconds=61)
+        assert (await sign_in(at_one, "lee", passwords["lee"])).status_code == 303
+        # the success ended the streak: a new one starts from nothing
+        assert [(await attempt(at_two, "lee", "wrong")).status_code for _ in range(3)] == [
+            401,
+            401,
+            429,
+        ]
 
 
 async def test_sign_in_returns_to_where_the_person_was_going_and_never_off_site(

@@ -35,6 +35,8 @@ WEB_ONLY = {
     "BATON_EASYAUTH_GROUPS",
     "BATON_EASYAUTH_ADMIN_GROUP",
     "BATON_SESSION_MAX_AGE_S",
+    "BATON_SIGNIN_MAX_FAILURES",
+    "BATON_SIGNIN_LOCKOUT_SECONDS",
 }
 # Set on the apps for libraries, not read by `Settings`.
 LIBRARY_ENV = {"AZURE_CLIENT_ID"}

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from baton.errors import BadCredentials
+from baton.errors import BadCredentials, TooManySignIns
 from web.auth import authenticator_of, csrf_checked_form, page_user_of, sign_in, sign_out
 from web.deps import PartsDep
 from web.forms import FormValues
@@ -49,6 +49,13 @@ async def signin(request: Request, parts: PartsDep) -> Response:
         return render(
             request, "signin.html", page | {"errors": {}, "problem": problem}, status_code=401
         )
+    except TooManySignIns as exc:
+        problem = f"{str(exc)[0].upper()}{str(exc)[1:]}."
+        locked = render(
+            request, "signin.html", page | {"errors": {}, "problem": problem}, status_code=429
+        )
+        locked.headers["Retry-After"] = str(exc.retry_after_s)
+        return locked
     return RedirectResponse(target, status_code=303)
 
 
