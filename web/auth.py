@@ -48,6 +48,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -179,6 +180,8 @@ class Authenticator:
             return await _user_of_token(token, store)
         principal = request.headers.get(PRINCIPAL_HEADER)
         if principal is not None:
+            if request.method not in SAFE_METHODS:
+                refuse_cross_site(request)
             return await self._user_of_principal(request, principal, store)
         if token:
             return await _user_of_token(token, store)
@@ -236,6 +239,25 @@ class Authenticator:
 
 
 LOCAL: Final = Authenticator()
+
+
+def refuse_cross_site(request: Request) -> None:
+    """Raise `CsrfRefused` when a browser says this write comes from another site's page.
+
+    Behind easyauth the platform's cookie rides along on every request the browser makes, a
+    forged one from another site included, and the principal headers follow it. A browser tells
+    where a request comes from (`Sec-Fetch-Site`, `Origin`); a write from anywhere but this origin
+    is refused. Programs calling the API send neither header and are not affected.
+    """
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        raise CsrfRefused(f"a write from another site's page is refused (Sec-Fetch-Site: {site})")
+    origin = request.headers.get("origin")
+    if origin is None:
+        return
+    hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")}
+    if origin == "null" or urlsplit(origin).netloc not in hosts - {None}:
+        raise CsrfRefused(f"a write from another site's page is refused (Origin: {origin})")
 
 
 async def _user_of_token(token: str, store: Store) -> User:

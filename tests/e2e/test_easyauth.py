@@ -130,6 +130,44 @@ async def test_first_sign_in_adds_the_user_with_the_teams_and_role_their_groups_
     assert (val_user.role, val_user.teams) == ("responder", ("finance", "support-leads"))
 
 
+async def test_a_write_from_another_sites_page_is_refused_though_the_platform_vouches(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log, EASYAUTH) as server:
+        run = await server.start_run(REFUND_120, user="sam")
+        pending = await server.wait_for_request(run["id"])
+        before = await server.snapshot(pending["id"])
+        client = server.anonymous()
+        lee = signed_in("lee")
+        respond = f"/api/requests/{pending['id']}/respond"
+        claim = f"/api/requests/{pending['id']}/claim"
+        own = server.base_url
+        forged = {
+            "another origin": {"Origin": "https://evil.example"},
+            "a sandboxed page": {"Origin": "null"},
+            "fetch metadata": {"Sec-Fetch-Site": "cross-site"},
+            "a sibling site": {"Sec-Fetch-Site": "same-site", "Origin": own},
+        }
+        refused = {
+            why: await client.post(claim, headers=lee | extra) for why, extra in forged.items()
+        }
+        for why, reply in refused.items():
+            assert reply.status_code == 403, (why, reply.text)
+            assert reply.json()["error"] == "csrf_refused", why
+        assert await server.snapshot(pending["id"]) == before
+        # reading is no write; the pages' own scripts and programs calling the API are let through
+        peek = await client.get(
+            f"/api/requests/{pending['id']}", headers=lee | forged["another origin"]
+        )
+        assert peek.status_code == 200, peek.text
+        same = await client.post(
+            claim, headers=lee | {"Origin": own, "Sec-Fetch-Site": "same-origin"}
+        )
+        assert same.status_code == 200, same.text
+        program = await client.post(respond, json={"decision": "approve"}, headers=lee)
+        assert program.status_code == 200, program.text
+
+
 async def test_a_malformed_or_missing_principal_is_a_401_that_says_why(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
