@@ -50,6 +50,12 @@ class Settings(BaseSettings):
 
     slack_webhook_url: str | None = None
     slack_signing_secret: SecretStr | None = None
+    slack_bot_token: SecretStr | None = Field(
+        None, description="A bot token (xoxb-…, views:write): Reject asks for a reason in a modal."
+    )
+    slack_api_url: str = Field(
+        "https://slack.com/api/", description="Slack's Web API (tests point it at a stand-in)."
+    )
     smtp_url: str | None = None
     webhook_url: str | None = None
     webhook_secret: SecretStr | None = None

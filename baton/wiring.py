@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from slack_sdk.web.async_client import AsyncWebClient
+
 from baton.settings import Settings
 from human.channels import Channel
 from human.channels.email import EmailChannel, SmtpRelay
@@ -75,10 +77,21 @@ def slack_actions(
     secret = settings.slack_signing_secret
     if secret is None or not secret.get_secret_value():
         return None
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else ""
+    web = (
+        AsyncWebClient(
+            token=token,
+            base_url=settings.slack_api_url,
+            timeout=max(1, round(settings.notify_timeout_seconds)),
+        )
+        if token
+        else None
+    )
     return SlackActions(
         store,
         requests,
         link_signer(settings),
         signing_secret=secret.get_secret_value(),
+        web=web,
         timeout_s=settings.notify_timeout_seconds,
     )

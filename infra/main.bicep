@@ -137,6 +137,10 @@ param slackWebhookUrl string = ''
 param slackSigningSecret string = ''
 
 @secure()
+@description('BATON_SLACK_BOT_TOKEN (Key Vault): Reject in Slack asks for a reason in a modal. Empty: off.')
+param slackBotToken string = ''
+
+@secure()
 @description('BATON_SMTP_URL, with its password (Key Vault). Empty: off.')
 param smtpUrl string = ''
 
@@ -264,6 +268,7 @@ module vault 'modules/vault.bicep' = {
     authClientSecret: authClientSecret
     slackWebhookUrl: slackWebhookUrl
     slackSigningSecret: slackSigningSecret
+    slackBotToken: slackBotToken
     smtpUrl: smtpUrl
     webhookSecret: webhookSecret
   }

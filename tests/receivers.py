@@ -2,8 +2,9 @@
 
 Both run in a thread of the test process on a loopback port, so a `baton serve` child process
 talks to them over real sockets. The HTTP receiver answers each request with the next status of
-its script (then 200); the SMTP server speaks STARTTLS with a certificate made for the test and
-requires a login once the connection is encrypted.
+its script (then 200), with the JSON body set for its path if any (a Web API's answer); the SMTP
+server speaks STARTTLS with a certificate made for the test and requires a login once the
+connection is encrypted.
 """
 
 from __future__ import annotations
@@ -62,9 +63,12 @@ class HttpReceiver:
 
 
 @contextlib.contextmanager
-def http_receiver(script: list[int] | None = None) -> Iterator[HttpReceiver]:
-    """A running receiver; stopped when the block ends."""
+def http_receiver(
+    script: list[int] | None = None, answers: dict[str, Any] | None = None
+) -> Iterator[HttpReceiver]:
+    """A running receiver; stopped when the block ends. `answers`: a JSON body by path."""
     receiver = HttpReceiver(script=list(script or []))
+    bodies = dict(answers or {})
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -74,7 +78,13 @@ def http_receiver(script: list[int] | None = None) -> Iterator[HttpReceiver]:
                 status = receiver.script.pop(0) if receiver.script else 200
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 receiver.received.append(Received(self.path, headers, body, status))
+            path = self.path.split("?", 1)[0]
             self.send_response(status)
+            if path in bodies:
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(json.dumps(bodies[path]).encode())
+                return
             self.send_header("Content-Type", "text/plain")
             self.end_headers()
             self.wfile.write(b"ok" if status < 300 else b"the receiver says no")

@@ -8,11 +8,14 @@ A click comes back to Baton signed with the app's signing secret (`BATON_SLACK_S
 timestamp more than five minutes from now is refused, so a captured request cannot be replayed
 later. The Slack user is mapped to the Baton user holding that Slack id (`baton users add NAME
 --slack-id U…`, or the users API), and the answer goes through `RequestService.respond`: the same
-validation, authorization and idempotency as the API. Reject from Slack sends the reason
-"Rejected from Slack by <name>" (no modal: Baton posts through a webhook, not the Web API; a
-person who wants to give their own reason uses Open). The outcome replaces the message through the
-callback's `response_url`; a refusal (not linked, not permitted, already answered) is shown to the
-clicker alone.
+validation, authorization and idempotency as the API. The outcome replaces the message through
+the callback's `response_url`; a refusal (not linked, not permitted, already answered) is shown to
+the clicker alone.
+
+Reject needs a reason, which the agent is told. With a bot token (`BATON_SLACK_BOT_TOKEN`, Slack's
+Web API through slack-sdk) Reject opens a modal asking for it (`views.open`); its submission comes
+back to the same endpoint, signed the same way, and a refusal is shown in the modal beside the
+field. Without one, Reject sends "Rejected from Slack by <name>".
 """
 
 from __future__ import annotations
@@ -26,21 +29,26 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import httpx
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
     ButtonElement,
     ContextBlock,
     HeaderBlock,
+    InputBlock,
     MarkdownTextObject,
+    PlainTextInputElement,
     SectionBlock,
 )
+from slack_sdk.models.views import View
 from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
 
 from baton.errors import BatonError, NotificationFailed, Unauthenticated
 from human.channels import Notice, key_context
 from human.channels.links import LinkSigner
-from human.records import HumanRequest
+from human.records import HumanRequest, User
 from human.service import RequestService
 from human.store.base import Store
 
@@ -50,6 +58,9 @@ REPLAY_WINDOW_S = 300
 APPROVE = "baton.approve"
 REJECT = "baton.reject"
 OPEN = "baton.open"
+REASON_VIEW = "baton.reject_reason"
+REASON_BLOCK = "reason"
+REASON_INPUT = "reason"
 
 
 def escape(text: str) -> str:
@@ -139,8 +150,20 @@ class SlackReply:
     body: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class SlackResult:
+    """What a callback leads to: a message for `response_url`, and the HTTP answer's body.
+
+    `response` is JSON for Slack (a modal's field errors); None is an empty 200, which also
+    closes a submitted modal.
+    """
+
+    reply: SlackReply | None = None
+    response: dict[str, Any] | None = None
+
+
 class SlackActions:
-    """Verifies and applies button clicks from Slack."""
+    """Verifies and applies button clicks (and reason modals) from Slack."""
 
     def __init__(
         self,
@@ -149,12 +172,14 @@ class SlackActions:
         links: LinkSigner,
         *,
         signing_secret: str,
+        web: AsyncWebClient | None = None,
         timeout_s: float = 10.0,
     ) -> None:
         self._store = store
         self._requests = requests
         self._links = links
         self._verifier = SignatureVerifier(signing_secret)
+        self._web = web
         self._timeout_s = timeout_s
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> None:
@@ -176,31 +201,111 @@ class SlackActions:
         if not self._verifier.is_valid(body, stamp, signature):
             raise Unauthenticated("X-Slack-Signature does not match the body")
 
-    async def act(self, body: bytes, headers: Mapping[str, str]) -> SlackReply | None:
-        """Apply a verified click; what to post back to Slack, if anything."""
+    async def act(self, body: bytes, headers: Mapping[str, str]) -> SlackResult:
+        """Apply a verified click or reason modal; what to post back and to answer Slack."""
         self.verify(body, headers)
         payload = _payload(body)
-        if payload.get("type") != "block_actions":
-            return None
+        if payload.get("type") == "block_actions":
+            return await self._clicked(payload)
+        if payload.get("type") == "view_submission":
+            return await self._submitted(payload)
+        return SlackResult()
+
+    async def _clicked(self, payload: dict[str, Any]) -> SlackResult:
         actions = payload.get("actions") or []
         action = actions[0] if actions and isinstance(actions[0], dict) else {}
         response_url = payload.get("response_url")
         if action.get("action_id") not in (APPROVE, REJECT) or not isinstance(response_url, str):
-            return None
+            return SlackResult()
         request_id = str(action.get("value") or "")
-        slack_user = str((payload.get("user") or {}).get("id") or "")
-        user = await self._store.user_for_slack_id(slack_user) if slack_user else None
+        user, slack_user = await self._user_of(payload)
         if user is None:
-            return _only_you(
-                response_url,
-                f"Your Slack account ({slack_user or 'unknown'}) is not linked to a Baton user: "
-                "ask an admin to set your Slack id (`baton users add NAME --slack-id ...`).",
-            )
+            return SlackResult(reply=_only_you(response_url, _not_linked(slack_user)))
+        if action["action_id"] == REJECT and self._web is not None:
+            return await self._ask_reason(payload, request_id, user, response_url)
         answer: dict[str, Any] = (
             {"decision": "approve"}
             if action["action_id"] == APPROVE
             else {"decision": "reject", "reason": f"Rejected from Slack by {user.name}"}
         )
+        try:
+            outcome = await self._answer(request_id, user, answer)
+        except BatonError as exc:
+            return SlackResult(
+                reply=_only_you(response_url, f"Could not {answer['decision']}: {exc}")
+            )
+        return SlackResult(reply=SlackReply(response_url, outcome))
+
+    async def _ask_reason(
+        self, payload: dict[str, Any], request_id: str, user: User, response_url: str
+    ) -> SlackResult:
+        """Open the modal that asks why (within the click's three seconds, as Slack needs)."""
+        assert self._web is not None
+        try:
+            request = await self._requests.get(request_id, viewer=user)
+        except BatonError as exc:
+            return SlackResult(reply=_only_you(response_url, f"Could not reject: {exc}"))
+        view = View(
+            type="modal",
+            callback_id=REASON_VIEW,
+            title="Reject",
+            submit="Reject",
+            close="Cancel",
+            private_metadata=json.dumps({"request_id": request.id, "response_url": response_url}),
+            blocks=[
+                SectionBlock(
+                    text=MarkdownTextObject(text=f"*{escape(_clip(request.title, 200))}*")
+                ),
+                InputBlock(
+                    block_id=REASON_BLOCK,
+                    label="Why? The agent is told.",
+                    element=PlainTextInputElement(
+                        action_id=REASON_INPUT, multiline=True, max_length=2000
+                    ),
+                ),
+            ],
+        )
+        try:
+            await self._web.views_open(trigger_id=str(payload.get("trigger_id") or ""), view=view)
+        except (SlackApiError, SlackClientError, OSError, TimeoutError) as exc:
+            logger.warning("slack views.open failed", extra={"error": str(exc)})
+            return SlackResult(
+                reply=_only_you(response_url, f"Could not open the form for a reason: {exc}")
+            )
+        return SlackResult()
+
+    async def _submitted(self, payload: dict[str, Any]) -> SlackResult:
+        """A reason modal sent: reject with its reason, or say in the modal why not."""
+        view = payload.get("view") or {}
+        if not isinstance(view, dict) or view.get("callback_id") != REASON_VIEW:
+            return SlackResult()
+        try:
+            meta = json.loads(view.get("private_metadata") or "{}")
+        except json.JSONDecodeError:
+            meta = {}
+        values = (view.get("state") or {}).get("values") or {}
+        reason = str(((values.get(REASON_BLOCK) or {}).get(REASON_INPUT) or {}).get("value") or "")
+        user, slack_user = await self._user_of(payload)
+        if user is None:
+            return _field_error(_not_linked(slack_user))
+        if not reason.strip():
+            return _field_error("A reason is required: the agent is told why.")
+        answer = {"decision": "reject", "reason": reason.strip()}
+        try:
+            outcome = await self._answer(str(meta.get("request_id") or ""), user, answer)
+        except BatonError as exc:
+            return _field_error(f"Could not reject: {exc}")
+        response_url = meta.get("response_url")
+        reply = SlackReply(response_url, outcome) if isinstance(response_url, str) else None
+        return SlackResult(reply=reply)
+
+    async def _user_of(self, payload: dict[str, Any]) -> tuple[User | None, str]:
+        slack_user = str((payload.get("user") or {}).get("id") or "")
+        user = await self._store.user_for_slack_id(slack_user) if slack_user else None
+        return user, slack_user
+
+    async def _answer(self, request_id: str, user: User, answer: dict[str, Any]) -> dict[str, Any]:
+        """Answer through `RequestService.respond`; the message that shows the outcome."""
         try:
             result = await self._requests.respond(request_id, answer, responder=user)
         except BatonError as exc:
@@ -208,12 +313,12 @@ class SlackActions:
                 "slack answer refused",
                 extra={"request_id": request_id, "user": user.name, "error": exc.code},
             )
-            return _only_you(response_url, f"Could not {answer['decision']}: {exc}")
+            raise
         logger.info(
             "slack answer applied",
             extra={"request_id": request_id, "user": user.name, "outcome": result.outcome},
         )
-        return SlackReply(response_url, self._outcome(result.request, user.name, answer))
+        return self._outcome(result.request, user.name, answer)
 
     def _outcome(self, request: HumanRequest, who: str, answer: dict[str, Any]) -> dict[str, Any]:
         verb = "Approved" if answer["decision"] == "approve" else "Rejected"
@@ -247,6 +352,20 @@ def _payload(body: bytes) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return payload if isinstance(payload, dict) else {}
+
+
+def _not_linked(slack_user: str) -> str:
+    return (
+        f"Your Slack account ({slack_user or 'unknown'}) is not linked to a Baton user: "
+        "ask an admin to set your Slack id (`baton users add NAME --slack-id ...`)."
+    )
+
+
+def _field_error(text: str) -> SlackResult:
+    """A submitted modal stays open with `text` under its reason field."""
+    return SlackResult(
+        response={"response_action": "errors", "errors": {REASON_BLOCK: _clip(text, 150)}}
+    )
 
 
 def _only_you(response_url: str, text: str) -> SlackReply:

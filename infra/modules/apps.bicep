@@ -16,6 +16,7 @@
 // not set: BATON_OLLAMA_BASE_URL: for BATON_MODEL=ollama; this deployment calls Azure OpenAI
 // not set: BATON_OLLAMA_MODEL: for BATON_MODEL=ollama; this deployment calls Azure OpenAI
 // not set: BATON_CLOCK_FILE: tests only; it moves Baton's clock by an offset read from a file
+// not set: BATON_SLACK_API_URL: Slack's own Web API, the default; tests point it at a stand-in
 param location string
 param tags object
 param environmentName string
@@ -128,6 +129,13 @@ var sharedSecrets = concat(
     {
       name: 'slack-signing-secret'
       keyVaultUrl: secretUris.slackSigningSecret
+      identity: identityId
+    }
+  ],
+  empty(secretUris.slackBotToken) ? [] : [
+    {
+      name: 'slack-bot-token'
+      keyVaultUrl: secretUris.slackBotToken
       identity: identityId
     }
   ],
@@ -258,6 +266,12 @@ var channelEnv = concat(
     {
       name: 'BATON_SLACK_SIGNING_SECRET'
       secretRef: 'slack-signing-secret'
+    }
+  ],
+  empty(secretUris.slackBotToken) ? [] : [
+    {
+      name: 'BATON_SLACK_BOT_TOKEN'
+      secretRef: 'slack-bot-token'
     }
   ],
   empty(secretUris.smtpUrl) ? [] : [

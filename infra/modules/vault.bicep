@@ -22,6 +22,8 @@ param slackWebhookUrl string
 @secure()
 param slackSigningSecret string
 @secure()
+param slackBotToken string
+@secure()
 param smtpUrl string
 @secure()
 param webhookSecret string
@@ -114,6 +116,14 @@ resource slackSigningSecretSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01'
   }
 }
 
+resource slackBotTokenSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (!empty(slackBotToken)) {
+  parent: vault
+  name: 'slack-bot-token'
+  properties: {
+    value: slackBotToken
+  }
+}
+
 resource smtpUrlSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (!empty(smtpUrl)) {
   parent: vault
   name: 'smtp-url'
@@ -138,6 +148,7 @@ output secretUris object = {
   authClientSecret: empty(authClientSecret) ? '' : authClientSecretSecret.properties.secretUri
   slackWebhookUrl: empty(slackWebhookUrl) ? '' : slackWebhookUrlSecret.properties.secretUri
   slackSigningSecret: empty(slackSigningSecret) ? '' : slackSigningSecretSecret.properties.secretUri
+  slackBotToken: empty(slackBotToken) ? '' : slackBotTokenSecret.properties.secretUri
   smtpUrl: empty(smtpUrl) ? '' : smtpUrlSecret.properties.secretUri
   webhookSecret: empty(webhookSecret) ? '' : webhookSecretSecret.properties.secretUri
 }

@@ -100,9 +100,12 @@ async def test_webhooks_are_signed_retried_after_a_500_and_given_up_after_the_bo
 # Slack --------------------------------------------------------------------------------------
 
 
-def _slack_click(request_id: str, slack_user: str, action: str, response_url: str) -> bytes:
+def _slack_click(
+    request_id: str, slack_user: str, action: str, response_url: str, *, trigger_id: str = ""
+) -> bytes:
     payload = {
         "type": "block_actions",
+        "trigger_id": trigger_id,
         "user": {"id": slack_user, "username": slack_user.lower()},
         "response_url": response_url,
         "actions": [{"action_id": action, "value": request_id, "type": "button"}],
@@ -156,6 +159,7 @@ async def test_slack_message_buttons_and_signed_callbacks(
                 return found[0].json() if found else None
 
             posted = await eventually(message, what="the Slack message")
+            await _notified(server, rid, "sent")  # its delivery recorded: nothing else moves
             before = await server.snapshot(rid)
             reply_to = f"{slack.url}/response"
             approve = _slack_click(rid, "U0LEE", "baton.approve", reply_to)
@@ -215,6 +219,88 @@ async def test_slack_message_buttons_and_signed_callbacks(
     assert answered["actor"] == "lee"
     [closed] = rejected["requests"]
     assert closed["answer"] == {"decision": "reject", "reason": "Rejected from Slack by lee"}
+
+
+def _reason_sent(view: dict[str, Any], slack_user: str, reason: str | None) -> bytes:
+    """The `view_submission` Slack sends when the reason modal it was asked to open is sent."""
+    value = {"type": "plain_text_input", "value": reason}
+    payload = {
+        "type": "view_submission",
+        "user": {"id": slack_user},
+        "view": {
+            "id": "V0REASON",
+            "callback_id": view["callback_id"],
+            "private_metadata": view["private_metadata"],
+            "state": {"values": {"reason": {"reason": value}}},
+        },
+    }
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+async def test_slack_reject_asks_for_the_reason_in_a_modal_when_baton_has_a_bot_token(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    opened = {"ok": True, "view": {"id": "V0REASON"}}
+    with http_receiver(answers={"/api/views.open": opened}) as slack:
+        env = {
+            "BATON_SLACK_WEBHOOK_URL": f"{slack.url}/incoming",
+            "BATON_SLACK_SIGNING_SECRET": SLACK_SECRET,
+            "BATON_SLACK_BOT_TOKEN": "xoxb-test-token",
+            "BATON_SLACK_API_URL": f"{slack.url}/api/",
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            async with server.client("ada") as c:
+                linked = await c.patch("/api/users/lee", json={"slack_id": "U0LEE"})
+            assert linked.status_code == 200, linked.text
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            await _notified(server, rid, "sent")  # the message went out: nothing else moves
+            before = await server.snapshot(rid)
+            reply_to = f"{slack.url}/response"
+            body = _slack_click(rid, "U0LEE", "baton.reject", reply_to, trigger_id="T0TRIGGER")
+            clicked = await _click(server, body, _slack_headers(body))
+            assert (clicked.status_code, clicked.content) == (200, b"")
+            [asked] = slack.at("/api/views.open")
+            view = asked.json()["view"]
+            assert await server.snapshot(rid) == before  # a click that asks answers nothing
+
+            refusals = {}
+            for why, who, reason in (
+                ("no reason", "U0LEE", "   "),
+                ("not linked", "U0NOBODY", "because"),
+            ):
+                sent = _reason_sent(view, who, reason)
+                reply = await _click(server, sent, _slack_headers(sent))
+                assert reply.status_code == 200, reply.text
+                refusals[why] = reply.json()
+            assert await server.snapshot(rid) == before
+
+            because = "The customer was already refunded by bank transfer."
+            sent = _reason_sent(view, "U0LEE", because)
+            forged = await _click(server, sent, _slack_headers(sent, secret="not-it"))
+            assert forged.status_code == 401
+            assert await server.snapshot(rid) == before
+            closed = await _click(server, sent, _slack_headers(sent))
+            assert (closed.status_code, closed.content) == (200, b"")  # the modal closes
+            done = await server.wait_for_run(run["id"], status="completed")
+            [update] = await _replies(slack, 1)
+
+    assert asked.headers["authorization"] == "Bearer xoxb-test-token"
+    assert asked.json()["trigger_id"] == "T0TRIGGER"
+    assert view["callback_id"] == "baton.reject_reason"
+    assert json.loads(view["private_metadata"]) == {"request_id": rid, "response_url": reply_to}
+    assert "Refund 120.00 on order A-1002" in view["blocks"][0]["text"]["text"]
+    assert view["blocks"][1]["element"]["action_id"] == "reason"
+    assert refusals["no reason"] == {
+        "response_action": "errors",
+        "errors": {"reason": "A reason is required: the agent is told why."},
+    }
+    assert "not linked to a Baton user" in refusals["not linked"]["errors"]["reason"]
+    [request] = done["requests"]
+    assert request["answer"] == {"decision": "reject", "reason": because}
+    assert request["answered_by"] == "lee"
+    assert because in done["output"]["text"]
+    assert update["text"].startswith("Rejected by lee")
 
 
 async def test_slack_actions_without_a_signing_secret_is_not_there(
