@@ -218,6 +218,8 @@ def users_add(
             email=email,
             slack_id=slack_id,
         )
+        if password_hash is not None:
+            await parts.store.clear_failed_sign_ins(user.name)  # a new password lifts a lockout
         click.echo(f"{user.name} ({user.role}) in {', '.join(user.teams) or 'no team'}")
 
     _run(_with_parts(settings, work))

@@ -173,6 +173,17 @@ async def test_failed_sign_ins_in_a_row_lock_the_name_for_a_while_in_every_proce
             401,
             429,
         ]
+        # an admin's new password lifts the lockout at once
+        changed = await asyncio.to_thread(
+            subprocess.run,
+            [*BATON, "users", "add", "lee", "--team", "support-leads", "--password-stdin"],
+            input="a-brand-new-password\n",
+            env={**os.environ, "BATON_DATABASE_URL": db_url, "BATON_LOG_LEVEL": "WARNING"},
+            capture_output=True,
+            text=True,
+        )
+        assert changed.returncode == 0, changed.stderr
+        assert (await sign_in(at_one, "lee", "a-brand-new-password")).status_code == 303
 
 
 async def test_sign_in_returns_to_where_the_person_was_going_and_never_off_site(
