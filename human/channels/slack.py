@@ -46,10 +46,11 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from baton.errors import BatonError, NotificationFailed, Unauthenticated
+from human.access import check_can_answer
 from human.channels import Notice, key_context
 from human.channels.links import LinkSigner
 from human.records import HumanRequest, User
-from human.service import RequestService
+from human.service import RequestService, refuse_closed
 from human.store.base import Store
 
 logger = logging.getLogger(__name__)
@@ -239,10 +240,16 @@ class SlackActions:
     async def _ask_reason(
         self, payload: dict[str, Any], request_id: str, user: User, response_url: str
     ) -> SlackResult:
-        """Open the modal that asks why (within the click's three seconds, as Slack needs)."""
+        """Open the modal that asks why (within the click's three seconds, as Slack needs).
+
+        Someone who could not reject it (a viewer, another team, the request closed) is told so
+        at once rather than after typing a reason.
+        """
         assert self._web is not None
         try:
             request = await self._requests.get(request_id, viewer=user)
+            refuse_closed(request)
+            check_can_answer(user, request)
         except BatonError as exc:
             return SlackResult(reply=_only_you(response_url, f"Could not reject: {exc}"))
         view = View(

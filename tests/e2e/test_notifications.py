@@ -249,14 +249,20 @@ async def test_slack_reject_asks_for_the_reason_in_a_modal_when_baton_has_a_bot_
             "BATON_SLACK_API_URL": f"{slack.url}/api/",
         }
         async with baton_server(db_url, tokens, server_log, env) as server:
-            async with server.client("ada") as c:
-                linked = await c.patch("/api/users/lee", json={"slack_id": "U0LEE"})
-            assert linked.status_code == 200, linked.text
+            for name, slack_id in (("lee", "U0LEE"), ("val", "U0VAL")):
+                async with server.client("ada") as c:
+                    linked = await c.patch(f"/api/users/{name}", json={"slack_id": slack_id})
+                assert linked.status_code == 200, linked.text
             run = await server.start_run(REFUND_120)
             rid = (await server.wait_for_request(run["id"]))["id"]
             await _notified(server, rid, "sent")  # the message went out: nothing else moves
             before = await server.snapshot(rid)
             reply_to = f"{slack.url}/response"
+            # a viewer is told at once, without a form to fill in first
+            looker = _slack_click(rid, "U0VAL", "baton.reject", reply_to, trigger_id="T0VAL")
+            assert (await _click(server, looker, _slack_headers(looker))).status_code == 200
+            [told] = await _replies(slack, 1)
+            assert slack.at("/api/views.open") == []
             body = _slack_click(rid, "U0LEE", "baton.reject", reply_to, trigger_id="T0TRIGGER")
             clicked = await _click(server, body, _slack_headers(body))
             assert (clicked.status_code, clicked.content) == (200, b"")
@@ -283,7 +289,7 @@ async def test_slack_reject_asks_for_the_reason_in_a_modal_when_baton_has_a_bot_
             closed = await _click(server, sent, _slack_headers(sent))
             assert (closed.status_code, closed.content) == (200, b"")  # the modal closes
             done = await server.wait_for_run(run["id"], status="completed")
-            [update] = await _replies(slack, 1)
+            [_, update] = await _replies(slack, 2)
 
     assert asked.headers["authorization"] == "Bearer xoxb-test-token"
     assert asked.json()["trigger_id"] == "T0TRIGGER"
@@ -301,6 +307,8 @@ async def test_slack_reject_asks_for_the_reason_in_a_modal_when_baton_has_a_bot_
     assert request["answered_by"] == "lee"
     assert because in done["output"]["text"]
     assert update["text"].startswith("Rejected by lee")
+    assert told["response_type"] == "ephemeral"
+    assert told["text"] == "Could not reject: val is a viewer and cannot answer requests"
 
 
 async def test_slack_actions_without_a_signing_secret_is_not_there(
