@@ -60,6 +60,8 @@ class Verdict(BaseModel):
     team: str
     decision: str
     terms: dict[str, Any]
+    # The terms as asked (empty in verdicts checkpointed before it was kept).
+    proposed: dict[str, Any] = Field(default_factory=dict)
 
 
 class PurchaseIntake(Executor):
@@ -125,12 +127,14 @@ class ApprovalDesk(Executor):
     ) -> None:
         """Pass an approval on; end the purchase on anything else."""
         if answer.decision in ("approve", "edit"):
+            asked = request.proposed_action.arguments
             terms = answer.arguments if answer.decision == "edit" else None
             await ctx.send_message(
                 Verdict(
                     team=self.team,
                     decision=answer.decision,
-                    terms=terms or request.proposed_action.arguments,
+                    terms=terms or asked,
+                    proposed=asked,
                 )
             )
             return
@@ -166,16 +170,7 @@ class OrderDesk(Executor):
         self, verdicts: list[Verdict], ctx: WorkflowContext[Never, dict[str, Any]]
     ) -> None:
         """Both desks approved: draft the order from the terms they approved."""
-        terms: dict[str, Any] = {}
-        changes: list[str] = []
-        for verdict in verdicts:
-            if verdict.decision == "edit" and terms:
-                changes += [
-                    f"{verdict.team} changed {k} from {terms.get(k)} to {v}"
-                    for k, v in verdict.terms.items()
-                    if terms.get(k) != v
-                ]
-            terms |= verdict.terms
+        terms, changes = approved_terms(verdicts)
         draft = draft_order(terms, [v.team for v in verdicts], changes)
         await ctx.request_info(
             ReviewRequest(
@@ -221,6 +216,38 @@ class OrderDesk(Executor):
                 "text": f"Purchase not placed: {reason}.",
             }
         )
+
+
+def approved_terms(verdicts: list[Verdict]) -> tuple[dict[str, Any], list[str]]:
+    """The terms as asked with every desk's edits applied, and a line per change.
+
+    An approval as asked changes nothing, whichever order the desks answered in. Two desks that
+    set one term to different values are both named, the later edit standing, so the review
+    sees the disagreement.
+    """
+    asked = next((v.proposed for v in verdicts if v.proposed), None) or next(
+        (v.terms for v in verdicts if v.decision != "edit"), verdicts[0].terms
+    )
+    terms = dict(asked)
+    set_by: dict[str, tuple[str, Any]] = {}
+    changes: list[str] = []
+    for verdict in verdicts:
+        if verdict.decision != "edit":
+            continue
+        for key, value in verdict.terms.items():
+            if value == asked.get(key):
+                continue
+            earlier = set_by.get(key)
+            if earlier is not None and earlier[1] != value:
+                changes.append(
+                    f"{earlier[0]} and {verdict.team} disagree on {key} ({earlier[1]} vs "
+                    f"{value}); the order says {value}: check it"
+                )
+            else:
+                changes.append(f"{verdict.team} changed {key} from {asked.get(key)} to {value}")
+            set_by[key] = (verdict.team, value)
+            terms[key] = value
+    return terms, changes
 
 
 def draft_order(terms: dict[str, Any], approved_by: list[str], changes: list[str]) -> str:

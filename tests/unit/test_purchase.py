@@ -117,6 +117,32 @@ async def test_an_edit_by_one_desk_changes_the_order_and_says_so(desk: Desk) -> 
     assert "finance changed amount from 2400.0 to 2100.0" in review.payload["draft"]
 
 
+async def test_an_edit_by_the_first_desk_stands_when_the_other_approves_as_asked(
+    desk: Desk,
+) -> None:
+    run, pending = await desk.start()
+    edited = {"item": "laptop", "amount": 2100.0, "vendor": "Contoso"}
+    await desk.answer(pending["legal"], "lex", {"decision": "edit", "arguments": edited})
+    await desk.answer(pending["finance"], "fay", {"decision": "approve"})
+
+    [review] = (await desk.open(run.id)).values()
+    assert "Amount: 2,100.00" in review.payload["draft"]
+    assert "legal changed amount from 2400.0 to 2100.0" in review.payload["draft"]
+
+
+async def test_two_desks_editing_one_term_differently_are_both_named(desk: Desk) -> None:
+    run, pending = await desk.start()
+    for request, who, amount in (
+        (pending["legal"], "lex", 2100.0),
+        (pending["finance"], "fay", 2000.0),
+    ):
+        edited = {"item": "laptop", "amount": amount, "vendor": "Contoso"}
+        await desk.answer(request, who, {"decision": "edit", "arguments": edited})
+
+    [review] = (await desk.open(run.id)).values()
+    assert "legal and finance disagree on amount (2100.0 vs 2000.0)" in review.payload["draft"]
+
+
 async def test_a_rejection_ends_the_run_at_once_and_cancels_the_other_side(desk: Desk) -> None:
     run, pending = await desk.start()
 
