@@ -477,7 +477,7 @@ def bench(
             runs=runs,
             paused=paused,
             postgres=postgres,
-            pg_url=pg_url or settings.bench_postgres_url,
+            pg_url=pg_url or settings.bench_postgres_url or None,  # '' (from .env): none
             pg_runs=pg_runs,
             pg_paused=pg_paused,
             scale_cycles=scale_cycles,
