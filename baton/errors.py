@@ -2,7 +2,7 @@
 
 BatonError
 ├── NotFound            404   RequestNotFound, RunNotFound, WorkflowNotFound, UserNotFound,
-│                             TeamNotFound, TokenNotFound, NotConfigured
+│                             TokenNotFound, NotConfigured
 ├── NotPermitted        403   CsrfRefused (and Unauthenticated 401: BadCredentials)
 ├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover,
 │                             RequestClaimed, NotClaimed, RequestAnswered, AlreadyExists
@@ -152,12 +152,6 @@ class AlreadyTakeover(Conflict):
     """A takeover request cannot be taken over; it is answered."""
 
     code = "already_takeover"
-
-
-class TeamNotFound(NotFound):
-    """No team has that name."""
-
-    code = "team_not_found"
 
 
 class TokenNotFound(NotFound):
