@@ -112,7 +112,8 @@ async def test_without_javascript_a_refresh_shows_what_the_live_update_would(
 
     await lee.reload()
     await expect(row).to_be_visible()
-    await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+    answered = await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+    assert answered.status_code == 200, answered.text
     await lee.reload()
     await expect(row).to_have_count(0)
     await server.wait_for_run(run["id"], status="completed")

@@ -50,7 +50,9 @@ class Clocked:
     clock: ManualClock
     backend: Backend
 
-    async def paused(self, requests: list[HumanRequest], *, channels: tuple[str, ...] = ()) -> str:
+    async def paused(
+        self, requests: list[HumanRequest], *, channels: tuple[str, ...] = ()
+    ) -> list[HumanRequest]:
         run = await started(self.store)
         fixed = [r.model_copy(update={"run_id": run.id}) for r in requests]
         committed = await self.store.record_progress(

@@ -251,4 +251,5 @@ async def test_the_demo_seeds_legal_and_managers_with_distinct_people(db_url: st
         assert name in rows
     linked = _baton(db_url, "users", "add", "lee", "--team", "support-leads", "--slack-id", "U0LEE")
     assert linked.returncode == 0, linked.stderr
-    assert "U0LEE" in _baton(db_url, "users", "list").stdout
+    [lee] = [r for r in _baton(db_url, "users", "list").stdout.splitlines() if r.startswith("lee ")]
+    assert lee.split()[-2:] == ["lee@example.com", "U0LEE"]  # the email it had is kept
