@@ -299,7 +299,7 @@ class Runtime:
         )
 
     def _request_of(
-        self, run: Run, maf_id: str, ask: Ask, *, label: str, executor_id: str | None = None
+        self, run: Run, maf_id: str, ask: Ask, *, label: str, executor_id: str | None
     ) -> HumanRequest:
         data = ask.request
         kind = kind_of(data)
@@ -378,8 +378,8 @@ class _Drive:
         self._storage = RunCheckpointStorage(runtime.store, run.id, spec.allowed_types)
         self._adapters = spec.request_adapters(services)
         self._results: list[WorkflowRunResult] = []
-        self._asks: list[tuple[str, Ask, str]] = []  # (MAF request id, ask, HumanRequest label)
-        self._askers: dict[str, str | None] = {}  # MAF request id -> the executor that asked
+        # (MAF request id, ask, HumanRequest label, the executor that asked)
+        self._asks: list[tuple[str, Ask, str, str | None]] = []
 
     async def go(self, job_id: int | None, deliver: HumanRequest | None) -> Progress:
         run, store = self._run, self._runtime.store
@@ -449,7 +449,7 @@ class _Drive:
             )
         # A workflow that called `end_run` completes now; what it still waited for is cancelled.
         ended = any(e.type == END_EVENT for r in self._results for e in r)
-        pending = [] if ended else [*(maf_id for maf_id, _, _ in self._asks), *still_open]
+        pending = [] if ended else [*(maf_id for maf_id, *_ in self._asks), *still_open]
         if not pending and not ended and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
             raise PauseNotDurable("the workflow waits on requests Baton does not know of")
         if pending:
@@ -462,10 +462,8 @@ class _Drive:
                     "restart would lose"
                 )
             requests = [
-                self._runtime._request_of(
-                    run, maf_id, ask, label=label, executor_id=self._askers.get(maf_id)
-                )
-                for maf_id, ask, label in self._asks
+                self._runtime._request_of(run, maf_id, ask, label=label, executor_id=executor_id)
+                for maf_id, ask, label, executor_id in self._asks
             ]
             for r in requests:
                 events.append(
@@ -559,8 +557,8 @@ class _Drive:
             return None
         # asked again: the MAF request stays pending; restoring re-emits it in a fresh checkpoint
         known.add(maf_id)
-        self._askers[maf_id] = deliver.executor_id
-        self._asks.append((maf_id, outcome, f"{maf_id}#{secrets.token_hex(4)}"))
+        label = f"{maf_id}#{secrets.token_hex(4)}"
+        self._asks.append((maf_id, outcome, label, deliver.executor_id))
         await self._run_workflow(checkpoint_id=checkpoint_id)
         return None
 
@@ -573,7 +571,6 @@ class _Drive:
                 if maf_id in known:
                     continue  # a restore re-emits what is already waiting
                 known.add(maf_id)
-                self._askers[maf_id] = event.source_executor_id
                 adapter = next((a for a in self._adapters if a.accepts(event)), None)
                 if adapter is None:
                     raise TypeError(
@@ -591,7 +588,8 @@ class _Drive:
                     if adapter.name == Kinds.name and not outcome.origin
                     else {"adapter": adapter.name, **outcome.origin}
                 )
-                self._asks.append((maf_id, Ask(outcome.request, origin, outcome.assignee), maf_id))
+                ask = Ask(outcome.request, origin, outcome.assignee)
+                self._asks.append((maf_id, ask, maf_id, event.source_executor_id))
             if not replies:
                 return None
             await self._run_workflow(responses=replies)
