@@ -138,25 +138,12 @@ class ApprovalDesk(Executor):
                 )
             )
             return
-        outcome = {
-            "reject": "rejected",
-            "expired": "expired",
-            "cancelled": "cancelled",
-        }[answer.decision]
         reason = {
             "reject": f"{self.team} rejected it: {answer.reason}",
             "expired": f"{self.team} did not approve it in time",
             "cancelled": f"the {self.team} approval was cancelled",
         }[answer.decision]
-        await end_run(
-            ctx,
-            {
-                "status": outcome,
-                "by": self.team,
-                "reason": reason,
-                "text": f"Purchase not placed: {reason}.",
-            },
-        )
+        await end_run(ctx, not_placed(self.team, answer.decision, reason))
 
 
 class OrderDesk(Executor):
@@ -208,14 +195,17 @@ class OrderDesk(Executor):
             if answer.decision == "reject"
             else f"the review was {answer.decision}"
         )
-        await ctx.yield_output(
-            {
-                "status": "rejected" if answer.decision == "reject" else answer.decision,
-                "by": REVIEWERS,
-                "reason": reason,
-                "text": f"Purchase not placed: {reason}.",
-            }
-        )
+        await ctx.yield_output(not_placed(REVIEWERS, answer.decision, reason))
+
+
+def not_placed(by: str, decision: str, reason: str) -> dict[str, Any]:
+    """The output of a purchase that ends unplaced: rejected, expired or cancelled, by whom, why."""
+    return {
+        "status": "rejected" if decision == "reject" else decision,
+        "by": by,
+        "reason": reason,
+        "text": f"Purchase not placed: {reason}.",
+    }
 
 
 def approved_terms(verdicts: list[Verdict]) -> tuple[dict[str, Any], list[str]]:
