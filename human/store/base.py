@@ -463,6 +463,7 @@ class Store(Protocol):
         """Record one delivery attempt and its `request.notified` event; finish or delay the job.
 
         `retrying` gives the job back for another attempt in `retry_in_s`; the others end it.
+        None, with nothing written, when the row is gone or `owner` no longer holds the job.
         """
         ...
 

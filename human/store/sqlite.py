@@ -1057,6 +1057,11 @@ class SqliteStore(shared.HolderChanges):
         now = self._now()
 
         def write(conn: sqlite3.Connection) -> Notification | None:
+            held = conn.execute(
+                "SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ?", (job_id, owner)
+            ).fetchone()
+            if held is None:
+                return None
             row = conn.execute(
                 "SELECT * FROM notifications WHERE id = ?", (notification_id,)
             ).fetchone()
