@@ -42,6 +42,7 @@ from human.access import (
 )
 from human.kinds import KINDS, Kind
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
+from human.routing import blocks
 from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
 
 logger = logging.getLogger(__name__)
@@ -152,6 +153,14 @@ class RequestService:
         finally:
             await feed.aclose()
 
+    async def _answerable(self, request_id: str, responder: User) -> tuple[HumanRequest, Run]:
+        """The request and its run, or `RequestNotFound` when `responder` may not see it."""
+        request = await self._store.get_request(request_id)
+        run = None if request is None else await self._run_of(request, responder)
+        if request is None or run is None:
+            raise RequestNotFound(f"no request {request_id}")
+        return request, run
+
     async def _run_of(self, request: HumanRequest, user: User) -> Run | None:
         """The request's run if `user` may see it, else None."""
         run = await self._store.get_run(request.run_id)
@@ -169,16 +178,11 @@ class RequestService:
         with _tracer.start_as_current_span(
             "baton.answer", attributes={"baton.request_id": request_id}
         ) as span:
-            request = await self._store.get_request(request_id)
-            run = None if request is None else await self._run_of(request, responder)
-            if request is None or run is None:
-                raise RequestNotFound(f"no request {request_id}")
+            request, run = await self._answerable(request_id, responder)
             span.set_attribute("baton.run_id", request.run_id)
             if request.status in ("expired", "cancelled"):
                 raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
-            check_can_answer(responder, request)
-            answer = validate_answer(request, body)
-            check_four_eyes(responder, request, run, answer["decision"])
+            answer = _checked_answer(request, run, body, responder)
             span.set_attribute("baton.decision", str(answer["decision"]))
             result = await self._record(request, answer, responder, edit_diff(request, answer))
             span.set_attribute("baton.outcome", result.outcome)
@@ -341,18 +345,15 @@ class RequestService:
         """What `respond` would apply, checked as it checks, without applying anything.
 
         The pages' confirm step: the answer as the workflow would receive it and, for an edit, its
-        before -> after diff. Refusals raise as `respond`'s do; a request already answered
-        otherwise is an `AnswerConflict` naming who answered.
+        before -> after diff. Refusals raise as `respond`'s do (someone else's live claim is the
+        same 409); a request already answered otherwise is an `AnswerConflict` naming who answered.
         """
-        request = await self._store.get_request(request_id)
-        run = None if request is None else await self._run_of(request, responder)
-        if request is None or run is None:
-            raise RequestNotFound(f"no request {request_id}")
+        request, run = await self._answerable(request_id, responder)
         if request.status not in OPEN_STATUSES:
             self._settle_closed(request, dict(body))  # raises unless it repeats the stored answer
-        check_can_answer(responder, request)
-        answer = validate_answer(request, body)
-        check_four_eyes(responder, request, run, answer["decision"])
+        answer = _checked_answer(request, run, body, responder)
+        if blocks(request, responder.name, self._clock()):
+            raise claimed_error(request)
         diff = edit_diff(request, answer)
         return AnswerPreview(answer=answer, diff=diff["diff"] if diff else None)
 
@@ -391,6 +392,16 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
     answer = model.model_dump(mode="json", exclude_none=True)
     if request.kind == "approval" and decision == "edit" and request.proposed_action:
         _check_arguments(request.proposed_action.get("arguments_schema") or {}, answer["arguments"])
+    return answer
+
+
+def _checked_answer(
+    request: HumanRequest, run: Run, body: dict[str, Any], responder: User
+) -> dict[str, Any]:
+    """The validated answer, once `responder` may give it (team, role, four eyes)."""
+    check_can_answer(responder, request)
+    answer = validate_answer(request, body)
+    check_four_eyes(responder, request, run, answer["decision"])
     return answer
 
 
