@@ -132,7 +132,6 @@ class TimerOutcome(BaseModel):
 
     result: Literal["expired", "escalated", "released", "dropped", "lost"]
     request: HumanRequest | None = None
-    job: Job | None = None
 
 
 class LocalWorker(Protocol):

@@ -1105,7 +1105,7 @@ class PostgresStore(shared.HolderChanges):
 
         result: str = await self._write(write)
         request = await self.get_request(job.request_id) if job.request_id else None
-        return TimerOutcome(result=result, request=request, job=job)
+        return TimerOutcome(result=result, request=request)
 
     # notifications --------------------------------------------------------------------------
 

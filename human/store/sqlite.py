@@ -1029,7 +1029,7 @@ class SqliteStore(shared.HolderChanges):
 
         result = await self._run(write, write=True)
         request = await self.get_request(job.request_id) if job.request_id else None
-        return TimerOutcome(result=result, request=request, job=job)
+        return TimerOutcome(result=result, request=request)
 
     # notifications --------------------------------------------------------------------------
 
