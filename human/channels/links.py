@@ -1,7 +1,7 @@
 """Signed deep links to a request's page (`/requests/{id}?sig=…`), made with `BATON_SECRET_KEY`.
 
 The signature says the link was minted by this Baton, for this request and this delivery; the page
-may check it (`verify_link`) to record where a visit came from. It grants nothing: the page still
+may check it (`LinkSigner.verify`) to record where a visit came from. It grants nothing: the page still
 asks its visitor to sign in and applies the same access rules as the API.
 """
 
