@@ -181,7 +181,7 @@ class RequestService:
             request, run = await self._answerable(request_id, responder)
             span.set_attribute("baton.run_id", request.run_id)
             if request.status in ("expired", "cancelled"):
-                raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
+                raise closed_error(request)
             answer = _checked_answer(request, run, body, responder)
             span.set_attribute("baton.decision", str(answer["decision"]))
             result = await self._record(request, answer, responder, edit_diff(request, answer))
@@ -202,7 +202,7 @@ class RequestService:
             request = await self.get(request_id, viewer=responder)
             span.set_attribute("baton.run_id", request.run_id)
             if request.status in ("expired", "cancelled"):
-                raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
+                raise closed_error(request)
             check_can_answer(responder, request)
             if request.kind == "takeover":
                 raise AlreadyTakeover(
@@ -330,7 +330,7 @@ class RequestService:
 
     def _settle_closed(self, request: HumanRequest, answer: dict[str, Any]) -> RespondResult:
         if request.status in ("expired", "cancelled"):
-            raise RequestClosed(f"request {request.id} is {request.status}; it takes no answer")
+            raise closed_error(request)
         if request.answer == answer:
             return RespondResult(request=request, changed=False, outcome="repeated")
         raise AnswerConflict(
@@ -444,12 +444,17 @@ def _err(loc: list[str], msg: str) -> dict[str, Any]:
 def refuse_closed(request: HumanRequest) -> None:
     """Raise `RequestClosed` (410) or `RequestAnswered` (409) unless the request is open."""
     if request.status in ("expired", "cancelled"):
-        raise RequestClosed(f"request {request.id} is {request.status}; it takes no answer")
+        raise closed_error(request)
     if request.status in ("answered", "resumed"):
         raise RequestAnswered(
             f"request {request.id} was already answered by {request.answered_by}",
             answered_by=request.answered_by,
         )
+
+
+def closed_error(request: HumanRequest) -> RequestClosed:
+    """The 410 for an expired or cancelled request."""
+    return RequestClosed(f"request {request.id} is {request.status}; it takes no answer")
 
 
 def claimed_error(request: HumanRequest) -> RequestClaimed:
