@@ -61,7 +61,11 @@ class Dispatcher:
                 job_id=job.id,
                 owner=owner,
                 outcome="skipped",
-                error=f"channel {note.channel} is not configured",
+                error=(
+                    f"request {note.request_id} no longer exists"
+                    if request is None
+                    else f"channel {note.channel} is not configured"
+                ),
             )
             return True
         notice = Notice(

@@ -160,7 +160,6 @@ def plan_reassign(
     if claim_is_live(request, now):
         data["claim_ended"] = request.claimed_by
     handed_on = (to_team, to_assignee) != (request.team, request.assignee)
-    moved = request.model_copy(update={"team": to_team, "assignee": to_assignee})
     change = RequestChange(
         outcome="reassigned",
         columns={
@@ -170,7 +169,7 @@ def plan_reassign(
             **_UNCLAIMED,
         },
         events=[_event(request, "request.reassigned", actor, **data)],
-        notifications=notifications_for(moved, channels, "reassigned") if handed_on else [],
+        notifications=notifications_for(request, channels, "reassigned") if handed_on else [],
     )
     return "reassigned", change
 
@@ -231,7 +230,6 @@ def _escalate(
     expires_at = (
         now + timedelta(seconds=rung.expires_in_s) if rung.expires_in_s else request.expires_at
     )
-    moved = request.model_copy(update={"team": to_team})
     return RequestChange(
         outcome="escalated",
         columns={
@@ -260,7 +258,7 @@ def _escalate(
             if rung.expires_in_s and expires_at is not None
             else []
         ),
-        notifications=notifications_for(moved, channels, "escalated"),
+        notifications=notifications_for(request, channels, "escalated"),
     )
 
 

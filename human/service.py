@@ -42,6 +42,7 @@ from human.access import (
 )
 from human.kinds import KINDS, Kind
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
+from human.routing import blocks
 from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
 
 logger = logging.getLogger(__name__)
@@ -152,6 +153,14 @@ class RequestService:
         finally:
             await feed.aclose()
 
+    async def _answerable(self, request_id: str, responder: User) -> tuple[HumanRequest, Run]:
+        """The request and its run, or `RequestNotFound` when `responder` may not see it."""
+        request = await self._store.get_request(request_id)
+        run = None if request is None else await self._run_of(request, responder)
+        if request is None or run is None:
+            raise RequestNotFound(f"no request {request_id}")
+        return request, run
+
     async def _run_of(self, request: HumanRequest, user: User) -> Run | None:
         """The request's run if `user` may see it, else None."""
         run = await self._store.get_run(request.run_id)
@@ -169,16 +178,11 @@ class RequestService:
         with _tracer.start_as_current_span(
             "baton.answer", attributes={"baton.request_id": request_id}
         ) as span:
-            request = await self._store.get_request(request_id)
-            run = None if request is None else await self._run_of(request, responder)
-            if request is None or run is None:
-                raise RequestNotFound(f"no request {request_id}")
+            request, run = await self._answerable(request_id, responder)
             span.set_attribute("baton.run_id", request.run_id)
             if request.status in ("expired", "cancelled"):
-                raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
-            check_can_answer(responder, request)
-            answer = validate_answer(request, body)
-            check_four_eyes(responder, request, run, answer["decision"])
+                raise closed_error(request)
+            answer = _checked_answer(request, run, body, responder)
             span.set_attribute("baton.decision", str(answer["decision"]))
             result = await self._record(request, answer, responder, edit_diff(request, answer))
             span.set_attribute("baton.outcome", result.outcome)
@@ -198,7 +202,7 @@ class RequestService:
             request = await self.get(request_id, viewer=responder)
             span.set_attribute("baton.run_id", request.run_id)
             if request.status in ("expired", "cancelled"):
-                raise RequestClosed(f"request {request_id} is {request.status}; it takes no answer")
+                raise closed_error(request)
             check_can_answer(responder, request)
             if request.kind == "takeover":
                 raise AlreadyTakeover(
@@ -326,7 +330,7 @@ class RequestService:
 
     def _settle_closed(self, request: HumanRequest, answer: dict[str, Any]) -> RespondResult:
         if request.status in ("expired", "cancelled"):
-            raise RequestClosed(f"request {request.id} is {request.status}; it takes no answer")
+            raise closed_error(request)
         if request.answer == answer:
             return RespondResult(request=request, changed=False, outcome="repeated")
         raise AnswerConflict(
@@ -341,18 +345,15 @@ class RequestService:
         """What `respond` would apply, checked as it checks, without applying anything.
 
         The pages' confirm step: the answer as the workflow would receive it and, for an edit, its
-        before -> after diff. Refusals raise as `respond`'s do; a request already answered
-        otherwise is an `AnswerConflict` naming who answered.
+        before -> after diff. Refusals raise as `respond`'s do (someone else's live claim is the
+        same 409); a request already answered otherwise is an `AnswerConflict` naming who answered.
         """
-        request = await self._store.get_request(request_id)
-        run = None if request is None else await self._run_of(request, responder)
-        if request is None or run is None:
-            raise RequestNotFound(f"no request {request_id}")
+        request, run = await self._answerable(request_id, responder)
         if request.status not in OPEN_STATUSES:
             self._settle_closed(request, dict(body))  # raises unless it repeats the stored answer
-        check_can_answer(responder, request)
-        answer = validate_answer(request, body)
-        check_four_eyes(responder, request, run, answer["decision"])
+        answer = _checked_answer(request, run, body, responder)
+        if blocks(request, responder.name, self._clock()):
+            raise claimed_error(request)
         diff = edit_diff(request, answer)
         return AnswerPreview(answer=answer, diff=diff["diff"] if diff else None)
 
@@ -391,6 +392,16 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
     answer = model.model_dump(mode="json", exclude_none=True)
     if request.kind == "approval" and decision == "edit" and request.proposed_action:
         _check_arguments(request.proposed_action.get("arguments_schema") or {}, answer["arguments"])
+    return answer
+
+
+def _checked_answer(
+    request: HumanRequest, run: Run, body: dict[str, Any], responder: User
+) -> dict[str, Any]:
+    """The validated answer, once `responder` may give it (team, role, four eyes)."""
+    check_can_answer(responder, request)
+    answer = validate_answer(request, body)
+    check_four_eyes(responder, request, run, answer["decision"])
     return answer
 
 
@@ -433,12 +444,17 @@ def _err(loc: list[str], msg: str) -> dict[str, Any]:
 def refuse_closed(request: HumanRequest) -> None:
     """Raise `RequestClosed` (410) or `RequestAnswered` (409) unless the request is open."""
     if request.status in ("expired", "cancelled"):
-        raise RequestClosed(f"request {request.id} is {request.status}; it takes no answer")
+        raise closed_error(request)
     if request.status in ("answered", "resumed"):
         raise RequestAnswered(
             f"request {request.id} was already answered by {request.answered_by}",
             answered_by=request.answered_by,
         )
+
+
+def closed_error(request: HumanRequest) -> RequestClosed:
+    """The 410 for an expired or cancelled request."""
+    return RequestClosed(f"request {request.id} is {request.status}; it takes no answer")
 
 
 def claimed_error(request: HumanRequest) -> RequestClaimed:

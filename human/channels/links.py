@@ -1,8 +1,8 @@
 """Signed deep links to a request's page (`/requests/{id}?sig=…`), made with `BATON_SECRET_KEY`.
 
 The signature says the link was minted by this Baton, for this request and this delivery; the page
-may check it (`verify_link`) to record where a visit came from. It grants nothing: the page still
-asks its visitor to sign in and applies the same access rules as the API.
+may check it (`LinkSigner.verify`) to record where a visit came from. It grants nothing: the page
+still asks its visitor to sign in and applies the same access rules as the API.
 """
 
 from __future__ import annotations

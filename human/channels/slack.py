@@ -49,7 +49,7 @@ from baton.errors import BatonError, NotificationFailed, Unauthenticated
 from human.access import check_can_answer
 from human.channels import Notice, key_context
 from human.channels.links import LinkSigner
-from human.records import HumanRequest, User
+from human.records import OPEN_STATUSES, HumanRequest, User
 from human.service import RequestService, refuse_closed
 from human.store.base import Store
 
@@ -98,9 +98,7 @@ def request_blocks(request: HumanRequest, url: str, *, note: str | None = None) 
     if note:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_clip(note, 3000))]))
     buttons = [ButtonElement(text="Open", action_id=OPEN, url=url)]
-    if request.status in ("pending", "claimed", "escalated") and {"approve", "reject"} <= set(
-        request.allowed_decisions
-    ):
+    if request.status in OPEN_STATUSES and {"approve", "reject"} <= set(request.allowed_decisions):
         buttons = [
             ButtonElement(text="Approve", action_id=APPROVE, value=request.id, style="primary"),
             ButtonElement(text="Reject", action_id=REJECT, value=request.id, style="danger"),
@@ -329,7 +327,7 @@ class SlackActions:
 
     def _outcome(self, request: HumanRequest, who: str, answer: dict[str, Any]) -> dict[str, Any]:
         verb = "Approved" if answer["decision"] == "approve" else "Rejected"
-        done = request.status not in ("pending", "claimed", "escalated")
+        done = request.status not in OPEN_STATUSES
         note = f"*{verb}* by {escape(who)} from Slack" + (
             "" if done else f" ({len(request.answers)} of {request.approvals_required} approvals)"
         )

@@ -132,7 +132,6 @@ class TimerOutcome(BaseModel):
 
     result: Literal["expired", "escalated", "released", "dropped", "lost"]
     request: HumanRequest | None = None
-    job: Job | None = None
 
 
 class LocalWorker(Protocol):
@@ -463,6 +462,7 @@ class Store(Protocol):
         """Record one delivery attempt and its `request.notified` event; finish or delay the job.
 
         `retrying` gives the job back for another attempt in `retry_in_s`; the others end it.
+        None, with nothing written, when the row is gone or `owner` no longer holds the job.
         """
         ...
 

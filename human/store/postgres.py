@@ -1105,7 +1105,7 @@ class PostgresStore(shared.HolderChanges):
 
         result: str = await self._write(write)
         request = await self.get_request(job.request_id) if job.request_id else None
-        return TimerOutcome(result=result, request=request, job=job)
+        return TimerOutcome(result=result, request=request)
 
     # notifications --------------------------------------------------------------------------
 
@@ -1128,6 +1128,11 @@ class PostgresStore(shared.HolderChanges):
         now = self._now()
 
         async def write(conn: Conn) -> Notification | None:
+            held = await conn.fetchval(
+                "SELECT 1 FROM jobs WHERE id = $1 AND lease_owner = $2 FOR UPDATE", job_id, owner
+            )
+            if held is None:
+                return None
             row = await conn.fetchrow(
                 "SELECT * FROM notifications WHERE id = $1 FOR UPDATE", notification_id
             )

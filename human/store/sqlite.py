@@ -1029,7 +1029,7 @@ class SqliteStore(shared.HolderChanges):
 
         result = await self._run(write, write=True)
         request = await self.get_request(job.request_id) if job.request_id else None
-        return TimerOutcome(result=result, request=request, job=job)
+        return TimerOutcome(result=result, request=request)
 
     # notifications --------------------------------------------------------------------------
 
@@ -1057,6 +1057,11 @@ class SqliteStore(shared.HolderChanges):
         now = self._now()
 
         def write(conn: sqlite3.Connection) -> Notification | None:
+            held = conn.execute(
+                "SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ?", (job_id, owner)
+            ).fetchone()
+            if held is None:
+                return None
             row = conn.execute(
                 "SELECT * FROM notifications WHERE id = ?", (notification_id,)
             ).fetchone()

@@ -507,6 +507,31 @@ async def test_deliveries_are_recorded_retried_and_given_up_with_events(clocked:
     ]
 
 
+async def test_a_delivery_recorded_without_the_lease_changes_nothing(clocked: Clocked) -> None:
+    store = clocked.store
+    request = deadline_request(clocked.clock, expires_h=None)
+    [request] = await clocked.paused([request], channels=("webhook",))
+    [note] = (await clocked.request(request.id)).notifications
+    [job] = await clocked.due("notify")  # held by w1 now; w0 lost it
+    before = await store.list_events(request_id=request.id)
+
+    for outcome in ("sent", "retrying", "failed", "skipped"):
+        lost = await store.record_delivery(
+            note.id,
+            job_id=job.id,
+            owner="w0",
+            outcome=outcome,
+            error="late",  # type: ignore[arg-type]
+        )
+        assert lost is None
+
+    assert await store.get_notification(note.id) == note
+    assert await store.list_events(request_id=request.id) == before
+    sent = await store.record_delivery(note.id, job_id=job.id, owner="w1", outcome="sent")
+    assert sent is not None
+    assert (sent.status, sent.attempts) == ("sent", 1)
+
+
 # people and tokens --------------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from baton.errors import (
     AnswerConflict,
     InvalidAnswer,
     NotPermitted,
+    RequestClaimed,
     RequestClosed,
     RequestNotFound,
 )
@@ -330,3 +331,20 @@ async def test_four_eyes_lets_the_starter_reject_and_another_person_approve(desk
     second = await desk.pending()
     approved = await desk.respond(second.id, {"decision": "approve"}, "lee")
     assert (approved.outcome, approved.request.answered_by) == ("closed", "lee")
+
+
+async def test_a_preview_refuses_as_the_answer_would_under_someone_elses_claim(
+    desk: Desk,
+) -> None:
+    request = await desk.pending()
+    await desk.service.claim(request.id, user=desk.people["lee"])
+    body = {"decision": "approve"}
+
+    with pytest.raises(RequestClaimed) as previewed:
+        await desk.service.preview(request.id, body, responder=desk.people["ada"])
+    with pytest.raises(RequestClaimed) as answered:
+        await desk.respond(request.id, body, "ada")
+
+    assert str(previewed.value) == str(answered.value)
+    mine = await desk.service.preview(request.id, body, responder=desk.people["lee"])
+    assert mine.answer == body
