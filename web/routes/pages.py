@@ -12,11 +12,12 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from baton.errors import Conflict, InvalidAnswer, RequestClosed
+from baton.errors import BatonError, InvalidAnswer
+from human.records import User
 from web import views
 from web.auth import csrf_checked_form
-from web.deps import PageUserDep, PartsDep
-from web.errors import status_of
+from web.deps import PageUserDep, Parts, PartsDep
+from web.errors import PAGE_PROBLEMS, problem_page
 from web.forms import FormValues, answer_from_form, confirmation, flatten
 from web.templating import notify, render
 
@@ -75,9 +76,8 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
             again["problem"] = str(exc)  # no form of that decision to show it on
         page = await views.request_page(parts, user, request_id, errors=exc.errors, **again)
         return render(request, "request.html", page, user=user, status_code=422)
-    except (Conflict, RequestClosed) as exc:
-        page = await views.request_page(parts, user, request_id, problem=str(exc))
-        return render(request, "request.html", page, user=user, status_code=status_of(exc))
+    except PAGE_PROBLEMS as exc:
+        return await _refused(request, parts, user, request_id, exc)
     notify(request, OUTCOMES[result.outcome].format(decision=body["decision"]))
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
 
@@ -105,7 +105,10 @@ async def take_over(
 ) -> Response:
     """Take an open request over (it comes back as a takeover assigned to me): 303, or 4xx."""
     await csrf_checked_form(request)
-    await parts.requests.take_over(request_id, responder=user)
+    try:
+        await parts.requests.take_over(request_id, responder=user)
+    except PAGE_PROBLEMS as exc:
+        return await _refused(request, parts, user, request_id, exc)
     notify(request, "You took this over: it comes back to you as a takeover request.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
 
@@ -116,9 +119,8 @@ async def claim(request: Request, request_id: str, parts: PartsDep, user: PageUs
     await csrf_checked_form(request)
     try:
         claimed = await parts.requests.claim(request_id, user=user)
-    except Conflict as exc:
-        page = await views.request_page(parts, user, request_id, problem=str(exc))
-        return render(request, "request.html", page, user=user, status_code=status_of(exc))
+    except PAGE_PROBLEMS as exc:
+        return await _refused(request, parts, user, request_id, exc)
     notify(request, f"Claimed: no one else of {claimed.team} may answer it while you hold it.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
 
@@ -131,8 +133,18 @@ async def release(
     await csrf_checked_form(request)
     try:
         await parts.requests.release(request_id, user=user)
-    except Conflict as exc:
-        page = await views.request_page(parts, user, request_id, problem=str(exc))
-        return render(request, "request.html", page, user=user, status_code=status_of(exc))
+    except PAGE_PROBLEMS as exc:
+        return await _refused(request, parts, user, request_id, exc)
     notify(request, "Released: anyone of the team may answer it now.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
+
+
+async def _refused(
+    request: Request, parts: Parts, user: User, request_id: str, exc: BatonError
+) -> HTMLResponse:
+    """The request's page again, telling why an action on it was refused."""
+
+    async def page_with(problem: str) -> dict[str, Any]:
+        return await views.request_page(parts, user, request_id, problem=problem)
+
+    return await problem_page(request, exc, "request.html", page_with, user=user)
