@@ -441,8 +441,12 @@ def start_page(
     *,
     raw: FormValues | None = None,
     errors: list[dict[str, Any]] | None = None,
+    workflow_error: str | None = None,
 ) -> dict[str, Any]:
-    """The workflows to pick from and, once one is picked, the form built from its input schema."""
+    """The workflows to pick from and, once one is picked, the form built from its input schema.
+
+    `workflow_error` is told on the workflow picker (a start posted without one).
+    """
     form: InputForm | None = None
     problem = None
     try:
@@ -463,5 +467,6 @@ def start_page(
         "chosen": chosen,
         "form": form,
         "problem": problem,
+        "workflow_error": workflow_error,
         "section": "start",
     }

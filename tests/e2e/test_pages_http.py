@@ -635,6 +635,16 @@ START_REFUSALS = [
         ("in-amount-error", "greater than 0", 'value="0"'),
     ),
     ("unknown-workflow", "sam", {"workflow": "nope", "amount": "5"}, 404, None),
+    *(
+        (
+            case,
+            "sam",
+            form,
+            422,
+            ("pick-workflow-error", "Choose a workflow", 'aria-invalid="true"'),
+        )
+        for case, form in (("no-workflow", {"amount": "5"}), ("blank-workflow", {"workflow": ""}))
+    ),
     ("viewer", "val", START | {"amount": "20"}, 403, None),
 ]
 

@@ -45,6 +45,9 @@ async def start_run(request: Request, parts: PartsDep, user: PageUserDep) -> Res
     """Start a run from the form: 303 to the run, or the form again with its errors (422)."""
     form = FormValues((await csrf_checked_form(request)).multi_items())
     check_can_run(user)
+    if not form.get("workflow"):  # as the API: a missing or blank workflow is a 422
+        page = views.start_page(user, None, workflow_error="Choose a workflow to start.")
+        return render(request, "run_new.html", page, user=user, status_code=422)
     spec = registry.get(form.get("workflow") or "")
     try:
         run_input = input_from_form(spec.input_schema(), form)
