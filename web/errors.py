@@ -156,6 +156,9 @@ async def page_error(
 
 async def _viewer(request: Request) -> User | None:
     """Who is looking at an error page, for its navigation; nobody if that cannot be told."""
+    known: User | None = getattr(request.state, "page_user", None)
+    if known is not None:
+        return known  # the page's dependency found them already
     parts = getattr(request.app.state, "parts", None)
     if parts is None:
         return None
