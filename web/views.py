@@ -18,7 +18,13 @@ from urllib.parse import urlencode
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from baton.errors import NotPermitted, WorkflowNotFound
-from human.access import check_can_answer, check_can_cancel, check_can_run, check_four_eyes
+from human.access import (
+    check_can_answer,
+    check_can_cancel,
+    check_can_run,
+    check_four_eyes,
+    release_scope,
+)
 from human.kinds import KINDS
 from human.records import (
     OPEN_STATUSES,
@@ -29,6 +35,7 @@ from human.records import (
     RunStatus,
     User,
 )
+from human.routing import claim_is_live
 from human.store.base import RequestFilter
 from web.deps import Parts
 from web.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
@@ -302,15 +309,13 @@ async def request_page(
     run = await parts.runtime.get(request.run_id, viewer=user)
     events = await parts.requests.events(request.id, viewer=user)
     is_open = request.status in OPEN_STATUSES
-    now = parts.requests.now()
-    live = is_open and request.claimed_until is not None and request.claimed_until > now
     claim = (
         {
             "by": request.claimed_by,
             "until": request.claimed_until,
             "mine": request.claimed_by == user.name,
         }
-        if live and request.claimed_by
+        if claim_is_live(request, parts.requests.now())
         else None
     )
     refusal = None
@@ -347,8 +352,17 @@ async def request_page(
         "question": request.payload.get("question"),
         "options": request.payload.get("options") or [],
         "claim": claim,
-        "may_release": claim is not None and (claim["mine"] or user.role == "admin"),
+        "may_release": claim is not None and _may_release(user, request.claimed_by),
     }
+
+
+def _may_release(user: User, holder: str | None) -> bool:
+    """Whether `user` may release `holder`'s claim (as the service decides: `release_scope`)."""
+    try:
+        scope = release_scope(user)
+    except NotPermitted:
+        return False
+    return scope is None or scope == holder
 
 
 # runs ---------------------------------------------------------------------------------------
