@@ -171,7 +171,8 @@ RUN_EVENTS: Final = (
 
 async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, Any]:
     """The inbox: one page of requests under `query`, counts per status, the filter choices."""
-    flt = query.request_filter(user, parts.requests.now())
+    now = parts.requests.now()
+    flt = query.request_filter(user, now)
     page = await parts.requests.list(flt, viewer=user)
     counts = await parts.requests.count(flt, viewer=user)
     return {
@@ -188,7 +189,17 @@ async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, A
         "live_types": ",".join(INBOX_EVENTS),
         "section": "inbox",
         "approvals": {r.id: approvals_given(r) for r in page.items},
+        "overdue": {r.id for r in page.items if is_overdue(r, now)},
     }
+
+
+def is_overdue(request: HumanRequest, now: datetime) -> bool:
+    """Whether `request` is still open past its deadline."""
+    return (
+        request.status in OPEN_STATUSES
+        and request.expires_at is not None
+        and request.expires_at < now
+    )
 
 
 def _four_eyes_allow(user: User, request: HumanRequest, run: Run, decision: str) -> bool:
@@ -309,13 +320,14 @@ async def request_page(
     run = await parts.runtime.get(request.run_id, viewer=user)
     events = await parts.requests.events(request.id, viewer=user)
     is_open = request.status in OPEN_STATUSES
+    now = parts.requests.now()
     claim = (
         {
             "by": request.claimed_by,
             "until": request.claimed_until,
             "mine": request.claimed_by == user.name,
         }
-        if claim_is_live(request, parts.requests.now())
+        if claim_is_live(request, now)
         else None
     )
     refusal = None
@@ -342,6 +354,7 @@ async def request_page(
         "events": events,
         "context": context_view(request.context),
         "is_open": is_open,
+        "overdue": is_overdue(request, now),
         "refusal": refusal,
         "four_eyes": four_eyes,
         "forms": forms,
