@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -51,7 +51,7 @@ REQUEST_STATUSES: Final = (
     "expired",
     "cancelled",
 )
-RUN_STATUSES: Final = ("running", "waiting", "completed", "failed", "cancelled")
+RUN_STATUSES: Final = get_args(RunStatus)
 PAGE_SIZE: Final = 25
 MY_TEAMS: Final = ""
 ALL_TEAMS: Final = "*"
