@@ -18,7 +18,7 @@ from web import views
 from web.auth import csrf_checked_form
 from web.deps import PageUserDep, Parts, PartsDep
 from web.errors import PAGE_PROBLEMS, problem_page
-from web.forms import FormValues, answer_from_form, confirmation, flatten
+from web.forms import FormValues, answer_from_form, confirmation, errors_by_field, flatten
 from web.templating import notify, render
 
 router = APIRouter(include_in_schema=False)
@@ -62,12 +62,7 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
     try:
         body = answer_from_form(human_request, form)
         if body["decision"] == "edit" and form.get("confirm") != confirmation(body):
-            preview = await parts.requests.preview(request_id, body, responder=user)
-            confirm = {
-                "diff": preview.diff or {},
-                "digest": confirmation(body),
-                "hidden": flatten(body),
-            }
+            confirm = await _edit_preview(parts, user, request_id, body)
             page = await views.request_page(parts, user, request_id, confirm=confirm, **again)
             return render(request, "request.html", page, user=user)
         result = await parts.requests.respond(request_id, body, responder=user)
@@ -91,12 +86,12 @@ async def preview_edit(
     human_request = await parts.requests.get(request_id, viewer=user)
     try:
         body = answer_from_form(human_request, form)
-        preview = await parts.requests.preview(request_id, body, responder=user)
+        page = await _edit_preview(parts, user, request_id, body)
     except InvalidAnswer as exc:
-        errors = [{"loc": e["loc"][1:], "msg": e["msg"]} for e in exc.errors]
+        by_field, rest = errors_by_field(exc.errors, strip=("body",))
+        errors = {"by_field": by_field, "rest": rest}
         return render(request, "_partials/edit_preview.html", {"errors": errors}, status_code=422)
-    page = {"diff": preview.diff or {}, "digest": confirmation(body), "errors": []}
-    return render(request, "_partials/edit_preview.html", page)
+    return render(request, "_partials/edit_preview.html", page | {"errors": None})
 
 
 @router.post("/requests/{request_id}/takeover")
@@ -137,6 +132,14 @@ async def release(
         return await _refused(request, parts, user, request_id, exc)
     notify(request, "Released: anyone of the team may answer it now.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
+
+
+async def _edit_preview(
+    parts: Parts, user: User, request_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """An edit's before -> after `diff`, the `digest` that confirms it, its `hidden` fields."""
+    preview = await parts.requests.preview(request_id, body, responder=user)
+    return {"diff": preview.diff or {}, "digest": confirmation(body), "hidden": flatten(body)}
 
 
 async def _refused(
