@@ -44,10 +44,14 @@ UserDep = Annotated[User, Depends(current_user)]
 
 
 async def page_user(request: Request) -> User:
-    """The signed-in person a page is for; `Unauthenticated` (a way to sign-in) if nobody."""
+    """The signed-in person a page is for; `Unauthenticated` (a way to sign-in) if nobody.
+
+    Kept on `request.state.page_user` for the error page, should the page be refused.
+    """
     user = await page_user_of(request, parts(request).store)
     if user is None:
         raise Unauthenticated("sign in to see this page")
+    request.state.page_user = user  # for an error page of this request: no second look-up
     return user
 
 

@@ -8,13 +8,14 @@ status the API would answer with.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 from urllib.parse import urlencode
 
 from fastapi import Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from baton.errors import (
@@ -59,6 +60,23 @@ TITLES: Final = {
 def status_of(exc: BatonError) -> int:
     """The HTTP status of a BatonError."""
     return next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
+
+
+PAGE_PROBLEMS: Final = (Conflict, Closed)
+"""What a page's action shows on the page it acted on, rather than on an error page."""
+
+
+async def problem_page(
+    request: Request,
+    exc: BatonError,
+    template: str,
+    page_with: Callable[[str], Awaitable[dict[str, Any]]],
+    *,
+    user: User,
+) -> HTMLResponse:
+    """The page an action was refused on again, `exc` told as its problem, at `exc`'s status."""
+    page = await page_with(str(exc))
+    return render(request, template, page, user=user, status_code=status_of(exc))
 
 
 def is_page(request: Request) -> bool:
@@ -138,6 +156,9 @@ async def page_error(
 
 async def _viewer(request: Request) -> User | None:
     """Who is looking at an error page, for its navigation; nobody if that cannot be told."""
+    known: User | None = getattr(request.state, "page_user", None)
+    if known is not None:
+        return known  # the page's dependency found them already
     parts = getattr(request.app.state, "parts", None)
     if parts is None:
         return None

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
-from baton.errors import Invalid, InvalidAnswer, InvalidInput
+from baton.errors import InvalidAnswer, InvalidInput
 from human.kinds import KINDS
 from human.records import HumanRequest
 
@@ -628,8 +628,3 @@ def input_from_form(schema: dict[str, Any], form: FormValues) -> dict[str, Any]:
             [{"loc": ["body", "input", *p.split(".")], "msg": m} for p, m in problems],
         )
     return values
-
-
-def invalid_values(exc: Invalid) -> list[dict[str, Any]]:
-    """The per-field errors an `Invalid` carries (or one naming no field)."""
-    return list(exc.errors) or [{"loc": [], "msg": str(exc)}]

@@ -68,9 +68,9 @@ def _now(request: Request) -> datetime:
     return parts.requests.now() if parts is not None else utcnow()
 
 
-def notify(request: Request, message: str, *, tone: str = "ok") -> None:
+def notify(request: Request, message: str) -> None:
     """Show `message` once, on the next page this browser renders (after a 303)."""
-    request.session["notice"] = {"message": message, "tone": tone}
+    request.session["notice"] = {"message": message, "tone": "ok"}
 
 
 # filters ------------------------------------------------------------------------------------

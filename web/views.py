@@ -12,13 +12,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from baton.errors import NotPermitted, WorkflowNotFound
-from human.access import check_can_answer, check_can_cancel, check_can_run, check_four_eyes
+from human.access import (
+    check_can_answer,
+    check_can_cancel,
+    check_can_run,
+    check_four_eyes,
+    release_scope,
+)
 from human.kinds import KINDS
 from human.records import (
     OPEN_STATUSES,
@@ -29,6 +35,7 @@ from human.records import (
     RunStatus,
     User,
 )
+from human.routing import claim_is_live
 from human.store.base import RequestFilter
 from web.deps import Parts
 from web.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
@@ -44,7 +51,7 @@ REQUEST_STATUSES: Final = (
     "expired",
     "cancelled",
 )
-RUN_STATUSES: Final = ("running", "waiting", "completed", "failed", "cancelled")
+RUN_STATUSES: Final = get_args(RunStatus)
 PAGE_SIZE: Final = 25
 MY_TEAMS: Final = ""
 ALL_TEAMS: Final = "*"
@@ -164,7 +171,8 @@ RUN_EVENTS: Final = (
 
 async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, Any]:
     """The inbox: one page of requests under `query`, counts per status, the filter choices."""
-    flt = query.request_filter(user, parts.requests.now())
+    now = parts.requests.now()
+    flt = query.request_filter(user, now)
     page = await parts.requests.list(flt, viewer=user)
     counts = await parts.requests.count(flt, viewer=user)
     return {
@@ -181,7 +189,17 @@ async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, A
         "live_types": ",".join(INBOX_EVENTS),
         "section": "inbox",
         "approvals": {r.id: approvals_given(r) for r in page.items},
+        "overdue": {r.id for r in page.items if is_overdue(r, now)},
     }
+
+
+def is_overdue(request: HumanRequest, now: datetime) -> bool:
+    """Whether `request` is still open past its deadline."""
+    return (
+        request.status in OPEN_STATUSES
+        and request.expires_at is not None
+        and request.expires_at < now
+    )
 
 
 def _four_eyes_allow(user: User, request: HumanRequest, run: Run, decision: str) -> bool:
@@ -303,14 +321,13 @@ async def request_page(
     events = await parts.requests.events(request.id, viewer=user)
     is_open = request.status in OPEN_STATUSES
     now = parts.requests.now()
-    live = is_open and request.claimed_until is not None and request.claimed_until > now
     claim = (
         {
             "by": request.claimed_by,
             "until": request.claimed_until,
             "mine": request.claimed_by == user.name,
         }
-        if live and request.claimed_by
+        if claim_is_live(request, now)
         else None
     )
     refusal = None
@@ -337,6 +354,7 @@ async def request_page(
         "events": events,
         "context": context_view(request.context),
         "is_open": is_open,
+        "overdue": is_overdue(request, now),
         "refusal": refusal,
         "four_eyes": four_eyes,
         "forms": forms,
@@ -347,8 +365,17 @@ async def request_page(
         "question": request.payload.get("question"),
         "options": request.payload.get("options") or [],
         "claim": claim,
-        "may_release": claim is not None and (claim["mine"] or user.role == "admin"),
+        "may_release": claim is not None and _may_release(user, request.claimed_by),
     }
+
+
+def _may_release(user: User, holder: str | None) -> bool:
+    """Whether `user` may release `holder`'s claim (as the service decides: `release_scope`)."""
+    try:
+        scope = release_scope(user)
+    except NotPermitted:
+        return False
+    return scope is None or scope == holder
 
 
 # runs ---------------------------------------------------------------------------------------
@@ -441,8 +468,12 @@ def start_page(
     *,
     raw: FormValues | None = None,
     errors: list[dict[str, Any]] | None = None,
+    workflow_error: str | None = None,
 ) -> dict[str, Any]:
-    """The workflows to pick from and, once one is picked, the form built from its input schema."""
+    """The workflows to pick from and, once one is picked, the form built from its input schema.
+
+    `workflow_error` is told on the workflow picker (a start posted without one).
+    """
     form: InputForm | None = None
     problem = None
     try:
@@ -463,5 +494,6 @@ def start_page(
         "chosen": chosen,
         "form": form,
         "problem": problem,
+        "workflow_error": workflow_error,
         "section": "start",
     }

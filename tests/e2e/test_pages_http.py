@@ -503,6 +503,24 @@ async def test_a_request_is_taken_over_from_its_page(
     assert (takeover["assignee"], takeover["status"]) == ("lee", "pending")
 
 
+async def test_claiming_or_taking_over_a_closed_request_shows_its_page_with_why(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    cancelled = await waiting_refund(server)
+    async with server.client("ada") as ada:
+        assert (await ada.post(f"/api/runs/{cancelled['run_id']}/cancel")).status_code == 200
+    before = await server.snapshot(cancelled["id"])
+    url = f"/requests/{cancelled['id']}"
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        for action in ("claim", "takeover"):
+            refused = await lee.post(f"{url}/{action}", {})
+            assert refused.status_code == 410, (action, refused.text)
+            assert 'id="request-title"' in refused.text  # the request's page, not an error page
+            assert 'role="alert"' in refused.text
+            assert "cancelled" in refused.text
+    assert await server.snapshot(cancelled["id"]) == before
+
+
 async def test_a_claim_from_the_page_holds_others_off_until_released(
     server: Server, passwords: dict[str, str]
 ) -> None:
@@ -617,6 +635,16 @@ START_REFUSALS = [
         ("in-amount-error", "greater than 0", 'value="0"'),
     ),
     ("unknown-workflow", "sam", {"workflow": "nope", "amount": "5"}, 404, None),
+    *(
+        (
+            case,
+            "sam",
+            form,
+            422,
+            ("pick-workflow-error", "Choose a workflow", 'aria-invalid="true"'),
+        )
+        for case, form in (("no-workflow", {"amount": "5"}), ("blank-workflow", {"workflow": ""}))
+    ),
     ("viewer", "val", START | {"amount": "20"}, 403, None),
 ]
 

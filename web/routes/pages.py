@@ -12,12 +12,13 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from baton.errors import Conflict, InvalidAnswer, RequestClosed
+from baton.errors import BatonError, InvalidAnswer
+from human.records import User
 from web import views
 from web.auth import csrf_checked_form
-from web.deps import PageUserDep, PartsDep
-from web.errors import status_of
-from web.forms import FormValues, answer_from_form, confirmation, flatten
+from web.deps import PageUserDep, Parts, PartsDep
+from web.errors import PAGE_PROBLEMS, problem_page
+from web.forms import FormValues, answer_from_form, confirmation, errors_by_field, flatten
 from web.templating import notify, render
 
 router = APIRouter(include_in_schema=False)
@@ -61,12 +62,7 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
     try:
         body = answer_from_form(human_request, form)
         if body["decision"] == "edit" and form.get("confirm") != confirmation(body):
-            preview = await parts.requests.preview(request_id, body, responder=user)
-            confirm = {
-                "diff": preview.diff or {},
-                "digest": confirmation(body),
-                "hidden": flatten(body),
-            }
+            confirm = await _edit_preview(parts, user, request_id, body)
             page = await views.request_page(parts, user, request_id, confirm=confirm, **again)
             return render(request, "request.html", page, user=user)
         result = await parts.requests.respond(request_id, body, responder=user)
@@ -75,9 +71,8 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
             again["problem"] = str(exc)  # no form of that decision to show it on
         page = await views.request_page(parts, user, request_id, errors=exc.errors, **again)
         return render(request, "request.html", page, user=user, status_code=422)
-    except (Conflict, RequestClosed) as exc:
-        page = await views.request_page(parts, user, request_id, problem=str(exc))
-        return render(request, "request.html", page, user=user, status_code=status_of(exc))
+    except PAGE_PROBLEMS as exc:
+        return await _refused(request, parts, user, request_id, exc)
     notify(request, OUTCOMES[result.outcome].format(decision=body["decision"]))
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
 
@@ -91,12 +86,12 @@ async def preview_edit(
     human_request = await parts.requests.get(request_id, viewer=user)
     try:
         body = answer_from_form(human_request, form)
-        preview = await parts.requests.preview(request_id, body, responder=user)
+        page = await _edit_preview(parts, user, request_id, body)
     except InvalidAnswer as exc:
-        errors = [{"loc": e["loc"][1:], "msg": e["msg"]} for e in exc.errors]
+        by_field, rest = errors_by_field(exc.errors, strip=("body",))
+        errors = {"by_field": by_field, "rest": rest}
         return render(request, "_partials/edit_preview.html", {"errors": errors}, status_code=422)
-    page = {"diff": preview.diff or {}, "digest": confirmation(body), "errors": []}
-    return render(request, "_partials/edit_preview.html", page)
+    return render(request, "_partials/edit_preview.html", page | {"errors": None})
 
 
 @router.post("/requests/{request_id}/takeover")
@@ -105,7 +100,10 @@ async def take_over(
 ) -> Response:
     """Take an open request over (it comes back as a takeover assigned to me): 303, or 4xx."""
     await csrf_checked_form(request)
-    await parts.requests.take_over(request_id, responder=user)
+    try:
+        await parts.requests.take_over(request_id, responder=user)
+    except PAGE_PROBLEMS as exc:
+        return await _refused(request, parts, user, request_id, exc)
     notify(request, "You took this over: it comes back to you as a takeover request.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
 
@@ -116,9 +114,8 @@ async def claim(request: Request, request_id: str, parts: PartsDep, user: PageUs
     await csrf_checked_form(request)
     try:
         claimed = await parts.requests.claim(request_id, user=user)
-    except Conflict as exc:
-        page = await views.request_page(parts, user, request_id, problem=str(exc))
-        return render(request, "request.html", page, user=user, status_code=status_of(exc))
+    except PAGE_PROBLEMS as exc:
+        return await _refused(request, parts, user, request_id, exc)
     notify(request, f"Claimed: no one else of {claimed.team} may answer it while you hold it.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
 
@@ -131,8 +128,26 @@ async def release(
     await csrf_checked_form(request)
     try:
         await parts.requests.release(request_id, user=user)
-    except Conflict as exc:
-        page = await views.request_page(parts, user, request_id, problem=str(exc))
-        return render(request, "request.html", page, user=user, status_code=status_of(exc))
+    except PAGE_PROBLEMS as exc:
+        return await _refused(request, parts, user, request_id, exc)
     notify(request, "Released: anyone of the team may answer it now.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
+
+
+async def _edit_preview(
+    parts: Parts, user: User, request_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """An edit's before -> after `diff`, the `digest` that confirms it, its `hidden` fields."""
+    preview = await parts.requests.preview(request_id, body, responder=user)
+    return {"diff": preview.diff or {}, "digest": confirmation(body), "hidden": flatten(body)}
+
+
+async def _refused(
+    request: Request, parts: Parts, user: User, request_id: str, exc: BatonError
+) -> HTMLResponse:
+    """The request's page again, telling why an action on it was refused."""
+
+    async def page_with(problem: str) -> dict[str, Any]:
+        return await views.request_page(parts, user, request_id, problem=problem)
+
+    return await problem_page(request, exc, "request.html", page_with, user=user)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from baton.errors import InvalidInput, RunNotCancellable
+from baton.errors import InvalidInput
 from human.access import check_can_run
 from web import views
 from web.auth import csrf_checked_form
 from web.deps import PageUserDep, PartsDep
+from web.errors import PAGE_PROBLEMS, problem_page
 from web.forms import FormValues, input_from_form
 from web.templating import notify, render
 from workflows import registry
@@ -44,6 +45,9 @@ async def start_run(request: Request, parts: PartsDep, user: PageUserDep) -> Res
     """Start a run from the form: 303 to the run, or the form again with its errors (422)."""
     form = FormValues((await csrf_checked_form(request)).multi_items())
     check_can_run(user)
+    if not form.get("workflow"):  # as the API: a missing or blank workflow is a 422
+        page = views.start_page(user, None, workflow_error="Choose a workflow to start.")
+        return render(request, "run_new.html", page, user=user, status_code=422)
     spec = registry.get(form.get("workflow") or "")
     try:
         run_input = input_from_form(spec.input_schema(), form)
@@ -71,8 +75,11 @@ async def cancel_run(request: Request, run_id: str, parts: PartsDep, user: PageU
     await csrf_checked_form(request)
     try:
         await parts.runtime.cancel(run_id, by=user)
-    except RunNotCancellable as exc:
-        page = await views.run_page(parts, user, run_id, problem=str(exc))
-        return render(request, "run.html", page, user=user, status_code=409)
+    except PAGE_PROBLEMS as exc:
+
+        async def page_with(problem: str) -> dict[str, Any]:
+            return await views.run_page(parts, user, run_id, problem=problem)
+
+        return await problem_page(request, exc, "run.html", page_with, user=user)
     notify(request, "Run cancelled; its open requests are closed.")
     return RedirectResponse(f"/runs/{run_id}", status_code=303)
