@@ -24,12 +24,12 @@ from argon2 import PasswordHasher
 
 from baton.demo import PEOPLE, seed_demo
 from baton.settings import Settings
-from executors.tools import RefundArguments
+from baton.wiring import Parts
+from executors.shipped.tools import RefundArguments
 from human.kinds import KINDS, schema_of
 from human.records import HumanRequest, NewEvent, Run
 from human.store.base import NewCheckpoint, Progress
 from web.app import create_app
-from web.deps import Parts
 
 MESSAGES: Final = 200
 RENDERS: Final = 50

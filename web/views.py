@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from baton.errors import NotPermitted, WorkflowNotFound
+from baton.wiring import Parts
 from human.access import (
     check_can_answer,
     check_can_cancel,
@@ -37,10 +38,9 @@ from human.records import (
 )
 from human.routing import claim_is_live
 from human.store.base import RequestFilter
-from web.deps import Parts
 from web.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from web.graph import GraphLayout, lay_out
-from workflows import registry
+from workflows.platform import registry
 
 REQUEST_STATUSES: Final = (
     "pending",

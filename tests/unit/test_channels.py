@@ -8,15 +8,17 @@ from typing import Any
 
 import pytest
 
-from executors.transcript import excerpt, run_state
-from human.policy import parse_policy
+from executors.platform.transcript import excerpt, run_state
+from human.policy import load_policy, parse_policy
 from human.records import User
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import RequestFilter, Store
 from tests.harness import seed
-from workflows.runtime import Runtime
-from workflows.worker import Worker
+from workflows.platform import registry
+from workflows.platform.runtime import Runtime
+from workflows.platform.worker import Worker
+from workflows.shipped import POLICIES
 
 
 @dataclass
@@ -36,7 +38,8 @@ class Desk:
 async def desk(db_url: str) -> AsyncIterator[Desk]:
     await seed(db_url)
     store = await open_store(db_url)
-    runtime = Runtime(store, workflow_modules="tests.fixtures.foreign_workflow")
+    registry.load("tests.fixtures.foreign_workflow")
+    runtime = Runtime(store, policy=load_policy(POLICIES))
     try:
         yield Desk(store, runtime, Worker(store, runtime), RequestService(store))
     finally:

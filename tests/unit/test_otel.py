@@ -33,6 +33,8 @@ from typing import Any
 import pytest
 
 from baton.errors import AnswerConflict
+from human.policy import load_policy
+from workflows.shipped import POLICIES
 
 REPO = Path(__file__).resolve().parents[2]
 REFUND_120 = {"order_id": "A-1002", "amount": 120, "reason": "broken"}
@@ -84,13 +86,13 @@ async def _refund_cycle(db_url: str) -> dict[str, str]:
     from human.store import open_store
     from human.store.base import RequestFilter
     from tests.harness import seed
-    from workflows.runtime import Runtime
-    from workflows.worker import Worker
+    from workflows.platform.runtime import Runtime
+    from workflows.platform.worker import Worker
 
     await seed(db_url)
     store = await open_store(db_url)
     try:
-        runtime = Runtime(store)
+        runtime = Runtime(store, policy=load_policy(POLICIES))
         worker = Worker(store, runtime)
         service = RequestService(store)
         run = await runtime.start("refund", REFUND_120, actor="sam")

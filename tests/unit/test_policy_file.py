@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from baton.errors import InvalidPolicy
-from human.policy import SHIPPED_POLICIES, load_policy, parse_duration, parse_policy
+from human.policy import load_policy, parse_duration, parse_policy
+from workflows.shipped import POLICIES
 
 GOOD = """\
 version: 1
@@ -34,7 +35,7 @@ rules:
 
 
 def test_the_shipped_file_holds_the_spec_defaults() -> None:
-    policy = load_policy()
+    policy = load_policy(POLICIES)
 
     assert [r.id for r in policy.rules] == [
         "takeover.manager",
@@ -50,7 +51,7 @@ def test_the_shipped_file_holds_the_spec_defaults() -> None:
     assert (medium.team, medium.expires_in_s) == ("support-leads", 24 * 3600)
     assert [(e.after_s, e.team) for e in medium.escalation] == [(4 * 3600, "managers")]
     assert policy.evaluate("delete_account", {}).team == "support-leads"
-    assert SHIPPED_POLICIES.name == "policies.yaml"
+    assert POLICIES.name == "policies.yaml"
 
 
 def test_a_valid_file_maps_actions_conditions_deadlines_and_escalations() -> None:

@@ -7,8 +7,8 @@ from typing import Any
 from agent_framework import FunctionTool
 from pydantic import BaseModel, ConfigDict, Field
 
-from executors.services import RunServices
-from executors.tool_gate import GatedTool
+from executors.platform.services import RunServices
+from executors.platform.tool_gate import GatedTool
 from human.kinds import schema_of
 from human.policy import Decision
 

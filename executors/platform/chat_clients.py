@@ -150,7 +150,7 @@ def make_chat_client(config: ProviderConfig | str, persona: str) -> BaseChatClie
         config = ProviderConfig(model=config)
     config.check()
     if config.model == "scripted":
-        from executors.plays import PLAYS
+        from executors.shipped.plays import PLAYS
 
         play = PLAYS.get(persona)
         if play is None:

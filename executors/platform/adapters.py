@@ -31,9 +31,9 @@ from agent_framework import Content, WorkflowEvent
 from agent_framework_orchestrations import HandoffAgentUserRequest
 from pydantic import BaseModel
 
-from executors.services import RunServices
-from executors.tool_gate import GatedTool, Verdict, approval_request, judge, perform_call
-from executors.transcript import as_text, excerpt, run_state, tool_result
+from executors.platform.services import RunServices
+from executors.platform.tool_gate import GatedTool, Verdict, approval_request, judge, perform_call
+from executors.platform.transcript import as_text, excerpt, run_state, tool_result
 from human.kinds import (
     KINDS,
     ApprovalAnswer,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from agent_framework import Agent, FunctionTool
 from pydantic import BaseModel, Field
 
-from executors.channels import (
+from executors.platform.adapters import (
     AskHuman,
     CloseCase,
     CustomerTurns,
@@ -25,9 +25,9 @@ from executors.channels import (
     ReviewDraft,
     ToolApprovals,
 )
-from executors.services import RunServices
-from executors.tool_gate import GatedTool
-from executors.tools import (
+from executors.platform.services import RunServices
+from executors.platform.tool_gate import GatedTool
+from executors.shipped.tools import (
     EmailArguments,
     ask_human_tool,
     check_service_status_tool,

@@ -7,20 +7,20 @@ from typing import TYPE_CHECKING, Any
 
 from agent_framework import BaseChatClient
 
-from executors.transcript import Transcript
+from executors.platform.transcript import Transcript
 from human.effects import EffectLedger
 from human.policy import Policy
 from human.store.base import Store
 
 if TYPE_CHECKING:
-    from executors.chat_clients import ProviderConfig
+    from executors.platform.chat_clients import ProviderConfig
 
 
 class ChatClientFactory:
     """Makes the chat client an agent persona runs on (`BATON_MODEL`), once per process."""
 
     def __init__(self, model: str, provider: ProviderConfig | None = None) -> None:
-        from executors.chat_clients import ProviderConfig
+        from executors.platform.chat_clients import ProviderConfig
 
         self.provider = provider or ProviderConfig(model=model)
         self.model = self.provider.model
@@ -32,7 +32,7 @@ class ChatClientFactory:
 
     def for_persona(self, persona: str) -> BaseChatClient:
         """A chat client for the named agent persona (clients hold no conversation: shared)."""
-        from executors.chat_clients import make_chat_client
+        from executors.platform.chat_clients import make_chat_client
 
         client = self._clients.get(persona)
         if client is None:

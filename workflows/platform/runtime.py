@@ -27,7 +27,7 @@ from baton.errors import (
     RunNotFound,
     StoreError,
 )
-from executors.channels import (
+from executors.platform.adapters import (
     ORIGIN,
     Ask,
     Finish,
@@ -40,21 +40,21 @@ from executors.channels import (
     origin_of,
     take_over,
 )
-from executors.chat_clients import ProviderConfig
-from executors.run_end import END_EVENT
-from executors.services import ChatClientFactory, RunServices
-from executors.tool_gate import AUDIT_EVENT
+from executors.platform.chat_clients import ProviderConfig
+from executors.platform.run_end import END_EVENT
+from executors.platform.services import ChatClientFactory, RunServices
+from executors.platform.tool_gate import AUDIT_EVENT
 from human.access import can_see_run, check_can_cancel, viewer_of
 from human.effects import EffectLedger
 from human.kinds import KINDS, ApprovalRequest, Routing, kind_of
-from human.policy import Policy, default_policy
+from human.policy import Policy
 from human.records import TERMINAL_RUN, AuditEvent, HumanRequest, NewEvent, Page, Run, User
 from human.routing import notifications_for, timers_for
 from human.service import TAKEOVER
 from human.store.base import LocalWorker, Progress, Store, utcnow
-from workflows import registry
-from workflows.checkpoints import RunCheckpointStorage
-from workflows.graph import WorkflowGraph, describe
+from workflows.platform import registry
+from workflows.platform.checkpoints import RunCheckpointStorage
+from workflows.platform.graph import WorkflowGraph, describe
 
 logger = logging.getLogger(__name__)
 _tracer = trace.get_tracer("baton")
@@ -69,20 +69,18 @@ class Runtime:
         self,
         store: Store,
         *,
+        policy: Policy,
         model: str = "scripted",
-        policy: Policy | None = None,
         clock: Callable[[], datetime] = utcnow,
         on_change: Callable[[str, str], None] | None = None,
-        workflow_modules: str = "",
         provider: ProviderConfig | None = None,
         notify_channels: Sequence[str] = (),
     ) -> None:
-        registry.load(workflow_modules)
         self.store = store
         self._channels = tuple(notify_channels)
         self._clients = ChatClientFactory(model, provider)
         self._clients.check()  # a provider missing a setting refuses to start, naming it
-        self._policy = policy or default_policy()
+        self._policy = policy
         self._ledger = EffectLedger(store)
         self._clock = clock
         self._on_change = on_change or (lambda kind, run_id: None)
@@ -355,10 +353,11 @@ class Runtime:
 class _Drive:
     """One drive of a run: deliver at most one answer, settle what MAF asks, commit the result.
 
-    Every `request_info` goes through the workflow's request adapters (`executors.channels`): an
-    adapter asks a person (`Ask`), answers MAF at once (`Reply`, e.g. a policy's auto decision),
-    or ends the run (`Finish`). Replies are fed back to the same workflow instance until MAF waits
-    only on people; then one checkpoint covering every pending request is committed with them.
+    Every `request_info` goes through the workflow's request adapters
+    (`executors.platform.adapters`): an adapter asks a person (`Ask`), answers MAF at once
+    (`Reply`, e.g. a policy's auto decision), or ends the run (`Finish`). Replies are fed back to
+    the same workflow instance until MAF waits only on people; then one checkpoint covering every
+    pending request is committed with them.
     """
 
     def __init__(

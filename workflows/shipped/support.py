@@ -16,15 +16,15 @@ from __future__ import annotations
 from agent_framework import Workflow
 from agent_framework_orchestrations import HandoffBuilder
 
-from executors.services import RunServices
-from executors.support_desk import (
+from executors.platform.services import RunServices
+from executors.shipped.support_desk import (
     SPECIALISTS,
     SupportInput,
     opening,
     support_adapters,
     support_agents,
 )
-from workflows.registry import register
+from workflows.platform.registry import register
 
 NAME = "support"
 

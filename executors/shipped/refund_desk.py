@@ -8,9 +8,9 @@ from typing import Any, Never
 from agent_framework import Agent, WorkflowContext, handler
 from pydantic import BaseModel, Field
 
-from executors.services import RunServices
-from executors.tool_gate import ToolGateAgent
-from executors.tools import issue_refund_tool, lookup_order_tool
+from executors.platform.services import RunServices
+from executors.platform.tool_gate import ToolGateAgent
+from executors.shipped.tools import issue_refund_tool, lookup_order_tool
 from human.policy import Decision
 
 INSTRUCTIONS = (
