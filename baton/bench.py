@@ -416,7 +416,7 @@ class Seeded:
 @contextlib.asynccontextmanager
 async def _parts(db_url: str, *, local_worker: bool = True) -> AsyncIterator[Seeded]:
     async with open_parts(Settings(database_url=db_url), local_worker=local_worker) as parts:
-        await seed_demo(parts.store)
+        await seed_demo(parts.store, parts.settings.database_url)
         starter, approver = await parts.store.get_user("sam"), await parts.store.get_user("lee")
         assert starter is not None
         assert approver is not None
@@ -503,7 +503,7 @@ async def measure_paused(db_url: str, paused: int, folder: Path) -> PausedFigure
     """
     store = await open_store(db_url)
     try:
-        await seed_demo(store)
+        await seed_demo(store, db_url)
         tokens = {name: await _token(store, name) for name in ("sam", "lee")}
         log = folder / f"serve-{secrets.token_hex(3)}.log"
         async with (

@@ -96,7 +96,7 @@ async def measure_request_page(
 
 async def _store_a_large_request(parts: Parts, messages: int) -> str:
     """A waiting refund run with one approval whose context carries a long conversation."""
-    await seed_demo(parts.store)
+    await seed_demo(parts.store, parts.settings.database_url)
     now = datetime.now(UTC)
     run = Run(
         id=f"run_{secrets.token_urlsafe(12)}",

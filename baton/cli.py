@@ -123,7 +123,7 @@ def seed(demo: bool) -> None:
     settings = _settings()
 
     async def work(parts: Parts) -> None:
-        await seed_demo(parts.store)
+        await seed_demo(parts.store, parts.settings.database_url)
         click.echo(
             "demo seeded: teams " + ", ".join(sorted({t for _, ts in PEOPLE.values() for t in ts}))
         )

@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from baton.clock import clock_of
 from baton.settings import SHIPPED_WORKFLOWS, Settings
 from executors.platform.chat_clients import ProviderConfig
+from executors.platform.services import Resources
 from human.channels import Channel
 from human.channels.email import EmailChannel, SmtpRelay
 from human.channels.links import LinkSigner
@@ -160,6 +161,7 @@ async def open_parts(settings: Settings, *, local_worker: bool = True) -> AsyncI
     provider, policy = prepare(settings)
     clock = clock_of(settings.clock_file)
     store = await open_store(settings.database_url, clock=clock)
+    resources = Resources(settings.database_url)
     try:
         channels = notification_channels(settings, store)
         wake: list[Worker] = []
@@ -176,6 +178,7 @@ async def open_parts(settings: Settings, *, local_worker: bool = True) -> AsyncI
             policy=policy,
             clock=clock,
             notify_channels=sorted(channels),
+            resources=resources,
         )
         worker = Worker(
             store,
@@ -208,4 +211,5 @@ async def open_parts(settings: Settings, *, local_worker: bool = True) -> AsyncI
             slack=slack_actions(settings, store, requests),
         )
     finally:
+        await resources.close()
         await store.close()

@@ -26,8 +26,8 @@ Action = Literal["auto", "approval", "deny", "takeover"]
 STATE_PREFIX = "state."
 """Conditions on `state.<name>` read the run's state, not the call's arguments."""
 
-CUSTOMER_REPLY = "customer_reply"
-"""The pseudo-tool an agent's reply to the customer is checked as (only a takeover applies)."""
+AGENT_REPLY = "agent_reply"
+"""The pseudo-tool an agent's reply to the user is checked as (only a takeover applies)."""
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<": operator.lt,
@@ -130,12 +130,12 @@ class Policy:
         return Decision(action="approval", rule_id="default.approval", team=self.default_team)
 
     def takeover(self, state: Mapping[str, Any]) -> Decision | None:
-        """The takeover an agent's reply to the customer triggers in this state, if any.
+        """The takeover an agent's reply to the user triggers in this state, if any.
 
-        The reply is evaluated as the pseudo-tool `customer_reply` (rules for `*` match it); only
+        The reply is evaluated as the pseudo-tool `agent_reply` (rules for `*` match it); only
         a takeover applies, since a reply is not a call anyone approves.
         """
-        decision = self.evaluate(CUSTOMER_REPLY, {}, state)
+        decision = self.evaluate(AGENT_REPLY, {}, state)
         return decision if decision.action == "takeover" else None
 
     def recheck_edit(

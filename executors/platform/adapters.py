@@ -2,7 +2,7 @@
 
 A workflow pauses on `ctx.request_info(data, response_type)`. When `data` is one of Baton's kind
 models (`human.kinds`) the pause is already a question for people (`Kinds`). Other request types
-are MAF's own: a handoff agent waiting for the customer (`HandoffAgentUserRequest`, answered with
+are MAF's own: a handoff agent waiting for the user (`HandoffAgentUserRequest`, answered with
 `list[Message]`), a tool call MAF hands back to its host (a declaration-only tool: `Content` of
 type `function_call`, answered with a `function_result`), or a call of an
 `approval_mode="always_require"` tool (`Content` of type `function_approval_request`). An adapter
@@ -106,6 +106,12 @@ class Scene:
     def conversation(self, limit: int = 30) -> list[str]:
         """The conversation so far, as readable lines."""
         return excerpt(self.services.transcript.everything(), limit)
+
+    async def case(self) -> dict[str, Any]:
+        """What a person sees of the case: the conversation, and what the workflow adds."""
+        context: dict[str, Any] = {"conversation": self.conversation()}
+        added = self.services.case_context
+        return context | (await added(self.services) if added is not None else {})
 
 
 class RequestAdapter(Protocol):
@@ -244,36 +250,37 @@ class Kinds:
         return Reply(handed_back[first_kind])
 
 
-# the handoff's customer turns -----------------------------------------------------------------
+# the handoff's user turns ---------------------------------------------------------------------
 
 
-class CustomerTurns:
-    """A handoff agent replied to the customer and waits: a `question` to the customer's team.
+class UserTurns:
+    """A handoff agent replied to the user and waits: a `question` to the user-facing team.
 
-    The customer-facing team relays the customer's reply, which reaches the agent as the
-    customer's message (`HandoffAgentUserRequest.create_response`). If the policy's takeover rules
-    hold for the run's state (low confidence, a customer asking for a manager, repeated failures),
-    the turn becomes a `takeover` instead: `resolve` ends the run, `return` gives the agent the
-    person's guidance.
+    The team relays the user's reply, which reaches the agent as the user's message
+    (`HandoffAgentUserRequest.create_response`). If the policy's takeover rules hold for the
+    run's state (low confidence, a user asking for a manager, repeated failures), the turn
+    becomes a `takeover` instead: `resolve` ends the run, `return` gives the agent the person's
+    guidance. `party` is what the workflow calls its user in the words people read ("customer").
     """
 
-    name: ClassVar[str] = "customer_turns"
+    name: ClassVar[str] = "user_turns"
 
-    def __init__(self, services: RunServices, *, team: str) -> None:
+    def __init__(self, services: RunServices, *, team: str, party: str = "user") -> None:
         self._services = services
         self._team = team
+        self._party = party
 
     def accepts(self, event: WorkflowEvent[Any]) -> bool:
         """The handoff orchestration's user-input request."""
         return isinstance(event.data, HandoffAgentUserRequest)
 
     async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
-        """A question for the customer's team, or a takeover when the policy says so."""
+        """A question for the user-facing team, or a takeover when the policy says so."""
         data: HandoffAgentUserRequest = event.data
         agent = str(event.source_executor_id)
         said = data.agent_response.text.strip()
         origin = {"agent": agent}
-        context = await self._context(scene)
+        context = await scene.case()
         takeover = self._services.policy.takeover(scene.state())
         if takeover is not None:
             return Ask(
@@ -287,22 +294,23 @@ class CustomerTurns:
                 ),
                 origin,
             )
+        party = self._party
         return Ask(
             QuestionRequest(
-                title=f"{agent} waits for the customer's reply",
+                title=f"{agent} waits for the {party}'s reply",
                 reason=(
-                    f"The {agent} agent answered the customer and waits for their reply. Relay "
-                    "what the customer says; it reaches the agent as the customer's message."
+                    f"The {agent} agent answered the {party} and waits for their reply. Relay "
+                    f"what the {party} says; it reaches the agent as the {party}'s message."
                 ),
                 context=context,
                 team=self._team,
-                question=said or f"({agent} is waiting for the customer)",
+                question=said or f"({agent} is waiting for the {party})",
             ),
             origin,
         )
 
     async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
-        """The customer's words (or a person's guidance) as the next user message."""
+        """The user's words (or a person's guidance) as the next user message."""
         if isinstance(answer, TakeoverAnswer):
             if answer.decision == "resolve":
                 return resolved(request, answer)
@@ -318,8 +326,8 @@ class CustomerTurns:
                 {
                     "type": "message",
                     "role": "user",
-                    "by": "customer",
-                    "customer": True,
+                    "by": self._party,
+                    "from_user": True,
                     "relayed_by": request.answered_by,
                     "text": text,
                 }
@@ -327,26 +335,13 @@ class CustomerTurns:
             return Reply(HandoffAgentUserRequest.create_response(text))
         return Finish(
             {
-                "resolution": "Closed without an answer: the customer's turn "
+                "resolution": f"Closed without an answer: the {self._party}'s turn "
                 f"{getattr(answer, 'decision', 'ended')} before anyone replied.",
                 "outcome": {},
                 "resolved_by": "system",
                 "resolver": "system",
             }
         )
-
-    async def _context(self, scene: Scene) -> dict[str, Any]:
-        return await customer_context(self._services, scene)
-
-
-async def customer_context(services: RunServices, scene: Scene) -> dict[str, Any]:
-    """What a person sees of the case: the customer (from the back office) and the conversation."""
-    context: dict[str, Any] = {"conversation": scene.conversation()}
-    customer_id = services.run_input.get("customer_id")
-    if customer_id:
-        customer = await services.back_office.get_customer(str(customer_id))
-        context["customer"] = customer or {"id": customer_id, "known": False}
-    return context
 
 
 def takeover_request(
@@ -555,7 +550,7 @@ class PolicyGate:
             return result_reply(call, result, scene)
         if decision.action == "deny":
             return result_reply(call, f"Refused by policy rule {decision.rule_id}.", scene)
-        context = await customer_context(self._services, scene)
+        context = await scene.case()
         origin = {
             **(origin or {}),
             "arguments": verdict.arguments,
@@ -615,7 +610,7 @@ class AskHuman:
             QuestionRequest(
                 title=f"{call.agent} asks: {question[:120]}",
                 reason=f"The {call.agent} agent needs an answer from a person to go on.",
-                context=await customer_context(self._services, scene),
+                context=await scene.case(),
                 team=self._team,
                 question=question,
                 options=options,
@@ -641,10 +636,11 @@ class Draft:
     arguments: type[BaseModel]
     content_field: str
     send: GatedTool
+    audience: str = "the user"
 
 
 class ReviewDraft:
-    """A tool whose argument is a draft (e.g. a reply to the customer): a `review` first.
+    """A tool whose argument is a draft (a reply to the user, say): a `review` first.
 
     Approve sends the draft; edit sends the person's content instead (the audit keeps the diff);
     reject sends nothing and gives the model the reason.
@@ -665,10 +661,10 @@ class ReviewDraft:
         arguments = typed.model_dump(mode="json")
         return Ask(
             ReviewRequest(
-                title=f"Review {call.agent}'s draft before it goes to the customer",
+                title=f"Review {call.agent}'s draft before it goes to {self._draft.audience}",
                 reason=f"The {call.agent} agent drafted this with {self.name}; nothing is sent "
                 "until a person approves or edits it.",
-                context=await customer_context(self._services, scene),
+                context=await scene.case(),
                 team=self._team,
                 draft=arguments[self._draft.content_field],
             ),

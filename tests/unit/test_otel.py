@@ -33,8 +33,6 @@ from typing import Any
 import pytest
 
 from baton.errors import AnswerConflict
-from human.policy import load_policy
-from workflows.shipped import POLICIES
 
 REPO = Path(__file__).resolve().parents[2]
 REFUND_120 = {"order_id": "A-1002", "amount": 120, "reason": "broken"}
@@ -82,19 +80,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 async def _refund_cycle(db_url: str) -> dict[str, str]:
-    from human.service import RequestService
-    from human.store import open_store
+    from baton.settings import Settings
+    from baton.wiring import open_parts
     from human.store.base import RequestFilter
     from tests.harness import seed
-    from workflows.platform.runtime import Runtime
-    from workflows.platform.worker import Worker
 
     await seed(db_url)
-    store = await open_store(db_url)
-    try:
-        runtime = Runtime(store, policy=load_policy(POLICIES))
-        worker = Worker(store, runtime)
-        service = RequestService(store)
+    async with open_parts(Settings(database_url=db_url), local_worker=False) as parts:
+        runtime, worker, service, store = parts.runtime, parts.worker, parts.requests, parts.store
         run = await runtime.start("refund", REFUND_120, actor="sam")
         await worker.run_until_idle()
         pending = (await service.list(RequestFilter(run_id=run.id, status="pending"))).items
@@ -110,8 +103,6 @@ async def _refund_cycle(db_url: str) -> dict[str, str]:
         done = await runtime.get(run.id)
         assert done.status == "completed", done.error
         return {"run_id": run.id, "request_id": pending[0].id}
-    finally:
-        await store.close()
 
 
 def _span_json(span: Any) -> dict[str, Any]:

@@ -26,7 +26,7 @@ rules:
       - {after: 30m, team: managers, priority: urgent, deadline: 1d}
   - id: frozen
     tool: "*"
-    when: state.customer_asked_for_manager == true
+    when: state.asked_for_manager == true
     action: takeover(support-agents)
   - id: never
     tool: wire_money
@@ -76,10 +76,10 @@ def test_a_valid_file_maps_actions_conditions_deadlines_and_escalations() -> Non
     sure = policy.evaluate("issue_refund", {"amount": 150}, {"confidence": 0.95})
     assert (sure.rule_id, sure.team) == ("default.approval", "ops")
     assert policy.evaluate("wire_money", {}).action == "deny"
-    manager = policy.takeover({"customer_asked_for_manager": True})
+    manager = policy.takeover({"asked_for_manager": True})
     assert manager is not None
     assert (manager.rule_id, manager.team) == ("frozen", "support-agents")
-    assert policy.takeover({"customer_asked_for_manager": False}) is None
+    assert policy.takeover({"asked_for_manager": False}) is None
     assert [r.line for r in policy.rules] == [4, 11, 15]
 
 

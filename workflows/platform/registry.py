@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from baton.errors import WorkflowNotFound
 from executors.platform.adapters import RequestAdapter
-from executors.platform.services import RunServices
+from executors.platform.services import CaseContext, RunServices
 from human.kinds import CHECKPOINT_TYPES
 from workflows.platform.checkpoints import type_key
 
@@ -38,6 +38,7 @@ class WorkflowSpec:
     allowed_types: frozenset[str] = field(default_factory=frozenset)
     adapters: Adapters | None = None
     start_message: StartMessage | None = None
+    case_context: CaseContext | None = None
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the workflow's input."""
@@ -66,6 +67,7 @@ def register(
     allowed_type_keys: tuple[str, ...] = (),
     adapters: Adapters | None = None,
     start_message: StartMessage | None = None,
+    case_context: CaseContext | None = None,
 ) -> Callable[[Builder], Builder]:
     """Register `build_workflow` under `name`; its input model and extra types are allow-listed.
 
@@ -87,6 +89,7 @@ def register(
             allowed_types=frozenset({*(type_key(t) for t in types), *allowed_type_keys}),
             adapters=adapters,
             start_message=start_message,
+            case_context=case_context,
         )
         return build
 

@@ -42,7 +42,7 @@ from executors.platform.adapters import (
 )
 from executors.platform.chat_clients import ProviderConfig
 from executors.platform.run_end import END_EVENT
-from executors.platform.services import ChatClientFactory, RunServices
+from executors.platform.services import ChatClientFactory, Resources, RunServices
 from executors.platform.tool_gate import AUDIT_EVENT
 from human.access import can_see_run, check_can_cancel, viewer_of
 from human.effects import EffectLedger
@@ -75,8 +75,10 @@ class Runtime:
         on_change: Callable[[str, str], None] | None = None,
         provider: ProviderConfig | None = None,
         notify_channels: Sequence[str] = (),
+        resources: Resources | None = None,
     ) -> None:
         self.store = store
+        self.resources = resources or Resources()
         self._channels = tuple(notify_channels)
         self._clients = ChatClientFactory(model, provider)
         self._clients.check()  # a provider missing a setting refuses to start, naming it
@@ -214,20 +216,23 @@ class Runtime:
             run = fresh
         return consumed
 
-    def services(self, run_id: str, run_input: dict[str, Any] | None = None) -> RunServices:
-        """What the executors of one run may use."""
+    def services(
+        self, spec: registry.WorkflowSpec, run_id: str, run_input: dict[str, Any] | None = None
+    ) -> RunServices:
+        """What the executors of one run of `spec` may use."""
         return RunServices(
             run_id=run_id,
             ledger=self._ledger,
-            back_office=self.store,
             policy=self._policy,
             chat_clients=self._clients,
+            resources=self.resources,
             run_input=dict(run_input or {}),
+            case_context=spec.case_context,
         )
 
     async def _advance(self, run: Run, job_id: int | None, *, deliver: HumanRequest | None) -> bool:
         spec = registry.get(run.workflow)
-        services = self.services(run.id, run.input)
+        services = self.services(spec, run.id, run.input)
         scene = Scene(services)
         try:
             if spec.adapters is not None:
@@ -345,7 +350,7 @@ class Runtime:
         found = self._graphs.get(workflow)
         if found is None:
             spec = registry.get(workflow)
-            found = describe(spec.build(self.services(f"graph-{workflow}")))
+            found = describe(spec.build(self.services(spec, f"graph-{workflow}")))
             self._graphs[workflow] = found
         return found
 
@@ -394,8 +399,8 @@ class _Drive:
                 {
                     "type": "message",
                     "role": "user",
-                    "by": "customer",
-                    "customer": True,
+                    "by": "user",
+                    "from_user": True,
                     "text": message,
                 }
                 if isinstance(message, str)

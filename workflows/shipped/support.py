@@ -20,6 +20,7 @@ from executors.platform.services import RunServices
 from executors.shipped.support_desk import (
     SPECIALISTS,
     SupportInput,
+    customer_card,
     opening,
     support_adapters,
     support_agents,
@@ -35,6 +36,7 @@ NAME = "support"
     allowed_type_keys=("types:GenericAlias",),
     adapters=support_adapters,
     start_message=opening,
+    case_context=customer_card,
 )
 def build_workflow(services: RunServices) -> Workflow:
     """Customer support: triage hands the ticket to billing, technical or accounts specialists."""
