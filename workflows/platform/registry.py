@@ -46,7 +46,7 @@ class WorkflowSpec:
 
     def request_adapters(self, services: RunServices) -> list[RequestAdapter]:
         """The workflow's request adapters, then Baton's own kinds (always last)."""
-        from executors.platform.adapters import Kinds
+        from executors.platform.builtin_adapters import Kinds
 
         return [*(self.adapters(services) if self.adapters else ()), Kinds()]
 
