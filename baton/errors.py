@@ -17,7 +17,8 @@ BatonError
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, Self
 
 
 class BatonError(Exception):
@@ -103,13 +104,24 @@ class RequestClosed(Closed):
 
 
 class Invalid(BatonError):
-    """The caller sent data that does not fit; `errors` names each field."""
+    """The caller sent data that does not fit; `errors` names each field.
+
+    Each error is `{"loc": [...], "msg": ...}`, its `loc` the field's path in what the raising
+    function was given (`["decision"]`, `["input", "amount"]`). Where that data travelled in a
+    call from outside (an HTTP body, a query) is the caller's to add, with `at`.
+    """
 
     code = "invalid"
 
     def __init__(self, message: str, errors: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self.errors = errors or []
+
+    def at(self, *prefix: str | int) -> Self:
+        """A copy whose every error's `loc` starts with `prefix` (`at("body")`: `["body", ...]`)."""
+        moved = copy.copy(self)
+        moved.errors = [{**e, "loc": [*prefix, *e.get("loc", [])]} for e in self.errors]
+        return moved
 
 
 class InvalidAnswer(Invalid):

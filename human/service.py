@@ -438,7 +438,8 @@ def _check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
 
 
 def _err(loc: list[str], msg: str) -> dict[str, Any]:
-    return {"loc": ["body", *loc], "msg": msg}
+    """An error naming a field of the answer (or of the call) by its path in it."""
+    return {"loc": loc, "msg": msg}
 
 
 def refuse_closed(request: HumanRequest) -> None:

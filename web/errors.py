@@ -3,12 +3,17 @@
 A page that needs a signed-in person and has none redirects to the sign-in page (htmx is told to
 go there instead of swapping it in); every other refusal of a page is an error page with the same
 status the API would answer with.
+
+Below `web/`, an `Invalid` error's `loc` names a field of what the function was given
+(`["decision"]`); a route says where its caller sent that, `with sent_in("body"):` around the
+call, so the API answers `["body", "decision"]`. FastAPI's own parsing errors name it already.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 from urllib.parse import urlencode
 
@@ -60,6 +65,15 @@ TITLES: Final = {
 def status_of(exc: BatonError) -> int:
     """The HTTP status of a BatonError."""
     return next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
+
+
+@contextmanager
+def sent_in(part: str) -> Iterator[None]:
+    """Locate the errors of an `Invalid` raised inside in the request's `part` (body, query)."""
+    try:
+        yield
+    except Invalid as exc:
+        raise exc.at(part) from exc
 
 
 PAGE_PROBLEMS: Final = (Conflict, Closed)

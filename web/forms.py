@@ -437,7 +437,7 @@ def answer_forms(
     """
     kind = KINDS[request.kind]
     schema = request.response_schema
-    by_field, rest = errors_by_field(errors, strip=("body",))
+    by_field, rest = errors_by_field(errors)
     forms = []
     for decision in request.allowed_decisions:
         mine = decision == submitted
@@ -528,7 +528,7 @@ def answer_from_form(request: HumanRequest, form: FormValues) -> dict[str, Any]:
     if problems:
         raise InvalidAnswer(
             f"{problems[0][0]} {problems[0][1]}",
-            [{"loc": ["body", *p.split(".")], "msg": m} for p, m in problems],
+            [{"loc": p.split("."), "msg": m} for p, m in problems],
         )
     return body
 
@@ -553,7 +553,7 @@ def _canonical(value: Any) -> Any:
 
 
 def errors_by_field(
-    errors: Sequence[dict[str, Any]], *, strip: tuple[str, ...]
+    errors: Sequence[dict[str, Any]], *, strip: tuple[str, ...] = ()
 ) -> tuple[dict[str, str], list[str]]:
     """Errors by dotted field path (`loc` less its `strip` prefix), and those naming no field."""
     by_field: dict[str, str] = {}

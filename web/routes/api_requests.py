@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from human.store.base import RequestFilter
 from web.deps import PartsDep, UserDep
+from web.errors import sent_in
 
 router = APIRouter(prefix="/api/requests", tags=["requests"])
 
@@ -45,7 +46,8 @@ async def respond(
     body: dict[str, Any] = Body(..., examples=[{"decision": "approve"}]),  # noqa: B008
 ) -> dict[str, Any]:
     """Answer a request: 200 (also for the same answer again), 403, 404, 409, 410 or 422."""
-    result = await parts.requests.respond(request_id, body, responder=user)
+    with sent_in("body"):
+        result = await parts.requests.respond(request_id, body, responder=user)
     return {"outcome": result.outcome, "request": result.request.model_dump(mode="json")}
 
 
@@ -89,7 +91,8 @@ async def reassign(
     request_id: str, body: Reassign, parts: PartsDep, user: UserDep
 ) -> dict[str, Any]:
     """Move the request to another team and/or person: 200, 403, 404, 409, 410, 422."""
-    moved = await parts.requests.reassign(
-        request_id, user=user, team=body.team, assignee=body.assignee
-    )
+    with sent_in("body"):
+        moved = await parts.requests.reassign(
+            request_id, user=user, team=body.team, assignee=body.assignee
+        )
     return moved.model_dump(mode="json")

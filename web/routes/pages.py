@@ -89,7 +89,7 @@ async def preview_edit(
         body = answer_from_form(human_request, form)
         page = await _edit_preview(parts, user, request_id, body)
     except InvalidAnswer as exc:
-        by_field, rest = errors_by_field(exc.errors, strip=("body",))
+        by_field, rest = errors_by_field(exc.errors)
         errors = {"by_field": by_field, "rest": rest}
         return render(request, "_partials/edit_preview.html", {"errors": errors}, status_code=422)
     return render(request, "_partials/edit_preview.html", page | {"errors": None})
