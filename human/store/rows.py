@@ -76,7 +76,7 @@ def cursor_seq(cursor: str) -> int:
     except ValueError as exc:
         raise Invalid(
             "cursor is not one this API issued",
-            [{"loc": ["query", "cursor"], "msg": "invalid cursor"}],
+            [{"loc": ["cursor"], "msg": "invalid cursor"}],
         ) from exc
 
 

@@ -48,6 +48,18 @@ async def test_a_malformed_json_body_is_a_422_on_the_body(
     assert before == after
 
 
+async def test_a_cursor_this_api_did_not_issue_is_a_422_on_the_query(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server, server.client("lee") as lee:
+        requests = await lee.get("/api/requests", params={"cursor": "garbage"})
+        runs = await lee.get("/api/runs", params={"cursor": "garbage"})
+
+    for reply in (requests, runs):
+        assert reply.status_code == 422, reply.text
+        assert reply.json()["errors"] == [{"loc": ["query", "cursor"], "msg": "invalid cursor"}]
+
+
 async def test_an_edit_is_audited_with_its_before_and_after(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:

@@ -29,7 +29,9 @@ async def list_requests(
     flt = RequestFilter(
         status=status, team=team, kind=kind, run_id=run_id, cursor=cursor, limit=limit
     )
-    return (await parts.requests.list(flt, viewer=user)).model_dump(mode="json")
+    with sent_in("query"):
+        page = await parts.requests.list(flt, viewer=user)
+    return page.model_dump(mode="json")
 
 
 @router.get("/{request_id}")

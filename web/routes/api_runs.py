@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from human.access import check_can_run
 from human.store.base import RequestFilter
 from web.deps import PartsDep, UserDep
+from web.errors import sent_in
 from workflows.platform import registry
 
 router = APIRouter(prefix="/api", tags=["runs"])
@@ -52,9 +53,10 @@ async def list_runs(
     limit: int = Query(50, ge=1, le=500),
 ) -> dict[str, Any]:
     """Runs, newest first: `{"items": [...], "next_cursor": ...}`."""
-    page = await parts.runtime.list_runs(
-        status=status, workflow=workflow, cursor=cursor, limit=limit, viewer=user
-    )
+    with sent_in("query"):
+        page = await parts.runtime.list_runs(
+            status=status, workflow=workflow, cursor=cursor, limit=limit, viewer=user
+        )
     return page.model_dump(mode="json")
 
 
