@@ -97,7 +97,7 @@ class PeopleService:
 
     async def create_token(self, actor: User, body: NewToken) -> tuple[ApiToken, str]:
         """A new token for the caller (or, for an admin, anyone): the record and the token."""
-        owner = await self._owner(actor, body.user or actor.name, field="user")
+        owner = await self._owner(actor, body.user or actor.name)
         token = new_token()
         token_id = await self._store.add_token(
             owner.id,
@@ -122,7 +122,7 @@ class PeopleService:
             if actor.role == "admin":
                 return await self._store.list_tokens()
             user = actor.name
-        owner = await self._owner(actor, user, field="user", where="query")
+        owner = await self._owner(actor, user)
         return await self._store.list_tokens(owner.id)
 
     async def revoke_token(self, actor: User, token_id: str) -> ApiToken:
@@ -143,16 +143,17 @@ class PeopleService:
         assert revoked is not None
         return revoked
 
-    async def _owner(self, actor: User, name: str, *, field: str, where: str = "body") -> User:
+    async def _owner(self, actor: User, name: str) -> User:
+        """The owner `actor` names as `user`; `Invalid` unless `actor` may manage their tokens."""
         if not may_manage_tokens_of(actor, name):
             raise Invalid(
                 f"{actor.name} may manage only their own tokens",
-                [{"loc": [where, field], "msg": "only an admin may name another user"}],
+                [{"loc": ["user"], "msg": "only an admin may name another user"}],
             )
         owner = await self._store.get_user(name)
         if owner is None:
             raise Invalid(
-                f"no user named {name!r}", [{"loc": [where, field], "msg": f"no user {name!r}"}]
+                f"no user named {name!r}", [{"loc": ["user"], "msg": f"no user {name!r}"}]
             )
         return owner
 
@@ -209,7 +210,7 @@ class PeopleService:
         if unknown:
             raise Invalid(
                 f"cannot clear {unknown[0]!r}",
-                [{"loc": ["body", "clear"], "msg": "only 'email' and 'slack_id' can be cleared"}],
+                [{"loc": ["clear"], "msg": "only 'email' and 'slack_id' can be cleared"}],
             )
         if body.teams is not None:
             await self._check_teams(body.teams)
@@ -235,7 +236,7 @@ class PeopleService:
             if team not in known:
                 raise Invalid(
                     f"no team named {team!r}",
-                    [{"loc": ["body", "teams", index], "msg": f"no team named {team!r}"}],
+                    [{"loc": ["teams", index], "msg": f"no team named {team!r}"}],
                 )
 
     async def _check_slack_id(self, slack_id: str | None, name: str) -> None:

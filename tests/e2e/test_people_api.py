@@ -86,6 +86,7 @@ async def test_tokens_are_shown_once_listed_without_secrets_and_revoked(
             "extra field": 422,
         }
         assert refused["lee for fay"].json()["errors"][0]["loc"] == ["body", "user"]
+        assert refused["lee lists fay"].json()["errors"][0]["loc"] == ["query", "user"]
         assert (await _as_token(server, token, "/api/requests")).status_code == 200
 
         revoked = await _call(server, "lee", "DELETE", f"/api/tokens/{token_id}")
@@ -167,6 +168,9 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
                 server, "ada", "PATCH", "/api/users/fay", {"slack_id": "U0SHARED"}
             ),
             "nobody": await _call(server, "ada", "PATCH", "/api/users/nobody", {"role": "viewer"}),
+            "clears a role": await _call(
+                server, "ada", "PATCH", "/api/users/fay", {"clear": ["role"]}
+            ),
         }
         assert {k: r.status_code for k, r in refusals.items()} == {
             "responder adds a team": 403,
@@ -179,9 +183,11 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
             "taken team": 409,
             "nobody": 404,
             "taken slack id": 409,
+            "clears a role": 422,
         }
         assert refusals["unknown team"].json()["errors"][0]["loc"] == ["body", "teams", 1]
         assert refusals["bad role"].json()["errors"][0]["loc"] == ["body", "role"]
+        assert refusals["clears a role"].json()["errors"][0]["loc"] == ["body", "clear"]
         assert (await _call(server, "ada", "GET", "/api/users")).json() == users_before
         assert (await _call(server, "ada", "GET", "/api/teams")).json() == teams_before
 

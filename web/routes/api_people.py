@@ -8,6 +8,7 @@ from fastapi import APIRouter, Response
 
 from human.people import NewTeam, NewToken, NewUser, UserChange
 from web.deps import PartsDep, UserDep
+from web.errors import sent_in
 
 router = APIRouter(prefix="/api", tags=["people"])
 
@@ -15,7 +16,8 @@ router = APIRouter(prefix="/api", tags=["people"])
 @router.post("/tokens", status_code=201)
 async def create_token(body: NewToken, parts: PartsDep, user: UserDep) -> dict[str, Any]:
     """A new API token, shown this once as `token`; only its hash is kept."""
-    record, token = await parts.people.create_token(user, body)
+    with sent_in("body"):
+        record, token = await parts.people.create_token(user, body)
     return record.model_dump(mode="json") | {"token": token}
 
 
@@ -24,7 +26,9 @@ async def list_tokens(
     parts: PartsDep, user: UserDep, owner: str | None = None
 ) -> list[dict[str, Any]]:
     """Your tokens (an admin: everyone's, or `?owner=NAME`'s), never the tokens themselves."""
-    return [t.model_dump(mode="json") for t in await parts.people.list_tokens(user, user=owner)]
+    with sent_in("query"):
+        tokens = await parts.people.list_tokens(user, user=owner)
+    return [t.model_dump(mode="json") for t in tokens]
 
 
 @router.delete("/tokens/{token_id}")
@@ -60,7 +64,8 @@ async def add_user(
     body: NewUser, parts: PartsDep, user: UserDep, response: Response
 ) -> dict[str, Any]:
     """Create a user in existing teams (admins); 409 if the name is taken."""
-    added = await parts.people.add_user(user, body)
+    with sent_in("body"):
+        added = await parts.people.add_user(user, body)
     response.headers["Location"] = f"/api/users/{added.name}"
     return added.model_dump(mode="json")
 
@@ -70,4 +75,6 @@ async def update_user(
     name: str, body: UserChange, parts: PartsDep, user: UserDep
 ) -> dict[str, Any]:
     """Set a user's role, teams (exactly these), email or Slack id (admins)."""
-    return (await parts.people.update_user(user, name, body)).model_dump(mode="json")
+    with sent_in("body"):
+        updated = await parts.people.update_user(user, name, body)
+    return updated.model_dump(mode="json")
