@@ -604,7 +604,7 @@ def input_form(
     errors: Sequence[dict[str, Any]] = (),
 ) -> InputForm:
     """The start form of a workflow, generated from its input JSON Schema (`raw`: a post again)."""
-    by_field, rest = errors_by_field(errors, strip=("body", "input"))
+    by_field, rest = errors_by_field(errors, strip=("input",))
     defaults = {k: v.get("default") for k, v in schema.get("properties", {}).items()}
     return InputForm(
         workflow=workflow,
@@ -625,6 +625,6 @@ def input_from_form(schema: dict[str, Any], form: FormValues) -> dict[str, Any]:
     if problems:
         raise InvalidInput(
             f"{problems[0][0]} {problems[0][1]}",
-            [{"loc": ["body", "input", *p.split(".")], "msg": m} for p, m in problems],
+            [{"loc": ["input", *p.split(".")], "msg": m} for p, m in problems],
         )
     return values

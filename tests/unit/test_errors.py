@@ -1,10 +1,17 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from baton.cli import _fail
-from baton.errors import Invalid, InvalidAnswer, NotFound
+from baton.errors import Invalid, InvalidAnswer, InvalidInput, NotFound
+from human.policy import load_policy
+from human.store import open_store
 from web.errors import sent_in
+from workflows.platform import registry
+from workflows.platform.runtime import Runtime
+from workflows.shipped import POLICIES
 
 
 def test_at_prefixes_every_location_of_a_copy_and_keeps_the_rest() -> None:
@@ -46,3 +53,16 @@ def test_the_cli_names_a_field_of_the_answer_not_of_an_http_body(
         _fail(refused)
 
     assert capsys.readouterr().err.splitlines()[1] == "  decision: x"
+
+
+async def test_a_run_input_that_does_not_fit_is_named_inside_the_input(tmp_path: Path) -> None:
+    registry.load("tests.fixtures.twin_workflow")
+    store = await open_store(f"sqlite:///{tmp_path / 'baton.db'}")
+    try:
+        with pytest.raises(InvalidInput) as caught:
+            await Runtime(store, policy=load_policy(POLICIES)).start("twin", {}, actor="sam")
+    finally:
+        await store.close()
+
+    assert caught.value.errors == [{"loc": ["input", "item"], "msg": "Field required"}]
+    assert str(caught.value) == "invalid input for twin: item: Field required"

@@ -38,7 +38,8 @@ async def list_workflows(user: UserDep) -> list[dict[str, Any]]:
 async def start_run(body: StartRun, parts: PartsDep, user: UserDep, response: Response) -> Any:
     """Start a run; the worker drives it to its first pause or its end."""
     check_can_run(user)
-    run = await parts.runtime.start(body.workflow, body.input, actor=user.name)
+    with sent_in("body"):
+        run = await parts.runtime.start(body.workflow, body.input, actor=user.name)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return run.model_dump(mode="json")
 

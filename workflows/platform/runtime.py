@@ -87,10 +87,10 @@ class Runtime:
             typed = spec.input_model.model_validate(run_input)
         except ValidationError as exc:
             errors = [
-                {"loc": ["body", "input", *(str(p) for p in e["loc"])], "msg": e["msg"]}
+                {"loc": ["input", *(str(p) for p in e["loc"])], "msg": e["msg"]}
                 for e in exc.errors(include_url=False)
             ]
-            where = ".".join(errors[0]["loc"][2:]) or "input"
+            where = ".".join(errors[0]["loc"][1:]) or "input"
             raise InvalidInput(
                 f"invalid input for {workflow}: {where}: {errors[0]['msg']}", errors
             ) from exc
