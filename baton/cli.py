@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TextIO, TypeVar
 
 import click
 
@@ -19,6 +20,7 @@ from baton.wiring import Parts, open_parts
 from human.policy import load_policy
 from human.records import NewEvent
 from human.store.base import RequestFilter
+from workflows.platform import registry
 
 T = TypeVar("T")
 
@@ -47,13 +49,32 @@ def _fail(exc: BatonError) -> NoReturn:
     sys.exit(2)
 
 
+_OUT: list[TextIO] = []
+"""Where the command's own output goes while workflow code runs with stdout sent to stderr."""
+
+
+def _say(text: str) -> None:
+    """Print the command's own output (never mixed with what a workflow prints)."""
+    click.echo(text, file=_OUT[-1] if _OUT else None)
+
+
 async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]]) -> T:
-    async with open_parts(settings, local_worker=False) as parts:
-        return await work(parts)
+    """Open the parts and do `work`; a workflow's `print()` goes to stderr, not the output."""
+    _OUT.append(sys.stdout)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            async with open_parts(settings, local_worker=False) as parts:
+                for module, error in registry.unavailable().items():
+                    click.echo(
+                        f"warning: workflow module {module} is unavailable: {error}", err=True
+                    )
+                return await work(parts)
+    finally:
+        _OUT.pop()
 
 
 def _echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, default=str))
+    _say(json.dumps(value, indent=2, default=str))
 
 
 @click.group()
@@ -109,7 +130,7 @@ def migrate() -> None:
     settings = _settings()
 
     async def work(parts: Parts) -> None:
-        click.echo(f"database ready: {settings.database_url}")
+        _say(f"database ready: {settings.database_url}")
 
     _run(_with_parts(settings, work))
 
@@ -124,14 +145,14 @@ def seed(demo: bool) -> None:
 
     async def work(parts: Parts) -> None:
         await seed_demo(parts.store, parts.settings.database_url)
-        click.echo(
+        _say(
             "demo seeded: teams " + ", ".join(sorted({t for _, ts in PEOPLE.values() for t in ts}))
         )
-        click.echo("people: " + ", ".join(f"{n} ({r})" for n, (r, _) in PEOPLE.items()))
+        _say("people: " + ", ".join(f"{n} ({r})" for n, (r, _) in PEOPLE.items()))
         passwords = await set_demo_passwords(parts.store)
-        click.echo("demo sign-ins (demo only: new passwords at every `baton seed --demo`):")
+        _say("demo sign-ins (demo only: new passwords at every `baton seed --demo`):")
         for name, (role, teams) in PEOPLE.items():
-            click.echo(f"  {name:<4} {passwords[name]:<14} {role} of {', '.join(teams)}")
+            _say(f"  {name:<4} {passwords[name]:<14} {role} of {', '.join(teams)}")
 
     _run(_with_parts(settings, work))
 
@@ -178,7 +199,7 @@ def users_add(
         )
         if password_hash is not None:
             await parts.store.clear_failed_sign_ins(user.name)  # a new password lifts a lockout
-        click.echo(f"{user.name} ({user.role}) in {', '.join(user.teams) or 'no team'}")
+        _say(f"{user.name} ({user.role}) in {', '.join(user.teams) or 'no team'}")
 
     _run(_with_parts(settings, work))
 
@@ -190,7 +211,7 @@ def users_list() -> None:
 
     async def work(parts: Parts) -> None:
         for u in await parts.store.list_users():
-            click.echo(
+            _say(
                 f"{u.name:<12} {u.role:<9} {','.join(u.teams) or '-':<30} {u.email or '-'} "
                 f"{u.slack_id or '-'}"
             )
@@ -212,7 +233,7 @@ def teams_add(name: str, description: str) -> None:
 
     async def work(parts: Parts) -> None:
         await parts.store.add_team(name, description)
-        click.echo(f"team {name}")
+        _say(f"team {name}")
 
     _run(_with_parts(settings, work))
 
@@ -257,7 +278,7 @@ def tokens_list(user: str | None) -> None:
             owner = found.id
         for t in await parts.store.list_tokens(owner):
             revoked = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "active"
-            click.echo(
+            _say(
                 f"{t.id}  {t.user:<12} {t.hint:<8} {t.created_at:%Y-%m-%d %H:%M}  {revoked}  "
                 f"{t.label}"
             )
@@ -280,7 +301,7 @@ def tokens_revoke(token_id: str) -> None:
         )
         revoked = await parts.store.revoke_token(token_id, events=[event])
         assert revoked is not None
-        click.echo(f"{token_id} of {revoked.user} revoked at {revoked.revoked_at}")
+        _say(f"{token_id} of {revoked.user} revoked at {revoked.revoked_at}")
 
     _run(_with_parts(settings, work))
 
@@ -331,7 +352,7 @@ def requests_list(status: str | None, team: str | None, kind: str | None, limit:
             RequestFilter(status=status, team=team, kind=kind, limit=limit)
         )
         for r in page.items:
-            click.echo(f"{r.id}  {r.status:<9} {r.kind:<9} {r.team:<15} {r.title}")
+            _say(f"{r.id}  {r.status:<9} {r.kind:<9} {r.team:<15} {r.title}")
 
     _run(_with_parts(settings, work))
 
@@ -393,12 +414,12 @@ def policies_check(file: str) -> None:
         policy = load_policy(file)
     except BatonError as exc:
         _fail(exc)
-    click.echo(f"{file}: ok, {policy.summary()}")
+    _say(f"{file}: ok, {policy.summary()}")
     for rule in policy.rules:
         when = " and ".join(f"{c.arg} {c.op} {c.value!r}" for c in rule.when) or "always"
         team = f"({rule.team}{f', approvals={rule.approvals}' if rule.approvals > 1 else ''})"
         action = rule.action + (team if rule.team else "")
-        click.echo(f"  line {rule.line}: {rule.id}: {rule.tool} when {when} -> {action}")
+        _say(f"  line {rule.line}: {rule.id}: {rule.tool} when {when} -> {action}")
 
 
 @main.command()
@@ -445,5 +466,5 @@ def bench(
         click.echo(f"warning: PostgreSQL figures missing: {figures['pg_unavailable']}", err=True)
     if not as_json:
         for key, value in figures.items():
-            click.echo(f"{key:>28}: {value}")
-    click.echo(json.dumps(figures))
+            _say(f"{key:>28}: {value}")
+    _say(json.dumps(figures))

@@ -27,11 +27,25 @@ class StartRun(BaseModel):
 
 @router.get("/workflows")
 async def list_workflows(user: UserDep) -> list[dict[str, Any]]:
-    """Every workflow: name, description, input JSON Schema."""
-    return [
-        {"name": s.name, "description": s.description, "input_schema": s.input_schema()}
+    """Every workflow: name, description, input JSON Schema; then modules that failed to load.
+
+    A workflow module that failed to import is listed as `{"module", "available": false,
+    "error"}`: its workflows cannot start or resume until it imports again.
+    """
+    available = [
+        {
+            "name": s.name,
+            "description": s.description,
+            "input_schema": s.input_schema(),
+            "available": True,
+        }
         for s in registry.all_workflows()
     ]
+    broken = [
+        {"module": module, "available": False, "error": error}
+        for module, error in sorted(registry.unavailable().items())
+    ]
+    return available + broken
 
 
 @router.post("/runs", status_code=201)

@@ -8,6 +8,7 @@ drive of a run, in any process, and must build the same graph with a stable name
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ from executors.platform.adapters import RequestAdapter
 from executors.platform.services import CaseContext, RunServices
 from human.kinds import CHECKPOINT_TYPES
 from workflows.platform.checkpoints import type_key
+
+logger = logging.getLogger(__name__)
 
 Builder = Callable[[RunServices], Workflow]
 Adapters = Callable[[RunServices], Sequence[RequestAdapter]]
@@ -56,6 +59,7 @@ class WorkflowSpec:
 
 
 _REGISTRY: dict[str, WorkflowSpec] = {}
+_UNAVAILABLE: dict[str, str] = {}
 
 
 def register(
@@ -96,12 +100,30 @@ def register(
     return decorate
 
 
-def load(modules: str | Sequence[str]) -> None:
-    """Import `modules` (a sequence, or comma-separated names) so that their workflows register."""
+def load(modules: str | Sequence[str]) -> dict[str, str]:
+    """Import `modules` (a sequence, or comma-separated names) so that their workflows register.
+
+    A module that fails to import fails alone: it is logged and kept, with its error, in
+    `unavailable()`, and every other module still loads. Returns the failures of this call.
+    """
     if isinstance(modules, str):
         modules = [m.strip() for m in modules.split(",") if m.strip()]
+    failed: dict[str, str] = {}
     for module in modules:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # any error of a workflow's own code: that module is unavailable
+            failed[module] = f"{type(exc).__name__}: {exc}"
+            logger.exception("workflow module failed to import", extra={"workflow_module": module})
+        else:
+            _UNAVAILABLE.pop(module, None)
+    _UNAVAILABLE.update(failed)
+    return failed
+
+
+def unavailable() -> dict[str, str]:
+    """The workflow modules that failed to import, with their errors."""
+    return dict(_UNAVAILABLE)
 
 
 def get(name: str) -> WorkflowSpec:
