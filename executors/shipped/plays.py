@@ -27,7 +27,7 @@ from typing import Any
 
 from agent_framework import Content, Message
 
-from executors.platform.chat_clients import scripted_plays
+from baton.api import scripted_plays
 
 
 def _first_json(messages: Sequence[Message]) -> dict[str, Any]:

@@ -15,14 +15,14 @@ from typing import Any, Never
 from agent_framework import Executor, WorkflowContext, handler, response_handler
 from pydantic import BaseModel, Field
 
-from executors.platform.run_end import end_run
-from human.kinds import (
+from baton.api import (
     ApprovalAnswer,
     ApprovalRequest,
     Escalation,
     ProposedAction,
     ReviewAnswer,
     ReviewRequest,
+    end_run,
     schema_of,
 )
 

@@ -8,11 +8,9 @@ from typing import Any, Never
 from agent_framework import Agent, WorkflowContext, handler
 from pydantic import BaseModel, Field
 
-from executors.platform.services import RunServices
-from executors.platform.tool_gate import ToolGateAgent
+from baton.api import Decision, RunServices, ToolGateAgent
 from executors.shipped import plays  # noqa: F401  (the scripted model's plays for these agents)
 from executors.shipped.tools import issue_refund_tool, lookup_order_tool, office
-from human.policy import Decision
 
 INSTRUCTIONS = (
     "You handle refund requests. Look the order up with lookup_order, then call issue_refund "

@@ -15,19 +15,19 @@ from typing import Any
 from agent_framework import Agent, FunctionTool
 from pydantic import BaseModel, Field
 
-from executors.platform.adapters import RequestAdapter
-from executors.platform.builtin_adapters import UserTurns
-from executors.platform.services import RunServices
-from executors.platform.tool_adapters import (
+from baton.api import (
     AskHuman,
     CloseCase,
     Draft,
+    GatedTool,
     HostCalls,
     PolicyGate,
+    RequestAdapter,
     ReviewDraft,
+    RunServices,
     ToolApprovals,
+    UserTurns,
 )
-from executors.platform.tool_gate import GatedTool
 from executors.shipped import plays  # noqa: F401  (the scripted model's plays for these agents)
 from executors.shipped.tools import (
     EmailArguments,

@@ -7,11 +7,8 @@ from typing import Any
 from agent_framework import FunctionTool
 from pydantic import BaseModel, ConfigDict, Field
 
-from executors.platform.services import RunServices
-from executors.platform.tool_gate import GatedTool
+from baton.api import Decision, GatedTool, RunServices, schema_of
 from executors.shipped.back_office import BackOffice
-from human.kinds import schema_of
-from human.policy import Decision
 
 
 async def office(services: RunServices) -> BackOffice:

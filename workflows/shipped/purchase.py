@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_framework import Workflow, WorkflowBuilder
 
-from executors.platform.services import RunServices
+from baton.api import RunServices, register
 from executors.shipped.purchase_desk import (
     APPROVERS,
     ApprovalDesk,
@@ -14,7 +14,6 @@ from executors.shipped.purchase_desk import (
     PurchaseTerms,
     Verdict,
 )
-from workflows.platform.registry import register
 
 NAME = "purchase"
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from agent_framework import Workflow, WorkflowBuilder
 
-from executors.platform.services import RunServices
+from baton.api import RunServices, register
 from executors.shipped.refund_desk import RefundDesk, RefundInput
-from workflows.platform.registry import register
 
 NAME = "refund"
 

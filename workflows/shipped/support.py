@@ -16,7 +16,7 @@ from __future__ import annotations
 from agent_framework import Workflow
 from agent_framework_orchestrations import HandoffBuilder
 
-from executors.platform.services import RunServices
+from baton.api import RunServices, register
 from executors.shipped.support_desk import (
     SPECIALISTS,
     SupportInput,
@@ -25,7 +25,6 @@ from executors.shipped.support_desk import (
     support_adapters,
     support_agents,
 )
-from workflows.platform.registry import register
 
 NAME = "support"
 

@@ -1,0 +1,89 @@
+"""Baton's developer API: everything a workflow author imports, from one place.
+
+A workflow is MAF executors plus one registration (`register`); Baton does persistence, routing,
+audit and resume. Ask people with `ctx.request_info(<Kind>Request, <Kind>Answer)`; put risky tools
+behind policy with `GatedTool` and `ToolGateAgent`, or map MAF's own request types to people with
+request adapters. The shipped workflows (`workflows.shipped`) import only this module: what they
+need, any workflow may use. Everything else in Baton is its own business and may change.
+"""
+
+from __future__ import annotations
+
+from executors.platform.adapters import Ask, Finish, Outcome, Reply, RequestAdapter, Scene
+from executors.platform.builtin_adapters import Kinds, UserTurns
+from executors.platform.chat_clients import Play, scripted_plays
+from executors.platform.run_end import end_run
+from executors.platform.services import CaseContext, Resource, Resources, RunServices
+from executors.platform.tool_adapters import (
+    AskHuman,
+    CloseCase,
+    Draft,
+    HostCalls,
+    HostTool,
+    PolicyGate,
+    ReviewDraft,
+    ToolApprovals,
+    ToolCall,
+)
+from executors.platform.tool_gate import GatedTool, ToolGateAgent
+from human.effects import idempotency_key
+from human.kinds import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    Escalation,
+    ProposedAction,
+    QuestionAnswer,
+    QuestionRequest,
+    ReviewAnswer,
+    ReviewRequest,
+    Routing,
+    TakeoverAnswer,
+    TakeoverRequest,
+    schema_of,
+)
+from human.policy import Decision
+from workflows.platform.registry import register
+
+__all__ = [
+    "ApprovalAnswer",
+    "ApprovalRequest",
+    "Ask",
+    "AskHuman",
+    "CaseContext",
+    "CloseCase",
+    "Decision",
+    "Draft",
+    "Escalation",
+    "Finish",
+    "GatedTool",
+    "HostCalls",
+    "HostTool",
+    "Kinds",
+    "Outcome",
+    "Play",
+    "PolicyGate",
+    "ProposedAction",
+    "QuestionAnswer",
+    "QuestionRequest",
+    "Reply",
+    "RequestAdapter",
+    "Resource",
+    "Resources",
+    "ReviewAnswer",
+    "ReviewDraft",
+    "ReviewRequest",
+    "Routing",
+    "RunServices",
+    "Scene",
+    "TakeoverAnswer",
+    "TakeoverRequest",
+    "ToolApprovals",
+    "ToolCall",
+    "ToolGateAgent",
+    "UserTurns",
+    "end_run",
+    "idempotency_key",
+    "register",
+    "schema_of",
+    "scripted_plays",
+]
