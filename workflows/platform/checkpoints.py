@@ -10,16 +10,21 @@ Decoding always goes through an explicit allow-list; nothing is ever plainly unp
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import types
+import typing
 import zlib
 from collections.abc import Iterable
+from typing import Any
 
-from agent_framework import WorkflowCheckpoint
+from agent_framework import Workflow, WorkflowCheckpoint
 from agent_framework._workflows._checkpoint_encoding import (
     decode_checkpoint_value,
     encode_checkpoint_value,
 )
 from agent_framework.exceptions import WorkflowCheckpointException
+from pydantic import BaseModel
 
 from baton import failpoints
 from baton.errors import PauseNotDurable
@@ -102,3 +107,51 @@ class RunCheckpointStorage:
             ) from exc
         body = zlib.compress(json.dumps(encoded, separators=(",", ":")).encode(), 6)
         return NewCheckpoint(id=checkpoint_id, body=body)
+
+
+def checkpoint_types_of(workflow: Workflow) -> frozenset[str]:
+    """The allow-list keys of every type a workflow's executors take, send, ask and are answered.
+
+    Those are the types a checkpoint of it can hold (messages in flight, pending requests and
+    their response types), found from the handlers and response handlers MAF registered, with the
+    types nested in their fields (pydantic models, dataclasses, TypedDicts, enums, list/dict/
+    Optional of those). A generic alias response type (`list[Message]`) needs
+    `types:GenericAlias`. What an executor keeps only in its own state is not found here: name it
+    in `register(..., checkpoint_types=...)`.
+    """
+    found: set[type] = set()
+    aliases: list[bool] = []
+    for executor in workflow.executors.values():
+        handlers = getattr(executor, "_response_handlers", {})
+        for declared in (
+            *executor.input_types,
+            *executor.output_types,
+            *(t for pair in handlers for t in pair),
+        ):
+            _collect(declared, found, aliases)
+    keys = {type_key(t) for t in found if t.__module__ != "builtins"}
+    return frozenset({*keys, *(("types:GenericAlias",) if any(aliases) else ())})
+
+
+def _collect(declared: Any, found: set[type], aliases: list[bool], depth: int = 0) -> None:
+    """Add `declared` and the types inside it to `found` (a bounded walk: no type loops)."""
+    if depth > 8 or declared is None or declared is Any:
+        return
+    if isinstance(declared, types.GenericAlias):
+        aliases.append(True)
+    args = typing.get_args(declared)
+    origin = typing.get_origin(declared)
+    if args or origin is not None:
+        for arg in args:
+            _collect(arg, found, aliases, depth + 1)
+        return
+    if not isinstance(declared, type) or declared in found:
+        return
+    found.add(declared)
+    fields: list[Any] = []
+    if isinstance(declared, type) and issubclass(declared, BaseModel):
+        fields = [f.annotation for f in declared.model_fields.values()]
+    elif dataclasses.is_dataclass(declared) or typing.is_typeddict(declared):
+        fields = list(typing.get_type_hints(declared).values())
+    for annotation in fields:
+        _collect(annotation, found, aliases, depth + 1)

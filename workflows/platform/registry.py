@@ -20,7 +20,7 @@ from baton.errors import WorkflowNotFound
 from executors.platform.adapters import RequestAdapter
 from executors.platform.services import CaseContext, RunServices
 from human.kinds import CHECKPOINT_TYPES
-from workflows.platform.checkpoints import type_key
+from workflows.platform.checkpoints import checkpoint_types_of, type_key
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,19 @@ class WorkflowSpec:
     adapters: Adapters | None = None
     start_message: StartMessage | None = None
     case_context: CaseContext | None = None
+
+    _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+
+    def allow_list(self, workflow: Workflow) -> frozenset[str]:
+        """The checkpoint allow-list of a built instance: the registered types and those found.
+
+        Found once per process (every build of a workflow is the same graph): the types its
+        executors take, send, ask and are answered (`checkpoint_types_of`).
+        """
+        found = self._found.get("types")
+        if found is None:
+            found = self._found["types"] = self.allowed_types | checkpoint_types_of(workflow)
+        return found
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the workflow's input."""

@@ -12,13 +12,12 @@ from executors.shipped.purchase_desk import (
     PurchaseInput,
     PurchaseIntake,
     PurchaseTerms,
-    Verdict,
 )
 
 NAME = "purchase"
 
 
-@register(NAME, input_model=PurchaseInput, checkpoint_types=(PurchaseTerms, Verdict))
+@register(NAME, input_model=PurchaseInput, checkpoint_types=(PurchaseTerms,))
 def build_workflow(services: RunServices) -> Workflow:
     """Buy something: legal and finance approve in parallel, then finance reviews the order."""
     intake = PurchaseIntake(id="intake")

@@ -7,8 +7,8 @@ the policy's takeover rules hold); a refund goes through the refund policy; a wr
 agent calls `close_case` or a person resolves a takeover: its output is the resolution.
 
 Each run is its own workflow instance named `support-<run id>`, the same on every rebuild in any
-process. Pausing on the handoff's user-input request (its response type is `list[Message]`, a
-`types.GenericAlias`) needs `types:GenericAlias` on the checkpoint allow-list.
+process. The handoff's user-input request answers with `list[Message]` (a `types.GenericAlias`);
+registration finds that, and allow-lists `types:GenericAlias` for its checkpoints.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ NAME = "support"
 @register(
     NAME,
     input_model=SupportInput,
-    allowed_type_keys=("types:GenericAlias",),
     adapters=support_adapters,
     start_message=opening,
     case_context=customer_card,
