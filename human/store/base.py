@@ -27,6 +27,7 @@ from human.records import (
     Team,
     User,
 )
+from human.store.demo_back_office import BackOfficeStore
 
 
 class NewCheckpoint(BaseModel):
@@ -178,8 +179,8 @@ class RequestFilter(BaseModel):
     cursor: str | None = None
 
 
-class Store(Protocol):
-    """Everything Baton keeps."""
+class Store(BackOfficeStore, Protocol):
+    """Everything Baton keeps (and, for now, the demos' back office)."""
 
     async def setup(self) -> None:
         """Apply pending migrations, under a lock, idempotently."""
@@ -382,25 +383,6 @@ class Store(Protocol):
         """The user of an unrevoked token."""
         ...
 
-    # demo back office
-    async def seed_orders(self, orders: Sequence[dict[str, Any]]) -> None:
-        """Insert demo orders if missing."""
-        ...
-
-    async def get_order(self, order_id: str) -> dict[str, Any] | None:
-        """A demo order."""
-        ...
-
-    async def issue_refund(
-        self, *, idempotency_key: str, order_id: str, amount: float
-    ) -> dict[str, Any]:
-        """Refund once per idempotency key; a repeat returns the first refund."""
-        ...
-
-    async def list_refunds(self) -> list[dict[str, Any]]:
-        """All refunds, oldest first."""
-        ...
-
     async def size_bytes(self) -> int:
         """Bytes the database takes on disk."""
         ...
@@ -500,33 +482,6 @@ class Store(Protocol):
     # conversations (written by `record_progress`)
     async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
         """A run's conversation entries, in order."""
-        ...
-
-    # the support demo's back office
-    async def seed_customers(self, customers: Sequence[dict[str, Any]]) -> None:
-        """Insert demo customers (`id`, `name`, `email`) if missing."""
-        ...
-
-    async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
-        """A demo customer with the ids of their orders."""
-        ...
-
-    async def close_account(self, *, idempotency_key: str, customer_id: str) -> dict[str, Any]:
-        """Close a customer's account once per idempotency key; a repeat returns the first."""
-        ...
-
-    async def send_customer_message(
-        self, *, idempotency_key: str, customer_id: str, subject: str, body: str
-    ) -> dict[str, Any]:
-        """Send a message to a customer once per idempotency key; a repeat returns the first."""
-        ...
-
-    async def list_customer_messages(self) -> list[dict[str, Any]]:
-        """Every message sent to customers, oldest first."""
-        ...
-
-    async def list_account_closures(self) -> list[dict[str, Any]]:
-        """Every account closure, oldest first."""
         ...
 
 

@@ -53,6 +53,7 @@ from human.store.base import (
     Viewer,
     utcnow,
 )
+from human.store.demo_back_office import PostgresBackOffice
 from human.store.schema import migrations
 
 logger = logging.getLogger(__name__)
@@ -231,7 +232,7 @@ class _Listener:
         self._conn = None
 
 
-class PostgresStore(shared.HolderChanges):
+class PostgresStore(PostgresBackOffice, shared.HolderChanges):
     """The `Store` on one PostgreSQL database."""
 
     dialect = "postgres"
@@ -985,53 +986,6 @@ class PostgresStore(shared.HolderChanges):
             token_hash,
         )
 
-    # demo back office -----------------------------------------------------------------------
-
-    async def seed_orders(self, orders: Sequence[dict[str, Any]]) -> None:
-        """Insert demo orders if missing."""
-        await self._write(
-            lambda c: c.executemany(
-                "INSERT INTO orders (id, customer, total, currency) VALUES ($1, $2, $3, $4) "
-                "ON CONFLICT DO NOTHING",
-                [(o["id"], o["customer"], o["total"], o["currency"]) for o in orders],
-            )
-        )
-
-    async def get_order(self, order_id: str) -> dict[str, Any] | None:
-        """A demo order."""
-        row = await self._fetchrow("SELECT * FROM orders WHERE id = $1", order_id)
-        return dict(row) if row else None
-
-    async def issue_refund(
-        self, *, idempotency_key: str, order_id: str, amount: float
-    ) -> dict[str, Any]:
-        """Refund once per key: the back office dedupes on the key it is given."""
-        refund_id = "R-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
-
-        async def write(conn: Conn) -> dict[str, Any]:
-            await conn.execute(
-                "INSERT INTO refunds (idempotency_key, refund_id, order_id, amount, created_at) "
-                "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-                idempotency_key,
-                refund_id,
-                order_id,
-                amount,
-                self._now(),
-            )
-            row = await conn.fetchrow(
-                "SELECT refund_id, order_id, amount FROM refunds WHERE idempotency_key = $1",
-                idempotency_key,
-            )
-            assert row is not None
-            return dict(row)
-
-        return await self._write(write)
-
-    async def list_refunds(self) -> list[dict[str, Any]]:
-        """All refunds, oldest first."""
-        rows = await self._fetch("SELECT * FROM refunds ORDER BY created_at")
-        return [_plain(r) for r in rows]
-
     async def size_bytes(self) -> int:
         """Bytes the tables and indexes take (the database's own catalog not counted)."""
         row = await self._fetchrow(
@@ -1242,89 +1196,6 @@ class PostgresStore(shared.HolderChanges):
         )
         return [json.loads(r["entry"]) for r in rows]
 
-    # the support demo's back office ----------------------------------------------------------
-
-    async def seed_customers(self, customers: Sequence[dict[str, Any]]) -> None:
-        """Insert demo customers if missing."""
-        await self._write(
-            lambda c: c.executemany(
-                "INSERT INTO customers (id, name, email) VALUES ($1, $2, $3) "
-                "ON CONFLICT DO NOTHING",
-                [(c_["id"], c_["name"], c_["email"]) for c_ in customers],
-            )
-        )
-
-    async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
-        """A demo customer with the ids of their orders."""
-        row = await self._fetchrow("SELECT * FROM customers WHERE id = $1", customer_id)
-        if row is None:
-            return None
-        orders = await self._fetch(
-            "SELECT id FROM orders WHERE customer = $1 ORDER BY id", customer_id
-        )
-        return dict(row) | {"orders": [o["id"] for o in orders]}
-
-    async def close_account(self, *, idempotency_key: str, customer_id: str) -> dict[str, Any]:
-        """Close an account once per key: the back office dedupes on the key it is given."""
-        closure_id = "X-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
-
-        async def write(conn: Conn) -> dict[str, Any]:
-            await conn.execute(
-                "INSERT INTO account_closures (idempotency_key, closure_id, customer_id, "
-                "created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-                idempotency_key,
-                closure_id,
-                customer_id,
-                self._now(),
-            )
-            await conn.execute("UPDATE customers SET status = 'closed' WHERE id = $1", customer_id)
-            row = await conn.fetchrow(
-                "SELECT closure_id, customer_id FROM account_closures WHERE idempotency_key = $1",
-                idempotency_key,
-            )
-            assert row is not None
-            return dict(row)
-
-        return await self._write(write)
-
-    async def send_customer_message(
-        self, *, idempotency_key: str, customer_id: str, subject: str, body: str
-    ) -> dict[str, Any]:
-        """Send once per key: the mail system dedupes on the key it is given."""
-        message_id = "M-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
-
-        async def write(conn: Conn) -> dict[str, Any]:
-            await conn.execute(
-                "INSERT INTO customer_messages (idempotency_key, message_id, customer_id, "
-                "subject, body, created_at) VALUES ($1, $2, $3, $4, $5, $6) "
-                "ON CONFLICT DO NOTHING",
-                idempotency_key,
-                message_id,
-                customer_id,
-                subject,
-                body,
-                self._now(),
-            )
-            row = await conn.fetchrow(
-                "SELECT message_id, customer_id, subject, body FROM customer_messages "
-                "WHERE idempotency_key = $1",
-                idempotency_key,
-            )
-            assert row is not None
-            return dict(row)
-
-        return await self._write(write)
-
-    async def list_customer_messages(self) -> list[dict[str, Any]]:
-        """Every message sent to customers, oldest first."""
-        rows = await self._fetch("SELECT * FROM customer_messages ORDER BY created_at, message_id")
-        return [_plain(r) for r in rows]
-
-    async def list_account_closures(self) -> list[dict[str, Any]]:
-        """Every account closure, oldest first."""
-        rows = await self._fetch("SELECT * FROM account_closures ORDER BY created_at, closure_id")
-        return [_plain(r) for r in rows]
-
 
 async def _append_transcript(
     conn: Conn, run_id: str, entries: Sequence[dict[str, Any]], at: datetime
@@ -1338,11 +1209,6 @@ async def _append_transcript(
         "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES ($1, $2, $3, $4)",
         [(run_id, base + i, shared.dumps(e), at) for i, e in enumerate(entries, 1)],
     )
-
-
-def _plain(row: asyncpg.Record) -> dict[str, Any]:
-    """A row as a dict, times as ISO text as the SQLite backend gives them."""
-    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
 
 
 def _request_where(flt: RequestFilter, *, with_status: bool) -> tuple[str, list[Any]]:

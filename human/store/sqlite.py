@@ -53,6 +53,7 @@ from human.store.base import (
     Viewer,
     utcnow,
 )
+from human.store.demo_back_office import SqliteBackOffice
 from human.store.schema import migrations
 
 T = TypeVar("T")
@@ -111,7 +112,7 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="microseconds")
 
 
-class SqliteStore(shared.HolderChanges):
+class SqliteStore(SqliteBackOffice, shared.HolderChanges):
     """The `Store` on one SQLite file."""
 
     def __init__(self, path: Path, *, clock: Callable[[], datetime] = utcnow) -> None:
@@ -900,55 +901,6 @@ class SqliteStore(shared.HolderChanges):
             token_hash,
         )
 
-    # demo back office -----------------------------------------------------------------------
-
-    async def seed_orders(self, orders: Sequence[dict[str, Any]]) -> None:
-        """Insert demo orders if missing."""
-        await self._run(
-            lambda c: c.executemany(
-                "INSERT OR IGNORE INTO orders (id, customer, total, currency) "
-                "VALUES (:id, :customer, :total, :currency)",
-                orders,
-            ),
-            write=True,
-        )
-
-    async def get_order(self, order_id: str) -> dict[str, Any] | None:
-        """A demo order."""
-        row = await self._run(
-            lambda c: c.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone(),
-            write=False,
-        )
-        return dict(row) if row else None
-
-    async def issue_refund(
-        self, *, idempotency_key: str, order_id: str, amount: float
-    ) -> dict[str, Any]:
-        """Refund once per key: the back office dedupes on the key it is given."""
-        refund_id = "R-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
-
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
-            conn.execute(
-                "INSERT OR IGNORE INTO refunds (idempotency_key, refund_id, order_id, amount, "
-                "created_at) VALUES (?, ?, ?, ?, ?)",
-                (idempotency_key, refund_id, order_id, amount, self._now()),
-            )
-            row = conn.execute(
-                "SELECT refund_id, order_id, amount FROM refunds WHERE idempotency_key = ?",
-                (idempotency_key,),
-            ).fetchone()
-            return dict(row)
-
-        return await self._run(write, write=True)
-
-    async def list_refunds(self) -> list[dict[str, Any]]:
-        """All refunds, oldest first."""
-        rows = await self._run(
-            lambda c: c.execute("SELECT * FROM refunds ORDER BY created_at").fetchall(),
-            write=False,
-        )
-        return [dict(r) for r in rows]
-
     async def size_bytes(self) -> int:
         """Database bytes on disk, after a checkpoint of the WAL into the file."""
 
@@ -1176,92 +1128,6 @@ class SqliteStore(shared.HolderChanges):
             write=False,
         )
         return [json.loads(r[0]) for r in rows]
-
-    # the support demo's back office ----------------------------------------------------------
-
-    async def seed_customers(self, customers: Sequence[dict[str, Any]]) -> None:
-        """Insert demo customers if missing."""
-        await self._run(
-            lambda c: c.executemany(
-                "INSERT OR IGNORE INTO customers (id, name, email) VALUES (:id, :name, :email)",
-                customers,
-            ),
-            write=True,
-        )
-
-    async def get_customer(self, customer_id: str) -> dict[str, Any] | None:
-        """A demo customer with the ids of their orders."""
-
-        def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
-            row = conn.execute("SELECT * FROM customers WHERE id = ?", (customer_id,)).fetchone()
-            if row is None:
-                return None
-            orders = conn.execute(
-                "SELECT id FROM orders WHERE customer = ? ORDER BY id", (customer_id,)
-            ).fetchall()
-            return dict(row) | {"orders": [o[0] for o in orders]}
-
-        return await self._run(read, write=False)
-
-    async def close_account(self, *, idempotency_key: str, customer_id: str) -> dict[str, Any]:
-        """Close an account once per key: the back office dedupes on the key it is given."""
-        closure_id = "X-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
-
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
-            conn.execute(
-                "INSERT OR IGNORE INTO account_closures (idempotency_key, closure_id, "
-                "customer_id, created_at) VALUES (?, ?, ?, ?)",
-                (idempotency_key, closure_id, customer_id, self._now()),
-            )
-            conn.execute("UPDATE customers SET status = 'closed' WHERE id = ?", (customer_id,))
-            row = conn.execute(
-                "SELECT closure_id, customer_id FROM account_closures WHERE idempotency_key = ?",
-                (idempotency_key,),
-            ).fetchone()
-            return dict(row)
-
-        return await self._run(write, write=True)
-
-    async def send_customer_message(
-        self, *, idempotency_key: str, customer_id: str, subject: str, body: str
-    ) -> dict[str, Any]:
-        """Send once per key: the mail system dedupes on the key it is given."""
-        message_id = "M-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:10].upper()
-
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
-            conn.execute(
-                "INSERT OR IGNORE INTO customer_messages (idempotency_key, message_id, "
-                "customer_id, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (idempotency_key, message_id, customer_id, subject, body, self._now()),
-            )
-            row = conn.execute(
-                "SELECT message_id, customer_id, subject, body FROM customer_messages "
-                "WHERE idempotency_key = ?",
-                (idempotency_key,),
-            ).fetchone()
-            return dict(row)
-
-        return await self._run(write, write=True)
-
-    async def list_customer_messages(self) -> list[dict[str, Any]]:
-        """Every message sent to customers, oldest first."""
-        rows = await self._run(
-            lambda c: c.execute(
-                "SELECT * FROM customer_messages ORDER BY created_at, message_id"
-            ).fetchall(),
-            write=False,
-        )
-        return [dict(r) for r in rows]
-
-    async def list_account_closures(self) -> list[dict[str, Any]]:
-        """Every account closure, oldest first."""
-        rows = await self._run(
-            lambda c: c.execute(
-                "SELECT * FROM account_closures ORDER BY created_at, closure_id"
-            ).fetchall(),
-            write=False,
-        )
-        return [dict(r) for r in rows]
 
 
 # rows -> records ----------------------------------------------------------------------------
