@@ -11,7 +11,7 @@ import json
 import secrets
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from baton.errors import Invalid
 from baton.telemetry import correlation_id
@@ -28,6 +28,7 @@ from human.records import (
 )
 
 AnswerResult = Literal["closed", "partial", "repeated", "not_open"]
+DRIVE_KINDS: Final = ("start", "resume")
 
 
 class Row(Protocol):
@@ -330,6 +331,25 @@ def plan_delivery(
     attempt = notification.attempts + (0 if outcome == "skipped" else 1)
     event = delivery_event(notification, outcome=outcome, attempt=attempt, error=error)
     return attempt, delivered_status(outcome), event
+
+
+def plan_lease(candidates: Iterable[Row], *, busy: set[str], limit: int) -> list[Row]:
+    """Which due jobs to lease, oldest first: at most `limit`, and one drive job per run.
+
+    `busy` are the runs whose drive job another worker holds: they get none. Start and resume
+    jobs of one run drive the same workflow, so two at once would race on its checkpoint.
+    """
+    taken: list[Row] = []
+    driven = set(busy)
+    for row in sorted(candidates, key=lambda r: int(r["id"])):
+        if row["kind"] in DRIVE_KINDS:
+            if row["run_id"] in driven:
+                continue
+            driven.add(row["run_id"])
+        taken.append(row)
+        if len(taken) >= limit:
+            break
+    return taken
 
 
 def new_token_id() -> str:

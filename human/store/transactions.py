@@ -15,6 +15,7 @@ on SQLite the one writer (`BEGIN IMMEDIATE`) already orders them.
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Final, Literal, TypeVar
@@ -24,12 +25,16 @@ from human.records import (
     OPEN_STATUSES,
     TERMINAL_RUN,
     AnswerRecord,
+    ApiToken,
+    AuditEvent,
     HumanRequest,
     Job,
     NewEvent,
     Notification,
     Page,
     Run,
+    Team,
+    User,
 )
 from human.routing import (
     RequestChange,
@@ -59,9 +64,12 @@ from human.store.rows import (
     counts_approvals,
     cursor_seq,
     dumps,
+    effect_event,
+    event_of,
     job_payload,
     loads,
     new_notification_id,
+    new_token_id,
     notification_of,
     notify_payload,
     page,
@@ -70,6 +78,7 @@ from human.store.rows import (
     requests_of,
     run_of,
     timer_payload,
+    token_of,
 )
 
 T = TypeVar("T")
@@ -475,6 +484,326 @@ class SqlStore:
         assert request is not None
         return ClaimOutcome(result=result, request=request)
 
+    # jobs -----------------------------------------------------------------------------------
+
+    async def renew_leases(self, owner: str, job_ids: Sequence[int], *, lease_s: float) -> None:
+        """Extend this owner's leases."""
+        if not job_ids:
+            return
+        await self._write_tx(
+            lambda tx: tx.run(
+                f"UPDATE jobs SET lease_until = {tx.dialect.clock} + :lease_s "
+                f"WHERE {tx.dialect.any_of('id', 'ids')} AND lease_owner = :owner",
+                lease_s=lease_s,
+                ids=list(job_ids),
+                owner=owner,
+            )
+        )
+
+    async def finish_job(self, job_id: int, owner: str) -> None:
+        """Delete a finished job this owner holds."""
+        await self._write_tx(
+            lambda tx: tx.run(
+                "DELETE FROM jobs WHERE id = :id AND lease_owner = :owner", id=job_id, owner=owner
+            )
+        )
+
+    async def retry_job(self, job_id: int, owner: str, *, delay_s: float, error: str) -> None:
+        """Give a failed job back for a later attempt."""
+        await self._write_tx(lambda tx: _retry(tx, job_id, owner, delay_s=delay_s, error=error))
+
+    # effects --------------------------------------------------------------------------------
+
+    async def get_effect(self, key: str) -> dict[str, Any] | None:
+        """The recorded effect for an idempotency key."""
+        row = await self._one("SELECT key, tool, result FROM effects WHERE key = :key", key=key)
+        if row is None:
+            return None
+        return {"key": row["key"], "tool": row["tool"], "result": loads(row["result"])}
+
+    async def record_effect(
+        self, *, key: str, run_id: str, tool: str, arguments: dict[str, Any], result: Any
+    ) -> bool:
+        """Record an effect and its single `effect.executed` event."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> bool:
+            inserted = await tx.run(
+                "INSERT INTO effects (key, run_id, tool, arguments, result, at) "
+                "VALUES (:key, :run_id, :tool, :arguments, :result, :now) ON CONFLICT DO NOTHING",
+                key=key,
+                run_id=run_id,
+                tool=tool,
+                arguments=dumps(arguments),
+                result=dumps(result),
+                now=now,
+            )
+            if inserted:
+                event = effect_event(
+                    run_id=run_id, tool=tool, key=key, arguments=arguments, result=result
+                )
+                await _events(tx, [event], now)
+            return bool(inserted)
+
+        return await self._write_tx(write)
+
+    # people and sign-in ---------------------------------------------------------------------
+
+    async def add_team(
+        self, name: str, description: str = "", *, events: Sequence[NewEvent] = ()
+    ) -> bool:
+        """Create a team if missing, with `events` (written only if it was created)."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> bool:
+            created = await tx.run(
+                "INSERT INTO teams (name, description) VALUES (:name, :description) "
+                "ON CONFLICT DO NOTHING",
+                name=name,
+                description=description,
+            )
+            if created:
+                await _events(tx, events, now)
+            return bool(created)
+
+        return await self._write_tx(write)
+
+    async def add_user(
+        self,
+        name: str,
+        *,
+        role: str,
+        teams: Sequence[str],
+        password_hash: str | None = None,
+        email: str | None = None,
+        slack_id: str | None = None,
+        events: Sequence[NewEvent] = (),
+    ) -> User:
+        """Create or update a user, creating missing teams, and set exactly these memberships.
+
+        `email` and `slack_id` left None keep what is stored; "" clears them.
+        """
+        now = self._clock()
+
+        async def write(tx: Tx) -> None:
+            row = await tx.one(
+                "INSERT INTO users (id, name, role, password_hash, created_at) "
+                "VALUES (:id, :name, :role, :password_hash, :now) ON CONFLICT (name) DO UPDATE "
+                "SET role = :role, password_hash = COALESCE(:password_hash, users.password_hash) "
+                "RETURNING id",
+                id=f"u_{secrets.token_hex(8)}",
+                name=name,
+                role=role,
+                password_hash=password_hash,
+                now=now,
+            )
+            assert row is not None
+            user_id = row["id"]
+            for column, value in (("email", email), ("slack_id", slack_id)):
+                if value is not None:
+                    await tx.run(
+                        f"UPDATE users SET {column} = NULLIF(:value, '') WHERE id = :id",
+                        value=value,
+                        id=user_id,
+                    )
+            await tx.run("DELETE FROM memberships WHERE user_id = :id", id=user_id)
+            for team in teams:
+                await tx.run(
+                    "INSERT INTO teams (name) VALUES (:team) ON CONFLICT DO NOTHING", team=team
+                )
+                await tx.run("INSERT INTO memberships VALUES (:id, :team)", id=user_id, team=team)
+            await _events(tx, events, now)
+
+        await self._write_tx(write)
+        user = await self.get_user(name)
+        assert user is not None
+        return user
+
+    async def get_user(self, name: str) -> User | None:
+        """A user by name, with their teams."""
+        return await self._user_where("u.name = :name", name=name)
+
+    async def list_users(self) -> list[User]:
+        """Every user, by name."""
+        return await self._users_where("1=1")
+
+    async def list_teams(self) -> list[Team]:
+        """Every team with its members, by name."""
+
+        async def read(tx: Tx) -> list[Team]:
+            members: dict[str, list[str]] = {}
+            for m in await tx.all(
+                "SELECT m.team, u.name FROM memberships m JOIN users u ON u.id = m.user_id "
+                "ORDER BY u.name"
+            ):
+                members.setdefault(m["team"], []).append(m["name"])
+            return [
+                Team(
+                    name=r["name"],
+                    description=r["description"],
+                    members=tuple(members.get(r["name"], ())),
+                )
+                for r in await tx.all("SELECT name, description FROM teams ORDER BY name")
+            ]
+
+        return await self._read_tx(read)
+
+    async def team_members(self, team: str) -> list[User]:
+        """The users in a team, by name."""
+        return await self._users_where(
+            "u.id IN (SELECT user_id FROM memberships WHERE team = :team)", team=team
+        )
+
+    async def user_for_slack_id(self, slack_id: str) -> User | None:
+        """The user whose Slack user id this is."""
+        return await self._user_where("u.slack_id = :slack_id", slack_id=slack_id)
+
+    async def _user_where(self, clause: str, /, **params: Any) -> User | None:
+        found = await self._users_where(clause, **params)
+        return found[0] if found else None
+
+    async def _users_where(self, clause: str, /, **params: Any) -> list[User]:
+        async def read(tx: Tx) -> list[User]:
+            users = await tx.all(
+                f"SELECT u.* FROM users u WHERE {clause} ORDER BY u.name", **params
+            )
+            teams: dict[str, list[str]] = {}
+            if users:
+                for m in await tx.all(
+                    "SELECT user_id, team FROM memberships "
+                    f"WHERE {tx.dialect.any_of('user_id', 'ids')} ORDER BY team",
+                    ids=[u["id"] for u in users],
+                ):
+                    teams.setdefault(m["user_id"], []).append(m["team"])
+            return [
+                User(
+                    id=u["id"],
+                    name=u["name"],
+                    role=u["role"],
+                    teams=tuple(teams.get(u["id"], ())),
+                    email=u["email"],
+                    slack_id=u["slack_id"],
+                )
+                for u in users
+            ]
+
+        return await self._read_tx(read)
+
+    async def credentials(self, name: str) -> tuple[User, str | None] | None:
+        """A user and their password hash."""
+        user = await self.get_user(name)
+        if user is None:
+            return None
+        row = await self._one("SELECT password_hash FROM users WHERE id = :id", id=user.id)
+        return user, row["password_hash"] if row else None
+
+    async def sign_in_streak(self, name: str, *, window_s: float) -> tuple[int, float] | None:
+        """The failures in a row for the name tried within `window_s`, and the last one's age."""
+        now = self._clock().timestamp()
+        row = await self._one(
+            "SELECT failures, last_failed_at FROM sign_in_failures "
+            "WHERE name = :name AND last_failed_at >= :since",
+            name=name,
+            since=now - window_s,
+        )
+        return (row["failures"], now - row["last_failed_at"]) if row else None
+
+    async def note_failed_sign_in(self, name: str, *, window_s: float) -> int:
+        """One more failure for the name tried; the streak's length."""
+        at = self._clock().timestamp()
+
+        async def write(tx: Tx) -> int:
+            await tx.run(
+                "DELETE FROM sign_in_failures WHERE last_failed_at < :since", since=at - window_s
+            )
+            row = await tx.one(
+                "INSERT INTO sign_in_failures (name, failures, last_failed_at) "
+                "VALUES (:name, 1, :at) ON CONFLICT (name) DO UPDATE "
+                "SET failures = sign_in_failures.failures + 1, "
+                "last_failed_at = EXCLUDED.last_failed_at RETURNING failures",
+                name=name,
+                at=at,
+            )
+            assert row is not None
+            return int(row["failures"])
+
+        return await self._write_tx(write)
+
+    async def clear_failed_sign_ins(self, name: str) -> None:
+        """End the name's streak."""
+        await self._write_tx(
+            lambda tx: tx.run("DELETE FROM sign_in_failures WHERE name = :name", name=name)
+        )
+
+    async def add_token(
+        self,
+        user_id: str,
+        token_hash: str,
+        label: str = "",
+        *,
+        token_id: str | None = None,
+        hint: str = "",
+        events: Sequence[NewEvent] = (),
+    ) -> str:
+        """Store an API token's hash (the token itself is never stored); its public id."""
+        now = self._clock()
+        public_id = token_id or new_token_id()
+
+        async def write(tx: Tx) -> str:
+            await tx.run(
+                "INSERT INTO api_tokens (hash, user_id, label, created_at, id, hint) "
+                "VALUES (:hash, :user_id, :label, :now, :id, :hint)",
+                hash=token_hash,
+                user_id=user_id,
+                label=label,
+                now=now,
+                id=public_id,
+                hint=hint,
+            )
+            await _events(tx, events, now)
+            return public_id
+
+        return await self._write_tx(write)
+
+    async def user_for_token(self, token_hash: str) -> User | None:
+        """The user of an unrevoked token."""
+        return await self._user_where(
+            "u.id = (SELECT user_id FROM api_tokens WHERE hash = :hash AND revoked_at IS NULL)",
+            hash=token_hash,
+        )
+
+    async def list_tokens(self, user_id: str | None = None) -> list[ApiToken]:
+        """API tokens, newest first."""
+        where = "t.user_id = :user_id" if user_id else "1=1"
+        found = await self._all(
+            f"{_SELECT_TOKENS} WHERE {where} ORDER BY t.created_at DESC, t.id", user_id=user_id
+        )
+        return [token_of(r) for r in found]
+
+    async def get_token(self, token_id: str) -> ApiToken | None:
+        """An API token by its public id."""
+        row = await self._one(f"{_SELECT_TOKENS} WHERE t.id = :id", id=token_id)
+        return token_of(row) if row else None
+
+    async def revoke_token(
+        self, token_id: str, *, events: Sequence[NewEvent] = ()
+    ) -> ApiToken | None:
+        """Revoke a token once; `events` are written only by the call that revoked it."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> ApiToken | None:
+            revoked = await tx.run(
+                "UPDATE api_tokens SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL",
+                now=now,
+                id=token_id,
+            )
+            if revoked:
+                await _events(tx, events, now)
+            row = await tx.one(f"{_SELECT_TOKENS} WHERE t.id = :id", id=token_id)
+            return token_of(row) if row else None
+
+        return await self._write_tx(write)
+
     # outbox and timers ----------------------------------------------------------------------
 
     async def fire_timer(self, job: Job, owner: str, *, channels: Sequence[str]) -> TimerOutcome:
@@ -558,6 +887,23 @@ class SqlStore:
             return notification_of(updated)
 
         return await self._write_tx(write)
+
+    # audit ----------------------------------------------------------------------------------
+
+    async def list_events(
+        self, *, run_id: str | None = None, request_id: str | None = None
+    ) -> list[AuditEvent]:
+        """Audit events in the order they were written."""
+        column, value = ("request_id", request_id) if request_id else ("run_id", run_id)
+        found = await self._all(
+            f"SELECT * FROM audit_events WHERE {column} = :value ORDER BY id", value=value
+        )
+        return [event_of(r) for r in found]
+
+    async def last_event_id(self) -> int:
+        """The id of the newest audit event (0 if none)."""
+        row = await self._one("SELECT COALESCE(MAX(id), 0) AS id FROM audit_events")
+        return int(row["id"]) if row else 0
 
 
 # the statements transactions share ----------------------------------------------------------
