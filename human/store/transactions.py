@@ -628,25 +628,21 @@ class SqlStore:
         return await self._users_where("1=1")
 
     async def list_teams(self) -> list[Team]:
-        """Every team with its members, by name."""
-
-        async def read(tx: Tx) -> list[Team]:
-            members: dict[str, list[str]] = {}
-            for m in await tx.all(
-                "SELECT m.team, u.name FROM memberships m JOIN users u ON u.id = m.user_id "
-                "ORDER BY u.name"
-            ):
-                members.setdefault(m["team"], []).append(m["name"])
-            return [
-                Team(
-                    name=r["name"],
-                    description=r["description"],
-                    members=tuple(members.get(r["name"], ())),
-                )
-                for r in await tx.all("SELECT name, description FROM teams ORDER BY name")
-            ]
-
-        return await self._read_tx(read)
+        """Every team with its members, by name: a row per membership, in one statement."""
+        found = await self._all(
+            "SELECT t.name, t.description, u.name AS member FROM teams t "
+            "LEFT JOIN memberships m ON m.team = t.name LEFT JOIN users u ON u.id = m.user_id "
+            "ORDER BY t.name, u.name"
+        )
+        teams: dict[str, tuple[str, list[str]]] = {}
+        for r in found:
+            _, members = teams.setdefault(r["name"], (r["description"], []))
+            if r["member"] is not None:
+                members.append(r["member"])
+        return [
+            Team(name=name, description=description, members=tuple(members))
+            for name, (description, members) in teams.items()
+        ]
 
     async def team_members(self, team: str) -> list[User]:
         """The users in a team, by name."""
@@ -663,31 +659,28 @@ class SqlStore:
         return found[0] if found else None
 
     async def _users_where(self, clause: str, /, **params: Any) -> list[User]:
-        async def read(tx: Tx) -> list[User]:
-            users = await tx.all(
-                f"SELECT u.* FROM users u WHERE {clause} ORDER BY u.name", **params
+        """Users and their teams: a row per membership, in one statement, grouped here."""
+        found = await self._all(
+            "SELECT u.id, u.name, u.role, u.email, u.slack_id, m.team FROM users u "
+            f"LEFT JOIN memberships m ON m.user_id = u.id WHERE {clause} ORDER BY u.name, m.team",
+            **params,
+        )
+        users: dict[str, tuple[Row, list[str]]] = {}
+        for r in found:
+            _, teams = users.setdefault(r["id"], (r, []))
+            if r["team"] is not None:
+                teams.append(r["team"])
+        return [
+            User(
+                id=u["id"],
+                name=u["name"],
+                role=u["role"],
+                teams=tuple(teams),
+                email=u["email"],
+                slack_id=u["slack_id"],
             )
-            teams: dict[str, list[str]] = {}
-            if users:
-                for m in await tx.all(
-                    "SELECT user_id, team FROM memberships "
-                    f"WHERE {tx.dialect.any_of('user_id', 'ids')} ORDER BY team",
-                    ids=[u["id"] for u in users],
-                ):
-                    teams.setdefault(m["user_id"], []).append(m["team"])
-            return [
-                User(
-                    id=u["id"],
-                    name=u["name"],
-                    role=u["role"],
-                    teams=tuple(teams.get(u["id"], ())),
-                    email=u["email"],
-                    slack_id=u["slack_id"],
-                )
-                for u in users
-            ]
-
-        return await self._read_tx(read)
+            for u, teams in users.values()
+        ]
 
     async def credentials(self, name: str) -> tuple[User, str | None] | None:
         """A user and their password hash."""
