@@ -87,13 +87,15 @@ from baton import devpg
 from baton.bench_pages import measure_request_page
 from baton.demo import seed_demo
 from baton.errors import StoreError
+from baton.settings import Settings
+from baton.wiring import Parts, open_parts
 from human.records import User
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import RequestFilter, Store
 from web.auth import new_token, token_hash
-from workflows.runtime import Runtime
-from workflows.worker import Worker
+from workflows.platform.runtime import Runtime
+from workflows.platform.worker import Worker
 
 REFUND_120: Final = {"order_id": "A-1002", "amount": 120, "reason": "broken"}
 APPROVE: Final = {"decision": "approve"}
@@ -383,34 +385,45 @@ class CycleTimes:
 
 
 @dataclass(frozen=True)
-class Parts:
-    """A store with a runtime and worker wired as `create_app` wires them."""
+class Seeded:
+    """A demo-seeded database's parts (`open_parts`, as `baton serve` wires them) and two people."""
 
-    store: Store
-    runtime: Runtime
-    worker: Worker
-    requests: RequestService
+    parts: Parts
     starter: User
     approver: User
 
+    @property
+    def runtime(self) -> Runtime:
+        """The parts' runtime."""
+        return self.parts.runtime
+
+    @property
+    def worker(self) -> Worker:
+        """The parts' worker, which drives the runs this process starts."""
+        return self.parts.worker
+
+    @property
+    def requests(self) -> RequestService:
+        """The parts' request service."""
+        return self.parts.requests
+
+    @property
+    def store(self) -> Store:
+        """The parts' store."""
+        return self.parts.store
+
 
 @contextlib.asynccontextmanager
-async def _parts(db_url: str) -> AsyncIterator[Parts]:
-    store = await open_store(db_url)
-    try:
-        await seed_demo(store)
-        runtime = Runtime(store)
-        worker = Worker(store, runtime)
-        runtime.attach_worker(worker)
-        starter, approver = await store.get_user("sam"), await store.get_user("lee")
+async def _parts(db_url: str, *, local_worker: bool = True) -> AsyncIterator[Seeded]:
+    async with open_parts(Settings(database_url=db_url), local_worker=local_worker) as parts:
+        await seed_demo(parts.store, parts.settings.database_url)
+        starter, approver = await parts.store.get_user("sam"), await parts.store.get_user("lee")
         assert starter is not None
         assert approver is not None
-        yield Parts(store, runtime, worker, RequestService(store, worker=worker), starter, approver)
-    finally:
-        await store.close()
+        yield Seeded(parts, starter, approver)
 
 
-async def _one_cycle(parts: Parts) -> tuple[float, float]:
+async def _one_cycle(parts: Seeded) -> tuple[float, float]:
     started = time.perf_counter()
     run = await parts.runtime.start("refund", REFUND_120, actor=parts.starter.name)
     await parts.worker.drain()
@@ -490,7 +503,7 @@ async def measure_paused(db_url: str, paused: int, folder: Path) -> PausedFigure
     """
     store = await open_store(db_url)
     try:
-        await seed_demo(store)
+        await seed_demo(store, db_url)
         tokens = {name: await _token(store, name) for name in ("sam", "lee")}
         log = folder / f"serve-{secrets.token_hex(3)}.log"
         async with (
@@ -706,23 +719,20 @@ async def measure_worker_cycles(db_url: str, workers: int, cycles: int, folder: 
     Raises:
         RuntimeError: If a run fails, a worker exits, or the cycles take over `SCALE_TIMEOUT_S`.
     """
-    store = await open_store(db_url)
     procs: list[asyncio.subprocess.Process] = []
-    try:
-        await seed_demo(store)
-        starter, approver = await store.get_user("sam"), await store.get_user("lee")
-        assert starter is not None
-        assert approver is not None
-        for n in range(workers):
-            log = folder / f"worker-{workers}-{n}-{secrets.token_hex(3)}.log"
-            procs.append(await _spawn(db_url, log, "worker"))
-        driver = _CycleDriver(store, Runtime(store), RequestService(store), starter, approver)
-        async with asyncio.timeout(SCALE_TIMEOUT_S):
-            return await driver.run(SCALE_WARMUP_CYCLES, cycles, procs)
-    finally:
-        for proc in procs:
-            await _stop(proc)
-        await store.close()
+    async with _parts(db_url, local_worker=False) as seeded:
+        try:
+            for n in range(workers):
+                log = folder / f"worker-{workers}-{n}-{secrets.token_hex(3)}.log"
+                procs.append(await _spawn(db_url, log, "worker"))
+            driver = _CycleDriver(
+                seeded.store, seeded.runtime, seeded.requests, seeded.starter, seeded.approver
+            )
+            async with asyncio.timeout(SCALE_TIMEOUT_S):
+                return await driver.run(SCALE_WARMUP_CYCLES, cycles, procs)
+        finally:
+            for proc in procs:
+                await _stop(proc)
 
 
 class _CycleDriver:

@@ -24,12 +24,12 @@ from argon2 import PasswordHasher
 
 from baton.demo import PEOPLE, seed_demo
 from baton.settings import Settings
-from executors.tools import RefundArguments
+from baton.wiring import Parts
+from executors.shipped.tools import RefundArguments
 from human.kinds import KINDS, schema_of
 from human.records import HumanRequest, NewEvent, Run
 from human.store.base import NewCheckpoint, Progress
 from web.app import create_app
-from web.deps import Parts
 
 MESSAGES: Final = 200
 RENDERS: Final = 50
@@ -96,7 +96,7 @@ async def measure_request_page(
 
 async def _store_a_large_request(parts: Parts, messages: int) -> str:
     """A waiting refund run with one approval whose context carries a long conversation."""
-    await seed_demo(parts.store)
+    await seed_demo(parts.store, parts.settings.database_url)
     now = datetime.now(UTC)
     run = Run(
         id=f"run_{secrets.token_urlsafe(12)}",

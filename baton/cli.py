@@ -6,26 +6,19 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import click
 
 from baton import failpoints
-from baton.clock import clock_of
 from baton.errors import BatonError, TokenNotFound, UserNotFound
 from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import configure_logging
-from baton.wiring import job_handlers, notification_channels
-from executors.chat_clients import ProviderConfig
+from baton.wiring import Parts, open_parts
 from human.policy import load_policy
 from human.records import NewEvent
-from human.service import RequestService
-from human.store import open_store
-from human.store.base import RequestFilter, Store
-from workflows.runtime import Runtime
-from workflows.worker import Worker
+from human.store.base import RequestFilter
 
 T = TypeVar("T")
 
@@ -54,44 +47,9 @@ def _fail(exc: BatonError) -> NoReturn:
     sys.exit(2)
 
 
-@dataclass(frozen=True)
-class Parts:
-    """What a CLI command works with, opened on the configured database."""
-
-    store: Store
-    runtime: Runtime
-    requests: RequestService
-    worker: Worker
-
-
 async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]]) -> T:
-    clock = clock_of(settings.clock_file)
-    store = await open_store(settings.database_url, clock=clock)
-    try:
-        channels = notification_channels(settings, store)
-        runtime = Runtime(
-            store,
-            model=settings.model,
-            workflow_modules=settings.workflows,
-            provider=ProviderConfig.from_settings(settings),
-            policy=load_policy(settings.policies),
-            clock=clock,
-            notify_channels=sorted(channels),
-        )
-        worker = Worker(
-            store,
-            runtime,
-            concurrency=settings.worker_concurrency,
-            poll_s=settings.worker_poll_ms / 1000,
-            lease_s=settings.job_lease_seconds,
-            handlers=job_handlers(settings, store, channels),
-        )
-        requests = RequestService(
-            store, clock=clock, claim_s=settings.claim_seconds, notify_channels=sorted(channels)
-        )
-        return await work(Parts(store, runtime, requests, worker))
-    finally:
-        await store.close()
+    async with open_parts(settings, local_worker=False) as parts:
+        return await work(parts)
 
 
 def _echo_json(value: Any) -> None:
@@ -165,7 +123,7 @@ def seed(demo: bool) -> None:
     settings = _settings()
 
     async def work(parts: Parts) -> None:
-        await seed_demo(parts.store)
+        await seed_demo(parts.store, parts.settings.database_url)
         click.echo(
             "demo seeded: teams " + ", ".join(sorted({t for _, ts in PEOPLE.values() for t in ts}))
         )

@@ -1,4 +1,4 @@
-"""The demo's teams, people and orders (`baton seed --demo`): idempotent, and demo only."""
+"""The demo's teams, people, orders and customers (`baton seed --demo`): idempotent, demo only."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import secrets
 
 from argon2 import PasswordHasher
 
+from executors.shipped.back_office import BackOffice
 from human.store.base import Store
 
 TEAMS = {
@@ -31,36 +32,19 @@ PEOPLE: dict[str, tuple[str, tuple[str, ...]]] = {
     "mia": ("responder", ("managers",)),
 }
 
-ORDERS = [
-    {
-        "id": f"A-{1000 + n}",
-        "customer": f"customer-{n:02d}",
-        "total": 2000.0 + 75 * n,
-        "currency": "EUR",
-    }
-    for n in range(1, 21)
-]
 
-# The support demo's customers: each has the order of the same number.
-CUSTOMERS = [
-    {
-        "id": f"customer-{n:02d}",
-        "name": f"Customer {n:02d}",
-        "email": f"customer-{n:02d}@example.com",
-    }
-    for n in range(1, 21)
-]
-
-
-async def seed_demo(store: Store) -> None:
-    """Create the demo teams, people and orders if missing."""
+async def seed_demo(store: Store, database_url: str) -> None:
+    """Create the demo teams and people, and the back office's orders and customers, if missing."""
     for name, description in TEAMS.items():
         await store.add_team(name, description)
     for name, (role, teams) in PEOPLE.items():
         # example.com never receives mail: with BATON_SMTP_URL set, point it at a test relay.
         await store.add_user(name, role=role, teams=teams, email=f"{name}@example.com")
-    await store.seed_orders(ORDERS)
-    await store.seed_customers(CUSTOMERS)
+    office = await BackOffice.open(database_url)
+    try:
+        await office.seed_demo()
+    finally:
+        await office.close()
 
 
 async def set_demo_passwords(store: Store) -> dict[str, str]:

@@ -10,6 +10,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_SECRET = "dev-only-insecure-secret-change-me"
 
+SHIPPED_WORKFLOWS = "workflows.shipped"
+"""The package of the workflows Baton ships (refund, support, purchase), loaded by name."""
+
 
 class Settings(BaseSettings):
     """Everything Baton reads from the environment or `.env` (SPEC §5)."""
@@ -116,6 +119,11 @@ class Settings(BaseSettings):
         if not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
             raise ValueError("BATON_DATABASE_URL must start with sqlite:/// or postgresql://")
         return value
+
+    def workflow_modules(self) -> tuple[str, ...]:
+        """The modules whose workflows this Baton runs: the shipped ones, then `BATON_WORKFLOWS`."""
+        extra = (m.strip() for m in self.workflows.split(","))
+        return (SHIPPED_WORKFLOWS, *(m for m in extra if m))
 
     def dev_secret_refused(self, host: str) -> bool:
         """Whether serving on `host` must be refused: the development secret beyond loopback.

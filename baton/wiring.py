@@ -1,28 +1,54 @@
-"""The background parts `baton serve` (web/app.py) and the `baton` commands (cli.py) both wire.
+"""One wiring: `open_parts(settings)` opens what the web app, the CLI, the bench and tests run on.
 
-Notification channels exist for the settings that name them (`BATON_WEBHOOK_URL`,
-`BATON_SLACK_WEBHOOK_URL`, `BATON_SMTP_URL`); the worker runs `notify` jobs through the outbox
-dispatcher and `timer` jobs through the timer runner; links in messages are signed with
-`BATON_SECRET_KEY`.
+It loads the workflows (the shipped ones, then `BATON_WORKFLOWS`), reads the policy, opens the
+store, and wires the runtime, the request and people services, the worker (drives, `notify` jobs
+through the outbox dispatcher, `timer` jobs through the timer runner) and the notification
+channels the settings configure (`BATON_WEBHOOK_URL`, `BATON_SLACK_WEBHOOK_URL`,
+`BATON_SMTP_URL`); links in messages are signed with `BATON_SECRET_KEY`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from baton.settings import Settings
+from baton.clock import clock_of
+from baton.settings import SHIPPED_WORKFLOWS, Settings
+from executors.platform.chat_clients import ProviderConfig
+from executors.platform.services import Resources
 from human.channels import Channel
 from human.channels.email import EmailChannel, SmtpRelay
 from human.channels.links import LinkSigner
 from human.channels.slack import SlackActions, SlackChannel
 from human.channels.webhook import WebhookChannel
 from human.notify import Dispatcher
+from human.people import PeopleService
+from human.policy import Policy, load_policy
 from human.service import RequestService
+from human.store import open_store
 from human.store.base import Store
 from human.timers import TimerRunner
-from workflows.worker import JobHandler
+from workflows.platform import registry
+from workflows.platform.runtime import Runtime
+from workflows.platform.worker import JobHandler, Worker
+
+
+def policies_file(settings: Settings) -> Path:
+    """`BATON_POLICIES`, or the shipped workflows' `policies.yaml` when it names no file."""
+    if settings.policies:
+        return Path(settings.policies)
+    return Path(str(resources.files(SHIPPED_WORKFLOWS).joinpath("policies.yaml")))
+
+
+def policy_of(settings: Settings) -> Policy:
+    """The policy the settings name, validated (`InvalidPolicy` names the lines of mistakes)."""
+    return load_policy(policies_file(settings))
 
 
 def link_signer(settings: Settings) -> LinkSigner:
@@ -95,3 +121,95 @@ def slack_actions(
         web=web,
         timeout_s=settings.notify_timeout_seconds,
     )
+
+
+@dataclass
+class Parts:
+    """What one process runs on: opened by `open_parts`, closed when its block ends."""
+
+    settings: Settings
+    store: Store
+    runtime: Runtime
+    requests: RequestService
+    people: PeopleService
+    worker: Worker
+    clock: Callable[[], datetime]
+    channels: dict[str, Channel] = field(default_factory=dict)
+    slack: SlackActions | None = None
+
+
+def prepare(settings: Settings) -> tuple[ProviderConfig, Policy]:
+    """Load the workflows and check what must hold before anything opens or serves.
+
+    A model provider missing a setting, or a policies file that does not validate, raises
+    `InvalidSettings` / `InvalidPolicy` here.
+    """
+    registry.load(settings.workflow_modules())
+    provider = ProviderConfig.from_settings(settings)
+    provider.check()
+    return provider, policy_of(settings)
+
+
+@contextlib.asynccontextmanager
+async def open_parts(settings: Settings, *, local_worker: bool = True) -> AsyncIterator[Parts]:
+    """Open the store and wire everything on it; the store closes when the block ends.
+
+    The worker is built either way (the CLI drives runs through it); `local_worker` hands the runs
+    this process starts straight to it, for a process that runs it (`baton serve` without
+    `--no-worker`, the bench, in-process tests).
+    """
+    provider, policy = prepare(settings)
+    clock = clock_of(settings.clock_file)
+    store = await open_store(settings.database_url, clock=clock)
+    resources = Resources(settings.database_url)
+    try:
+        channels = notification_channels(settings, store)
+        wake: list[Worker] = []
+
+        def on_change(kind: str, ident: str) -> None:
+            for worker in wake:
+                worker.wake()
+
+        runtime = Runtime(
+            store,
+            model=settings.model,
+            on_change=on_change,
+            provider=provider,
+            policy=policy,
+            clock=clock,
+            notify_channels=sorted(channels),
+            resources=resources,
+        )
+        worker = Worker(
+            store,
+            runtime,
+            concurrency=settings.worker_concurrency,
+            poll_s=settings.worker_poll_ms / 1000,
+            lease_s=settings.job_lease_seconds,
+            handlers=job_handlers(settings, store, channels, on_change=on_change),
+        )
+        if local_worker:
+            runtime.attach_worker(worker)
+            wake.append(worker)
+        requests = RequestService(
+            store,
+            clock=clock,
+            on_change=on_change,
+            worker=worker if local_worker else None,
+            claim_s=settings.claim_seconds,
+            notify_channels=sorted(channels),
+        )
+        yield Parts(
+            settings=settings,
+            store=store,
+            runtime=runtime,
+            requests=requests,
+            people=PeopleService(store),
+            worker=worker,
+            clock=clock,
+            channels=channels,
+            slack=slack_actions(settings, store, requests),
+        )
+    finally:
+        await resources.close()
+        await store.close()

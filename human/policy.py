@@ -3,13 +3,12 @@
 A rule matches a tool and conditions on its typed arguments and on the run's state; the first
 matching rule decides. A call no rule matches needs an approval by the policy's default team: the
 policy fails closed. Rules come from one YAML file (`BATON_POLICIES`, by default the
-`policies.yaml` shipped beside this module), validated when Baton starts; `load_policy` names the
-line of every mistake.
+shipped workflows' `policies.yaml`), validated when Baton starts; `load_policy` names the line of
+every mistake.
 """
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -27,10 +26,8 @@ Action = Literal["auto", "approval", "deny", "takeover"]
 STATE_PREFIX = "state."
 """Conditions on `state.<name>` read the run's state, not the call's arguments."""
 
-CUSTOMER_REPLY = "customer_reply"
-"""The pseudo-tool an agent's reply to the customer is checked as (only a takeover applies)."""
-
-SHIPPED_POLICIES = Path(__file__).with_name("policies.yaml")
+AGENT_REPLY = "agent_reply"
+"""The pseudo-tool an agent's reply to the user is checked as (only a takeover applies)."""
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<": operator.lt,
@@ -133,12 +130,12 @@ class Policy:
         return Decision(action="approval", rule_id="default.approval", team=self.default_team)
 
     def takeover(self, state: Mapping[str, Any]) -> Decision | None:
-        """The takeover an agent's reply to the customer triggers in this state, if any.
+        """The takeover an agent's reply to the user triggers in this state, if any.
 
-        The reply is evaluated as the pseudo-tool `customer_reply` (rules for `*` match it); only
+        The reply is evaluated as the pseudo-tool `agent_reply` (rules for `*` match it); only
         a takeover applies, since a reply is not a call anyone approves.
         """
-        decision = self.evaluate(CUSTOMER_REPLY, {}, state)
+        decision = self.evaluate(AGENT_REPLY, {}, state)
         return decision if decision.action == "takeover" else None
 
     def recheck_edit(
@@ -286,9 +283,9 @@ class _PolicyFile(BaseModel):
     rules: list[_RuleSpec]
 
 
-def load_policy(path: str | Path | None = None) -> Policy:
-    """The policy in `path` (None: the shipped `policies.yaml`), or `InvalidPolicy` naming lines."""
-    where = Path(path) if path else SHIPPED_POLICIES
+def load_policy(path: str | Path) -> Policy:
+    """The policy in the file at `path`, or `InvalidPolicy` naming the lines of its mistakes."""
+    where = Path(path)
     try:
         text = where.read_text(encoding="utf-8")
     except OSError as exc:
@@ -366,9 +363,3 @@ def _line_of(node: yaml.Node, loc: Sequence[int | str]) -> int:
             continue  # pydantic's own loc parts (a union's member name) are not in the file
         node = child
     return int(node.start_mark.line) + 1
-
-
-@functools.cache
-def default_policy() -> Policy:
-    """The shipped rules (SPEC §3), read once from `policies.yaml`."""
-    return load_policy(SHIPPED_POLICIES)

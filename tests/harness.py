@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import httpx
 
 from baton.demo import PEOPLE, seed_demo
+from executors.shipped.back_office import BackOffice
 from human.store import open_store
 from human.store.base import RequestFilter
 from web.auth import new_token, token_hash
@@ -42,7 +43,7 @@ async def seed(db_url: str) -> dict[str, str]:
     """Seed the demo into a database file; a token per demo person."""
     store = await open_store(db_url)
     try:
-        await seed_demo(store)
+        await seed_demo(store, db_url)
         tokens = {}
         for name in PEOPLE:
             user = await store.get_user(name)
@@ -298,12 +299,12 @@ async def baton_server(
 
 
 async def refunds(db_url: str) -> list[dict[str, Any]]:
-    """The back office's refunds, read straight from the file."""
-    store = await open_store(db_url)
+    """The back office's refunds, read straight from the database."""
+    office = await BackOffice.open(db_url)
     try:
-        return await store.list_refunds()
+        return await office.list_refunds()
     finally:
-        await store.close()
+        await office.close()
 
 
 async def stored_run(db_url: str, run_id: str) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from human.store import open_store
+from executors.shipped.back_office import BackOffice
 from tests.harness import Server, eventually
 
 
@@ -45,15 +45,15 @@ async def pending_request(
 
 async def back_office(db_url: str) -> dict[str, list[dict[str, Any]]]:
     """Refunds, account closures and customer messages, read straight from the database."""
-    store = await open_store(db_url)
+    office = await BackOffice.open(db_url)
     try:
         return {
-            "refunds": await store.list_refunds(),
-            "closures": await store.list_account_closures(),
-            "messages": await store.list_customer_messages(),
+            "refunds": await office.list_refunds(),
+            "closures": await office.list_closures(),
+            "messages": await office.list_messages(),
         }
     finally:
-        await store.close()
+        await office.close()
 
 
 def of_type(conversation: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

@@ -16,19 +16,12 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from baton import failpoints
-from baton.clock import clock_of
 from baton.errors import BatonError
 from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import correlation_id
-from baton.wiring import job_handlers, notification_channels, slack_actions
-from executors.chat_clients import ProviderConfig
-from human.people import PeopleService
-from human.policy import load_policy
-from human.service import RequestService
-from human.store import open_store
+from baton.wiring import open_parts, prepare
 from web.auth import SESSION_COOKIE, Authenticator
-from web.deps import Parts
 from web.errors import on_baton_error, on_http_error, on_validation_error
 from web.routes import (
     api_people,
@@ -42,8 +35,6 @@ from web.routes import (
     stream,
 )
 from web.templating import STATIC_DIR
-from workflows.runtime import Runtime
-from workflows.worker import Worker
 
 logger = logging.getLogger(__name__)
 
@@ -75,76 +66,31 @@ class CorrelationMiddleware:
 
 
 def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
-    """The Baton app: opens the store, runtime and (by default) worker for its lifetime.
+    """The Baton app: opens its parts (`baton.wiring.open_parts`) and the worker for its lifetime.
 
     A model provider missing a setting, or a policies file that does not validate, raises
     `InvalidSettings` / `InvalidPolicy` here, before anything serves.
     """
     failpoints.arm(settings.failpoints)
     configure_telemetry(settings)
-    provider = ProviderConfig.from_settings(settings)
-    provider.check()
-    policy = load_policy(settings.policies)
+    prepare(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        clock = clock_of(settings.clock_file)
-        store = await open_store(settings.database_url, clock=clock)
-        channels = notification_channels(settings, store)
-        wake: list[Worker] = []
-
-        def on_change(kind: str, ident: str) -> None:
-            for w in wake:
-                w.wake()
-
-        runtime = Runtime(
-            store,
-            model=settings.model,
-            on_change=on_change,
-            workflow_modules=settings.workflows,
-            provider=provider,
-            policy=policy,
-            clock=clock,
-            notify_channels=sorted(channels),
-        )
-        background = None
-        task = None
-        if worker:
-            background = Worker(
-                store,
-                runtime,
-                concurrency=settings.worker_concurrency,
-                poll_s=settings.worker_poll_ms / 1000,
-                lease_s=settings.job_lease_seconds,
-                handlers=job_handlers(settings, store, channels, on_change=on_change),
+        async with open_parts(settings, local_worker=worker) as parts:
+            task = asyncio.create_task(parts.worker.run_forever()) if worker else None
+            app.state.parts = parts
+            logger.info(
+                "baton started",
+                extra={"worker": worker, "database": parts.store.__class__.__name__},
             )
-            runtime.attach_worker(background)
-            wake.append(background)
-            task = asyncio.create_task(background.run_forever())
-        requests = RequestService(
-            store,
-            clock=clock,
-            on_change=on_change,
-            worker=background,
-            claim_s=settings.claim_seconds,
-            notify_channels=sorted(channels),
-        )
-        app.state.parts = Parts(
-            store=store,
-            runtime=runtime,
-            requests=requests,
-            people=PeopleService(store),
-            slack=slack_actions(settings, store, requests),
-        )
-        logger.info("baton started", extra={"worker": worker, "database": store.__class__.__name__})
-        try:
-            yield
-        finally:
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            await store.close()
+            try:
+                yield
+            finally:
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
 
     app = FastAPI(
         title="Baton",

@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from baton.errors import Unauthenticated
-from human.channels.slack import SlackActions
-from human.people import PeopleService
+from baton.wiring import Parts
 from human.records import User
-from human.service import RequestService
-from human.store.base import Store
 from web.auth import page_user_of, user_from_request
-from workflows.runtime import Runtime
-
-
-@dataclass
-class Parts:
-    """What the app's lifespan opened."""
-
-    store: Store
-    runtime: Runtime
-    requests: RequestService
-    people: PeopleService
-    slack: SlackActions | None = None
 
 
 def parts(request: Request) -> Parts:

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from workflows.graph import WorkflowGraph
+from workflows.platform.graph import WorkflowGraph
 
 NODE_H: Final = 36
 LAYER_GAP: Final = 64

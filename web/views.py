@@ -2,7 +2,7 @@
 
 Routes parse a request and render; templates lay out; in between, these functions ask the same
 `RequestService`, `Runtime` and audit trail the JSON API asks, and shape the answers for reading
-(which filters apply, what a graph highlights, how a context splits into customer, order and
+(which filters apply, what a graph highlights, how a context splits into facts, records and
 conversation). No rule of Baton's is decided here: who may answer is `human.access`'s, what an
 answer means is `RequestService`'s.
 """
@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from baton.errors import NotPermitted, WorkflowNotFound
+from baton.wiring import Parts
 from human.access import (
     check_can_answer,
     check_can_cancel,
@@ -37,10 +38,9 @@ from human.records import (
 )
 from human.routing import claim_is_live
 from human.store.base import RequestFilter
-from web.deps import Parts
 from web.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from web.graph import GraphLayout, lay_out
-from workflows import registry
+from workflows.platform import registry
 
 REQUEST_STATUSES: Final = (
     "pending",
@@ -220,33 +220,29 @@ def approvals_given(request: HumanRequest) -> int:
 
 @dataclass(frozen=True)
 class ContextView:
-    """A request's context split for reading: who, what, the conversation, and the rest."""
+    """A request's context split for reading: facts, records (each a titled card), conversation."""
 
-    customer: Any = None
-    order: dict[str, Any] | None = None
-    conversation: list[dict[str, Any]] = field(default_factory=list)
     rest: list[tuple[str, Any]] = field(default_factory=list)
+    records: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    conversation: list[dict[str, Any]] = field(default_factory=list)
 
 
 def context_view(context: dict[str, Any]) -> ContextView:
-    """Split a context: `customer`, `order`, `conversation` (or `messages`) and everything else."""
+    """Split a context: `conversation` (or `messages`), records (objects) and plain facts."""
     rest = dict(context)
-    customer = rest.pop("customer", None)
-    order = rest.pop("order") if isinstance(rest.get("order"), dict) else None
     said = next((k for k in ("conversation", "messages") if isinstance(rest.get(k), list)), None)
     conversation = rest.pop(said) if said else []
     return ContextView(
-        customer=customer,
-        order=order,
+        rest=[(k, v) for k, v in rest.items() if not isinstance(v, dict)],
+        records=[(k, v) for k, v in rest.items() if isinstance(v, dict)],
         conversation=[_message(m) for m in conversation if m is not None],
-        rest=list(rest.items()),
     )
 
 
 def _message(entry: Any) -> dict[str, Any]:
     """One conversation entry in one shape: who, and text, a tool call or a tool's result.
 
-    Takes the refund agent's entries (`role` with `text`, `tool_call` or `tool_result`), the
+    Takes an agent's own entries (`role` with `text`, `tool_call` or `tool_result`), the
     recorded transcript's (`type`: message, tool_call, tool_result, handoff, request, answer) and
     plain lines of text.
     """

@@ -2,8 +2,7 @@
 
 `base` declares them, one per concept, and `Store`, their union; `transactions` writes each
 transaction once, against `dialect`'s `Tx` and `Dialect`; `rows` maps rows to records and holds
-the pure `plan_*` decisions; `sqlite` and `postgres` keep only what is their own. The demos' back
-office (`demo_back_office`) rides along until the demos have one of their own.
+the pure `plan_*` decisions; `sqlite` and `postgres` keep only what is their own.
 """
 
 from __future__ import annotations

@@ -28,7 +28,6 @@ from human.records import (
     Team,
     User,
 )
-from human.store.demo_back_office import BackOfficeStore
 
 
 class NewCheckpoint(BaseModel):
@@ -501,13 +500,11 @@ class Store(
     PeopleStore,
     OutboxStore,
     AuditStore,
-    BackOfficeStore,
     Protocol,
 ):
     """Everything Baton keeps: the union of the Protocols above, and the database as a whole.
 
-    A caller that needs one concept takes its Protocol; the wiring holds this. The demos' back
-    office is part of it only until the demos have one of their own.
+    A caller that needs one concept takes its Protocol; the wiring holds this.
     """
 
     async def setup(self) -> None:

@@ -24,7 +24,6 @@ from asyncpg.pool import PoolConnectionProxy
 from baton.errors import StoreError
 from human.records import AuditEvent, Job
 from human.store.base import utcnow
-from human.store.demo_back_office import PostgresBackOffice
 from human.store.dialect import POSTGRES
 from human.store.rows import event_of, job_of, plan_lease
 from human.store.schema import migrations
@@ -104,7 +103,7 @@ class _Listener:
         self._conn = None
 
 
-class PostgresStore(PostgresBackOffice, SqlStore):
+class PostgresStore(SqlStore):
     """The `Store` on one PostgreSQL database."""
 
     dialect = POSTGRES

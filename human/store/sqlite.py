@@ -28,7 +28,6 @@ from typing import Any, Final, TypeVar
 from baton.errors import StoreError
 from human.records import AuditEvent, Job
 from human.store.base import utcnow
-from human.store.demo_back_office import SqliteBackOffice
 from human.store.dialect import SQLITE
 from human.store.rows import event_of, job_of, plan_lease
 from human.store.schema import migrations
@@ -74,7 +73,7 @@ def _finish(transaction: Coroutine[Any, Any, T]) -> T:
     raise RuntimeError("a SQLite transaction awaited something other than its Tx")
 
 
-class SqliteStore(SqliteBackOffice, SqlStore):
+class SqliteStore(SqlStore):
     """The `Store` on one SQLite file."""
 
     dialect = SQLITE

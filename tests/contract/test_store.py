@@ -900,33 +900,6 @@ async def test_record_effect_inserts_once_with_one_effect_executed_event(store: 
     assert executed[0].data["result"] == {"id": "R-1"}
 
 
-async def test_issue_refund_is_idempotent_on_its_key(store: Store) -> None:
-    await store.seed_orders([{"id": "A-1", "customer": "Kim", "total": 200.0, "currency": "EUR"}])
-
-    first = await store.issue_refund(idempotency_key="bk_1", order_id="A-1", amount=120.0)
-    replay = await store.issue_refund(idempotency_key="bk_1", order_id="A-1", amount=999.0)
-    other = await store.issue_refund(idempotency_key="bk_2", order_id="A-1", amount=20.0)
-
-    assert replay == first
-    assert first["amount"] == 120.0
-    assert other["refund_id"] != first["refund_id"]
-    refunds = await store.list_refunds()
-    assert [(r["refund_id"], r["amount"]) for r in refunds] == [
-        (first["refund_id"], 120.0),
-        (other["refund_id"], 20.0),
-    ]
-
-
-async def test_seed_orders_twice_keeps_one_copy(store: Store) -> None:
-    order = {"id": "A-1", "customer": "Kim", "total": 200.0, "currency": "EUR"}
-
-    await store.seed_orders([order])
-    await store.seed_orders([order | {"total": 1.0}])
-
-    assert await store.get_order("A-1") == order
-    assert await store.get_order("A-404") is None
-
-
 # people -------------------------------------------------------------------------------------
 
 

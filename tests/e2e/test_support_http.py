@@ -126,7 +126,7 @@ async def test_triage_asks_the_customer_and_the_relayed_reply_routes_the_case(
         question = await pending_request(server, run["id"], kind="question")
         assert question["team"] == "support-agents"
         assert "payment or refund" in question["payload"]["question"]
-        assert question["payload"]["origin"]["adapter"] == "customer_turns"
+        assert question["payload"]["origin"]["adapter"] == "user_turns"
 
         # lee (support-leads) does not talk to customers: the run is not lee's to see
         refused = await server.respond(
@@ -143,7 +143,7 @@ async def test_triage_asks_the_customer_and_the_relayed_reply_routes_the_case(
 
     assert done["output"]["resolution"].startswith("Refunded 20.00 on order A-1002")
     customer_lines = [
-        m["text"] for m in of_type(done["conversation"], "message") if m.get("customer")
+        m["text"] for m in of_type(done["conversation"], "message") if m.get("from_user")
     ]
     assert customer_lines[-1] == "I want a refund of 20 on order A-1002"
 

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from executors.transcript import excerpt, run_state
-from human.policy import parse_policy
+from baton.settings import Settings
+from baton.wiring import open_parts
+from executors.platform.transcript import excerpt, run_state
 from human.records import User
 from human.service import RequestService
-from human.store import open_store
 from human.store.base import RequestFilter, Store
-from tests.harness import seed
-from workflows.runtime import Runtime
-from workflows.worker import Worker
+from tests.harness import refunds, seed
+from workflows.platform import registry
+from workflows.platform.runtime import Runtime
+from workflows.platform.worker import Worker
 
 
 @dataclass
@@ -25,6 +28,7 @@ class Desk:
     runtime: Runtime
     worker: Worker
     service: RequestService
+    db_url: str
 
     async def person(self, name: str) -> User:
         user = await self.store.get_user(name)
@@ -32,15 +36,19 @@ class Desk:
         return user
 
 
+@contextlib.asynccontextmanager
+async def opened(settings: Settings) -> AsyncIterator[Desk]:
+    """The parts `open_parts` wires, with no worker of this process's own (the test drives)."""
+    await seed(settings.database_url)
+    async with open_parts(settings, local_worker=False) as parts:
+        yield Desk(parts.store, parts.runtime, parts.worker, parts.requests, settings.database_url)
+
+
 @pytest.fixture
 async def desk(db_url: str) -> AsyncIterator[Desk]:
-    await seed(db_url)
-    store = await open_store(db_url)
-    runtime = Runtime(store, workflow_modules="tests.fixtures.foreign_workflow")
-    try:
-        yield Desk(store, runtime, Worker(store, runtime), RequestService(store))
-    finally:
-        await store.close()
+    registry.load("tests.fixtures.foreign_workflow")
+    async with opened(Settings(database_url=db_url)) as desk:
+        yield desk
 
 
 async def test_a_refund_runs_conversation_is_recorded_with_its_progress(desk: Desk) -> None:
@@ -89,7 +97,7 @@ def entry(**fields: Any) -> dict[str, Any]:
 
 def test_run_state_counts_since_a_person_last_took_over() -> None:
     before = [
-        entry(type="message", role="user", customer=True, text="Get me your manager!"),
+        entry(type="message", role="user", from_user=True, text="Get me your manager!"),
         entry(type="tool_call", tool="report_confidence", arguments={"confidence": 0.3}),
         entry(type="tool_result", tool="restart_sync", result='{"ok": false}'),
         entry(type="tool_result", tool="issue_refund", result="Error: no order A-9"),
@@ -97,18 +105,18 @@ def test_run_state_counts_since_a_person_last_took_over() -> None:
     ]
     assert run_state(before) == {
         "failed_attempts": 2,
-        "customer_asked_for_manager": True,
+        "asked_for_manager": True,
         "confidence": 0.3,
     }
     returned = [*before, entry(type="answer", kind="takeover", decision="return")]
-    assert run_state(returned) == {"failed_attempts": 0, "customer_asked_for_manager": False}
+    assert run_state(returned) == {"failed_attempts": 0, "asked_for_manager": False}
 
 
-def test_only_the_customer_asking_for_a_manager_counts() -> None:
+def test_only_the_user_asking_for_a_manager_counts() -> None:
     agent_says = entry(type="message", role="assistant", agent="triage", text="No manager here.")
     guidance = entry(type="message", role="user", by="sam", text="Tell them the manager is out.")
 
-    assert run_state([agent_says, guidance])["customer_asked_for_manager"] is False
+    assert run_state([agent_says, guidance])["asked_for_manager"] is False
 
 
 def test_excerpt_is_readable_lines() -> None:
@@ -142,14 +150,11 @@ rules:
 
 
 @pytest.fixture
-async def strict_desk(db_url: str) -> AsyncIterator[Desk]:
-    await seed(db_url)
-    store = await open_store(db_url)
-    runtime = Runtime(store, policy=parse_policy(DENY_AND_TAKEOVER))
-    try:
-        yield Desk(store, runtime, Worker(store, runtime), RequestService(store))
-    finally:
-        await store.close()
+async def strict_desk(db_url: str, tmp_path: Path) -> AsyncIterator[Desk]:
+    rules = tmp_path / "policies.yaml"
+    rules.write_text(DENY_AND_TAKEOVER)
+    async with opened(Settings(database_url=db_url, policies=str(rules))) as desk:
+        yield desk
 
 
 async def test_a_deny_rule_refuses_the_call_and_the_model_is_told(strict_desk: Desk) -> None:
@@ -167,7 +172,7 @@ async def test_a_deny_rule_refuses_the_call_and_the_model_is_told(strict_desk: D
     assert "Refused by policy rule refund.never_tiny" in done.output["resolution"]
     [auto] = [e for e in events if e.type == "request.auto_decided"]
     assert (auto.data["decision"], auto.data["rule"]) == ("reject", "refund.never_tiny")
-    assert await desk.store.list_refunds() == []
+    assert await refunds(desk.db_url) == []
 
 
 async def test_a_takeover_rule_at_the_tool_boundary_asks_a_person_first(strict_desk: Desk) -> None:
@@ -191,7 +196,7 @@ async def test_a_takeover_rule_at_the_tool_boundary_asks_a_person_first(strict_d
 
     assert done.status == "completed"
     assert "No refunds this week. The call issue_refund did not run." in done.output["resolution"]
-    assert await desk.store.list_refunds() == []
+    assert await refunds(desk.db_url) == []
 
 
 @pytest.mark.parametrize("decision", ["resolve", "return"])
@@ -232,4 +237,4 @@ async def test_a_workflows_own_approval_taken_over_is_resolved_or_handed_back(
     else:  # the refund agent got a rejection carrying the guidance, and said so
         assert "Offer a voucher instead." in done.output["text"]
         assert "No refund was issued" in done.output["text"]
-    assert await desk.store.list_refunds() == []
+    assert await refunds(desk.db_url) == []

@@ -14,15 +14,17 @@ from agent_framework.exceptions import WorkflowCheckpointException
 
 from baton.errors import PauseNotDurable
 from human.kinds import ApprovalRequest, ProposedAction
+from human.policy import load_policy
 from human.records import Run
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import NewCheckpoint, Progress, RequestFilter, Store
 from tests.fixtures.unlisted_workflow import Parcel, Shipment
-from workflows import registry
-from workflows.checkpoints import RunCheckpointStorage
-from workflows.runtime import Runtime
-from workflows.worker import Worker
+from workflows.platform import registry
+from workflows.platform.checkpoints import RunCheckpointStorage
+from workflows.platform.runtime import Runtime
+from workflows.platform.worker import Worker
+from workflows.shipped import POLICIES
 
 FIXTURE = "tests.fixtures.unlisted_workflow"
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -156,7 +158,8 @@ async def test_loading_a_checkpoint_nobody_committed_fails(store: Store) -> None
 
 
 async def test_a_pause_whose_checkpoint_cannot_be_restored_fails_the_run(store: Store) -> None:
-    runtime = Runtime(store, workflow_modules=FIXTURE)
+    registry.load(FIXTURE)
+    runtime = Runtime(store, policy=load_policy(POLICIES))
     worker = Worker(store, runtime)
 
     run = await runtime.start("unlisted", {"sku": "X-1"}, actor="sam")
@@ -177,7 +180,8 @@ async def test_a_pause_whose_checkpoint_cannot_be_restored_fails_the_run(store: 
 async def test_the_same_pause_with_its_types_allow_listed_waits_and_resumes(
     store: Store,
 ) -> None:
-    runtime = Runtime(store, workflow_modules=FIXTURE)
+    registry.load(FIXTURE)
+    runtime = Runtime(store, policy=load_policy(POLICIES))
     worker = Worker(store, runtime)
     lee = await store.add_user("lee", role="responder", teams=["support-leads"])
 
@@ -204,7 +208,8 @@ async def test_the_same_pause_with_its_types_allow_listed_waits_and_resumes(
 
 
 async def test_a_pause_whose_checkpoint_cannot_be_saved_fails_the_run(store: Store) -> None:
-    runtime = Runtime(store, workflow_modules=FIXTURE)
+    registry.load(FIXTURE)
+    runtime = Runtime(store, policy=load_policy(POLICIES))
     worker = Worker(store, runtime)
 
     run = await runtime.start("unsaveable", {"sku": "X-1"}, actor="sam")

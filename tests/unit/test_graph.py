@@ -7,10 +7,12 @@ from pathlib import Path
 
 from agent_framework import Executor, Workflow, WorkflowBuilder, WorkflowContext, handler
 
+from human.policy import load_policy
 from human.store import open_store
 from web.graph import MARGIN, lay_out
-from workflows.graph import GraphEdge, WorkflowGraph, describe
-from workflows.runtime import Runtime
+from workflows.platform.graph import GraphEdge, WorkflowGraph, describe
+from workflows.platform.runtime import Runtime
+from workflows.shipped import POLICIES
 
 
 class Split(Executor):
@@ -72,7 +74,7 @@ def test_the_graph_is_what_workflowviz_draws() -> None:
 async def test_the_runtime_describes_a_registered_workflow_once(tmp_path: Path) -> None:
     store = await open_store(f"sqlite:///{tmp_path / 'baton.db'}")
     try:
-        runtime = Runtime(store)
+        runtime = Runtime(store, policy=load_policy(POLICIES))
         graph = runtime.graph("refund")
         assert runtime.graph("refund") is graph
     finally:

@@ -27,7 +27,7 @@ from human.kinds import (
     TakeoverAnswer,
     TakeoverRequest,
 )
-from workflows import registry
+from workflows.platform import registry
 
 ANSWER_MODELS = [kind.answer_model for kind in KINDS.values()]
 
@@ -173,7 +173,7 @@ SAMPLES: dict[type[BaseModel], BaseModel] = {
 
 
 def allow_list() -> frozenset[str]:
-    registry.load()
+    registry.load("workflows.shipped")
     return registry.get("refund").allowed_types
 
 

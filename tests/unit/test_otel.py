@@ -80,19 +80,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 async def _refund_cycle(db_url: str) -> dict[str, str]:
-    from human.service import RequestService
-    from human.store import open_store
+    from baton.settings import Settings
+    from baton.wiring import open_parts
     from human.store.base import RequestFilter
     from tests.harness import seed
-    from workflows.runtime import Runtime
-    from workflows.worker import Worker
 
     await seed(db_url)
-    store = await open_store(db_url)
-    try:
-        runtime = Runtime(store)
-        worker = Worker(store, runtime)
-        service = RequestService(store)
+    async with open_parts(Settings(database_url=db_url), local_worker=False) as parts:
+        runtime, worker, service, store = parts.runtime, parts.worker, parts.requests, parts.store
         run = await runtime.start("refund", REFUND_120, actor="sam")
         await worker.run_until_idle()
         pending = (await service.list(RequestFilter(run_id=run.id, status="pending"))).items
@@ -108,8 +103,6 @@ async def _refund_cycle(db_url: str) -> dict[str, str]:
         done = await runtime.get(run.id)
         assert done.status == "completed", done.error
         return {"run_id": run.id, "request_id": pending[0].id}
-    finally:
-        await store.close()
 
 
 def _span_json(span: Any) -> dict[str, Any]:

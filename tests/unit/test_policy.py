@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from human.policy import Condition, Decision, Policy, Rule, default_policy
+from human.policy import Condition, Decision, Policy, Rule, load_policy
+from workflows.shipped import POLICIES
 
-POLICY = default_policy()
+POLICY = load_policy(POLICIES)
 
 
 def refund(amount: Any) -> dict[str, Any]:

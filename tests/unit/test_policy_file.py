@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from baton.errors import InvalidPolicy
-from human.policy import SHIPPED_POLICIES, load_policy, parse_duration, parse_policy
+from human.policy import load_policy, parse_duration, parse_policy
+from workflows.shipped import POLICIES
 
 GOOD = """\
 version: 1
@@ -25,7 +26,7 @@ rules:
       - {after: 30m, team: managers, priority: urgent, deadline: 1d}
   - id: frozen
     tool: "*"
-    when: state.customer_asked_for_manager == true
+    when: state.asked_for_manager == true
     action: takeover(support-agents)
   - id: never
     tool: wire_money
@@ -34,7 +35,7 @@ rules:
 
 
 def test_the_shipped_file_holds_the_spec_defaults() -> None:
-    policy = load_policy()
+    policy = load_policy(POLICIES)
 
     assert [r.id for r in policy.rules] == [
         "takeover.manager",
@@ -50,7 +51,7 @@ def test_the_shipped_file_holds_the_spec_defaults() -> None:
     assert (medium.team, medium.expires_in_s) == ("support-leads", 24 * 3600)
     assert [(e.after_s, e.team) for e in medium.escalation] == [(4 * 3600, "managers")]
     assert policy.evaluate("delete_account", {}).team == "support-leads"
-    assert SHIPPED_POLICIES.name == "policies.yaml"
+    assert POLICIES.name == "policies.yaml"
 
 
 def test_a_valid_file_maps_actions_conditions_deadlines_and_escalations() -> None:
@@ -75,10 +76,10 @@ def test_a_valid_file_maps_actions_conditions_deadlines_and_escalations() -> Non
     sure = policy.evaluate("issue_refund", {"amount": 150}, {"confidence": 0.95})
     assert (sure.rule_id, sure.team) == ("default.approval", "ops")
     assert policy.evaluate("wire_money", {}).action == "deny"
-    manager = policy.takeover({"customer_asked_for_manager": True})
+    manager = policy.takeover({"asked_for_manager": True})
     assert manager is not None
     assert (manager.rule_id, manager.team) == ("frozen", "support-agents")
-    assert policy.takeover({"customer_asked_for_manager": False}) is None
+    assert policy.takeover({"asked_for_manager": False}) is None
     assert [r.line for r in policy.rules] == [4, 11, 15]
 
 

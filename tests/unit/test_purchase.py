@@ -14,14 +14,16 @@ from typing import Any
 
 import pytest
 
+from human.policy import load_policy
 from human.records import HumanRequest, Run, User
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import RequestFilter, Store
 from human.timers import TimerRunner
 from tests.harness import seed
-from workflows.runtime import Runtime
-from workflows.worker import Worker
+from workflows.platform.runtime import Runtime
+from workflows.platform.worker import Worker
+from workflows.shipped import POLICIES
 
 PURCHASE = {"item": "laptop", "amount": 2400.0, "vendor": "Contoso", "requester": "sam"}
 
@@ -68,7 +70,7 @@ async def desk(db_url: str) -> AsyncIterator[Desk]:
     await seed(db_url)
     clock = MovableClock()
     store = await open_store(db_url, clock=clock)
-    runtime = Runtime(store, clock=clock)
+    runtime = Runtime(store, clock=clock, policy=load_policy(POLICIES))
     timers = TimerRunner(store)
     worker = Worker(store, runtime, handlers={"timer": timers.handle})
     people = {}

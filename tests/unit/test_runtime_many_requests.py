@@ -7,13 +7,16 @@ from dataclasses import dataclass
 
 import pytest
 
+from human.policy import load_policy
 from human.records import HumanRequest, Run, User
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import RequestFilter, Store
 from tests.harness import seed
-from workflows.runtime import Runtime
-from workflows.worker import Worker
+from workflows.platform import registry
+from workflows.platform.runtime import Runtime
+from workflows.platform.worker import Worker
+from workflows.shipped import POLICIES
 
 
 @dataclass
@@ -35,7 +38,8 @@ class Twin:
 async def twin(db_url: str) -> AsyncIterator[Twin]:
     await seed(db_url)
     store = await open_store(db_url)
-    runtime = Runtime(store, workflow_modules="tests.fixtures.twin_workflow")
+    registry.load("tests.fixtures.twin_workflow")
+    runtime = Runtime(store, policy=load_policy(POLICIES))
     ada = await store.get_user("ada")
     assert ada is not None
     yield Twin(store, runtime, Worker(store, runtime), RequestService(store), ada)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from human.access import check_can_run
 from human.store.base import RequestFilter
 from web.deps import PartsDep, UserDep
-from workflows import registry
+from workflows.platform import registry
 
 router = APIRouter(prefix="/api", tags=["runs"])
 

@@ -13,10 +13,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from baton.errors import BatonError, InvalidAnswer
+from baton.wiring import Parts
 from human.records import User
 from web import views
 from web.auth import csrf_checked_form
-from web.deps import PageUserDep, Parts, PartsDep
+from web.deps import PageUserDep, PartsDep
 from web.errors import PAGE_PROBLEMS, problem_page
 from web.forms import FormValues, answer_from_form, confirmation, errors_by_field, flatten
 from web.templating import notify, render

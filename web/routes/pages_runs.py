@@ -15,7 +15,7 @@ from web.deps import PageUserDep, PartsDep
 from web.errors import PAGE_PROBLEMS, problem_page
 from web.forms import FormValues, input_from_form
 from web.templating import notify, render
-from workflows import registry
+from workflows.platform import registry
 
 router = APIRouter(include_in_schema=False)
 

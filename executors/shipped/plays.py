@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from agent_framework import Content, Message
+
+from executors.platform.chat_clients import scripted_plays
 
 
 def _first_json(messages: Sequence[Message]) -> dict[str, Any]:
@@ -267,10 +269,12 @@ def accounts_play(messages: Sequence[Message], options: dict[str, Any]) -> list[
     return _call(messages, "close_case", persona="accounts", resolution=resolution)
 
 
-PLAYS: dict[str, Callable[[Sequence[Message], dict[str, Any]], list[Content]]] = {
-    "refund": refund_play,
-    "triage": triage_play,
-    "billing": billing_play,
-    "technical": technical_play,
-    "accounts": accounts_play,
-}
+scripted_plays(
+    {
+        "refund": refund_play,
+        "triage": triage_play,
+        "billing": billing_play,
+        "technical": technical_play,
+        "accounts": accounts_play,
+    }
+)

@@ -1,370 +1,46 @@
-"""Request adapters: one mechanism between what a workflow asks MAF and what Baton asks people.
+"""Request adapters for tool calls: host-owned (declaration-only) tools and MAF's approvals.
 
-A workflow pauses on `ctx.request_info(data, response_type)`. When `data` is one of Baton's kind
-models (`human.kinds`) the pause is already a question for people (`Kinds`). Other request types
-are MAF's own: a handoff agent waiting for the customer (`HandoffAgentUserRequest`, answered with
-`list[Message]`), a tool call MAF hands back to its host (a declaration-only tool: `Content` of
-type `function_call`, answered with a `function_result`), or a call of an
-`approval_mode="always_require"` tool (`Content` of type `function_approval_request`). An adapter
-maps each to a Baton kind for people (`ask`) and maps the person's typed answer back to what MAF
-expects (`deliver`).
-
-Either step ends in one of three outcomes the runtime acts on:
-
-- `Ask`: a person is asked (a HumanRequest with the adapter's `origin`, kept for `deliver`);
-- `Reply`: MAF gets this response now (a policy decided, or a person answered);
-- `Finish`: the run ends with this output (a case resolved by a person or closed by the agent).
-
-An answer may also ask again (`Ask` from `deliver`): an edit into a stricter policy band becomes a
-new approval for that band; a person taking a request over (`take_over`) turns it into a
-`takeover` for them. Both stay bound to the same MAF request until someone answers for good.
+A declaration-only tool's call comes back to Baton as a `function_call` request (`HostCalls`),
+handed to the `HostTool` of that name: a call decided by policy (`PolicyGate`), a question to a
+team (`AskHuman`), a draft a person reviews before it is sent (`ReviewDraft`), or the agent ending
+the run (`CloseCase`). A call of an `approval_mode="always_require"` tool comes as MAF's own
+`function_approval_request` (`ToolApprovals`), routed by the policy.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from agent_framework import Content, WorkflowEvent
-from agent_framework_orchestrations import HandoffAgentUserRequest
 from pydantic import BaseModel
 
-from executors.services import RunServices
-from executors.tool_gate import GatedTool, Verdict, approval_request, judge, perform_call
-from executors.transcript import as_text, excerpt, run_state, tool_result
+from executors.platform.adapters import (
+    Ask,
+    Finish,
+    Outcome,
+    Reply,
+    Scene,
+    resolved,
+    returned_text,
+    takeover_request,
+)
+from executors.platform.services import RunServices
+from executors.platform.tool_gate import GatedTool, Verdict, approval_request, judge, perform_call
+from executors.platform.transcript import as_text, tool_result
 from human.kinds import (
-    KINDS,
     ApprovalAnswer,
     QuestionAnswer,
     QuestionRequest,
     ReviewAnswer,
     ReviewRequest,
-    Routing,
     TakeoverAnswer,
-    TakeoverRequest,
-    kind_of,
 )
 from human.policy import Decision
-from human.records import HumanRequest, NewEvent
-
-ORIGIN = "origin"
-"""The key of a HumanRequest's payload that says which adapter asked, for which MAF request."""
-
-
-@dataclass(frozen=True)
-class Ask:
-    """Ask a person: `request` is a Baton kind model; `origin` is what `deliver` needs later."""
-
-    request: Routing
-    origin: dict[str, Any] = field(default_factory=dict)
-    assignee: str | None = None
-
-
-@dataclass(frozen=True)
-class Reply:
-    """Give MAF this response to its request now."""
-
-    response: Any
-
-
-@dataclass(frozen=True)
-class Finish:
-    """End the run with this output; its pending MAF requests are dropped with its checkpoint."""
-
-    output: Any
-
-
-Outcome = Ask | Reply | Finish
-
-
-@dataclass
-class Scene:
-    """What an adapter may read and note during one drive of a run."""
-
-    services: RunServices
-    events: list[NewEvent] = field(default_factory=list)
-
-    @property
-    def run_id(self) -> str:
-        """The run being driven."""
-        return self.services.run_id
-
-    def audit(self, event_type: str, **data: Any) -> None:
-        """Note an audit event; it is written with the drive's progress."""
-        self.events.append(NewEvent(type=event_type, run_id=self.run_id, data=data))
-
-    def note(self, entry: dict[str, Any]) -> None:
-        """Add an entry to the run's conversation."""
-        self.services.transcript.add(entry)
-
-    def state(self) -> dict[str, Any]:
-        """The run state policies see (`state.*`): confidence, failed attempts, ..."""
-        return run_state(self.services.transcript.everything())
-
-    def conversation(self, limit: int = 30) -> list[str]:
-        """The conversation so far, as readable lines."""
-        return excerpt(self.services.transcript.everything(), limit)
-
-
-class RequestAdapter(Protocol):
-    """Maps one family of MAF request types to Baton kinds and back."""
-
-    name: ClassVar[str]
-
-    def accepts(self, event: WorkflowEvent[Any]) -> bool:
-        """Whether this adapter speaks for this `request_info` event."""
-        ...
-
-    async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
-        """What to do about a new request: ask someone, answer it at once, or end the run."""
-        ...
-
-    async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
-        """What MAF gets for a person's (or the system's) typed answer to `request`."""
-        ...
-
-
-def origin_of(request: HumanRequest) -> dict[str, Any]:
-    """What the adapter that asked kept for delivery (`{}` for a workflow's own kind requests)."""
-    found = request.payload.get(ORIGIN)
-    return dict(found) if isinstance(found, dict) else {}
-
-
-def maf_request_id(request: HumanRequest) -> str:
-    """The MAF request a HumanRequest answers (re-asks and takeovers share their first's)."""
-    return str(origin_of(request).get("maf_request_id") or request.maf_request_id)
-
-
-def adapter_for(adapters: Sequence[RequestAdapter], request: HumanRequest) -> RequestAdapter:
-    """The adapter that asked `request`."""
-    name = origin_of(request).get("adapter", Kinds.name)
-    for adapter in adapters:
-        if adapter.name == name:
-            return adapter
-    raise LookupError(f"no request adapter {name!r} in this workflow for request {request.id}")
-
-
-def resolved(request: HumanRequest, answer: TakeoverAnswer) -> Finish:
-    """A person resolved the case: the run ends with their resolution as its output."""
-    return Finish(
-        {
-            "resolution": answer.resolution,
-            "outcome": answer.outcome or {},
-            "resolved_by": request.answered_by,
-            "resolver": "person",
-        }
-    )
-
-
-def take_over(request: HumanRequest, person: str, scene: Scene) -> Ask:
-    """A person took `request` over from its page: the case becomes a takeover for them.
-
-    The takeover stays bound to the same MAF request and adapter; `return` gives the agent the
-    person's guidance in place of the original answer, `resolve` ends the run.
-    """
-    origin = origin_of(request) | {
-        "adapter": origin_of(request).get("adapter", Kinds.name),
-        "maf_request_id": maf_request_id(request),
-        "taken_over_from": request.kind,
-        "taken_over_request": request.id,
-    }
-    conversation = scene.conversation(limit=200)
-    return Ask(
-        TakeoverRequest(
-            title=f"Taken over by {person}: {request.title}",
-            reason=(
-                f"{person} took this {request.kind} over. Resolve the case (the run ends with "
-                "your resolution) or return it to the agent with guidance."
-            ),
-            context={**request.context, "conversation": conversation},
-            team=request.team,
-            priority=request.priority,
-            policy_rule=request.policy_rule,
-            conversation=[{"line": line} for line in conversation],
-        ),
-        origin=origin,
-        assignee=person,
-    )
-
-
-def returned_text(request: HumanRequest, answer: TakeoverAnswer) -> str:
-    """What the agent is told when a person hands a case back."""
-    return (
-        f"A person ({request.answered_by}) took this over and handed it back with guidance: "
-        f"{answer.guidance}"
-    )
-
-
-# a workflow's own kind requests -------------------------------------------------------------
-
-
-class Kinds:
-    """Requests that are already Baton kind models, answered with their answer models."""
-
-    name: ClassVar[str] = "kinds"
-
-    def accepts(self, event: WorkflowEvent[Any]) -> bool:
-        """Any of Baton's request models."""
-        return kind_of(event.data) is not None
-
-    async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
-        """Ask people as the workflow wrote it."""
-        data = event.data
-        kind = kind_of(data)
-        if kind is None or not isinstance(data, Routing):
-            raise TypeError(f"not a Baton request model: {type(data).__name__}")
-        if event.response_type is not kind.answer_model:
-            raise TypeError(
-                f"a {kind.name} request must expect {kind.answer_model.__name__}, "
-                f"not {getattr(event.response_type, '__name__', event.response_type)}"
-            )
-        return Ask(data)
-
-    async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
-        """The typed answer as is; a taken-over request gets its own kind's answer."""
-        origin = origin_of(request)
-        first_kind = origin.get("taken_over_from")
-        if not first_kind or not isinstance(answer, TakeoverAnswer):
-            return Reply(answer)
-        if answer.decision == "resolve":
-            return resolved(request, answer)
-        guidance = returned_text(request, answer)
-        handed_back: dict[str, BaseModel] = {
-            "approval": ApprovalAnswer(decision="reject", reason=guidance),
-            "question": QuestionAnswer(decision="answer", answer=guidance),
-            "review": ReviewAnswer(decision="reject", reason=guidance),
-            "takeover": answer,
-        }
-        if answer.decision in ("expired", "cancelled"):
-            return Reply(
-                KINDS[first_kind].answer_model.model_validate({"decision": answer.decision})
-            )
-        return Reply(handed_back[first_kind])
-
-
-# the handoff's customer turns -----------------------------------------------------------------
-
-
-class CustomerTurns:
-    """A handoff agent replied to the customer and waits: a `question` to the customer's team.
-
-    The customer-facing team relays the customer's reply, which reaches the agent as the
-    customer's message (`HandoffAgentUserRequest.create_response`). If the policy's takeover rules
-    hold for the run's state (low confidence, a customer asking for a manager, repeated failures),
-    the turn becomes a `takeover` instead: `resolve` ends the run, `return` gives the agent the
-    person's guidance.
-    """
-
-    name: ClassVar[str] = "customer_turns"
-
-    def __init__(self, services: RunServices, *, team: str) -> None:
-        self._services = services
-        self._team = team
-
-    def accepts(self, event: WorkflowEvent[Any]) -> bool:
-        """The handoff orchestration's user-input request."""
-        return isinstance(event.data, HandoffAgentUserRequest)
-
-    async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
-        """A question for the customer's team, or a takeover when the policy says so."""
-        data: HandoffAgentUserRequest = event.data
-        agent = str(event.source_executor_id)
-        said = data.agent_response.text.strip()
-        origin = {"agent": agent}
-        context = await self._context(scene)
-        takeover = self._services.policy.takeover(scene.state())
-        if takeover is not None:
-            return Ask(
-                takeover_request(
-                    f"Take over the conversation from {agent}",
-                    f"Policy rule {takeover.rule_id} hands this case to a person. "
-                    f"{agent} last said: {said}",
-                    takeover,
-                    context,
-                    scene,
-                ),
-                origin,
-            )
-        return Ask(
-            QuestionRequest(
-                title=f"{agent} waits for the customer's reply",
-                reason=(
-                    f"The {agent} agent answered the customer and waits for their reply. Relay "
-                    "what the customer says; it reaches the agent as the customer's message."
-                ),
-                context=context,
-                team=self._team,
-                question=said or f"({agent} is waiting for the customer)",
-            ),
-            origin,
-        )
-
-    async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
-        """The customer's words (or a person's guidance) as the next user message."""
-        if isinstance(answer, TakeoverAnswer):
-            if answer.decision == "resolve":
-                return resolved(request, answer)
-            if answer.decision == "return":
-                guidance = returned_text(request, answer)
-                scene.note(
-                    {"type": "message", "role": "user", "by": request.answered_by, "text": guidance}
-                )
-                return Reply(HandoffAgentUserRequest.create_response(guidance))
-        if isinstance(answer, QuestionAnswer) and answer.decision == "answer":
-            text = str(answer.answer)
-            scene.note(
-                {
-                    "type": "message",
-                    "role": "user",
-                    "by": "customer",
-                    "customer": True,
-                    "relayed_by": request.answered_by,
-                    "text": text,
-                }
-            )
-            return Reply(HandoffAgentUserRequest.create_response(text))
-        return Finish(
-            {
-                "resolution": "Closed without an answer: the customer's turn "
-                f"{getattr(answer, 'decision', 'ended')} before anyone replied.",
-                "outcome": {},
-                "resolved_by": "system",
-                "resolver": "system",
-            }
-        )
-
-    async def _context(self, scene: Scene) -> dict[str, Any]:
-        return await customer_context(self._services, scene)
-
-
-async def customer_context(services: RunServices, scene: Scene) -> dict[str, Any]:
-    """What a person sees of the case: the customer (from the back office) and the conversation."""
-    context: dict[str, Any] = {"conversation": scene.conversation()}
-    customer_id = services.run_input.get("customer_id")
-    if customer_id:
-        customer = await services.back_office.get_customer(str(customer_id))
-        context["customer"] = customer or {"id": customer_id, "known": False}
-    return context
-
-
-def takeover_request(
-    title: str, reason: str, decision: Decision, context: dict[str, Any], scene: Scene
-) -> TakeoverRequest:
-    """A takeover as a policy rule routes it, with the whole conversation."""
-    return TakeoverRequest(
-        title=title,
-        reason=reason,
-        context=context,
-        team=decision.team or scene.services.policy.default_team,
-        priority="high",
-        policy_rule=decision.rule_id,
-        expires_in_s=decision.expires_in_s,
-        escalation=list(decision.escalation),
-        conversation=[{"line": line} for line in scene.conversation(limit=200)],
-    )
-
+from human.records import HumanRequest
+from human.requests import origin_of
 
 # tool calls handed to Baton -------------------------------------------------------------------
 
@@ -555,7 +231,7 @@ class PolicyGate:
             return result_reply(call, result, scene)
         if decision.action == "deny":
             return result_reply(call, f"Refused by policy rule {decision.rule_id}.", scene)
-        context = await customer_context(self._services, scene)
+        context = await scene.case()
         origin = {
             **(origin or {}),
             "arguments": verdict.arguments,
@@ -615,7 +291,7 @@ class AskHuman:
             QuestionRequest(
                 title=f"{call.agent} asks: {question[:120]}",
                 reason=f"The {call.agent} agent needs an answer from a person to go on.",
-                context=await customer_context(self._services, scene),
+                context=await scene.case(),
                 team=self._team,
                 question=question,
                 options=options,
@@ -641,10 +317,11 @@ class Draft:
     arguments: type[BaseModel]
     content_field: str
     send: GatedTool
+    audience: str = "the user"
 
 
 class ReviewDraft:
-    """A tool whose argument is a draft (e.g. a reply to the customer): a `review` first.
+    """A tool whose argument is a draft (a reply to the user, say): a `review` first.
 
     Approve sends the draft; edit sends the person's content instead (the audit keeps the diff);
     reject sends nothing and gives the model the reason.
@@ -665,10 +342,10 @@ class ReviewDraft:
         arguments = typed.model_dump(mode="json")
         return Ask(
             ReviewRequest(
-                title=f"Review {call.agent}'s draft before it goes to the customer",
+                title=f"Review {call.agent}'s draft before it goes to {self._draft.audience}",
                 reason=f"The {call.agent} agent drafted this with {self.name}; nothing is sent "
                 "until a person approves or edits it.",
-                context=await customer_context(self._services, scene),
+                context=await scene.case(),
                 team=self._team,
                 draft=arguments[self._draft.content_field],
             ),

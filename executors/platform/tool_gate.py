@@ -30,8 +30,8 @@ from agent_framework import (
 )
 from pydantic import BaseModel, ValidationError
 
-from executors.services import RunServices
-from executors.transcript import tool_result
+from executors.platform.services import RunServices
+from executors.platform.transcript import tool_result
 from human.effects import idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
 from human.policy import Decision, Policy

@@ -8,9 +8,10 @@ from typing import Any, Never
 from agent_framework import Agent, WorkflowContext, handler
 from pydantic import BaseModel, Field
 
-from executors.services import RunServices
-from executors.tool_gate import ToolGateAgent
-from executors.tools import issue_refund_tool, lookup_order_tool
+from executors.platform.services import RunServices
+from executors.platform.tool_gate import ToolGateAgent
+from executors.shipped import plays  # noqa: F401  (the scripted model's plays for these agents)
+from executors.shipped.tools import issue_refund_tool, lookup_order_tool, office
 from human.policy import Decision
 
 INSTRUCTIONS = (
@@ -47,7 +48,7 @@ class RefundDesk(ToolGateAgent):
     ) -> None:
         """Start on a refund request."""
         context = {"order_id": message.order_id, "amount": message.amount, "reason": message.reason}
-        order = await self._services.back_office.get_order(message.order_id)
+        order = await (await office(self._services)).get_order(message.order_id)
         if order is not None:
             context["customer"] = order["customer"]
             context["order"] = order

@@ -32,6 +32,15 @@ from baton.errors import InvalidSettings
 from baton.settings import Settings
 
 Play = Callable[[Sequence[Message], dict[str, Any]], list[Content]]
+"""One scripted turn: the model's contents, decided from the messages and the chat options."""
+
+PLAYS: dict[str, Play] = {}
+"""The scripted model's plays, by agent persona (`scripted_plays` adds a workflow's)."""
+
+
+def scripted_plays(plays: dict[str, Play]) -> None:
+    """Give the offline scripted model a play for each agent persona (a workflow's module does)."""
+    PLAYS.update(plays)
 
 
 class ScriptedChatClient(
@@ -150,8 +159,6 @@ def make_chat_client(config: ProviderConfig | str, persona: str) -> BaseChatClie
         config = ProviderConfig(model=config)
     config.check()
     if config.model == "scripted":
-        from executors.plays import PLAYS
-
         play = PLAYS.get(persona)
         if play is None:
             raise InvalidSettings(f"the scripted model has no play for agent {persona!r}")

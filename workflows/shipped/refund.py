@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from agent_framework import Workflow, WorkflowBuilder
 
-from executors.refund_desk import RefundDesk, RefundInput
-from executors.services import RunServices
-from workflows.registry import register
+from executors.platform.services import RunServices
+from executors.shipped.refund_desk import RefundDesk, RefundInput
+from workflows.platform.registry import register
 
 NAME = "refund"
 

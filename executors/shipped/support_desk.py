@@ -10,24 +10,26 @@ and close the case (`close_case`); replying to the customer waits for the custom
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from agent_framework import Agent, FunctionTool
 from pydantic import BaseModel, Field
 
-from executors.channels import (
+from executors.platform.adapters import RequestAdapter
+from executors.platform.builtin_adapters import UserTurns
+from executors.platform.services import RunServices
+from executors.platform.tool_adapters import (
     AskHuman,
     CloseCase,
-    CustomerTurns,
     Draft,
     HostCalls,
     PolicyGate,
-    RequestAdapter,
     ReviewDraft,
     ToolApprovals,
 )
-from executors.services import RunServices
-from executors.tool_gate import GatedTool
-from executors.tools import (
+from executors.platform.tool_gate import GatedTool
+from executors.shipped import plays  # noqa: F401  (the scripted model's plays for these agents)
+from executors.shipped.tools import (
     EmailArguments,
     ask_human_tool,
     check_service_status_tool,
@@ -38,6 +40,7 @@ from executors.tools import (
     issue_refund_tool,
     lookup_customer_tool,
     lookup_order_tool,
+    office,
     report_confidence_tool,
     restart_sync_tool,
     send_email_tool,
@@ -98,6 +101,15 @@ class SupportInput(BaseModel):
 def opening(ticket: SupportInput) -> str:
     """The customer's ticket as the first message the triage agent reads."""
     return f"Customer {ticket.customer_id} writes:\n{ticket.message}"
+
+
+async def customer_card(services: RunServices) -> dict[str, Any]:
+    """What people see of the ticket's customer, from the back office (beside the conversation)."""
+    customer_id = services.run_input.get("customer_id")
+    if not customer_id:
+        return {}
+    customer = await (await office(services)).get_customer(str(customer_id))
+    return {"customer": customer or {"id": customer_id, "known": False}}
 
 
 def refund_gate(services: RunServices) -> GatedTool:
@@ -162,9 +174,10 @@ def support_adapters(services: RunServices) -> list[RequestAdapter]:
         arguments=EmailArguments,
         content_field="body",
         send=email,
+        audience="the customer",
     )
     return [
-        CustomerTurns(services, team=CUSTOMER_TEAM),
+        UserTurns(services, team=CUSTOMER_TEAM, party="customer"),
         HostCalls(
             [
                 PolicyGate(services, refund_gate(services)),

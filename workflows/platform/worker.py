@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from baton.telemetry import correlation_id
 from human.records import Job
 from human.store.base import Lease, Store
-from workflows.runtime import Runtime
+from workflows.platform.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The demo's tools: order lookup (read-only) and refunds (a gated side effect with a key)."""
+"""The shipped agents' tools: look-ups and gated side effects on the back office, with a key."""
 
 from __future__ import annotations
 
@@ -7,10 +7,16 @@ from typing import Any
 from agent_framework import FunctionTool
 from pydantic import BaseModel, ConfigDict, Field
 
-from executors.services import RunServices
-from executors.tool_gate import GatedTool
+from executors.platform.services import RunServices
+from executors.platform.tool_gate import GatedTool
+from executors.shipped.back_office import BackOffice
 from human.kinds import schema_of
 from human.policy import Decision
+
+
+async def office(services: RunServices) -> BackOffice:
+    """The back office, opened once per process on Baton's database."""
+    return await services.resources.get(BackOffice.open)
 
 
 class RefundArguments(BaseModel):
@@ -36,7 +42,7 @@ def lookup_order_tool(services: RunServices) -> FunctionTool:
     """
 
     async def lookup_order(order_id: str) -> dict[str, Any]:
-        order = await services.back_office.get_order(order_id)
+        order = await (await office(services)).get_order(order_id)
         return order if order is not None else {"error": f"no order {order_id}"}
 
     return FunctionTool(
@@ -52,13 +58,13 @@ def issue_refund_tool(services: RunServices) -> GatedTool:
 
     async def perform(key: str, arguments: BaseModel) -> dict[str, Any]:
         args = RefundArguments.model_validate(arguments.model_dump())
-        return await services.back_office.issue_refund(
+        return await (await office(services)).issue_refund(
             idempotency_key=key, order_id=args.order_id, amount=args.amount
         )
 
     async def refuse(arguments: BaseModel) -> str | None:
         args = RefundArguments.model_validate(arguments.model_dump())
-        order = await services.back_office.get_order(args.order_id)
+        order = await (await office(services)).get_order(args.order_id)
         if order is None:
             return f"there is no order {args.order_id}"
         if args.amount > float(order["total"]):
@@ -145,7 +151,7 @@ def lookup_customer_tool(services: RunServices) -> FunctionTool:
     """`lookup_customer`: the customer's name, email, status and orders."""
 
     async def lookup_customer(customer_id: str) -> dict[str, Any]:
-        customer = await services.back_office.get_customer(customer_id)
+        customer = await (await office(services)).get_customer(customer_id)
         return customer if customer is not None else {"error": f"no customer {customer_id}"}
 
     return FunctionTool(
@@ -236,13 +242,13 @@ def delete_account_tool(services: RunServices) -> GatedTool:
 
     async def perform(key: str, arguments: BaseModel) -> dict[str, Any]:
         args = DeleteAccountArguments.model_validate(arguments.model_dump())
-        return await services.back_office.close_account(
+        return await (await office(services)).close_account(
             idempotency_key=key, customer_id=args.customer_id
         )
 
     async def refuse(arguments: BaseModel) -> str | None:
         args = DeleteAccountArguments.model_validate(arguments.model_dump())
-        customer = await services.back_office.get_customer(args.customer_id)
+        customer = await (await office(services)).get_customer(args.customer_id)
         if customer is None:
             return f"there is no customer {args.customer_id}"
         return None
@@ -269,7 +275,7 @@ def send_email_tool(services: RunServices) -> GatedTool:
 
     async def perform(key: str, arguments: BaseModel) -> dict[str, Any]:
         args = EmailArguments.model_validate(arguments.model_dump())
-        return await services.back_office.send_customer_message(
+        return await (await office(services)).send_message(
             idempotency_key=key, customer_id=args.customer_id, subject=args.subject, body=args.body
         )
 

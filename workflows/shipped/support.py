@@ -16,15 +16,16 @@ from __future__ import annotations
 from agent_framework import Workflow
 from agent_framework_orchestrations import HandoffBuilder
 
-from executors.services import RunServices
-from executors.support_desk import (
+from executors.platform.services import RunServices
+from executors.shipped.support_desk import (
     SPECIALISTS,
     SupportInput,
+    customer_card,
     opening,
     support_adapters,
     support_agents,
 )
-from workflows.registry import register
+from workflows.platform.registry import register
 
 NAME = "support"
 
@@ -35,6 +36,7 @@ NAME = "support"
     allowed_type_keys=("types:GenericAlias",),
     adapters=support_adapters,
     start_message=opening,
+    case_context=customer_card,
 )
 def build_workflow(services: RunServices) -> Workflow:
     """Customer support: triage hands the ticket to billing, technical or accounts specialists."""

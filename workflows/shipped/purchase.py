@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from agent_framework import Workflow, WorkflowBuilder
 
-from executors.purchase_desk import (
+from executors.platform.services import RunServices
+from executors.shipped.purchase_desk import (
     APPROVERS,
     ApprovalDesk,
     OrderDesk,
@@ -13,8 +14,7 @@ from executors.purchase_desk import (
     PurchaseTerms,
     Verdict,
 )
-from executors.services import RunServices
-from workflows.registry import register
+from workflows.platform.registry import register
 
 NAME = "purchase"
 

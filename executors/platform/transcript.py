@@ -185,7 +185,7 @@ def run_state(entries: Sequence[Entry]) -> dict[str, Any]:
     """The run state policies read (`state.<name>`), counted since a person last took over.
 
     `confidence` (only once an agent reported one with `report_confidence`), `failed_attempts`
-    (tool results that say the call failed) and `customer_asked_for_manager`.
+    (tool results that say the call failed) and `asked_for_manager`.
     """
     start = max(
         (
@@ -195,11 +195,11 @@ def run_state(entries: Sequence[Entry]) -> dict[str, Any]:
         ),
         default=0,
     )
-    state: dict[str, Any] = {"failed_attempts": 0, "customer_asked_for_manager": False}
+    state: dict[str, Any] = {"failed_attempts": 0, "asked_for_manager": False}
     for entry in entries[start:]:
         kind = entry.get("type")
-        if kind == "message" and entry.get("customer") and _MANAGER.search(str(entry.get("text"))):
-            state["customer_asked_for_manager"] = True
+        if kind == "message" and entry.get("from_user") and _MANAGER.search(str(entry.get("text"))):
+            state["asked_for_manager"] = True
         elif kind == "tool_call" and entry.get("tool") == CONFIDENCE_TOOL:
             arguments = entry.get("arguments") or {}
             try:

@@ -15,7 +15,7 @@ from typing import Any, Never
 from agent_framework import Executor, WorkflowContext, handler, response_handler
 from pydantic import BaseModel, Field
 
-from executors.run_end import end_run
+from executors.platform.run_end import end_run
 from human.kinds import (
     ApprovalAnswer,
     ApprovalRequest,

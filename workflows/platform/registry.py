@@ -16,16 +16,14 @@ from agent_framework import Workflow
 from pydantic import BaseModel
 
 from baton.errors import WorkflowNotFound
-from executors.channels import RequestAdapter
-from executors.services import RunServices
+from executors.platform.adapters import RequestAdapter
+from executors.platform.services import CaseContext, RunServices
 from human.kinds import CHECKPOINT_TYPES
-from workflows.checkpoints import type_key
+from workflows.platform.checkpoints import type_key
 
 Builder = Callable[[RunServices], Workflow]
 Adapters = Callable[[RunServices], Sequence[RequestAdapter]]
 StartMessage = Callable[[Any], Any]
-
-BUILTIN_MODULES = ("workflows.refund", "workflows.support", "workflows.purchase")
 
 
 @dataclass(frozen=True)
@@ -40,6 +38,7 @@ class WorkflowSpec:
     allowed_types: frozenset[str] = field(default_factory=frozenset)
     adapters: Adapters | None = None
     start_message: StartMessage | None = None
+    case_context: CaseContext | None = None
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the workflow's input."""
@@ -47,7 +46,7 @@ class WorkflowSpec:
 
     def request_adapters(self, services: RunServices) -> list[RequestAdapter]:
         """The workflow's request adapters, then Baton's own kinds (always last)."""
-        from executors.channels import Kinds
+        from executors.platform.builtin_adapters import Kinds
 
         return [*(self.adapters(services) if self.adapters else ()), Kinds()]
 
@@ -68,14 +67,15 @@ def register(
     allowed_type_keys: tuple[str, ...] = (),
     adapters: Adapters | None = None,
     start_message: StartMessage | None = None,
+    case_context: CaseContext | None = None,
 ) -> Callable[[Builder], Builder]:
     """Register `build_workflow` under `name`; its input model and extra types are allow-listed.
 
     `allowed_type_keys` allow-lists types by MAF's key (`"module:Qualname"`), for types that are
     not classes of your own, such as `"types:GenericAlias"` for a `list[Message]` response type.
     `adapters(services)` map the workflow's non-Baton request types to people and back
-    (`executors.channels`); `start_message(input)` is what the start executor receives instead
-    of the typed input.
+    (`executors.platform.adapters`); `start_message(input)` is what the start executor receives
+    instead of the typed input.
     """
 
     def decorate(build: Builder) -> Builder:
@@ -89,17 +89,18 @@ def register(
             allowed_types=frozenset({*(type_key(t) for t in types), *allowed_type_keys}),
             adapters=adapters,
             start_message=start_message,
+            case_context=case_context,
         )
         return build
 
     return decorate
 
 
-def load(extra_modules: str | Sequence[str] = ()) -> None:
-    """Import the shipped workflows and `extra_modules` (`BATON_WORKFLOWS`) so they register."""
-    if isinstance(extra_modules, str):
-        extra_modules = [m.strip() for m in extra_modules.split(",") if m.strip()]
-    for module in (*BUILTIN_MODULES, *extra_modules):
+def load(modules: str | Sequence[str]) -> None:
+    """Import `modules` (a sequence, or comma-separated names) so that their workflows register."""
+    if isinstance(modules, str):
+        modules = [m.strip() for m in modules.split(",") if m.strip()]
+    for module in modules:
         importlib.import_module(module)
 
 

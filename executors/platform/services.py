@@ -1,0 +1,106 @@
+"""What a run's executors may use: built fresh for every drive, in whatever process drives it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from agent_framework import BaseChatClient
+
+from baton.errors import InvalidSettings
+from executors.platform.transcript import Transcript
+from human.effects import EffectLedger
+from human.policy import Policy
+
+if TYPE_CHECKING:
+    from executors.platform.chat_clients import ProviderConfig
+
+
+class ChatClientFactory:
+    """Makes the chat client an agent persona runs on (`BATON_MODEL`), once per process."""
+
+    def __init__(self, model: str, provider: ProviderConfig | None = None) -> None:
+        from executors.platform.chat_clients import ProviderConfig
+
+        self.provider = provider or ProviderConfig(model=model)
+        self.model = self.provider.model
+        self._clients: dict[str, BaseChatClient] = {}
+
+    def check(self) -> None:
+        """Raise `InvalidSettings` naming what the chosen provider lacks (at start-up)."""
+        self.provider.check()
+
+    def for_persona(self, persona: str) -> BaseChatClient:
+        """A chat client for the named agent persona (clients hold no conversation: shared)."""
+        from executors.platform.chat_clients import make_chat_client
+
+        client = self._clients.get(persona)
+        if client is None:
+            client = self._clients[persona] = make_chat_client(self.provider, persona)
+        return client
+
+
+class Resource(Protocol):
+    """A connection to a system a workflow's tools call: opened once per process, then shared."""
+
+    async def close(self) -> None:
+        """Let go of the connection (the process stops)."""
+        ...
+
+
+R = TypeVar("R", bound=Resource)
+
+Opener = Callable[[str], Awaitable[R]]
+"""Opens a resource, given Baton's database URL (a system may keep its tables beside Baton's)."""
+
+
+class Resources:
+    """The systems a process's workflows call (a payment API, a CRM, a mail relay), by opener.
+
+    A tool asks `await services.resources.get(Office.open)`: the first call in a process opens it,
+    later ones share it, `close()` closes all when the process stops. Baton keeps nothing of them
+    in its store: a workflow's systems are its own.
+    """
+
+    def __init__(self, database_url: str | None = None) -> None:
+        self._database_url = database_url
+        self._open: dict[Any, Resource] = {}
+        self._lock = asyncio.Lock()
+
+    async def get(self, opener: Opener[R]) -> R:
+        """The resource `opener` makes, opened on first use."""
+        found = self._open.get(opener)
+        if found is None:
+            async with self._lock:
+                found = self._open.get(opener)
+                if found is None:
+                    if self._database_url is None:
+                        raise InvalidSettings("this runtime was given no database URL to open with")
+                    found = self._open[opener] = await opener(self._database_url)
+        return found  # type: ignore[return-value]
+
+    async def close(self) -> None:
+        """Close every resource opened."""
+        opened, self._open = list(self._open.values()), {}
+        for resource in opened:
+            await resource.close()
+
+
+CaseContext = Callable[["RunServices"], Awaitable[dict[str, Any]]]
+"""What a workflow adds to what people see of a case (beside the conversation), if anything."""
+
+
+@dataclass(frozen=True)
+class RunServices:
+    """Per-run dependencies of executors: no SQL, no HTTP, only these interfaces."""
+
+    run_id: str
+    ledger: EffectLedger
+    policy: Policy
+    chat_clients: ChatClientFactory
+    resources: Resources = field(default_factory=Resources)
+    transcript: Transcript = field(default_factory=Transcript)
+    run_input: dict[str, Any] = field(default_factory=dict)
+    case_context: CaseContext | None = None

@@ -1,0 +1,344 @@
+"""One drive of a run: deliver at most one answer, settle what MAF asks, produce the progress.
+
+The runtime (`workflows.platform.runtime`) builds a fresh workflow instance for each drive and
+commits the `Progress` a drive returns in one fenced transaction; the drive itself writes nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from agent_framework import AgentResponse, WorkflowRunResult, WorkflowRunState
+from pydantic import BaseModel
+
+from baton.errors import PauseNotDurable
+from executors.platform.adapters import (
+    Ask,
+    Finish,
+    Outcome,
+    Reply,
+    Scene,
+    adapter_for,
+    maf_request_id,
+    take_over,
+)
+from executors.platform.builtin_adapters import Kinds
+from executors.platform.run_end import END_EVENT
+from executors.platform.services import RunServices
+from executors.platform.tool_gate import AUDIT_EVENT
+from human.kinds import KINDS
+from human.records import HumanRequest, NewEvent, Run
+from human.requests import new_request, origin_of
+from human.routing import notifications_for, timers_for
+from human.service import TAKEOVER
+from human.store.base import Progress, Store
+from workflows.platform.checkpoints import RunCheckpointStorage
+from workflows.platform.registry import WorkflowSpec
+
+
+class Drive:
+    """One drive of a run: deliver at most one answer, settle what MAF asks, commit the result.
+
+    Every `request_info` goes through the workflow's request adapters
+    (`executors.platform.adapters`): an adapter asks a person (`Ask`), answers MAF at once
+    (`Reply`, e.g. a policy's auto decision), or ends the run (`Finish`). Replies are fed back to
+    the same workflow instance until MAF waits only on people; then one checkpoint covering every
+    pending request is committed with them.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        run: Run,
+        spec: WorkflowSpec,
+        services: RunServices,
+        scene: Scene,
+        *,
+        clock: Callable[[], datetime],
+        notify_channels: Sequence[str],
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._channels = tuple(notify_channels)
+        self._run = run
+        self._spec = spec
+        self._services = services
+        self._scene = scene
+        self._workflow = spec.build(services)
+        self._storage = RunCheckpointStorage(store, run.id, spec.allowed_types)
+        self._adapters = spec.request_adapters(services)
+        self._results: list[WorkflowRunResult] = []
+        # (MAF request id, ask, HumanRequest label, the executor that asked)
+        self._asks: list[tuple[str, Ask, str, str | None]] = []
+
+    async def go(self, job_id: int | None, deliver: HumanRequest | None) -> Progress:
+        """Start the run (`deliver` None) or deliver one answer; what came of it, to commit."""
+        run, store = self._run, self._store
+        waiting = [*await store.open_requests(run.id), *await store.answered_requests(run.id)]
+        still_open = {maf_request_id(r) for r in waiting if deliver is None or r.id != deliver.id}
+        known = set(still_open)
+        events: list[NewEvent] = []
+        finish: Finish | None = None
+        if deliver is None:
+            typed = self._spec.input_model.model_validate(run.input)
+            message = self._spec.first_message(typed)
+            self._scene.note(
+                {
+                    "type": "message",
+                    "role": "user",
+                    "by": "user",
+                    "from_user": True,
+                    "text": message,
+                }
+                if isinstance(message, str)
+                else {"type": "input", "input": run.input}
+            )
+            await self._run_workflow(message)
+        else:
+            events.append(
+                NewEvent(
+                    type="run.resumed",
+                    run_id=run.id,
+                    request_id=deliver.id,
+                    data={"decision": (deliver.answer or {}).get("decision")},
+                )
+            )
+            finish = await self._deliver(deliver, known)
+        if finish is None:
+            finish = await self._settle(known)
+        events += self._scene.events
+        events += [
+            NewEvent(type=e.data["type"], run_id=run.id, data=e.data["data"])
+            for result in self._results
+            for e in result
+            if e.type == AUDIT_EVENT
+        ]
+        base: dict[str, Any] = {
+            "run_id": run.id,
+            "expected_checkpoint_id": run.checkpoint_id,
+            "job_id": job_id,
+            "delivered_request_ids": [deliver.id] if deliver else [],
+        }
+        failure = next((e for r in self._results for e in r if e.type == "failed"), None)
+        state = self._results[-1].get_final_state() if self._results else None
+        if failure is not None or state == WorkflowRunState.FAILED:
+            details = getattr(failure, "details", None)
+            message = getattr(details, "message", None) or "the workflow failed"
+            return failed(run, job_id, deliver, message, events, self._services.transcript.entries)
+        if finish is not None:
+            events.append(
+                NewEvent(type="run.completed", run_id=run.id, data={"output": finish.output})
+            )
+            return Progress(
+                status="completed",
+                output=finish.output,
+                events=events,
+                transcript=self._services.transcript.entries,
+                **base,
+            )
+        # A workflow that called `end_run` completes now; what it still waited for is cancelled.
+        ended = any(e.type == END_EVENT for r in self._results for e in r)
+        pending = [] if ended else [*(maf_id for maf_id, *_ in self._asks), *still_open]
+        if not pending and not ended and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
+            raise PauseNotDurable("the workflow waits on requests Baton does not know of")
+        if pending:
+            checkpoint_id = await self._workflow.resolve_pause_checkpoint_id(
+                pending, checkpoint_storage=self._storage
+            )
+            if checkpoint_id is None:
+                raise PauseNotDurable(
+                    f"no saved checkpoint covers requests {pending}; refusing a pause that a "
+                    "restart would lose"
+                )
+            now = self._clock()
+            requests = [
+                new_request(
+                    ask.request,
+                    run_id=run.id,
+                    label=label,
+                    now=now,
+                    origin={**ask.origin, "maf_request_id": maf_id} if ask.origin else None,
+                    assignee=ask.assignee,
+                    executor_id=executor_id,
+                )
+                for maf_id, ask, label, executor_id in self._asks
+            ]
+            for r in requests:
+                events.append(
+                    NewEvent(
+                        type="request.created",
+                        run_id=run.id,
+                        request_id=r.id,
+                        data={
+                            "kind": r.kind,
+                            "team": r.team,
+                            "title": r.title,
+                            "policy_rule": r.policy_rule,
+                            **(
+                                {"takeover_of": origin_of(r)["taken_over_request"]}
+                                if "taken_over_request" in origin_of(r)
+                                else {}
+                            ),
+                        },
+                    )
+                )
+                self._scene.note(
+                    {
+                        "type": "request",
+                        "request_id": r.id,
+                        "kind": r.kind,
+                        "team": r.team,
+                        "title": r.title,
+                    }
+                )
+            channels = self._channels
+            return Progress(
+                status="waiting",
+                checkpoint=self._storage.draft(checkpoint_id),
+                new_requests=requests,
+                events=events,
+                transcript=self._services.transcript.entries,
+                timers=[t for r in requests for t in timers_for(r)],
+                notifications=[
+                    n for r in requests for n in notifications_for(r, channels, "created")
+                ],
+                **base,
+            )
+        output = _jsonable([o for r in self._results for o in r.get_outputs()])
+        events.append(NewEvent(type="run.completed", run_id=run.id, data={"output": output}))
+        return Progress(
+            status="completed",
+            output=output,
+            events=events,
+            transcript=self._services.transcript.entries,
+            **base,
+        )
+
+    async def _run_workflow(self, message: Any = None, **kwargs: Any) -> WorkflowRunResult:
+        result: WorkflowRunResult = await self._workflow.run(
+            message, checkpoint_storage=self._storage, **kwargs
+        )
+        self._results.append(result)
+        return result
+
+    async def _deliver(self, deliver: HumanRequest, known: set[str]) -> Finish | None:
+        """Deliver one answer: MAF gets a response, a person is asked again, or the run ends."""
+        body = deliver.answer or {}
+        self._scene.note(
+            {
+                "type": "answer",
+                "request_id": deliver.id,
+                "kind": deliver.kind,
+                "by": deliver.answered_by,
+                "decision": body.get("decision"),
+                "text": _said(body),
+            }
+        )
+        maf_id = maf_request_id(deliver)
+        outcome: Outcome
+        if body.get("decision") == TAKEOVER:
+            outcome = take_over(deliver, str(body.get("by") or deliver.answered_by), self._scene)
+        else:
+            answer = KINDS[deliver.kind].answer_model.model_validate(body)
+            adapter = adapter_for(self._adapters, deliver)
+            outcome = await adapter.deliver(deliver, answer, self._scene)
+            if isinstance(outcome, Ask):
+                origin = {"adapter": adapter.name, **origin_of(deliver), **outcome.origin}
+                outcome = Ask(outcome.request, origin, outcome.assignee)
+        checkpoint_id = self._run.checkpoint_id
+        if isinstance(outcome, Finish):
+            return outcome
+        if isinstance(outcome, Reply):
+            await self._run_workflow(
+                checkpoint_id=checkpoint_id, responses={maf_id: outcome.response}
+            )
+            return None
+        # asked again: the MAF request stays pending; restoring re-emits it in a fresh checkpoint
+        known.add(maf_id)
+        label = f"{maf_id}#{secrets.token_hex(4)}"
+        self._asks.append((maf_id, outcome, label, deliver.executor_id))
+        await self._run_workflow(checkpoint_id=checkpoint_id)
+        return None
+
+    async def _settle(self, known: set[str]) -> Finish | None:
+        """Hand each new MAF request to its adapter; feed MAF the replies until only people wait."""
+        while self._results:
+            replies: dict[str, Any] = {}
+            for event in self._results[-1].get_request_info_events():
+                maf_id = str(event.request_id)
+                if maf_id in known:
+                    continue  # a restore re-emits what is already waiting
+                known.add(maf_id)
+                adapter = next((a for a in self._adapters if a.accepts(event)), None)
+                if adapter is None:
+                    raise TypeError(
+                        f"no request adapter of workflow {self._spec.name} takes a "
+                        f"{type(event.data).__name__} request (from {event.source_executor_id})"
+                    )
+                outcome = await adapter.ask(event, self._scene)
+                if isinstance(outcome, Finish):
+                    return outcome
+                if isinstance(outcome, Reply):
+                    replies[maf_id] = outcome.response
+                    continue
+                origin = (
+                    {}
+                    if adapter.name == Kinds.name and not outcome.origin
+                    else {"adapter": adapter.name, **outcome.origin}
+                )
+                ask = Ask(outcome.request, origin, outcome.assignee)
+                self._asks.append((maf_id, ask, maf_id, event.source_executor_id))
+            if not replies:
+                return None
+            await self._run_workflow(responses=replies)
+        return None
+
+
+def _said(answer: dict[str, Any]) -> Any:
+    for field in ("answer", "resolution", "guidance", "reason", "content", "arguments"):
+        if answer.get(field) not in (None, "", {}):
+            return answer[field]
+    return None
+
+
+def failed(
+    run: Run,
+    job_id: int | None,
+    deliver: HumanRequest | None,
+    error: str,
+    events: Sequence[NewEvent] = (),
+    transcript: Sequence[dict[str, Any]] = (),
+) -> Progress:
+    """A run's failure as progress: the error on record, its events and conversation kept."""
+    return Progress(
+        run_id=run.id,
+        expected_checkpoint_id=run.checkpoint_id,
+        job_id=job_id,
+        status="failed",
+        error=error,
+        delivered_request_ids=[deliver.id] if deliver else [],
+        events=[
+            *events,
+            NewEvent(type="run.failed", run_id=run.id, data={"error": error}),
+        ],
+        transcript=list(transcript),
+    )
+
+
+def _jsonable(outputs: list[Any]) -> Any:
+    values = [_plain(o) for o in outputs]
+    return values[0] if len(values) == 1 else values
+
+
+def _plain(output: Any) -> Any:
+    if isinstance(output, BaseModel):
+        return output.model_dump(mode="json")
+    if isinstance(output, AgentResponse):  # an agent's turn, as the handoff orchestration yields it
+        return {
+            "agent": output.messages[-1].author_name if output.messages else None,
+            "text": output.text,
+        }
+    return output

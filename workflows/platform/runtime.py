@@ -1,0 +1,299 @@
+"""The runtime: starts, lists and cancels runs, and drives them as their jobs come due.
+
+A drive of a run (`workflows.platform.drive`) builds a fresh workflow instance, restores it from
+the run's current checkpoint (or seeds it with the input), delivers at most one answer, and the
+runtime commits everything that came of it in one fenced transaction. Nothing of a paused run
+stays in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+from opentelemetry import trace
+from pydantic import ValidationError
+
+from baton import failpoints
+from baton.errors import (
+    InvalidInput,
+    RunNotCancellable,
+    RunNotFound,
+    StoreError,
+)
+from executors.platform.adapters import Scene
+from executors.platform.chat_clients import ProviderConfig
+from executors.platform.services import ChatClientFactory, Resources, RunServices
+from human.access import can_see_run, check_can_cancel, viewer_of
+from human.effects import EffectLedger
+from human.policy import Policy
+from human.records import TERMINAL_RUN, AuditEvent, HumanRequest, NewEvent, Page, Run, User
+from human.store.base import LocalWorker, Progress, Store, utcnow
+from workflows.platform import registry
+from workflows.platform.drive import Drive, failed
+from workflows.platform.graph import WorkflowGraph, describe
+
+logger = logging.getLogger(__name__)
+_tracer = trace.get_tracer("baton")
+
+
+class Runtime:
+    """Starts, drives and cancels runs."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        policy: Policy,
+        model: str = "scripted",
+        clock: Callable[[], datetime] = utcnow,
+        on_change: Callable[[str, str], None] | None = None,
+        provider: ProviderConfig | None = None,
+        notify_channels: Sequence[str] = (),
+        resources: Resources | None = None,
+    ) -> None:
+        self.store = store
+        self.resources = resources or Resources()
+        self._channels = tuple(notify_channels)
+        self._clients = ChatClientFactory(model, provider)
+        self._clients.check()  # a provider missing a setting refuses to start, naming it
+        self._policy = policy
+        self._ledger = EffectLedger(store)
+        self._clock = clock
+        self._on_change = on_change or (lambda kind, run_id: None)
+        self._worker: LocalWorker | None = None
+        self._graphs: dict[str, WorkflowGraph] = {}
+
+    @property
+    def notify_channels(self) -> tuple[str, ...]:
+        """The channels each new request gets an outbox row for."""
+        return self._channels
+
+    def attach_worker(self, worker: LocalWorker) -> None:
+        """Hand the runs this process starts straight to its own worker (no lease round)."""
+        self._worker = worker
+
+    # runs -----------------------------------------------------------------------------------
+
+    async def start(self, workflow: str, run_input: Any, *, actor: str) -> Run:
+        """Validate the input and store the run with its start job; the worker drives it."""
+        spec = registry.get(workflow)
+        try:
+            typed = spec.input_model.model_validate(run_input)
+        except ValidationError as exc:
+            errors = [
+                {"loc": ["body", "input", *(str(p) for p in e["loc"])], "msg": e["msg"]}
+                for e in exc.errors(include_url=False)
+            ]
+            where = ".".join(errors[0]["loc"][2:]) or "input"
+            raise InvalidInput(
+                f"invalid input for {workflow}: {where}: {errors[0]['msg']}", errors
+            ) from exc
+        now = self._clock()
+        run = Run(
+            id=f"run_{secrets.token_urlsafe(12)}",
+            workflow=workflow,
+            input=typed.model_dump(mode="json"),
+            status="running",
+            created_by=actor,
+            created_at=now,
+            updated_at=now,
+        )
+        event = NewEvent(
+            type="run.started",
+            run_id=run.id,
+            actor=actor,
+            data={"workflow": workflow, "input": run.input},
+        )
+        job = await self.store.create_run(
+            run, [event], lease=self._worker.lease if self._worker else None
+        )
+        if job is not None and self._worker is not None:
+            self._worker.accept(job)
+        self._on_change("run", run.id)
+        return run
+
+    async def get(self, run_id: str, *, viewer: User | None = None) -> Run:
+        """A run, or `RunNotFound` (also when `viewer` may not see it)."""
+        run = await self.store.get_run(run_id)
+        if run is None or (viewer is not None and not await self.can_see(run, viewer)):
+            raise RunNotFound(f"no run {run_id}")
+        return run
+
+    async def can_see(self, run: Run, user: User) -> bool:
+        """Whether `user` may see `run` (human.access)."""
+        if user.role == "admin" or run.created_by == user.name:
+            return True
+        return can_see_run(user, run, await self.store.teams_of_run(run.id))
+
+    async def list_runs(
+        self,
+        *,
+        status: str | None = None,
+        workflow: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+        viewer: User | None = None,
+    ) -> Page:
+        """Runs, newest first (those `viewer` may see, when given)."""
+        return await self.store.list_runs(
+            status=status,
+            workflow=workflow,
+            cursor=cursor,
+            limit=limit,
+            visible_to=viewer_of(viewer) if viewer is not None else None,
+        )
+
+    async def conversation(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's agent conversation: messages, tool calls and results, handoffs, asks, answers."""
+        return await self.store.list_transcript(run_id)
+
+    async def events(self, run_id: str, *, viewer: User) -> list[AuditEvent]:
+        """The audit trail of a run `viewer` may see, oldest first."""
+        await self.get(run_id, viewer=viewer)
+        return await self.store.list_events(run_id=run_id)
+
+    async def cancel(self, run_id: str, *, by: User) -> Run:
+        """Cancel a run that has not ended; its open requests close as cancelled."""
+        run = await self.get(run_id, viewer=by)
+        check_can_cancel(by)
+        cancelled = await self.store.cancel_run(run_id, by.name)
+        if cancelled is None:
+            raise RunNotCancellable(f"run {run_id} already {run.status}")
+        self._on_change("run", run_id)
+        return cancelled
+
+    # driving --------------------------------------------------------------------------------
+
+    async def drive(self, run_id: str, job_id: int | None) -> bool:
+        """Advance a run as far as stored answers allow; True if `job_id` was consumed."""
+        run = await self.store.get_run(run_id)
+        if run is None or run.status in TERMINAL_RUN:
+            return False
+        if run.checkpoint_id is None:
+            with _tracer.start_as_current_span("baton.start", attributes=_span_attributes(run)):
+                return await self._advance(run, job_id, deliver=None)
+        answered = await self.store.answered_requests(run_id)
+        consumed = False
+        for index, request in enumerate(answered):
+            last = index == len(answered) - 1
+            with _tracer.start_as_current_span(
+                "baton.resume", attributes=_span_attributes(run, request)
+            ):
+                consumed = await self._advance(run, job_id if last else None, deliver=request)
+            fresh = await self.store.get_run(run_id)
+            if (
+                fresh is None
+                or fresh.status in TERMINAL_RUN
+                or fresh.checkpoint_id == run.checkpoint_id
+            ):
+                break
+            run = fresh
+        return consumed
+
+    def services(
+        self, spec: registry.WorkflowSpec, run_id: str, run_input: dict[str, Any] | None = None
+    ) -> RunServices:
+        """What the executors of one run of `spec` may use."""
+        return RunServices(
+            run_id=run_id,
+            ledger=self._ledger,
+            policy=self._policy,
+            chat_clients=self._clients,
+            resources=self.resources,
+            run_input=dict(run_input or {}),
+            case_context=spec.case_context,
+        )
+
+    async def _advance(self, run: Run, job_id: int | None, *, deliver: HumanRequest | None) -> bool:
+        spec = registry.get(run.workflow)
+        services = self.services(spec, run.id, run.input)
+        scene = Scene(services)
+        try:
+            if spec.adapters is not None:
+                # adapters show people the conversation and read the run's state from it
+                services.transcript.history = await self.store.list_transcript(run.id)
+            drive = Drive(
+                self.store,
+                run,
+                spec,
+                services,
+                scene,
+                clock=self._clock,
+                notify_channels=self._channels,
+            )
+            progress = await drive.go(job_id, deliver)
+        except StoreError:
+            raise  # the store is down, not the run: the worker retries the job
+        except Exception as exc:  # a failing workflow fails its run, loudly and on record
+            logger.exception("run failed", extra={"run_id": run.id})
+            progress = failed(
+                run,
+                job_id,
+                deliver,
+                f"{type(exc).__name__}: {exc}",
+                scene.events,
+                services.transcript.entries,
+            )
+        if progress.status == "waiting":
+            failpoints.hit("pause.after_checkpoint")
+        with _pause_span(run, progress) as span:
+            committed = await self.store.record_progress(progress)
+            span.set_attribute("baton.committed", committed)
+        if not committed:
+            logger.warning("progress fenced off: run moved on", extra={"run_id": run.id})
+            return False
+        logger.info(
+            "run progressed",
+            extra={
+                "run_id": run.id,
+                "status": progress.status,
+                "delivered": deliver.id if deliver else None,
+                "new_requests": [r.id for r in progress.new_requests],
+            },
+        )
+        if progress.status == "waiting":
+            failpoints.hit("pause.after_commit")
+        if deliver is not None:
+            failpoints.hit("resume.after_commit")
+        for request in progress.new_requests:
+            self._on_change("request", request.id)
+        self._on_change("run", run.id)
+        return job_id is not None
+
+    # graphs ---------------------------------------------------------------------------------
+
+    def graph(self, workflow: str) -> WorkflowGraph:
+        """The graph of a registered workflow (built once per process: every build is the same)."""
+        found = self._graphs.get(workflow)
+        if found is None:
+            spec = registry.get(workflow)
+            found = describe(spec.build(self.services(spec, f"graph-{workflow}")))
+            self._graphs[workflow] = found
+        return found
+
+
+def _span_attributes(run: Run, deliver: HumanRequest | None = None) -> dict[str, str]:
+    attributes = {"baton.run_id": run.id, "baton.workflow": run.workflow}
+    if deliver is not None:
+        attributes["baton.request_id"] = deliver.id
+        attributes["baton.decision"] = str((deliver.answer or {}).get("decision"))
+    return attributes
+
+
+def _pause_span(run: Run, progress: Progress) -> AbstractContextManager[trace.Span]:
+    """`baton.pause` around the commit of a pause; other commits get no span of their own."""
+    if progress.status != "waiting":
+        return contextlib.nullcontext(trace.INVALID_SPAN)
+    return _tracer.start_as_current_span(
+        "baton.pause",
+        attributes={
+            **_span_attributes(run),
+            "baton.request_ids": [r.id for r in progress.new_requests],
+        },
+    )
