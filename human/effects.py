@@ -10,7 +10,7 @@ from typing import Any
 from opentelemetry import trace
 
 from baton import failpoints
-from human.store.base import Store
+from human.store.base import EffectStore
 
 logger = logging.getLogger(__name__)
 _tracer = trace.get_tracer("baton")
@@ -25,7 +25,7 @@ def idempotency_key(run_id: str, request_id: str, call_id: str) -> str:
 class EffectLedger:
     """Runs a side effect at most once per key; a replay gets the recorded result."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: EffectStore) -> None:
         self._store = store
 
     async def perform(

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from baton.errors import AlreadyExists, Invalid, TokenNotFound, UserNotFound
 from human.access import check_can_manage_people, may_manage_tokens_of
 from human.records import ApiToken, NewEvent, Role, Team, User
-from human.store.base import Store
+from human.store.base import PeopleStore
 
 TOKEN_PREFIX = "bt_"
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$"
@@ -90,7 +90,7 @@ class UserChange(BaseModel):
 class PeopleService:
     """Tokens for everyone; teams and users for admins."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: PeopleStore) -> None:
         self._store = store
 
     # tokens ---------------------------------------------------------------------------------

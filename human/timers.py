@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from human.records import Job
-from human.store.base import Store
+from human.store.base import OutboxStore
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ class TimerRunner:
 
     def __init__(
         self,
-        store: Store,
+        store: OutboxStore,
         *,
         channels: Sequence[str] = (),
         on_change: Callable[[str, str], None] | None = None,

@@ -51,7 +51,7 @@ from human.channels import Notice, key_context
 from human.channels.links import LinkSigner
 from human.records import OPEN_STATUSES, HumanRequest, User
 from human.service import RequestService, refuse_closed
-from human.store.base import Store
+from human.store.base import PeopleStore
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ class SlackActions:
 
     def __init__(
         self,
-        store: Store,
+        store: PeopleStore,
         requests: RequestService,
         links: LinkSigner,
         *,

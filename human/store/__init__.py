@@ -1,4 +1,9 @@
-"""Storage behind the `Store` Protocol, one module per backend."""
+"""Storage behind the store Protocols.
+
+`base` declares them, one per concept, and `Store`, their union; `transactions` writes each
+transaction once, against `dialect`'s `Tx` and `Dialect`; `rows` maps rows to records and holds
+the pure `plan_*` decisions; `sqlite` and `postgres` keep only what is their own.
+"""
 
 from __future__ import annotations
 

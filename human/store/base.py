@@ -1,7 +1,8 @@
-"""The store Protocols every backend implements (SQLite now, PostgreSQL later).
+"""The store Protocols every backend implements, one per concept, and `Store`, their union.
 
 Each method that must be atomic is one transaction in every backend: a pause (`record_progress`),
-an answer (`record_answer`), an effect (`record_effect`), a run's creation and its cancellation.
+an answer (`record_answer`), an effect (`record_effect`), a run's creation and its cancellation,
+a timer's firing (`fire_timer`) and a delivery attempt (`record_delivery`).
 """
 
 from __future__ import annotations
@@ -178,18 +179,12 @@ class RequestFilter(BaseModel):
     cursor: str | None = None
 
 
-class Store(Protocol):
-    """Everything Baton keeps."""
+class RunStore(Protocol):
+    """Runs and their checkpoints: a run's creation, each drive's progress, its end.
 
-    async def setup(self) -> None:
-        """Apply pending migrations, under a lock, idempotently."""
-        ...
+    `record_progress`, `create_run` and `cancel_run` are each one transaction.
+    """
 
-    async def close(self) -> None:
-        """Release connections."""
-        ...
-
-    # runs
     async def create_run(
         self, run: Run, events: Sequence[NewEvent], *, lease: Lease | None = None
     ) -> Job | None:
@@ -228,7 +223,17 @@ class Store(Protocol):
         """An encoded checkpoint body."""
         ...
 
-    # requests
+    async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's conversation entries, in order."""
+        ...
+
+
+class RequestStore(Protocol):
+    """Requests and their answers, and who holds one: claims, releases, reassignment.
+
+    `record_answer` is one transaction: first answer wins, approvals counted per person.
+    """
+
     async def get_request(self, request_id: str) -> HumanRequest | None:
         """A request with its answers."""
         ...
@@ -263,25 +268,39 @@ class Store(Protocol):
         """
         ...
 
-    # audit
-    async def list_events(
-        self, *, run_id: str | None = None, request_id: str | None = None
-    ) -> list[AuditEvent]:
-        """Audit events in order."""
-        ...
+    async def claim_request(self, request_id: str, actor: str, *, until: datetime) -> ClaimOutcome:
+        """Claim an open request for `actor` until `until` (Baton's clock), by a conditional write.
 
-    def watch(self, *, after_id: int | None = None) -> AsyncGenerator[AuditEvent, None]:
-        """Audit events as they commit, in any process, in commit order, until closed.
-
-        With `after_id`, first every event after that id (a reconnecting client's catch-up).
+        Someone else's live claim wins (`held`); the holder claiming again renews it; a lapsed
+        claim counts as none. Writes `request.claimed` and a timer that ends the claim at `until`.
         """
         ...
 
-    async def last_event_id(self) -> int:
-        """The id of the newest audit event (0 if none)."""
+    async def release_request(
+        self, request_id: str, actor: str, *, holder: str | None
+    ) -> ClaimOutcome:
+        """End a live claim and write `request.released`: only `holder`'s, or anyone's if None."""
         ...
 
-    # jobs
+    async def reassign_request(
+        self,
+        request_id: str,
+        actor: str,
+        *,
+        team: str | None,
+        assignee: str | None,
+        channels: Sequence[str] = (),
+    ) -> ClaimOutcome:
+        """Move an open request to another team and/or person, ending any claim; audited.
+
+        When the move changes who should answer, `channels` get outbox rows telling them.
+        """
+        ...
+
+
+class JobStore(Protocol):
+    """The work queue (start, resume, timer and notify jobs), each job leased to one worker."""
+
     async def wait_for_jobs(self, timeout_s: float) -> None:
         """Return when another process may have queued a job, or after `timeout_s`."""
         ...
@@ -302,7 +321,10 @@ class Store(Protocol):
         """Release a failed job for a later attempt."""
         ...
 
-    # effects
+
+class EffectStore(Protocol):
+    """The effect ledger: a side effect is recorded once per idempotency key."""
+
     async def get_effect(self, key: str) -> dict[str, Any] | None:
         """The recorded result of an effect."""
         ...
@@ -313,7 +335,10 @@ class Store(Protocol):
         """Record an effect and its `effect.executed` event once; False if already recorded."""
         ...
 
-    # people
+
+class PeopleStore(Protocol):
+    """Teams, users, API tokens and failed sign-ins."""
+
     async def add_team(
         self, name: str, description: str = "", *, events: Sequence[NewEvent] = ()
     ) -> bool:
@@ -340,6 +365,22 @@ class Store(Protocol):
 
     async def get_user(self, name: str) -> User | None:
         """A user by name."""
+        ...
+
+    async def list_users(self) -> list[User]:
+        """Every user, by name."""
+        ...
+
+    async def list_teams(self) -> list[Team]:
+        """Every team with its members, by name."""
+        ...
+
+    async def team_members(self, team: str) -> list[User]:
+        """The users in a team, by name."""
+        ...
+
+    async def user_for_slack_id(self, slack_id: str) -> User | None:
+        """The user whose Slack user id this is."""
         ...
 
     async def credentials(self, name: str) -> tuple[User, str | None] | None:
@@ -382,41 +423,24 @@ class Store(Protocol):
         """The user of an unrevoked token."""
         ...
 
-    async def size_bytes(self) -> int:
-        """Bytes the database takes on disk."""
+    async def list_tokens(self, user_id: str | None = None) -> list[ApiToken]:
+        """API tokens (of one user, or everyone's), newest first; never the tokens themselves."""
         ...
 
-    # claims ---------------------------------------------------------------------------------
-    async def claim_request(self, request_id: str, actor: str, *, until: datetime) -> ClaimOutcome:
-        """Claim an open request for `actor` until `until` (Baton's clock), by a conditional write.
-
-        Someone else's live claim wins (`held`); the holder claiming again renews it; a lapsed
-        claim counts as none. Writes `request.claimed` and a timer that ends the claim at `until`.
-        """
+    async def get_token(self, token_id: str) -> ApiToken | None:
+        """An API token by its public id."""
         ...
 
-    async def release_request(
-        self, request_id: str, actor: str, *, holder: str | None
-    ) -> ClaimOutcome:
-        """End a live claim and write `request.released`: only `holder`'s, or anyone's if None."""
+    async def revoke_token(
+        self, token_id: str, *, events: Sequence[NewEvent] = ()
+    ) -> ApiToken | None:
+        """Revoke a token (kept as it was if already revoked), with `events`; None if unknown."""
         ...
 
-    async def reassign_request(
-        self,
-        request_id: str,
-        actor: str,
-        *,
-        team: str | None,
-        assignee: str | None,
-        channels: Sequence[str] = (),
-    ) -> ClaimOutcome:
-        """Move an open request to another team and/or person, ending any claim; audited.
 
-        When the move changes who should answer, `channels` get outbox rows telling them.
-        """
-        ...
+class OutboxStore(Protocol):
+    """Timers to fire and notifications to deliver, each applied in one transaction."""
 
-    # timers ---------------------------------------------------------------------------------
     async def fire_timer(self, job: Job, owner: str, *, channels: Sequence[str]) -> TimerOutcome:
         """Apply a due timer job in one transaction (expire, escalate, end a claim) and finish it.
 
@@ -425,7 +449,6 @@ class Store(Protocol):
         """
         ...
 
-    # notifications --------------------------------------------------------------------------
     async def get_notification(self, notification_id: str) -> Notification | None:
         """An outbox row."""
         ...
@@ -447,40 +470,53 @@ class Store(Protocol):
         """
         ...
 
-    # people ---------------------------------------------------------------------------------
-    async def list_users(self) -> list[User]:
-        """Every user, by name."""
+
+class AuditStore(Protocol):
+    """The append-only audit trail, and a live feed of it."""
+
+    async def list_events(
+        self, *, run_id: str | None = None, request_id: str | None = None
+    ) -> list[AuditEvent]:
+        """Audit events in order."""
         ...
 
-    async def list_teams(self) -> list[Team]:
-        """Every team with its members, by name."""
+    def watch(self, *, after_id: int | None = None) -> AsyncGenerator[AuditEvent, None]:
+        """Audit events as they commit, in any process, in commit order, until closed.
+
+        With `after_id`, first every event after that id (a reconnecting client's catch-up).
+        """
         ...
 
-    async def team_members(self, team: str) -> list[User]:
-        """The users in a team, by name."""
+    async def last_event_id(self) -> int:
+        """The id of the newest audit event (0 if none)."""
         ...
 
-    async def user_for_slack_id(self, slack_id: str) -> User | None:
-        """The user whose Slack user id this is."""
+
+class Store(
+    RunStore,
+    RequestStore,
+    JobStore,
+    EffectStore,
+    PeopleStore,
+    OutboxStore,
+    AuditStore,
+    Protocol,
+):
+    """Everything Baton keeps: the union of the Protocols above, and the database as a whole.
+
+    A caller that needs one concept takes its Protocol; the wiring holds this.
+    """
+
+    async def setup(self) -> None:
+        """Apply pending migrations, under a lock, idempotently."""
         ...
 
-    async def list_tokens(self, user_id: str | None = None) -> list[ApiToken]:
-        """API tokens (of one user, or everyone's), newest first; never the tokens themselves."""
+    async def close(self) -> None:
+        """Release connections."""
         ...
 
-    async def get_token(self, token_id: str) -> ApiToken | None:
-        """An API token by its public id."""
-        ...
-
-    async def revoke_token(
-        self, token_id: str, *, events: Sequence[NewEvent] = ()
-    ) -> ApiToken | None:
-        """Revoke a token (kept as it was if already revoked), with `events`; None if unknown."""
-        ...
-
-    # conversations (written by `record_progress`)
-    async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
-        """A run's conversation entries, in order."""
+    async def size_bytes(self) -> int:
+        """Bytes the database takes on disk."""
         ...
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from baton.errors import Invalid
 from baton.telemetry import correlation_id
@@ -26,10 +26,9 @@ from human.records import (
     Page,
     Run,
 )
-from human.routing import RequestChange, plan_claim, plan_reassign, plan_release
-from human.store.base import ClaimOutcome
 
 AnswerResult = Literal["closed", "partial", "repeated", "not_open"]
+DRIVE_KINDS: Final = ("start", "resume")
 
 
 class Row(Protocol):
@@ -80,7 +79,7 @@ def cursor_seq(cursor: str) -> int:
         ) from exc
 
 
-def page(rows: list[Any], items: list[Any], limit: int) -> Page:
+def page(rows: Sequence[Row], items: list[Any], limit: int) -> Page:
     """A keyset page from `limit + 1` rows ordered by `seq` descending."""
     more = len(rows) > limit
     return Page(items=items[:limit], next_cursor=f"s{rows[limit - 1]['seq']}" if more else None)
@@ -322,6 +321,37 @@ def delivered_status(outcome: str) -> str:
     return {"sent": "sent", "retrying": "queued", "failed": "failed", "skipped": "skipped"}[outcome]
 
 
+def plan_delivery(
+    notification: Notification, *, outcome: str, error: str | None
+) -> tuple[int, str, NewEvent]:
+    """What one delivery attempt writes: the attempt count, the row's status, the audit event.
+
+    A skipped delivery (nothing to send) is not an attempt.
+    """
+    attempt = notification.attempts + (0 if outcome == "skipped" else 1)
+    event = delivery_event(notification, outcome=outcome, attempt=attempt, error=error)
+    return attempt, delivered_status(outcome), event
+
+
+def plan_lease(candidates: Iterable[Row], *, busy: set[str], limit: int) -> list[Row]:
+    """Which due jobs to lease, oldest first: at most `limit`, and one drive job per run.
+
+    `busy` are the runs whose drive job another worker holds: they get none. Start and resume
+    jobs of one run drive the same workflow, so two at once would race on its checkpoint.
+    """
+    taken: list[Row] = []
+    driven = set(busy)
+    for row in sorted(candidates, key=lambda r: int(r["id"])):
+        if row["kind"] in DRIVE_KINDS:
+            if row["run_id"] in driven:
+                continue
+            driven.add(row["run_id"])
+        taken.append(row)
+        if len(taken) >= limit:
+            break
+    return taken
+
+
 def new_token_id() -> str:
     """A public id for an API token."""
     return f"tok_{secrets.token_hex(8)}"
@@ -330,44 +360,3 @@ def new_token_id() -> str:
 def new_notification_id() -> str:
     """An outbox row's id: also the delivery id receivers dedupe on."""
     return f"ntf_{secrets.token_hex(8)}"
-
-
-PlanChange = Callable[[HumanRequest, datetime], tuple[str, RequestChange | None]]
-
-
-class HolderChanges:
-    """Claim, release and reassign, for a backend whose `_change` applies a plan under its lock."""
-
-    async def _change(self, request_id: str, plan: PlanChange) -> ClaimOutcome:
-        raise NotImplementedError
-
-    async def claim_request(self, request_id: str, actor: str, *, until: datetime) -> ClaimOutcome:
-        """Claim for `actor` until `until`: someone else's live claim wins."""
-        return await self._change(
-            request_id, lambda r, now: plan_claim(r, actor, until=until, now=now)
-        )
-
-    async def release_request(
-        self, request_id: str, actor: str, *, holder: str | None
-    ) -> ClaimOutcome:
-        """End a live claim (only `holder`'s unless None)."""
-        return await self._change(
-            request_id, lambda r, now: plan_release(r, actor, holder=holder, now=now)
-        )
-
-    async def reassign_request(
-        self,
-        request_id: str,
-        actor: str,
-        *,
-        team: str | None,
-        assignee: str | None,
-        channels: Sequence[str] = (),
-    ) -> ClaimOutcome:
-        """Move an open request to another team and/or person, telling `channels` about it."""
-        return await self._change(
-            request_id,
-            lambda r, now: plan_reassign(
-                r, actor, team=team, assignee=assignee, now=now, channels=channels
-            ),
-        )

@@ -1,0 +1,1164 @@
+"""Every transaction of the store, written once against a `Tx` and its database's `Dialect`.
+
+`SqlStore` implements the store Protocols (`human.store.base`) for any backend that can run an
+`async` function of a `Tx` as one write transaction (`_write_tx`) or one consistent read
+(`_read_tx`). The decisions inside a transaction are pure functions (`rows.plan_answer`,
+`human.routing.plan_claim`, `plan_timer`, …), so only reading and writing rows is left here. A
+backend adds what is its own: its connections, leasing jobs, `watch`, `wait_for_jobs` and set-up.
+
+An atomic method is one call of `_write_tx`: a pause (`record_progress`), an answer
+(`record_answer`), an effect (`record_effect`), a run's creation and cancellation, a timer's firing
+and a delivery attempt. On PostgreSQL a transaction locks the rows it decides on (`Dialect.lock`);
+on SQLite the one writer (`BEGIN IMMEDIATE`) already orders them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import datetime
+from typing import Any, Final, Literal, TypeVar
+
+from baton.errors import StoreError
+from human.records import (
+    OPEN_STATUSES,
+    TERMINAL_RUN,
+    AnswerRecord,
+    ApiToken,
+    AuditEvent,
+    HumanRequest,
+    Job,
+    NewEvent,
+    Notification,
+    Page,
+    Run,
+    Team,
+    User,
+)
+from human.routing import (
+    RequestChange,
+    plan_claim,
+    plan_reassign,
+    plan_release,
+    plan_timer,
+    unclaimed_status,
+)
+from human.store.base import (
+    AnswerOutcome,
+    ClaimOutcome,
+    Lease,
+    NewNotification,
+    NewTimer,
+    Progress,
+    RequestFilter,
+    TimerOutcome,
+    Viewer,
+)
+from human.store.dialect import Dialect, Tx
+from human.store.rows import (
+    AnswerResult,
+    Row,
+    cancelled_events,
+    claim_blocks,
+    counts_approvals,
+    cursor_seq,
+    dumps,
+    effect_event,
+    event_of,
+    job_payload,
+    loads,
+    new_notification_id,
+    new_token_id,
+    notification_of,
+    notify_payload,
+    page,
+    plan_answer,
+    plan_delivery,
+    requests_of,
+    run_of,
+    timer_payload,
+    token_of,
+)
+
+T = TypeVar("T")
+TxFn = Callable[[Tx], Coroutine[Any, Any, T]]
+PlanChange = Callable[[HumanRequest, datetime], tuple[str, RequestChange | None]]
+
+DRIVE: Final = "('start', 'resume')"
+OPEN: Final = "('pending', 'claimed', 'escalated')"
+_ENDED: Final = "('completed', 'failed', 'cancelled')"
+_REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
+    r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
+    r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
+    r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
+    r.escalation, r.escalation_level, r.executor_id"""
+_SELECT_REQUESTS: Final = (
+    f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash"
+)
+_SELECT_TOKENS: Final = """SELECT t.id, t.label, t.hint, t.created_at, t.revoked_at,
+    u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id"""
+# A closed request's timers have nothing left to do: the jobs table keeps only work in flight.
+_DROP_REQUEST_TIMERS: Final = "DELETE FROM jobs WHERE kind = 'timer' AND request_id = :request_id"
+
+
+class SqlStore:
+    """The store's transactions; a backend subclass supplies connections and its own parts."""
+
+    dialect: Dialect
+    _clock: Callable[[], datetime]
+
+    # what a backend supplies ----------------------------------------------------------------
+
+    async def _write_tx(self, fn: TxFn[T]) -> T:
+        """Run `fn` as one write transaction: all of it commits, or none of it."""
+        raise NotImplementedError
+
+    async def _read_tx(self, fn: TxFn[T]) -> T:
+        """Run `fn`'s reads on one consistent view of the database."""
+        raise NotImplementedError
+
+    async def _all(self, sql: str, /, **params: Any) -> Sequence[Row]:
+        """The rows of one read statement."""
+        return await self._read_tx(lambda tx: tx.all(sql, **params))
+
+    async def _one(self, sql: str, /, **params: Any) -> Row | None:
+        """The first row of one read statement."""
+        return await self._read_tx(lambda tx: tx.one(sql, **params))
+
+    # runs and checkpoints -------------------------------------------------------------------
+
+    async def create_run(
+        self, run: Run, events: Sequence[NewEvent], *, lease: Lease | None = None
+    ) -> Job | None:
+        """Store a new run, its audit events and its start job in one transaction.
+
+        With `lease`, the start job is leased to that worker at once and returned.
+        """
+        payload = job_payload()
+
+        async def write(tx: Tx) -> Job | None:
+            await tx.run(
+                "INSERT INTO runs (id, seq, workflow, input, status, created_by, created_at, "
+                f"updated_at) VALUES (:id, {tx.dialect.new_run_seq}, :workflow, :input, :status, "
+                ":created_by, :created_at, :updated_at)",
+                id=run.id,
+                workflow=run.workflow,
+                input=dumps(run.input),
+                status=run.status,
+                created_by=run.created_by,
+                created_at=run.created_at,
+                updated_at=run.updated_at,
+            )
+            await _events(tx, events, run.created_at)
+            return await _queue_drive(tx, "start", run.id, payload, lease)
+
+        return await self._write_tx(write)
+
+    async def get_run(self, run_id: str) -> Run | None:
+        """A run by id."""
+        row = await self._one("SELECT * FROM runs WHERE id = :id", id=run_id)
+        return run_of(row) if row else None
+
+    async def list_runs(
+        self,
+        *,
+        status: str | None,
+        workflow: str | None,
+        cursor: str | None,
+        limit: int,
+        visible_to: Viewer | None = None,
+    ) -> Page:
+        """Runs, newest first."""
+        where: list[str] = ["1=1"]
+        params: dict[str, Any] = {"limit": limit + 1}
+        if status:
+            where.append("status = :status")
+            params["status"] = status
+        if workflow:
+            where.append("workflow = :workflow")
+            params["workflow"] = workflow
+        if visible_to is not None:
+            where.append(_visible(self.dialect, "runs.id", visible_to, params))
+        if cursor:
+            where.append("seq < :cursor")
+            params["cursor"] = cursor_seq(cursor)
+        found = await self._all(
+            f"SELECT * FROM runs WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT :limit",
+            **params,
+        )
+        return page(found, [run_of(r) for r in found[:limit]], limit)
+
+    async def teams_of_run(self, run_id: str) -> frozenset[str]:
+        """The teams owning the run's requests."""
+        found = await self._all(
+            "SELECT DISTINCT team FROM human_requests WHERE run_id = :run_id", run_id=run_id
+        )
+        return frozenset(row["team"] for row in found)
+
+    async def record_progress(self, progress: Progress) -> bool:
+        """Commit one drive: run, checkpoint, requests, deliveries, audit, job; or nothing."""
+        now = self._clock()
+        run_id = progress.run_id
+
+        async def write(tx: Tx) -> bool:
+            d = tx.dialect
+            moved = await tx.run(
+                "UPDATE runs SET status = :status, output = :output, error = :error, "
+                "checkpoint_id = :checkpoint_id, updated_at = :now WHERE id = :run_id "
+                f"AND checkpoint_id {d.same} :expected AND status NOT IN {_ENDED}",
+                status=progress.status,
+                output=None if progress.output is None else dumps(progress.output),
+                error=progress.error,
+                checkpoint_id=progress.checkpoint.id if progress.checkpoint else None,
+                now=now,
+                run_id=run_id,
+                expected=progress.expected_checkpoint_id,
+            )
+            if moved == 0:
+                return False
+            if progress.expected_checkpoint_id is not None:
+                await tx.run(
+                    "DELETE FROM checkpoints WHERE id = :id", id=progress.expected_checkpoint_id
+                )
+            if progress.checkpoint is not None:
+                await tx.run(
+                    "INSERT INTO checkpoints (id, run_id, body, created_at) "
+                    "VALUES (:id, :run_id, :body, :now)",
+                    id=progress.checkpoint.id,
+                    run_id=run_id,
+                    body=progress.checkpoint.body,
+                    now=now,
+                )
+            for request in progress.new_requests:
+                await _insert_request(tx, request)
+            await _insert_timers(tx, progress.timers)
+            await _insert_notifications(tx, progress.notifications, now)
+            if progress.delivered_request_ids:
+                delivered = {"ids": list(progress.delivered_request_ids), "now": now}
+                await tx.run(
+                    "UPDATE human_requests SET status = 'resumed' "
+                    f"WHERE {d.any_of('id', 'ids')} AND status = 'answered'",
+                    **delivered,
+                )
+                await tx.run(
+                    "UPDATE human_requests SET delivered_at = :now "
+                    f"WHERE {d.any_of('id', 'ids')} AND status = 'expired'",
+                    **delivered,
+                )
+            await _events(tx, progress.events, now)
+            await _append_transcript(tx, run_id, progress.transcript, now)
+            if progress.status in TERMINAL_RUN:
+                await _close_open_requests(tx, run_id, "system", now)
+            if progress.job_id is not None:
+                await tx.run("DELETE FROM jobs WHERE id = :id", id=progress.job_id)
+            return True
+
+        return await self._write_tx(write)
+
+    async def cancel_run(self, run_id: str, actor: str) -> Run | None:
+        """Cancel an unfinished run, its open requests and queued work."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> bool:
+            run = await tx.one(
+                f"SELECT checkpoint_id FROM runs WHERE id = :run_id AND status NOT IN {_ENDED}"
+                + tx.dialect.lock(),
+                run_id=run_id,
+            )
+            if run is None:
+                return False
+            await tx.run("DELETE FROM checkpoints WHERE id = :id", id=run["checkpoint_id"])
+            await tx.run(
+                "UPDATE runs SET status = 'cancelled', updated_at = :now, checkpoint_id = NULL "
+                "WHERE id = :run_id",
+                now=now,
+                run_id=run_id,
+            )
+            await _close_open_requests(tx, run_id, actor, now)
+            await _events(tx, [NewEvent(type="run.cancelled", run_id=run_id, actor=actor)], now)
+            await tx.run(
+                f"DELETE FROM jobs WHERE run_id = :run_id AND kind IN {DRIVE} "
+                "AND lease_owner IS NULL",
+                run_id=run_id,
+            )
+            return True
+
+        if not await self._write_tx(write):
+            return None
+        return await self.get_run(run_id)
+
+    async def load_checkpoint(self, checkpoint_id: str) -> bytes | None:
+        """An encoded checkpoint body."""
+        row = await self._one("SELECT body FROM checkpoints WHERE id = :id", id=checkpoint_id)
+        return bytes(row["body"]) if row else None
+
+    async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's conversation entries, in order."""
+        found = await self._all(
+            "SELECT entry FROM run_transcript WHERE run_id = :run_id ORDER BY seq", run_id=run_id
+        )
+        return [loads(r["entry"]) for r in found]
+
+    # requests and answers -------------------------------------------------------------------
+
+    async def get_request(self, request_id: str) -> HumanRequest | None:
+        """A request with its answers."""
+        return await self._read_tx(lambda tx: _request_in(tx, request_id))
+
+    async def list_requests(self, flt: RequestFilter) -> Page:
+        """Requests, newest first, keyset-paginated on their sequence number."""
+        where, params = _request_where(self.dialect, flt, with_status=True)
+
+        async def read(tx: Tx) -> Page:
+            found = await tx.all(
+                f"{_SELECT_REQUESTS} WHERE {where} ORDER BY r.seq DESC LIMIT :limit",
+                **params,
+                limit=flt.limit + 1,
+            )
+            return page(found, await _requests_of(tx, found[: flt.limit]), flt.limit)
+
+        return await self._read_tx(read)
+
+    async def count_requests(self, flt: RequestFilter) -> dict[str, int]:
+        """How many requests match per status."""
+        where, params = _request_where(self.dialect, flt, with_status=False)
+        found = await self._all(
+            "SELECT r.status AS status, COUNT(*) AS n FROM human_requests r "
+            f"WHERE {where} GROUP BY r.status",
+            **params,
+        )
+        return {row["status"]: int(row["n"]) for row in found}
+
+    async def _requests_where(self, sql: str, /, **params: Any) -> list[HumanRequest]:
+        async def read(tx: Tx) -> list[HumanRequest]:
+            return await _requests_of(tx, await tx.all(f"{_SELECT_REQUESTS} WHERE {sql}", **params))
+
+        return await self._read_tx(read)
+
+    async def answered_requests(self, run_id: str) -> list[HumanRequest]:
+        """A run's requests answered but not yet delivered, in answer order."""
+        return await self._requests_where(
+            "r.run_id = :run_id AND (r.status = 'answered' OR (r.status = 'expired' AND "
+            "r.delivered_at IS NULL)) ORDER BY r.answered_at, r.seq",
+            run_id=run_id,
+        )
+
+    async def open_requests(self, run_id: str) -> list[HumanRequest]:
+        """A run's requests still waiting for a person."""
+        return await self._requests_where(
+            f"r.run_id = :run_id AND r.status IN {OPEN} ORDER BY r.seq", run_id=run_id
+        )
+
+    async def record_answer(
+        self,
+        answer: AnswerRecord,
+        *,
+        final: dict[str, Any],
+        lease: Lease | None = None,
+        audit: dict[str, Any] | None = None,
+    ) -> AnswerOutcome:
+        """First answer wins; approvals of a multi-approver request are counted per person.
+
+        `final` is the answer delivered to the workflow if this answer closes the request. With
+        `lease`, the resume job is leased to that worker at once, unless another drive of the run
+        holds a lease: then it queues behind it. The request's row is locked (or the one writer
+        holds the database), so concurrent answers apply one by one.
+        """
+        payload = job_payload()
+        now = self._clock()
+        request_id = answer.request_id
+
+        async def write(tx: Tx) -> tuple[AnswerResult | Literal["claimed"], Job | None]:
+            row = await tx.one(
+                "SELECT run_id, status, approvals_required, claimed_by, claimed_until, "
+                "escalation_level FROM human_requests WHERE id = :id" + tx.dialect.lock(),
+                id=request_id,
+            )
+            if row is None or row["status"] not in OPEN_STATUSES:
+                return "not_open", None
+            if claim_blocks(row, answer.actor, now):
+                return "claimed", None
+            approvers: set[str] = set()
+            if counts_approvals(answer, row["approvals_required"]):
+                approvers = {
+                    r["actor"]
+                    for r in await tx.all(
+                        "SELECT actor FROM answers WHERE request_id = :id AND decision = 'approve'",
+                        id=request_id,
+                    )
+                }
+            result, event = plan_answer(
+                answer,
+                run_id=row["run_id"],
+                approvals_required=row["approvals_required"],
+                approvers=approvers,
+                audit=audit,
+            )
+            if event is None:
+                return result, None
+            await tx.run(
+                "INSERT INTO answers (request_id, actor, decision, body, at) "
+                "VALUES (:id, :actor, :decision, :body, :at)",
+                id=request_id,
+                actor=answer.actor,
+                decision=answer.decision,
+                body=dumps(answer.body),
+                at=answer.at,
+            )
+            await _events(tx, [event], answer.at)
+            job = None
+            if result == "closed":
+                await tx.run(
+                    "UPDATE human_requests SET status = 'answered', answer = :answer, "
+                    f"answered_by = :actor, answered_at = :at WHERE id = :id AND status IN {OPEN}",
+                    answer=dumps(final),
+                    actor=answer.actor,
+                    at=answer.at,
+                    id=request_id,
+                )
+                job = await _queue_drive(tx, "resume", row["run_id"], payload, lease)
+                await tx.run(_DROP_REQUEST_TIMERS, request_id=request_id)
+            elif row["status"] == "claimed" and row["claimed_by"] == answer.actor:
+                # The holder's part of a several-approver request is done: others may now act.
+                await tx.run(
+                    "UPDATE human_requests SET status = :status, claimed_by = NULL, "
+                    "claimed_until = NULL WHERE id = :id",
+                    status=unclaimed_status(row["escalation_level"]),
+                    id=request_id,
+                )
+            return result, job
+
+        result, job = await self._write_tx(write)
+        request = await self.get_request(request_id)
+        if request is None:
+            raise StoreError(f"request {request_id} vanished")
+        return AnswerOutcome(result=result, request=request, job=job)
+
+    async def claim_request(self, request_id: str, actor: str, *, until: datetime) -> ClaimOutcome:
+        """Claim for `actor` until `until`: someone else's live claim wins."""
+        return await self._change(
+            request_id, lambda r, now: plan_claim(r, actor, until=until, now=now)
+        )
+
+    async def release_request(
+        self, request_id: str, actor: str, *, holder: str | None
+    ) -> ClaimOutcome:
+        """End a live claim (only `holder`'s unless None)."""
+        return await self._change(
+            request_id, lambda r, now: plan_release(r, actor, holder=holder, now=now)
+        )
+
+    async def reassign_request(
+        self,
+        request_id: str,
+        actor: str,
+        *,
+        team: str | None,
+        assignee: str | None,
+        channels: Sequence[str] = (),
+    ) -> ClaimOutcome:
+        """Move an open request to another team and/or person, telling `channels` about it."""
+        return await self._change(
+            request_id,
+            lambda r, now: plan_reassign(
+                r, actor, team=team, assignee=assignee, now=now, channels=channels
+            ),
+        )
+
+    async def _change(self, request_id: str, plan: PlanChange) -> ClaimOutcome:
+        """Apply what `plan` decides from the request as it is, under its lock."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> str:
+            request = await _request_in(tx, request_id, lock=True)
+            if request is None:
+                raise StoreError(f"request {request_id} vanished")
+            result, change = plan(request, now)
+            if change is not None:
+                await _apply(tx, request, change, self._clock())
+            return result
+
+        result = await self._write_tx(write)
+        request = await self.get_request(request_id)
+        assert request is not None
+        return ClaimOutcome(result=result, request=request)
+
+    # jobs -----------------------------------------------------------------------------------
+
+    async def renew_leases(self, owner: str, job_ids: Sequence[int], *, lease_s: float) -> None:
+        """Extend this owner's leases."""
+        if not job_ids:
+            return
+        await self._write_tx(
+            lambda tx: tx.run(
+                f"UPDATE jobs SET lease_until = {tx.dialect.clock} + :lease_s "
+                f"WHERE {tx.dialect.any_of('id', 'ids')} AND lease_owner = :owner",
+                lease_s=lease_s,
+                ids=list(job_ids),
+                owner=owner,
+            )
+        )
+
+    async def finish_job(self, job_id: int, owner: str) -> None:
+        """Delete a finished job this owner holds."""
+        await self._write_tx(
+            lambda tx: tx.run(
+                "DELETE FROM jobs WHERE id = :id AND lease_owner = :owner", id=job_id, owner=owner
+            )
+        )
+
+    async def retry_job(self, job_id: int, owner: str, *, delay_s: float, error: str) -> None:
+        """Give a failed job back for a later attempt."""
+        await self._write_tx(lambda tx: _retry(tx, job_id, owner, delay_s=delay_s, error=error))
+
+    # effects --------------------------------------------------------------------------------
+
+    async def get_effect(self, key: str) -> dict[str, Any] | None:
+        """The recorded effect for an idempotency key."""
+        row = await self._one("SELECT key, tool, result FROM effects WHERE key = :key", key=key)
+        if row is None:
+            return None
+        return {"key": row["key"], "tool": row["tool"], "result": loads(row["result"])}
+
+    async def record_effect(
+        self, *, key: str, run_id: str, tool: str, arguments: dict[str, Any], result: Any
+    ) -> bool:
+        """Record an effect and its single `effect.executed` event."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> bool:
+            inserted = await tx.run(
+                "INSERT INTO effects (key, run_id, tool, arguments, result, at) "
+                "VALUES (:key, :run_id, :tool, :arguments, :result, :now) ON CONFLICT DO NOTHING",
+                key=key,
+                run_id=run_id,
+                tool=tool,
+                arguments=dumps(arguments),
+                result=dumps(result),
+                now=now,
+            )
+            if inserted:
+                event = effect_event(
+                    run_id=run_id, tool=tool, key=key, arguments=arguments, result=result
+                )
+                await _events(tx, [event], now)
+            return bool(inserted)
+
+        return await self._write_tx(write)
+
+    # people and sign-in ---------------------------------------------------------------------
+
+    async def add_team(
+        self, name: str, description: str = "", *, events: Sequence[NewEvent] = ()
+    ) -> bool:
+        """Create a team if missing, with `events` (written only if it was created)."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> bool:
+            created = await tx.run(
+                "INSERT INTO teams (name, description) VALUES (:name, :description) "
+                "ON CONFLICT DO NOTHING",
+                name=name,
+                description=description,
+            )
+            if created:
+                await _events(tx, events, now)
+            return bool(created)
+
+        return await self._write_tx(write)
+
+    async def add_user(
+        self,
+        name: str,
+        *,
+        role: str,
+        teams: Sequence[str],
+        password_hash: str | None = None,
+        email: str | None = None,
+        slack_id: str | None = None,
+        events: Sequence[NewEvent] = (),
+    ) -> User:
+        """Create or update a user, creating missing teams, and set exactly these memberships.
+
+        `email` and `slack_id` left None keep what is stored; "" clears them.
+        """
+        now = self._clock()
+
+        async def write(tx: Tx) -> None:
+            row = await tx.one(
+                "INSERT INTO users (id, name, role, password_hash, created_at) "
+                "VALUES (:id, :name, :role, :password_hash, :now) ON CONFLICT (name) DO UPDATE "
+                "SET role = :role, password_hash = COALESCE(:password_hash, users.password_hash) "
+                "RETURNING id",
+                id=f"u_{secrets.token_hex(8)}",
+                name=name,
+                role=role,
+                password_hash=password_hash,
+                now=now,
+            )
+            assert row is not None
+            user_id = row["id"]
+            for column, value in (("email", email), ("slack_id", slack_id)):
+                if value is not None:
+                    await tx.run(
+                        f"UPDATE users SET {column} = NULLIF(:value, '') WHERE id = :id",
+                        value=value,
+                        id=user_id,
+                    )
+            await tx.run("DELETE FROM memberships WHERE user_id = :id", id=user_id)
+            for team in teams:
+                await tx.run(
+                    "INSERT INTO teams (name) VALUES (:team) ON CONFLICT DO NOTHING", team=team
+                )
+                await tx.run("INSERT INTO memberships VALUES (:id, :team)", id=user_id, team=team)
+            await _events(tx, events, now)
+
+        await self._write_tx(write)
+        user = await self.get_user(name)
+        assert user is not None
+        return user
+
+    async def get_user(self, name: str) -> User | None:
+        """A user by name, with their teams."""
+        return await self._user_where("u.name = :name", name=name)
+
+    async def list_users(self) -> list[User]:
+        """Every user, by name."""
+        return await self._users_where("1=1")
+
+    async def list_teams(self) -> list[Team]:
+        """Every team with its members, by name: a row per membership, in one statement."""
+        found = await self._all(
+            "SELECT t.name, t.description, u.name AS member FROM teams t "
+            "LEFT JOIN memberships m ON m.team = t.name LEFT JOIN users u ON u.id = m.user_id "
+            "ORDER BY t.name, u.name"
+        )
+        teams: dict[str, tuple[str, list[str]]] = {}
+        for r in found:
+            _, members = teams.setdefault(r["name"], (r["description"], []))
+            if r["member"] is not None:
+                members.append(r["member"])
+        return [
+            Team(name=name, description=description, members=tuple(members))
+            for name, (description, members) in teams.items()
+        ]
+
+    async def team_members(self, team: str) -> list[User]:
+        """The users in a team, by name."""
+        return await self._users_where(
+            "u.id IN (SELECT user_id FROM memberships WHERE team = :team)", team=team
+        )
+
+    async def user_for_slack_id(self, slack_id: str) -> User | None:
+        """The user whose Slack user id this is."""
+        return await self._user_where("u.slack_id = :slack_id", slack_id=slack_id)
+
+    async def _user_where(self, clause: str, /, **params: Any) -> User | None:
+        found = await self._users_where(clause, **params)
+        return found[0] if found else None
+
+    async def _users_where(self, clause: str, /, **params: Any) -> list[User]:
+        """Users and their teams: a row per membership, in one statement, grouped here."""
+        found = await self._all(
+            "SELECT u.id, u.name, u.role, u.email, u.slack_id, m.team FROM users u "
+            f"LEFT JOIN memberships m ON m.user_id = u.id WHERE {clause} ORDER BY u.name, m.team",
+            **params,
+        )
+        users: dict[str, tuple[Row, list[str]]] = {}
+        for r in found:
+            _, teams = users.setdefault(r["id"], (r, []))
+            if r["team"] is not None:
+                teams.append(r["team"])
+        return [
+            User(
+                id=u["id"],
+                name=u["name"],
+                role=u["role"],
+                teams=tuple(teams),
+                email=u["email"],
+                slack_id=u["slack_id"],
+            )
+            for u, teams in users.values()
+        ]
+
+    async def credentials(self, name: str) -> tuple[User, str | None] | None:
+        """A user and their password hash."""
+        user = await self.get_user(name)
+        if user is None:
+            return None
+        row = await self._one("SELECT password_hash FROM users WHERE id = :id", id=user.id)
+        return user, row["password_hash"] if row else None
+
+    async def sign_in_streak(self, name: str, *, window_s: float) -> tuple[int, float] | None:
+        """The failures in a row for the name tried within `window_s`, and the last one's age."""
+        now = self._clock().timestamp()
+        row = await self._one(
+            "SELECT failures, last_failed_at FROM sign_in_failures "
+            "WHERE name = :name AND last_failed_at >= :since",
+            name=name,
+            since=now - window_s,
+        )
+        return (row["failures"], now - row["last_failed_at"]) if row else None
+
+    async def note_failed_sign_in(self, name: str, *, window_s: float) -> int:
+        """One more failure for the name tried; the streak's length."""
+        at = self._clock().timestamp()
+
+        async def write(tx: Tx) -> int:
+            await tx.run(
+                "DELETE FROM sign_in_failures WHERE last_failed_at < :since", since=at - window_s
+            )
+            row = await tx.one(
+                "INSERT INTO sign_in_failures (name, failures, last_failed_at) "
+                "VALUES (:name, 1, :at) ON CONFLICT (name) DO UPDATE "
+                "SET failures = sign_in_failures.failures + 1, "
+                "last_failed_at = EXCLUDED.last_failed_at RETURNING failures",
+                name=name,
+                at=at,
+            )
+            assert row is not None
+            return int(row["failures"])
+
+        return await self._write_tx(write)
+
+    async def clear_failed_sign_ins(self, name: str) -> None:
+        """End the name's streak."""
+        await self._write_tx(
+            lambda tx: tx.run("DELETE FROM sign_in_failures WHERE name = :name", name=name)
+        )
+
+    async def add_token(
+        self,
+        user_id: str,
+        token_hash: str,
+        label: str = "",
+        *,
+        token_id: str | None = None,
+        hint: str = "",
+        events: Sequence[NewEvent] = (),
+    ) -> str:
+        """Store an API token's hash (the token itself is never stored); its public id."""
+        now = self._clock()
+        public_id = token_id or new_token_id()
+
+        async def write(tx: Tx) -> str:
+            await tx.run(
+                "INSERT INTO api_tokens (hash, user_id, label, created_at, id, hint) "
+                "VALUES (:hash, :user_id, :label, :now, :id, :hint)",
+                hash=token_hash,
+                user_id=user_id,
+                label=label,
+                now=now,
+                id=public_id,
+                hint=hint,
+            )
+            await _events(tx, events, now)
+            return public_id
+
+        return await self._write_tx(write)
+
+    async def user_for_token(self, token_hash: str) -> User | None:
+        """The user of an unrevoked token."""
+        return await self._user_where(
+            "u.id = (SELECT user_id FROM api_tokens WHERE hash = :hash AND revoked_at IS NULL)",
+            hash=token_hash,
+        )
+
+    async def list_tokens(self, user_id: str | None = None) -> list[ApiToken]:
+        """API tokens, newest first."""
+        where = "t.user_id = :user_id" if user_id else "1=1"
+        found = await self._all(
+            f"{_SELECT_TOKENS} WHERE {where} ORDER BY t.created_at DESC, t.id", user_id=user_id
+        )
+        return [token_of(r) for r in found]
+
+    async def get_token(self, token_id: str) -> ApiToken | None:
+        """An API token by its public id."""
+        row = await self._one(f"{_SELECT_TOKENS} WHERE t.id = :id", id=token_id)
+        return token_of(row) if row else None
+
+    async def revoke_token(
+        self, token_id: str, *, events: Sequence[NewEvent] = ()
+    ) -> ApiToken | None:
+        """Revoke a token once; `events` are written only by the call that revoked it."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> ApiToken | None:
+            revoked = await tx.run(
+                "UPDATE api_tokens SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL",
+                now=now,
+                id=token_id,
+            )
+            if revoked:
+                await _events(tx, events, now)
+            row = await tx.one(f"{_SELECT_TOKENS} WHERE t.id = :id", id=token_id)
+            return token_of(row) if row else None
+
+        return await self._write_tx(write)
+
+    # outbox and timers ----------------------------------------------------------------------
+
+    async def fire_timer(self, job: Job, owner: str, *, channels: Sequence[str]) -> TimerOutcome:
+        """Apply a due timer and delete its job in one transaction; at most once."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> str:
+            held = await tx.run(
+                "DELETE FROM jobs WHERE id = :id AND lease_owner = :owner", id=job.id, owner=owner
+            )
+            if not held:
+                return "lost"
+            request = await _request_in(tx, job.request_id, lock=True) if job.request_id else None
+            change = (
+                plan_timer(request, job.payload, now=now, channels=channels) if request else None
+            )
+            if request is None or change is None:
+                return "dropped"
+            await _apply(tx, request, change, self._clock())
+            return change.outcome
+
+        result = await self._write_tx(write)
+        request = await self.get_request(job.request_id) if job.request_id else None
+        return TimerOutcome(result=result, request=request)
+
+    async def get_notification(self, notification_id: str) -> Notification | None:
+        """An outbox row."""
+        row = await self._one("SELECT * FROM notifications WHERE id = :id", id=notification_id)
+        return notification_of(row) if row else None
+
+    async def record_delivery(
+        self,
+        notification_id: str,
+        *,
+        job_id: int,
+        owner: str,
+        outcome: Literal["sent", "retrying", "failed", "skipped"],
+        error: str | None = None,
+        retry_in_s: float = 0.0,
+    ) -> Notification | None:
+        """Record an attempt, its `request.notified` event, and finish or delay the job."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> Notification | None:
+            lock = tx.dialect.lock()
+            held = await tx.one(
+                f"SELECT id FROM jobs WHERE id = :id AND lease_owner = :owner{lock}",
+                id=job_id,
+                owner=owner,
+            )
+            if held is None:
+                return None
+            row = await tx.one(
+                f"SELECT * FROM notifications WHERE id = :id{lock}", id=notification_id
+            )
+            if row is None:
+                return None
+            attempt, status, event = plan_delivery(
+                notification_of(row), outcome=outcome, error=error
+            )
+            updated = await tx.one(
+                "UPDATE notifications SET status = :status, attempts = :attempts, "
+                "last_error = COALESCE(:error, last_error), updated_at = :now WHERE id = :id "
+                "RETURNING *",
+                status=status,
+                attempts=attempt,
+                error=error,
+                now=now,
+                id=notification_id,
+            )
+            await _events(tx, [event], now)
+            if outcome == "retrying":
+                await _retry(tx, job_id, owner, delay_s=retry_in_s, error=error or "")
+            else:
+                await tx.run(
+                    "DELETE FROM jobs WHERE id = :id AND lease_owner = :owner",
+                    id=job_id,
+                    owner=owner,
+                )
+            assert updated is not None
+            return notification_of(updated)
+
+        return await self._write_tx(write)
+
+    # audit ----------------------------------------------------------------------------------
+
+    async def list_events(
+        self, *, run_id: str | None = None, request_id: str | None = None
+    ) -> list[AuditEvent]:
+        """Audit events in the order they were written."""
+        column, value = ("request_id", request_id) if request_id else ("run_id", run_id)
+        found = await self._all(
+            f"SELECT * FROM audit_events WHERE {column} = :value ORDER BY id", value=value
+        )
+        return [event_of(r) for r in found]
+
+    async def last_event_id(self) -> int:
+        """The id of the newest audit event (0 if none)."""
+        row = await self._one("SELECT COALESCE(MAX(id), 0) AS id FROM audit_events")
+        return int(row["id"]) if row else 0
+
+
+# the statements transactions share ----------------------------------------------------------
+
+
+async def _events(tx: Tx, events: Sequence[NewEvent], at: datetime) -> None:
+    if events:
+        await tx.many(
+            "INSERT INTO audit_events (type, at, run_id, request_id, actor, data) "
+            "VALUES (:type, :at, :run_id, :request_id, :actor, :data)",
+            [
+                {
+                    "type": e.type,
+                    "at": at,
+                    "run_id": e.run_id,
+                    "request_id": e.request_id,
+                    "actor": e.actor,
+                    "data": dumps(e.data),
+                }
+                for e in events
+            ],
+        )
+
+
+async def _queue_drive(
+    tx: Tx, kind: str, run_id: str, payload: str, lease: Lease | None
+) -> Job | None:
+    """Queue a drive job; leased to `lease.owner` at once unless another drive of the run is.
+
+    Where rows are locked, the run's row lock orders this against `lease_jobs` in other processes.
+    """
+    d = tx.dialect
+    if lease is not None:
+        if d.row_locks:
+            await tx.run(f"SELECT 1 FROM runs WHERE id = :run_id{d.lock()}", run_id=run_id)
+        busy = await tx.one(
+            f"SELECT 1 FROM jobs WHERE run_id = :run_id AND kind IN {DRIVE} "
+            f"AND lease_until >= {d.clock}",
+            run_id=run_id,
+        )
+        if busy is None:
+            row = await tx.one(
+                "INSERT INTO jobs (kind, run_id, available_at, payload, lease_owner, lease_until, "
+                f"attempts) VALUES (:kind, :run_id, {d.clock}, :payload, :owner, "
+                f"{d.clock} + :seconds, 1) RETURNING id",
+                kind=kind,
+                run_id=run_id,
+                payload=payload,
+                owner=lease.owner,
+                seconds=lease.seconds,
+            )
+            assert row is not None
+            return Job(id=row["id"], kind=kind, run_id=run_id, payload=loads(payload), attempts=1)
+    await tx.run(
+        "INSERT INTO jobs (kind, run_id, available_at, payload) "
+        f"VALUES (:kind, :run_id, {d.clock}, :payload) ON CONFLICT DO NOTHING",
+        kind=kind,
+        run_id=run_id,
+        payload=payload,
+    )
+    return None
+
+
+async def _retry(tx: Tx, job_id: int, owner: str, *, delay_s: float, error: str) -> int:
+    """Give a job back for another attempt in `delay_s` (by the database host's clock)."""
+    return await tx.run(
+        f"UPDATE jobs SET lease_until = NULL, available_at = {tx.dialect.clock} + :delay_s, "
+        "last_error = :error WHERE id = :id AND lease_owner = :owner",
+        delay_s=delay_s,
+        error=error[:2000],
+        id=job_id,
+        owner=owner,
+    )
+
+
+async def _close_open_requests(tx: Tx, run_id: str, actor: str, at: datetime) -> None:
+    """Cancel a run's open (and answered, undelivered) requests, each with its event."""
+    closed = await tx.all(
+        "UPDATE human_requests SET status = 'cancelled' WHERE run_id = :run_id AND status IN "
+        "('pending', 'claimed', 'escalated', 'answered') RETURNING id",
+        run_id=run_id,
+    )
+    await _events(tx, cancelled_events(run_id, sorted(r["id"] for r in closed), actor), at)
+    await tx.run("DELETE FROM jobs WHERE kind = 'timer' AND run_id = :run_id", run_id=run_id)
+
+
+async def _append_transcript(
+    tx: Tx, run_id: str, entries: Sequence[dict[str, Any]], at: datetime
+) -> None:
+    if not entries:
+        return
+    row = await tx.one(
+        "SELECT COALESCE(MAX(seq), 0) AS seq FROM run_transcript WHERE run_id = :run_id",
+        run_id=run_id,
+    )
+    base = row["seq"] if row else 0
+    await tx.many(
+        "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES (:run_id, :seq, :entry, :at)",
+        [
+            {"run_id": run_id, "seq": base + i, "entry": dumps(e), "at": at}
+            for i, e in enumerate(entries, 1)
+        ],
+    )
+
+
+async def _insert_request(tx: Tx, request: HumanRequest) -> None:
+    schema = dumps(request.response_schema)
+    schema_hash = hashlib.sha256(schema.encode()).hexdigest()[:32]
+    await tx.run(
+        "INSERT INTO schemas (hash, body) VALUES (:hash, :body) ON CONFLICT DO NOTHING",
+        hash=schema_hash,
+        body=schema,
+    )
+    await tx.run(
+        """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
+             proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
+             status, created_at, expires_at, approvals_required, policy_rule, escalation,
+             executor_id)
+           VALUES (:id, :run_id, :maf_request_id, :kind, :title, :reason, :context,
+             :proposed_action, :payload, :allowed_decisions, :schema_hash, :team, :assignee,
+             :priority, :status, :created_at, :expires_at, :approvals_required, :policy_rule,
+             :escalation, :executor_id)""",
+        id=request.id,
+        run_id=request.run_id,
+        maf_request_id=request.maf_request_id,
+        kind=request.kind,
+        title=request.title,
+        reason=request.reason,
+        context=dumps(request.context),
+        proposed_action=None if request.proposed_action is None else dumps(request.proposed_action),
+        payload=dumps(request.payload),
+        allowed_decisions=dumps(request.allowed_decisions),
+        schema_hash=schema_hash,
+        team=request.team,
+        assignee=request.assignee,
+        priority=request.priority,
+        status=request.status,
+        created_at=request.created_at,
+        expires_at=request.expires_at,
+        approvals_required=request.approvals_required,
+        policy_rule=request.policy_rule,
+        escalation=dumps(request.escalation),
+        executor_id=request.executor_id,
+    )
+
+
+async def _insert_timers(tx: Tx, timers: Sequence[NewTimer]) -> None:
+    """Timer jobs: leasable now by the database host's clock, due by Baton's (`due_at`)."""
+    if timers:
+        await tx.many(
+            "INSERT INTO jobs (kind, run_id, request_id, available_at, due_at, payload) "
+            f"VALUES ('timer', :run_id, :request_id, {tx.dialect.clock}, :due_at, :payload)",
+            [
+                {
+                    "run_id": t.run_id,
+                    "request_id": t.request_id,
+                    "due_at": t.due_at.timestamp(),
+                    "payload": timer_payload(t.action, t.step),
+                }
+                for t in timers
+            ],
+        )
+
+
+async def _insert_notifications(
+    tx: Tx, notifications: Sequence[NewNotification], at: datetime
+) -> None:
+    """Outbox rows, each with the notify job that delivers it."""
+    for n in notifications:
+        notification_id = new_notification_id()
+        await tx.run(
+            "INSERT INTO notifications (id, request_id, run_id, channel, event, status, "
+            "created_at, updated_at) VALUES (:id, :request_id, :run_id, :channel, :event, "
+            "'queued', :at, :at)",
+            id=notification_id,
+            request_id=n.request_id,
+            run_id=n.run_id,
+            channel=n.channel,
+            event=n.event,
+            at=at,
+        )
+        await tx.run(
+            "INSERT INTO jobs (kind, run_id, request_id, available_at, payload) "
+            f"VALUES ('notify', :run_id, :request_id, {tx.dialect.clock}, :payload)",
+            run_id=n.run_id,
+            request_id=n.request_id,
+            payload=notify_payload(notification_id),
+        )
+
+
+async def _requests_of(tx: Tx, found: Sequence[Row]) -> list[HumanRequest]:
+    """Request rows as records, with their answers and outbox rows."""
+    if not found:
+        return []
+    of_these = tx.dialect.any_of("request_id", "ids")
+    ids = [r["id"] for r in found]
+    answers = await tx.all(f"SELECT * FROM answers WHERE {of_these} ORDER BY id", ids=ids)
+    notifications = await tx.all(
+        f"SELECT * FROM notifications WHERE {of_these} ORDER BY created_at, id", ids=ids
+    )
+    return requests_of(found, answers, notifications)
+
+
+async def _request_in(tx: Tx, request_id: str, *, lock: bool = False) -> HumanRequest | None:
+    found = await tx.all(
+        f"{_SELECT_REQUESTS} WHERE r.id = :id" + (tx.dialect.lock("r") if lock else ""),
+        id=request_id,
+    )
+    requests = await _requests_of(tx, found)
+    return requests[0] if requests else None
+
+
+async def _apply(tx: Tx, request: HumanRequest, change: RequestChange, now: datetime) -> None:
+    """Write a planned change of a request: its columns, events, timers, outbox, resume."""
+    columns = {c: dumps(v) if isinstance(v, dict | list) else v for c, v in change.columns.items()}
+    await tx.run(
+        f"UPDATE human_requests SET {', '.join(f'{c} = :{c}' for c in columns)} "
+        "WHERE id = :request_id",
+        **columns,
+        request_id=request.id,
+    )
+    await _events(tx, change.events, now)
+    await _insert_timers(tx, change.timers)
+    await _insert_notifications(tx, change.notifications, now)
+    if change.outcome == "expired":
+        await tx.run(_DROP_REQUEST_TIMERS, request_id=request.id)
+    if change.resume:
+        await _queue_drive(tx, "resume", request.run_id, job_payload(), None)
+
+
+def _request_where(
+    dialect: Dialect, flt: RequestFilter, *, with_status: bool
+) -> tuple[str, dict[str, Any]]:
+    where: list[str] = ["1=1"]
+    params: dict[str, Any] = {}
+    for column in ("status", "team", "kind", "run_id", "assignee"):
+        value = getattr(flt, column)
+        if value and (with_status or column != "status"):
+            where.append(f"r.{column} = :{column}")
+            params[column] = value
+    if flt.workflow:
+        where.append("r.run_id IN (SELECT id FROM runs WHERE workflow = :workflow)")
+        params["workflow"] = flt.workflow
+    if flt.teams is not None:
+        where.append(dialect.any_of("r.team", "teams"))
+        params["teams"] = list(flt.teams)
+    if flt.overdue_at is not None:
+        where.append(f"r.status IN {OPEN} AND r.expires_at < :overdue_at")
+        params["overdue_at"] = flt.overdue_at
+    if flt.visible_to is not None:
+        where.append(_visible(dialect, "r.run_id", flt.visible_to, params))
+    if flt.cursor and with_status:
+        where.append("r.seq < :cursor")
+        params["cursor"] = cursor_seq(flt.cursor)
+    return " AND ".join(where), params
+
+
+def _visible(dialect: Dialect, run_id: str, viewer: Viewer, params: dict[str, Any]) -> str:
+    """Runs `viewer` started, or in which one of their teams owns a request (adds to params)."""
+    params |= {"viewer": viewer.name, "viewer_teams": list(viewer.teams)}
+    return (
+        f"(EXISTS (SELECT 1 FROM runs v WHERE v.id = {run_id} AND v.created_by = :viewer) "
+        f"OR EXISTS (SELECT 1 FROM human_requests t WHERE t.run_id = {run_id} "
+        f"AND {dialect.any_of('t.team', 'viewer_teams')}))"
+    )
