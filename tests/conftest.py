@@ -1,25 +1,40 @@
 """Fixtures every suite shares: the database each test runs on, once per backend.
 
 `db_url` is parametrized over the backends, so each test that takes it runs on a fresh SQLite file
-and on a fresh PostgreSQL database. The PostgreSQL server is started once per session from
-Debian's `postgresql` binaries (`baton.devpg`) on a temporary directory and a loopback port,
-unless `BATON_TEST_POSTGRES_URL` names a server to use instead (its databases are created there).
+and on a fresh PostgreSQL database, a copy of a template migrated once per session (an empty one
+in a test marked `fresh_database`), dropped after the test. The PostgreSQL server is started once
+per session from Debian's `postgresql` binaries (`baton.devpg`) on a temporary directory and a
+loopback port, without flushing to disk (`durable=False`: no test is about PostgreSQL's own
+crash), unless `BATON_TEST_POSTGRES_URL` names a server to use instead (its databases are created
+there, and dropped).
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
 from baton import devpg
+from human.store import open_store
 from tests.harness import Server, baton_server, seed
 from tests.pages import PAGE_ENV, demo_passwords
 
+T = TypeVar("T")
+
 BACKENDS = ["sqlite", "postgres"]
+
+
+def on_own_loop(work: Coroutine[Any, Any, T]) -> T:
+    """Run `work` to its end on an event loop of its own (callers may be inside a running one)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 @pytest.fixture(scope="session")
@@ -29,17 +44,40 @@ def postgres_server() -> Iterator[str]:
     if given:
         yield given
         return
-    with devpg.running() as server:
+    with devpg.running(durable=False) as server:
         yield server.url()
 
 
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: str) -> Iterator[str]:
+    """A database migrated once (by opening a store on it), for each test's database to copy."""
+    name = f"template_{secrets.token_hex(6)}"
+
+    async def migrated() -> None:
+        store = await open_store(await devpg.create_database(postgres_server, name))
+        await store.close()
+
+    on_own_loop(migrated())
+    yield name
+    on_own_loop(devpg.drop_database(postgres_server, name))
+
+
 @pytest.fixture(params=BACKENDS)
-async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh, empty database of one backend."""
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A new database of one backend: a SQLite file not yet made, or a PostgreSQL database
+    already migrated (a copy of the template; empty in a test marked `fresh_database`)."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'baton.db'}"
+        yield f"sqlite:///{tmp_path / 'baton.db'}"
+        return
     server: str = request.getfixturevalue("postgres_server")
-    return await devpg.create_database(server, f"t_{secrets.token_hex(6)}")
+    fresh = request.node.get_closest_marker("fresh_database") is not None
+    template = None if fresh else request.getfixturevalue("postgres_template")
+    name = f"t_{secrets.token_hex(6)}"
+    url = await devpg.create_database(server, name, template=template)
+    try:
+        yield url
+    finally:
+        await devpg.drop_database(server, name)
 
 
 @pytest.fixture

@@ -156,6 +156,7 @@ async def test_setup_twice_applies_each_migration_once_and_keeps_data(
     assert await store.get_run(run.id) == run
 
 
+@pytest.mark.fresh_database
 async def test_two_processes_migrating_one_fresh_database_at_once_both_succeed(
     backend: Backend,
 ) -> None:

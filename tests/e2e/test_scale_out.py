@@ -58,8 +58,10 @@ class WorkerProcess:
 
 
 @pytest.fixture
-async def pg_url(postgres_server: str) -> str:
-    return await devpg.create_database(postgres_server, f"scale_{secrets.token_hex(6)}")
+async def pg_url(postgres_server: str) -> AsyncIterator[str]:
+    name = f"scale_{secrets.token_hex(6)}"
+    yield await devpg.create_database(postgres_server, name)
+    await devpg.drop_database(postgres_server, name)
 
 
 @contextlib.asynccontextmanager
