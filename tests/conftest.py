@@ -1,12 +1,15 @@
-"""Fixtures every suite shares: the database each test runs on, once per backend.
+"""Fixtures every suite shares: the database each test runs on, and where its servers run.
 
-`db_url` is parametrized over the backends, so each test that takes it runs on a fresh SQLite file
-and on a fresh PostgreSQL database, a copy of a template migrated once per session (an empty one
-in a test marked `fresh_database`), dropped after the test. The PostgreSQL server is started once
-per session from Debian's `postgresql` binaries (`baton.devpg`) on a temporary directory and a
-loopback port, without flushing to disk (`durable=False`: no test is about PostgreSQL's own
-crash), unless `BATON_TEST_POSTGRES_URL` names a server to use instead (its databases are created
-there, and dropped).
+`db_url` is a fresh database per test. The unit tests, the store contract and the tests marked
+`process` run on both backends: a new SQLite file, and a new PostgreSQL database cloned from a
+template migrated once per session (dropped after the test). The other tests of `tests/e2e` and
+`tests/browser` serve HTTP in this process (`tests.harness.InProcessServer`) and run on SQLite:
+what they test is above the store, whose every behaviour the contract suite checks on both.
+
+The PostgreSQL server is started once per session (per xdist worker) from Debian's `postgresql`
+binaries (`baton.devpg`) on a temporary directory and a loopback port, without flushing to disk
+(`durable=False`: no test is about PostgreSQL's own crash), unless `BATON_TEST_POSTGRES_URL`
+names a server to use instead (its databases are created there, and dropped).
 """
 
 from __future__ import annotations
@@ -23,12 +26,46 @@ import pytest
 
 from baton import devpg
 from human.store import open_store
-from tests.harness import Server, baton_server, seed
+from tests.harness import SERVING, Server, baton_server, seed
 from tests.pages import PAGE_ENV, demo_passwords
 
 T = TypeVar("T")
 
 BACKENDS = ["sqlite", "postgres"]
+# Suites whose servers run in this process, on SQLite (unless a test is marked `process`).
+IN_PROCESS_SUITES = {"e2e", "browser"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        action="append",
+        choices=BACKENDS,
+        help="run the tests that take a database on this backend only (`make test-fast`)",
+    )
+
+
+def backends_of(metafunc: pytest.Metafunc) -> list[str]:
+    """SQLite and PostgreSQL, or SQLite alone for a test that serves HTTP in this process."""
+    definition = metafunc.definition
+    suite = Path(definition.path).relative_to(Path(__file__).parent).parts[0]
+    if suite in IN_PROCESS_SUITES and definition.get_closest_marker("process") is None:
+        wanted = ["sqlite"]
+    else:
+        wanted = BACKENDS
+    chosen = metafunc.config.getoption("backend") or BACKENDS
+    return [backend for backend in wanted if backend in chosen]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "db_url" in metafunc.fixturenames:
+        metafunc.parametrize("db_url", backends_of(metafunc), indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def serving(request: pytest.FixtureRequest) -> None:
+    """`baton_server` starts `baton serve` processes in tests marked `process`, else serves here."""
+    SERVING.in_process = request.node.get_closest_marker("process") is None
 
 
 def on_own_loop(work: Coroutine[Any, Any, T]) -> T:
@@ -62,7 +99,7 @@ def postgres_template(postgres_server: str) -> Iterator[str]:
     on_own_loop(devpg.drop_database(postgres_server, name))
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture
 async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """A new database of one backend: a SQLite file not yet made, or a PostgreSQL database
     already migrated (a copy of the template; empty in a test marked `fresh_database`)."""
@@ -100,6 +137,6 @@ async def passwords(db_url: str, tokens: dict[str, str]) -> dict[str, str]:
 async def page_server(
     db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
 ) -> AsyncIterator[Server]:
-    """`baton serve` with a known BATON_SECRET_KEY (tests.pages) and the demo passwords set."""
+    """The app with a known BATON_SECRET_KEY (tests.pages) and the demo passwords set."""
     async with baton_server(db_url, tokens, server_log, PAGE_ENV) as running:
         yield running

@@ -28,6 +28,9 @@ from tests.harness import EventStream, Server, eventually, seed, sql
 
 RUNS = 200
 
+# The process is the subject: `baton serve` and `baton worker` run in child processes.
+pytestmark = pytest.mark.process
+
 
 class WorkerProcess:
     """`baton worker` in a child process."""
