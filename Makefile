@@ -44,12 +44,12 @@ postgres-stop: install
 	$(BIN)/python -m baton.devpg stop --data var/postgres
 
 test: install
-	@uptime
+	-@uptime
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(PYTEST)
-	@uptime
+	-@uptime
 
 # The inner loop: unit, contract and in-process HTTP tests on SQLite; no lint, no mypy, no
 # PostgreSQL, no `baton serve` processes, no browser, no benchmark (README: Tests).
