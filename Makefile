@@ -4,12 +4,16 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
+# pytest-xdist workers: on 2 cores, 3 with work stealing measured fastest (README: Tests); the
+# process tests spend much of their time waiting on their child processes.
+TEST_WORKERS ?= 3
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: install run postgres postgres-stop test bench lint format clean
+.PHONY: install run postgres postgres-stop test test-fast bench lint format clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet pip==26.3
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $@
 
@@ -40,10 +44,17 @@ postgres-stop: install
 	$(BIN)/python -m baton.devpg stop --data var/postgres
 
 test: install
+	-@uptime
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(PYTEST)
+	-@uptime
+
+# The inner loop: unit, contract and in-process HTTP tests on SQLite; no lint, no mypy, no
+# PostgreSQL, no `baton serve` processes, no browser, no benchmark (README: Tests).
+test-fast: install
+	$(PYTEST) -m "not process" --backend sqlite --ignore tests/browser --ignore tests/benchmarks
 
 bench: install
 	$(BIN)/baton bench --json

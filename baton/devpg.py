@@ -50,12 +50,22 @@ def free_port() -> int:
         return port
 
 
-class LocalPostgres:
-    """One server on `data_dir`, started with `start()` and stopped with `stop()`."""
+# A test server whose data is thrown away with it: nothing is flushed to disk at each commit. A
+# crash of PostgreSQL itself could lose or corrupt data; no test crashes it (tests kill Baton's
+# processes, whose commits PostgreSQL has by then whatever these settings say).
+THROWAWAY = ("fsync=off", "synchronous_commit=off", "full_page_writes=off")
 
-    def __init__(self, data_dir: Path, *, port: int | None = None) -> None:
+
+class LocalPostgres:
+    """One server on `data_dir`, started with `start()` and stopped with `stop()`.
+
+    `durable=False` starts it with `THROWAWAY` settings: for tests, never for data to keep.
+    """
+
+    def __init__(self, data_dir: Path, *, port: int | None = None, durable: bool = True) -> None:
         self.data_dir = data_dir.resolve()
         self.port = port or free_port()
+        self.durable = durable
         self._as_root = os.geteuid() == 0
         self._bin = bin_dir()
 
@@ -99,6 +109,8 @@ class LocalPostgres:
             f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.data_dir} "
             "-c max_connections=300 -c shared_buffers=128MB"
         )
+        if not self.durable:
+            options += "".join(f" -c {setting}" for setting in THROWAWAY)
         done = subprocess.run(
             self._cmd(
                 str(self._bin / "pg_ctl"),
@@ -141,7 +153,9 @@ class LocalPostgres:
 
 
 @contextlib.contextmanager
-def running(data_dir: Path | None = None, *, port: int | None = None) -> Iterator[LocalPostgres]:
+def running(
+    data_dir: Path | None = None, *, port: int | None = None, durable: bool = True
+) -> Iterator[LocalPostgres]:
     """A server for the length of a `with` block, on `data_dir` or a new temporary directory.
 
     The temporary directory is made under the system's temporary folder, which the `postgres`
@@ -152,22 +166,37 @@ def running(data_dir: Path | None = None, *, port: int | None = None) -> Iterato
             scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="baton-pg-"))
             Path(scratch).chmod(0o755)
             data_dir = Path(scratch) / "data"
-        server = LocalPostgres(data_dir, port=port)
+        server = LocalPostgres(data_dir, port=port, durable=durable)
         server.start()
         stack.callback(server.stop)
         yield server
 
 
-async def create_database(server_url: str, name: str) -> str:
-    """Create a database on the server of `server_url` (any of its databases); its URL."""
+async def create_database(server_url: str, name: str, *, template: str | None = None) -> str:
+    """Create a database on the server of `server_url` (any of its databases); its URL.
+
+    With `template`, the new database is a copy of that one (which nobody may be connected to).
+    """
+    import asyncpg
+
+    copy = f' TEMPLATE "{template}"' if template else ""
+    conn = await asyncpg.connect(server_url)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"{copy}')
+    finally:
+        await conn.close()
+    return server_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+async def drop_database(server_url: str, name: str) -> None:
+    """Drop a database of the server of `server_url`, ending the sessions still connected to it."""
     import asyncpg
 
     conn = await asyncpg.connect(server_url)
     try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await conn.close()
-    return server_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 async def ensure_database(server_url: str, name: str) -> str:

@@ -1,4 +1,10 @@
-"""Real parts for tests: a seeded database, `baton serve` in a child process, HTTP clients."""
+"""Real parts for tests: a seeded database, `baton serve` (a child process or in this one), HTTP.
+
+`baton_server` serves in this process (`InProcessServer`: the app of `baton serve` on uvicorn in the
+test's event loop, real HTTP on a loopback port) unless the test is marked `process`: then it is
+`baton serve` in a child process (`Server`), for the tests whose subject is the process (kill -9,
+failpoints that exit, restart, several processes, model providers, the CLI beside a server).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -13,14 +20,17 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import uvicorn
 
+from baton import telemetry
 from baton.demo import PEOPLE, seed_demo
+from baton.settings import Settings
 from executors.shipped.back_office import BackOffice
 from human.store import open_store
 from human.store.base import RequestFilter
@@ -280,6 +290,132 @@ class EventStream:
                     return seen
 
 
+class InProcessServer(Server):
+    """What `baton serve` runs (`create_app` with its lifespan: worker, timers, outbox), in this
+    process: uvicorn in the test's event loop on a loopback port, so the HTTP is real (streams
+    stream; a browser or a webhook sender reaches it) and nothing pays for a process start.
+
+    Its settings are read as the child process would read them: from this process's environment
+    with `env` over it (e.g. `MovableClock.env`, webhook and SMTP URLs, `PAGE_ENV`). Its log
+    records go to `log` as JSON lines while it serves, as `baton serve` writes them. It cannot be
+    killed and refuses failpoints (they exit the process): tests about that are marked `process`.
+    """
+
+    _uvicorn: _Uvicorn | None = None
+    _serving: asyncio.Task[None] | None = None
+    _socket: socket.socket | None = None
+    _logging: _LogFile | None = None
+
+    def settings(self) -> Settings:
+        """The settings `baton serve` would read in a child process with this environment."""
+        changed = {k: v for k, v in self._env.items() if os.environ.get(k) != v}
+        saved = {k: os.environ.get(k) for k in changed}
+        os.environ.update(changed)
+        try:
+            return Settings()
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    del os.environ[name]
+                else:
+                    os.environ[name] = value
+
+    async def start(self) -> None:
+        from web.app import create_app
+
+        unknown = set(self._args) - {"--no-worker"}
+        assert not unknown, f"in process, `baton serve` takes only --no-worker, not {unknown}"
+        settings = self.settings()
+        assert not settings.failpoints, "a failpoint exits the process: mark the test `process`"
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.port = int(self._socket.getsockname()[1])
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self._logging = _LogFile(self._log, settings.log_level)
+        app = create_app(settings, worker="--no-worker" not in self._args)
+        config = uvicorn.Config(
+            app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5
+        )
+        self._uvicorn = _Uvicorn(config)
+        self._serving = asyncio.create_task(self._serve(self._uvicorn, self._socket))
+
+        async def ready() -> bool:
+            assert self._uvicorn is not None
+            assert self._serving is not None
+            if self._serving.done() and not self._uvicorn.started:
+                raise AssertionError(f"server did not start: {self.log_tail()}")
+            return self._uvicorn.started
+
+        await eventually(ready, what="server to start")
+
+    async def _serve(self, server: _Uvicorn, sock: socket.socket) -> None:
+        # uvicorn says a failed lifespan with SystemExit; start() reports it with the log.
+        with contextlib.suppress(SystemExit):
+            await server.serve(sockets=[sock])
+
+    def kill(self) -> None:
+        raise AssertionError("a server in this process cannot be killed: mark the test `process`")
+
+    async def wait_exit(self, timeout: float = 20.0) -> int:
+        raise AssertionError("a server in this process does not exit: mark the test `process`")
+
+    async def stop(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+        try:
+            if self._uvicorn is not None and self._serving is not None:
+                self._uvicorn.should_exit = True
+                await self._serving
+        finally:
+            if self._socket is not None:
+                self._socket.close()
+            if self._logging is not None:
+                self._logging.close()
+
+
+class _Uvicorn(uvicorn.Server):
+    """`uvicorn.Server` that leaves the test process's signal handlers alone."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class _LogFile:
+    """Every log record of this process, as `baton serve` writes them (JSON lines), to a file."""
+
+    NOISY = ("agent_framework", "uvicorn.access")
+
+    def __init__(self, path: Path, level: str) -> None:
+        self._handler: logging.Handler | None = logging.FileHandler(path, encoding="utf-8")
+        self._handler.setFormatter(telemetry._JsonFormatter())
+        self._handler.addFilter(telemetry._CorrelationFilter())
+        root = logging.getLogger()
+        self._levels = {name: logging.getLogger(name).level for name in ("", *self.NOISY)}
+        root.addHandler(self._handler)
+        root.setLevel(level.upper())
+        for noisy in self.NOISY:
+            logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+
+    def close(self) -> None:
+        if self._handler is None:
+            return
+        logging.getLogger().removeHandler(self._handler)
+        self._handler.close()
+        self._handler = None
+        for name, level in self._levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
+class _Serving:
+    """Where `baton_server` serves: set for each test by tests/conftest.py from its markers."""
+
+    in_process = False
+
+
+SERVING = _Serving()
+
+
 @contextlib.asynccontextmanager
 async def baton_server(
     db_url: str,
@@ -289,10 +425,14 @@ async def baton_server(
     *,
     args: Sequence[str] = (),
 ) -> AsyncIterator[Server]:
-    """A running server on `db_url` (`args` go to `baton serve`); stopped or killed on exit."""
-    server = Server(db_url, tokens, log, env or {}, args)
-    await server.start()
+    """A running server on `db_url` (`args` go to `baton serve`); stopped or killed on exit.
+
+    In this process (`InProcessServer`) unless the test is marked `process` (`SERVING`).
+    """
+    kind = InProcessServer if SERVING.in_process else Server
+    server = kind(db_url, tokens, log, env or {}, args)
     try:
+        await server.start()
         yield server
     finally:
         await server.stop()

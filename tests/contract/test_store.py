@@ -156,6 +156,7 @@ async def test_setup_twice_applies_each_migration_once_and_keeps_data(
     assert await store.get_run(run.id) == run
 
 
+@pytest.mark.fresh_database
 async def test_two_processes_migrating_one_fresh_database_at_once_both_succeed(
     backend: Backend,
 ) -> None:
@@ -922,6 +923,18 @@ async def test_users_teams_and_tokens(store: Store) -> None:
     await store.add_token(ada.id, "hash-of-ada-token", "laptop")
     assert await store.user_for_token("hash-of-ada-token") == moved
     assert await store.user_for_token("hash-of-no-token") is None
+
+
+async def test_eight_adds_of_one_new_user_at_once_make_one_user(store: Store) -> None:
+    # as eight first sign-ins at once through EasyAuth (tests/e2e/test_easyauth.py) do
+    added = await asyncio.gather(
+        *(store.add_user("twin", role="responder", teams=["support-leads"]) for _ in range(8))
+    )
+
+    assert {user.id for user in added} == {added[0].id}
+    twin = await store.get_user("twin")
+    assert twin is not None
+    assert (twin.id, twin.role, twin.teams) == (added[0].id, "responder", ("support-leads",))
 
 
 async def test_a_token_hash_belongs_to_one_user(store: Store) -> None:

@@ -34,6 +34,9 @@ ANSWER_POINTS = (
     "resume.after_commit",
 )
 
+# The process is the subject: `baton serve` runs in child processes, on both backends.
+pytestmark = pytest.mark.process
+
 
 def _what_the_crash_left(failpoint: str, stored: dict[str, Any], refunded: int) -> None:
     """Where each failpoint sits, told by what the dead process committed before it died."""

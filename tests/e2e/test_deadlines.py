@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.harness import MovableClock, Server, baton_server, eventually, stored_run, types_of
 from tests.receivers import http_receiver
 
@@ -39,6 +41,7 @@ async def _requests(server: Server, run_id: str, count: int, status: str) -> dic
     return await eventually(probe, what=f"{count} {status} requests of run {run_id}")
 
 
+@pytest.mark.process  # every process down, then a restart
 async def test_an_escalation_that_came_due_while_everything_was_down_fires_once_on_restart(
     db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
 ) -> None:

@@ -110,6 +110,7 @@ async def test_sign_in_refuses_missing_fields_and_wrong_passwords_then_signs_in_
         assert (await client.http.get("/")).status_code == 303
 
 
+@pytest.mark.process  # two `baton serve` processes share the count, and the CLI resets it
 async def test_failed_sign_ins_in_a_row_lock_the_name_for_a_while_in_every_process(
     db_url: str,
     tokens: dict[str, str],
@@ -215,6 +216,7 @@ async def test_sign_in_returns_to_where_the_person_was_going_and_never_off_site(
             assert (reply.status_code, reply.headers["location"]) == (303, lands), target
 
 
+@pytest.mark.process  # `baton seed --demo` as the CLI, then its sign-ins on `baton serve`
 async def test_seed_demo_prints_demo_sign_ins_that_work(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:

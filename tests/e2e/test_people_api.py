@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.harness import Server, baton_server, sql
 
@@ -110,6 +111,7 @@ async def test_tokens_are_shown_once_listed_without_secrets_and_revoked(
     ]
 
 
+@pytest.mark.process  # the CLI, beside `baton serve`
 async def test_the_cli_lists_and_revokes_tokens(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
@@ -241,6 +243,7 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
     ]
 
 
+@pytest.mark.process  # the CLI
 async def test_the_demo_seeds_legal_and_managers_with_distinct_people(db_url: str) -> None:
     seeded = _baton(db_url, "seed", "--demo")
     assert seeded.returncode == 0, seeded.stderr

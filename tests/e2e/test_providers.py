@@ -24,6 +24,9 @@ from tests.harness import REFUND_120, baton_server, refunds, types_of
 from tests.supportkit import REFUND_120 as SUPPORT_REFUND_120
 from tests.supportkit import pending_request
 
+# The process is the subject: `baton serve` runs in child processes, on both backends.
+pytestmark = pytest.mark.process
+
 
 def _tool_messages(chat: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in chat["body"]["messages"] if m.get("role") == "tool"]

@@ -6,9 +6,14 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.harness import baton_server
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+
+# The process is the subject: `baton serve` runs in child processes, on both backends.
+pytestmark = pytest.mark.process
 
 
 def readme_example() -> str:

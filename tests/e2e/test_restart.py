@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.harness import (
     REFUND_120,
     baton_server,
@@ -13,6 +15,9 @@ from tests.harness import (
     stored_run,
     types_of,
 )
+
+# The process is the subject: `baton serve` runs in child processes, on both backends.
+pytestmark = pytest.mark.process
 
 
 async def test_pending_approval_survives_kill_9_and_refunds_once(

@@ -28,6 +28,9 @@ from tests.harness import EventStream, Server, eventually, seed, sql
 
 RUNS = 200
 
+# The process is the subject: `baton serve` and `baton worker` run in child processes.
+pytestmark = pytest.mark.process
+
 
 class WorkerProcess:
     """`baton worker` in a child process."""
@@ -58,8 +61,10 @@ class WorkerProcess:
 
 
 @pytest.fixture
-async def pg_url(postgres_server: str) -> str:
-    return await devpg.create_database(postgres_server, f"scale_{secrets.token_hex(6)}")
+async def pg_url(postgres_server: str) -> AsyncIterator[str]:
+    name = f"scale_{secrets.token_hex(6)}"
+    yield await devpg.create_database(postgres_server, name)
+    await devpg.drop_database(postgres_server, name)
 
 
 @contextlib.asynccontextmanager

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.harness import REFUND_120, REFUND_1500, baton_server
 
 
@@ -33,6 +35,7 @@ async def test_a_new_request_and_its_answer_arrive_live(
         assert "effect.executed" in [m["event"] for m in seen]
 
 
+@pytest.mark.process  # the answer comes from the CLI, to a `baton serve` process
 async def test_an_answer_given_by_another_process_reaches_the_stream(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:

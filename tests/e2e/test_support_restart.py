@@ -23,6 +23,9 @@ from tests.supportkit import (
     pending_request,
 )
 
+# The process is the subject: `baton serve` runs in child processes, on both backends.
+pytestmark = pytest.mark.process
+
 CASES: dict[str, tuple[dict[str, Any], str, str, dict[str, Any], str]] = {
     # name: (ticket, kind, who answers, answer, how the resolution starts)
     "approval": (REFUND_120, "approval", "lee", {"decision": "approve"}, "Refunded 120.00"),
