@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.harness import REFUND_120, baton_server, refunds
+from workflows.platform import registry
 
 
 async def test_a_viewer_can_neither_start_nor_cancel_runs(
@@ -99,3 +102,25 @@ async def test_an_edit_beyond_the_order_total_refunds_nothing_and_says_why(
     assert "Refunded 999.00" in done["output"]["text"]
     assert "more than order A-1002's total" in refused["output"]["text"]
     assert [r["amount"] for r in await refunds(db_url)] == [999.0]
+
+
+async def test_a_workflow_module_that_fails_to_import_is_listed_unavailable_and_the_rest_serve(
+    db_url: str, tokens: dict[str, str], server_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "_UNAVAILABLE", {})  # this process's other tests never see it
+    env = {"BATON_WORKFLOWS": "tests.fixtures.broken_workflow"}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        async with server.client("sam") as sam:
+            listed = (await sam.get("/api/workflows")).json()
+        run = await server.start_run(REFUND_120)
+        pending = await server.wait_for_request(run["id"])
+
+    assert {w["name"] for w in listed if w["available"]} >= {"refund", "support", "purchase"}
+    assert [w for w in listed if not w["available"]] == [
+        {
+            "module": "tests.fixtures.broken_workflow",
+            "available": False,
+            "error": "RuntimeError: the broken workflow's own bug",
+        }
+    ]
+    assert pending["kind"] == "approval"
