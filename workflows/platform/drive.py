@@ -89,7 +89,7 @@ class Drive:
                 {
                     "type": "message",
                     "role": "user",
-                    "by": "user",
+                    "by": self._spec.party,
                     "from_user": True,
                     "text": message,
                 }

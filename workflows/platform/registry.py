@@ -42,6 +42,7 @@ class WorkflowSpec:
     adapters: Adapters | None = None
     start_message: StartMessage | None = None
     case_context: CaseContext | None = None
+    party: str = "user"
 
     _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -85,6 +86,7 @@ def register(
     adapters: Adapters | None = None,
     start_message: StartMessage | None = None,
     case_context: CaseContext | None = None,
+    party: str = "user",
 ) -> Callable[[Builder], Builder]:
     """Register `build_workflow` under `name`; its input model and extra types are allow-listed.
 
@@ -92,7 +94,11 @@ def register(
     not classes of your own, such as `"types:GenericAlias"` for a `list[Message]` response type.
     `adapters(services)` map the workflow's non-Baton request types to people and back
     (`executors.platform.adapters`); `start_message(input)` is what the start executor receives
-    instead of the typed input.
+    instead of the typed input. `case_context(services)` adds what people should see of the case
+    (a customer's record, say) to every request the adapters ask, beside the conversation;
+    `party` is what the workflow calls the person it serves in the words people read (the
+    conversation's first message is theirs). Request, response and message types are found from
+    the executors; `checkpoint_types` names only what an executor keeps in its own state.
     """
 
     def decorate(build: Builder) -> Builder:
@@ -107,6 +113,7 @@ def register(
             adapters=adapters,
             start_message=start_message,
             case_context=case_context,
+            party=party,
         )
         return build
 
