@@ -142,10 +142,11 @@ async def test_triage_asks_the_customer_and_the_relayed_reply_routes_the_case(
         done = await server.wait_for_run(run["id"], status="completed")
 
     assert done["output"]["resolution"].startswith("Refunded 20.00 on order A-1002")
-    customer_lines = [
-        m["text"] for m in of_type(done["conversation"], "message") if m.get("from_user")
-    ]
-    assert customer_lines[-1] == "I want a refund of 20 on order A-1002"
+    customer_said = [m for m in of_type(done["conversation"], "message") if m.get("from_user")]
+    assert customer_said[-1]["text"] == "I want a refund of 20 on order A-1002"
+    # the workflow calls its user the customer (register(party=...)), from the first message on
+    assert {m["by"] for m in customer_said} == {"customer"}
+    assert question["context"]["conversation"][0].startswith("customer: Customer customer-02")
 
 
 async def test_ask_human_gets_the_answer_back_as_the_tool_result(

@@ -35,6 +35,7 @@ NAME = "support"
     adapters=support_adapters,
     start_message=opening,
     case_context=customer_card,
+    party="customer",
 )
 def build_workflow(services: RunServices) -> Workflow:
     """Customer support: triage hands the ticket to billing, technical or accounts specialists."""
