@@ -35,11 +35,16 @@ class _CorrelationFilter(logging.Filter):
         return True
 
 
-def configure_logging(level: str = "INFO") -> None:
-    """Send every logger's records to stderr as JSON lines carrying `correlation_id`."""
-    handler = logging.StreamHandler(sys.stderr)
+def json_lines(handler: logging.Handler) -> logging.Handler:
+    """`handler`, writing records as Baton's JSON lines, each with its `correlation_id`."""
     handler.setFormatter(_JsonFormatter())
     handler.addFilter(_CorrelationFilter())
+    return handler
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """Send every logger's records to stderr as JSON lines carrying `correlation_id`."""
+    handler = json_lines(logging.StreamHandler(sys.stderr))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

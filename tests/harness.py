@@ -387,9 +387,9 @@ class _LogFile:
     NOISY = ("agent_framework", "uvicorn.access")
 
     def __init__(self, path: Path, level: str) -> None:
-        self._handler: logging.Handler | None = logging.FileHandler(path, encoding="utf-8")
-        self._handler.setFormatter(telemetry._JsonFormatter())
-        self._handler.addFilter(telemetry._CorrelationFilter())
+        self._handler: logging.Handler | None = telemetry.json_lines(
+            logging.FileHandler(path, encoding="utf-8")
+        )
         root = logging.getLogger()
         self._levels = {name: logging.getLogger(name).level for name in ("", *self.NOISY)}
         root.addHandler(self._handler)
