@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -39,16 +38,13 @@ from workflows.platform.runtime import Runtime
 from workflows.platform.worker import JobHandler, Worker
 
 
-def policies_file(settings: Settings) -> Path:
-    """`BATON_POLICIES`, or the shipped workflows' `policies.yaml` when it names no file."""
-    if settings.policies:
-        return Path(settings.policies)
-    return Path(str(resources.files(SHIPPED_WORKFLOWS).joinpath("policies.yaml")))
-
-
 def policy_of(settings: Settings) -> Policy:
-    """The policy the settings name, validated (`InvalidPolicy` names the lines of mistakes)."""
-    return load_policy(policies_file(settings))
+    """The policy `BATON_POLICIES` names, else the shipped workflows' `policies.yaml`, validated.
+
+    A file that does not validate raises `InvalidPolicy` naming the lines of its mistakes.
+    """
+    shipped = resources.files(SHIPPED_WORKFLOWS).joinpath("policies.yaml")
+    return load_policy(Path(settings.policies or str(shipped)))
 
 
 def link_signer(settings: Settings) -> LinkSigner:
@@ -133,12 +129,14 @@ class Parts:
     requests: RequestService
     people: PeopleService
     worker: Worker
-    clock: Callable[[], datetime]
-    channels: dict[str, Channel] = field(default_factory=dict)
     slack: SlackActions | None = None
 
 
-def prepare(settings: Settings) -> tuple[ProviderConfig, Policy]:
+Prepared = tuple[ProviderConfig, Policy]
+"""What `prepare` found: the model provider and the policy."""
+
+
+def prepare(settings: Settings) -> Prepared:
     """Load the workflows and check what must hold before anything opens or serves.
 
     A model provider missing a setting, or a policies file that does not validate, raises
@@ -151,14 +149,17 @@ def prepare(settings: Settings) -> tuple[ProviderConfig, Policy]:
 
 
 @contextlib.asynccontextmanager
-async def open_parts(settings: Settings, *, local_worker: bool = True) -> AsyncIterator[Parts]:
+async def open_parts(
+    settings: Settings, *, local_worker: bool = True, prepared: Prepared | None = None
+) -> AsyncIterator[Parts]:
     """Open the store and wire everything on it; the store closes when the block ends.
 
     The worker is built either way (the CLI drives runs through it); `local_worker` hands the runs
     this process starts straight to it, for a process that runs it (`baton serve` without
-    `--no-worker`, the bench, in-process tests).
+    `--no-worker`, the bench, in-process tests). `prepared` is `prepare(settings)` done already
+    (the app prepares before it serves, then opens its parts).
     """
-    provider, policy = prepare(settings)
+    provider, policy = prepared or prepare(settings)
     clock = clock_of(settings.clock_file)
     store = await open_store(settings.database_url, clock=clock)
     resources = Resources(settings.database_url)
@@ -206,8 +207,6 @@ async def open_parts(settings: Settings, *, local_worker: bool = True) -> AsyncI
             requests=requests,
             people=PeopleService(store),
             worker=worker,
-            clock=clock,
-            channels=channels,
             slack=slack_actions(settings, store, requests),
         )
     finally:

@@ -73,11 +73,11 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     """
     failpoints.arm(settings.failpoints)
     configure_telemetry(settings)
-    prepare(settings)
+    prepared = prepare(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_parts(settings, local_worker=worker) as parts:
+        async with open_parts(settings, local_worker=worker, prepared=prepared) as parts:
             task = asyncio.create_task(parts.worker.run_forever()) if worker else None
             app.state.parts = parts
             logger.info(

@@ -95,15 +95,15 @@ class UserTurns:
     (`HandoffAgentUserRequest.create_response`). If the policy's takeover rules hold for the
     run's state (low confidence, a user asking for a manager, repeated failures), the turn
     becomes a `takeover` instead: `resolve` ends the run, `return` gives the agent the person's
-    guidance. `party` is what the workflow calls its user in the words people read ("customer").
+    guidance. It words the user as the workflow calls them (`register(..., party=...)`).
     """
 
     name: ClassVar[str] = "user_turns"
 
-    def __init__(self, services: RunServices, *, team: str, party: str = "user") -> None:
+    def __init__(self, services: RunServices, *, team: str) -> None:
         self._services = services
         self._team = team
-        self._party = party
+        self._party = services.party
 
     def accepts(self, event: WorkflowEvent[Any]) -> bool:
         """The handoff orchestration's user-input request."""

@@ -104,3 +104,5 @@ class RunServices:
     transcript: Transcript = field(default_factory=Transcript)
     run_input: dict[str, Any] = field(default_factory=dict)
     case_context: CaseContext | None = None
+    party: str = "user"
+    """What the workflow calls the person it serves, in the words people read (`register`)."""

@@ -317,7 +317,6 @@ class Draft:
     arguments: type[BaseModel]
     content_field: str
     send: GatedTool
-    audience: str = "the user"
 
 
 class ReviewDraft:
@@ -342,7 +341,7 @@ class ReviewDraft:
         arguments = typed.model_dump(mode="json")
         return Ask(
             ReviewRequest(
-                title=f"Review {call.agent}'s draft before it goes to {self._draft.audience}",
+                title=f"Review {call.agent}'s draft before it goes to the {self._services.party}",
                 reason=f"The {call.agent} agent drafted this with {self.name}; nothing is sent "
                 "until a person approves or edits it.",
                 context=await scene.case(),

@@ -174,10 +174,9 @@ def support_adapters(services: RunServices) -> list[RequestAdapter]:
         arguments=EmailArguments,
         content_field="body",
         send=email,
-        audience="the customer",
     )
     return [
-        UserTurns(services, team=CUSTOMER_TEAM, party="customer"),
+        UserTurns(services, team=CUSTOMER_TEAM),
         HostCalls(
             [
                 PolicyGate(services, refund_gate(services)),

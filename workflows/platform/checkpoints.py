@@ -149,7 +149,7 @@ def _collect(declared: Any, found: set[type], aliases: list[bool], depth: int = 
         return
     found.add(declared)
     fields: list[Any] = []
-    if isinstance(declared, type) and issubclass(declared, BaseModel):
+    if issubclass(declared, BaseModel):
         fields = [f.annotation for f in declared.model_fields.values()]
     elif dataclasses.is_dataclass(declared) or typing.is_typeddict(declared):
         fields = list(typing.get_type_hints(declared).values())

@@ -69,11 +69,6 @@ class Runtime:
         self._worker: LocalWorker | None = None
         self._graphs: dict[str, WorkflowGraph] = {}
 
-    @property
-    def notify_channels(self) -> tuple[str, ...]:
-        """The channels each new request gets an outbox row for."""
-        return self._channels
-
     def attach_worker(self, worker: LocalWorker) -> None:
         """Hand the runs this process starts straight to its own worker (no lease round)."""
         self._worker = worker
@@ -208,6 +203,7 @@ class Runtime:
             resources=self.resources,
             run_input=dict(run_input or {}),
             case_context=spec.case_context,
+            party=spec.party,
         )
 
     async def _advance(self, run: Run, job_id: int | None, *, deliver: HumanRequest | None) -> bool:
