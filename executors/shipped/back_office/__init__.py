@@ -67,37 +67,51 @@ class _Db(Protocol):
 
 
 class _SqliteDb:
-    """A connection per transaction, on a thread (Baton's own writer thread is not ours)."""
+    """One connection of its own (Baton's writer thread is not ours), used on a worker thread."""
 
     dialect = "sqlite"
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._lock = asyncio.Lock()  # one writer of ours at a time; Baton's waits on busy_timeout
+        self._conn: sqlite3.Connection | None = None
+        self._lock = (
+            asyncio.Lock()
+        )  # one transaction of ours at a time; Baton's wait on busy_timeout
 
     def now(self) -> Any:
         return datetime.now(UTC).isoformat()
 
     async def transaction(self, steps: Sequence[Step]) -> list[list[dict[str, Any]]]:
+        # a read takes no write lock: only a transaction that writes waits for Baton's writer
+        writes = any(not sql.lstrip().upper().startswith("SELECT") for sql, _ in steps)
+
         def run() -> list[list[dict[str, Any]]]:
-            conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)
-            conn.row_factory = sqlite3.Row
+            if self._conn is None:
+                self._conn = sqlite3.connect(
+                    self._path, timeout=30, isolation_level=None, check_same_thread=False
+                )
+                self._conn.row_factory = sqlite3.Row
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
             try:
-                conn.execute("BEGIN IMMEDIATE")
                 out = [
                     [dict(r) for r in conn.execute(re.sub(r"\$(\d+)", r"?\1", sql), args)]
                     for sql, args in steps
                 ]
-                conn.execute("COMMIT")
-                return out
-            finally:
-                conn.close()
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return out
 
         async with self._lock:
             return await asyncio.to_thread(run)
 
     async def close(self) -> None:
-        return None
+        async with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
 
 class _PostgresDb:
