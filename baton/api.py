@@ -41,7 +41,7 @@ from human.kinds import (
     TakeoverRequest,
     schema_of,
 )
-from human.policy import Decision
+from human.policy import Decision, Route
 from workflows.platform.registry import register
 
 __all__ = [
@@ -72,6 +72,7 @@ __all__ = [
     "ReviewAnswer",
     "ReviewDraft",
     "ReviewRequest",
+    "Route",
     "Routing",
     "RunServices",
     "Scene",

@@ -134,7 +134,7 @@ async def _store_a_large_request(parts: Parts, messages: int) -> str:
             "arguments_schema": arguments_schema,
         },
         allowed_decisions=list(KINDS["approval"].decisions),
-        response_schema=KINDS["approval"].response_schema(arguments_schema),
+        response_schema=KINDS["approval"].response_schema({"arguments": arguments_schema}),
         team="support-leads",
         status="pending",
         created_at=now,

@@ -165,6 +165,29 @@ class TakeoverAnswer(_Answer):
     guidance: str | None = Field(None, title="Guidance")
 
 
+class InputRequest(Routing):
+    """Any other typed request of a workflow: its data shown, its answer of the workflow's type.
+
+    `answer_schema` is the JSON Schema of the answer's type and `answer_type` that type written
+    down (`human.typed.describe`), so the answer is checked as that type when it is posted and
+    delivered as it after any restart.
+    """
+
+    data: Any = None
+    request_type: str = Field("", description="The request data's type, as the workflow names it.")
+    answer_schema: dict[str, Any] = Field(default_factory=dict)
+    answer_type: Any = None
+
+
+class InputAnswer(_Answer):
+    """An answer of the type the workflow asked for."""
+
+    requires: ClassVar[dict[str, tuple[str, ...]]] = {"answer": ("answer",)}
+
+    decision: Literal["answer", "expired", "cancelled"] = Field(title="Decision")
+    answer: Any = Field(None, title="Answer")
+
+
 class Kind(BaseModel):
     """What Baton knows of one kind: its models and the decisions a person may take."""
 
@@ -175,14 +198,21 @@ class Kind(BaseModel):
     answer_model: type[_Answer]
     decisions: tuple[str, ...]
 
-    def response_schema(self, arguments_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    def response_schema(self, typed: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
         """The answer's JSON Schema, offering only a person's decisions.
 
-        For approvals, `arguments_schema` (the tool's) describes what an edit must send.
+        `typed` gives fields their own schemas: an approval's `arguments` (the tool's, which an
+        edit must fit), an input's `answer` (the workflow's answer type). Their `$defs` join the
+        answer's own, so their references resolve from the root.
         """
         schema: dict[str, Any] = json.loads(_base_schema(self.answer_model, self.decisions))
-        if arguments_schema:
-            schema["properties"]["arguments"] = {**arguments_schema, "title": "Changed arguments"}
+        for name, sub in (typed or {}).items():
+            if not sub:
+                continue
+            own = {k: v for k, v in sub.items() if k != "$defs"}
+            schema["properties"][name] = {**own, "title": schema["properties"][name]["title"]}
+            if sub.get("$defs"):
+                schema.setdefault("$defs", {}).update(sub["$defs"])
         return schema
 
 
@@ -225,6 +255,12 @@ KINDS: dict[str, Kind] = {
             request_model=TakeoverRequest,
             answer_model=TakeoverAnswer,
             decisions=("resolve", "return"),
+        ),
+        Kind(
+            name="input",
+            request_model=InputRequest,
+            answer_model=InputAnswer,
+            decisions=("answer",),
         ),
     )
 }

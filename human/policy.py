@@ -105,12 +105,71 @@ class Decision(BaseModel):
         ]
 
 
+class Route(BaseModel):
+    """Where a workflow's typed request goes and how it reads (an `input` request's routing).
+
+    Any field left unset is taken from the route beneath: a policies file's `requests:` rule over
+    the workflow's registration (`register(..., routes=...)`), over the request type's own hints
+    (a `__baton__` mapping on its class), over Baton's defaults. `title` and `reason` may name
+    the request's fields as `{field}` (`{order.id}` reaches into nested ones) and `{executor}`.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    team: str | None = None
+    title: str | None = None
+    reason: str | None = None
+    priority: Priority | None = None
+    deadline_s: float | None = Field(None, gt=0)
+    escalation: tuple[Escalation, ...] = ()
+
+    def over(self, base: Route) -> Route:
+        """This route, with what it leaves unset taken from `base`."""
+        mine = self.model_dump(exclude_unset=True, exclude_defaults=True)
+        return base.model_copy(update={k: getattr(self, k) for k in mine if k in _ROUTE_FIELDS})
+
+
+_ROUTE_FIELDS = frozenset(Route.model_fields)
+
+
+class RequestRule(Route):
+    """A policies file's route for the typed requests it matches (unset matchers match all)."""
+
+    id: str
+    workflow: str | None = None
+    executor: str | None = None
+    request: str | None = Field(
+        None, description="The request data's type: its class name or `module:Qualname`."
+    )
+    line: int | None = None
+
+    def matches(self, workflow: str, executor: str | None, request_type: str) -> bool:
+        """Whether this rule speaks for a request of this type, executor and workflow."""
+        name = request_type.rpartition(":")[2].rpartition(".")[2]
+        return (
+            self.workflow in (None, "*", workflow)
+            and self.executor in (None, "*", executor)
+            and self.request in (None, "*", request_type, name)
+        )
+
+
 class Policy:
     """An ordered list of rules, evaluated first match wins."""
 
-    def __init__(self, rules: Sequence[Rule], *, default_team: str = "support-leads") -> None:
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        *,
+        default_team: str = "support-leads",
+        requests: Sequence[RequestRule] = (),
+    ) -> None:
         self.rules = tuple(rules)
         self.default_team = default_team
+        self.requests = tuple(requests)
+
+    def route(self, workflow: str, executor: str | None, request_type: str) -> Route | None:
+        """The first `requests:` rule that matches a typed request, if any."""
+        return next((r for r in self.requests if r.matches(workflow, executor, request_type)), None)
 
     def evaluate(
         self, tool: str, arguments: Mapping[str, Any], state: Mapping[str, Any] | None = None
@@ -162,7 +221,11 @@ class Policy:
     def summary(self) -> str:
         """One line: how many rules, for which tools."""
         tools = sorted({r.tool for r in self.rules})
-        return f"{len(self.rules)} rules for {', '.join(tools)}; default team {self.default_team}"
+        routes = f"; {len(self.requests)} request routes" if self.requests else ""
+        return (
+            f"{len(self.rules)} rules for {', '.join(tools)}{routes}; "
+            f"default team {self.default_team}"
+        )
 
 
 # the rules file -----------------------------------------------------------------------------
@@ -265,14 +328,46 @@ class _RuleSpec(BaseModel):
             team=found[3],
             approvals=int(found[4] or 1),
             deadline_s=self.deadline,
-            escalation=tuple(
-                Escalation(
-                    after_s=e.after, team=e.team, priority=e.priority, expires_in_s=e.deadline
-                )
-                for e in self.escalation
-            ),
+            escalation=_ladder(self.escalation),
             line=line,
         )
+
+
+class _RequestSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    workflow: str | None = None
+    executor: str | None = None
+    request: str | None = None
+    team: str | None = Field(None, min_length=1)
+    title: str | None = Field(None, min_length=1)
+    reason: str | None = Field(None, min_length=1)
+    priority: Priority | None = None
+    deadline: float | None = None
+    escalation: list[_EscalationSpec] = Field(default_factory=list)
+
+    @field_validator("deadline", mode="before")
+    @classmethod
+    def _deadline(cls, value: Any) -> float | None:
+        return None if value is None else parse_duration(value)
+
+    def rule(self, line: int) -> RequestRule:
+        return RequestRule.model_validate(
+            {
+                **self.model_dump(exclude={"deadline", "escalation"}, exclude_none=True),
+                **({"deadline_s": self.deadline} if self.deadline else {}),
+                **({"escalation": _ladder(self.escalation)} if self.escalation else {}),
+                "line": line,
+            }
+        )
+
+
+def _ladder(specs: Sequence[_EscalationSpec]) -> tuple[Escalation, ...]:
+    return tuple(
+        Escalation(after_s=e.after, team=e.team, priority=e.priority, expires_in_s=e.deadline)
+        for e in specs
+    )
 
 
 class _PolicyFile(BaseModel):
@@ -280,7 +375,8 @@ class _PolicyFile(BaseModel):
 
     version: Literal[1] = 1
     default_team: str = Field("support-leads", min_length=1)
-    rules: list[_RuleSpec]
+    rules: list[_RuleSpec] = Field(default_factory=list)
+    requests: list[_RequestSpec] = Field(default_factory=list)
 
 
 def load_policy(path: str | Path) -> Policy:
@@ -326,22 +422,28 @@ def parse_policy(text: str, name: str = "policies.yaml") -> Policy:
         ]
         raise InvalidPolicy(_message(name, errors), errors) from exc
     rules = [r.rule(_line_of(root, ("rules", i))) for i, r in enumerate(spec.rules)]
+    routes = [r.rule(_line_of(root, ("requests", i))) for i, r in enumerate(spec.requests)]
     seen: dict[str, int] = {}
     errors = []
-    for i, rule in enumerate(rules):
-        if rule.id in seen:
-            errors.append(
-                {
-                    "loc": ["rules", str(i), "id"],
-                    "line": _line_of(root, ("rules", i, "id")),
-                    "msg": f"rule id {rule.id!r} is already used by the rule on line "
-                    f"{seen[rule.id]}",
-                }
-            )
-        seen.setdefault(rule.id, rule.line or 0)
+    sections: tuple[tuple[str, Sequence[Rule | RequestRule]], ...] = (
+        ("rules", rules),
+        ("requests", routes),
+    )
+    for section, found in sections:
+        for i, rule in enumerate(found):
+            if rule.id in seen:
+                errors.append(
+                    {
+                        "loc": [section, str(i), "id"],
+                        "line": _line_of(root, (section, i, "id")),
+                        "msg": f"rule id {rule.id!r} is already used by the rule on line "
+                        f"{seen[rule.id]}",
+                    }
+                )
+            seen.setdefault(rule.id, rule.line or 0)
     if errors:
         raise InvalidPolicy(_message(name, errors), errors)
-    return Policy(rules, default_team=spec.default_team)
+    return Policy(rules, default_team=spec.default_team, requests=routes)
 
 
 def _message(name: str, errors: list[dict[str, Any]]) -> str:

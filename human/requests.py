@@ -13,7 +13,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
-from human.kinds import ApprovalRequest, Routing, kind_of
+from human.kinds import ApprovalRequest, InputRequest, Routing, kind_of
 from human.records import HumanRequest
 
 ORIGIN = "origin"
@@ -47,11 +47,15 @@ def new_request(
     if kind is None:
         raise TypeError(f"not a Baton request model: {type(data).__name__}")
     proposed = None
-    arguments_schema = None
+    typed: dict[str, dict[str, Any]] = {}
     if isinstance(data, ApprovalRequest):
         proposed = data.proposed_action.model_dump(mode="json")
-        arguments_schema = data.proposed_action.arguments_schema
-    payload = data.model_dump(mode="json", exclude=_ROUTING_FIELDS | {"proposed_action"})
+        typed["arguments"] = data.proposed_action.arguments_schema
+    if isinstance(data, InputRequest):
+        typed["answer"] = data.answer_schema
+    payload = data.model_dump(
+        mode="json", exclude=_ROUTING_FIELDS | {"proposed_action", "answer_schema"}
+    )
     if origin:
         payload[ORIGIN] = origin
     return HumanRequest(
@@ -66,7 +70,7 @@ def new_request(
         proposed_action=proposed,
         payload=payload,
         allowed_decisions=list(kind.decisions),
-        response_schema=kind.response_schema(arguments_schema),
+        response_schema=kind.response_schema(typed),
         team=data.team,
         assignee=assignee,
         priority=data.priority,

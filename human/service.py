@@ -30,6 +30,7 @@ from baton.errors import (
     RequestClosed,
     RequestNotFound,
 )
+from human import typed
 from human.access import (
     can_see_run,
     check_can_answer,
@@ -392,7 +393,21 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
     answer = model.model_dump(mode="json", exclude_none=True)
     if request.kind == "approval" and decision == "edit" and request.proposed_action:
         _check_arguments(request.proposed_action.get("arguments_schema") or {}, answer["arguments"])
+    if request.kind == "input" and decision == "answer":
+        answer["answer"] = _typed_answer(request, answer["answer"])
     return answer
+
+
+def _typed_answer(request: HumanRequest, value: Any) -> Any:
+    """An input's answer as a value of the workflow's type, or `InvalidAnswer` naming the field."""
+    root = request.response_schema
+    schema = {**root.get("properties", {}).get("answer", {}), "$defs": root.get("$defs", {})}
+    canonical, problems = typed.check(request.payload.get("answer_type"), schema, value)
+    if problems:
+        errors = [_err(["answer", *loc], msg) for loc, msg in problems]
+        where = ".".join(errors[0]["loc"])
+        raise InvalidAnswer(f"invalid answer: {where}: {errors[0]['msg']}", errors)
+    return canonical
 
 
 def _checked_answer(

@@ -1,12 +1,17 @@
-"""The request adapters every workflow has: Baton's kind models, and a handoff's user turns.
+"""The request adapters every workflow has: Baton's kind models, typed inputs, a handoff's turns.
 
 `Kinds` takes requests a workflow asks as Baton's own kind models (`human.kinds`), answered with
-their answer models; it is always a workflow's last adapter. `UserTurns` takes MAF's handoff
-orchestration's `HandoffAgentUserRequest`: an agent replied to the user and waits for them.
+their answer models. `TypedInputs` takes every other `ctx.request_info(data, response_type)` as an
+`input` request: the data shown field by field, the form made from the response type, the answer
+delivered as that type; it is always a workflow's last adapter, so any workflow runs with no
+adapter of its own. `UserTurns` takes MAF's handoff orchestration's `HandoffAgentUserRequest`: an
+agent replied to the user and waits for them.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agent_framework import WorkflowEvent
@@ -25,9 +30,12 @@ from executors.platform.adapters import (
     takeover_request,
 )
 from executors.platform.services import RunServices
+from human import typed
 from human.kinds import (
     KINDS,
     ApprovalAnswer,
+    InputAnswer,
+    InputRequest,
     QuestionAnswer,
     QuestionRequest,
     ReviewAnswer,
@@ -35,6 +43,7 @@ from human.kinds import (
     TakeoverAnswer,
     kind_of,
 )
+from human.policy import Route
 from human.records import HumanRequest
 from human.requests import origin_of
 
@@ -177,3 +186,138 @@ class UserTurns:
                 "resolver": "system",
             }
         )
+
+
+# any other typed request ------------------------------------------------------------------------
+
+RouteKey = type | str
+"""A request data type, or an executor id: what `register(..., routes=...)` routes by."""
+
+HINTS = "__baton__"
+"""A request type's own routing hints: a class attribute mapping `Route` fields to values."""
+
+_PROMPTS = ("question", "prompt", "message", "instructions", "text", "description")
+_FIELD = re.compile(r"\{([A-Za-z_][\w.]*)\}")
+
+
+class TypedInputs:
+    """Any `request_info` no other adapter takes: an `input` request for people.
+
+    The request data is shown field by field (nested objects as their own sections); the answer's
+    form, validation and schema come from the response type, and the answer reaches the
+    workflow's `@response_handler` as an instance of that type. Routing, most specific last: the
+    request type's own `__baton__` hints, the registration's `routes` (by request type or by
+    executor id), the policies file's `requests:` rules; a route names the team, the title and
+    reason (templates over the request's fields), the priority, the deadline and escalation.
+    """
+
+    name: ClassVar[str] = "typed_inputs"
+
+    def __init__(
+        self, services: RunServices, *, workflow: str, routes: Mapping[RouteKey, Route]
+    ) -> None:
+        self._services = services
+        self._workflow = workflow
+        self._routes = routes
+
+    def accepts(self, event: WorkflowEvent[Any]) -> bool:
+        """Every request: this adapter is the last one asked."""
+        return True
+
+    async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
+        """An `input` request routed and worded by the routes that speak for it."""
+        data, executor = event.data, str(event.source_executor_id)
+        try:
+            answer_type = typed.describe(event.response_type)
+            answer_schema = typed.schema_of_type(event.response_type)
+        except Exception as exc:  # a type pydantic cannot describe: the author must hear it
+            raise TypeError(
+                f"{executor} asks for an answer of type {event.response_type!r}, which Baton "
+                f"cannot make a form for: {exc}"
+            ) from exc
+        shown = typed.as_json(data)
+        fields = shown if isinstance(shown, dict) else {"request": shown}
+        request_type = f"{type(data).__module__}:{type(data).__qualname__}"
+        route = self._route(type(data), executor, request_type)
+        words = {**fields, "executor": executor}
+        added = self._services.case_context
+        request = InputRequest(
+            title=_fill(route.title, words) if route.title else _title(type(data), executor),
+            reason=_fill(route.reason, words) if route.reason else _reason(fields, executor),
+            context=fields | (await added(self._services) if added is not None else {}),
+            team=route.team or self._services.policy.default_team,
+            priority=route.priority or "normal",
+            expires_in_s=route.deadline_s,
+            escalation=list(route.escalation),
+            policy_rule=getattr(route, "id", None),
+            data=shown,
+            request_type=request_type,
+            answer_schema=answer_schema,
+            answer_type=answer_type,
+        )
+        return Ask(request, {"input": request.model_dump(mode="json")})
+
+    def _route(self, data_type: type, executor: str, request_type: str) -> Route:
+        route = Route()
+        hints = getattr(data_type, HINTS, None)
+        if isinstance(hints, Mapping):
+            route = Route.model_validate(dict(hints)).over(route)
+        for key in (data_type, executor):
+            if key in self._routes:
+                route = self._routes[key].over(route)
+        ruled = self._services.policy.route(self._workflow, executor, request_type)
+        return ruled.over(route) if ruled is not None else route
+
+    async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
+        """The answer as the workflow's type; a takeover resolves the case or asks again."""
+        if isinstance(answer, TakeoverAnswer):
+            if answer.decision == "resolve":
+                return resolved(request, answer)
+            if answer.decision == "return":
+                asked = InputRequest.model_validate(origin_of(request)["input"])
+                again = asked.model_copy(
+                    update={"reason": f"{returned_text(request, answer)} {asked.reason}"}
+                )
+                return Ask(again, {"input": again.model_dump(mode="json")})
+        if isinstance(answer, InputAnswer) and answer.decision == "answer":
+            return Reply(typed.value_of(request.payload.get("answer_type"), answer.answer))
+        decision = getattr(answer, "decision", "ended")
+        raise RuntimeError(
+            f"request {request.id} ({request.title}) {decision} before anyone answered, and "
+            "its answer type has no value that says so: the run cannot go on"
+        )
+
+
+def _fill(template: str, words: Mapping[str, Any]) -> str:
+    """`template` with each `{field}` (or `{field.nested}`) replaced by the request's value."""
+
+    def value(found: re.Match[str]) -> str:
+        current: Any = words
+        for part in found[1].split("."):
+            if not isinstance(current, Mapping) or part not in current:
+                return found[0]
+            current = current[part]
+        return str(current)
+
+    return _FIELD.sub(value, template)[:300]
+
+
+def _humanized(name: str) -> str:
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").split()
+    return " ".join([words[0], *(w.lower() for w in words[1:])]) if words else name
+
+
+def _title(data_type: type, executor: str) -> str:
+    if data_type.__module__ == "builtins":
+        return f"Input for {executor}"
+    return f"{_humanized(data_type.__name__)} from {executor}"
+
+
+def _reason(fields: Mapping[str, Any], executor: str) -> str:
+    said = next(
+        (str(fields[k]) for k in _PROMPTS if isinstance(fields.get(k), str) and fields[k].strip()),
+        None,
+    )
+    if said is None and isinstance(fields.get("request"), str):
+        said = fields["request"]
+    return said or f"The {executor} step waits for your answer before it goes on."

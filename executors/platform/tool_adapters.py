@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from agent_framework import Content, WorkflowEvent
+from agent_framework import Content, FunctionTool, Workflow, WorkflowEvent
 from pydantic import BaseModel
 
 from executors.platform.adapters import (
@@ -414,6 +414,8 @@ class ToolApprovals:
     """
 
     name: ClassVar[str] = "tool_approvals"
+    declared: ClassVar[bool] = True
+    """Tools declared to Baton (`GatedTool`): a person decides even where the policy says auto."""
 
     def __init__(self, services: RunServices, tools: Sequence[GatedTool]) -> None:
         self._services = services
@@ -444,7 +446,7 @@ class ToolApprovals:
         if verdict.error is not None or verdict.decision is None:
             return result_reply(call, verdict.error, scene)
         decision = verdict.decision
-        if decision.action == "auto":  # declared always_require: a person decides regardless
+        if decision.action == "auto" and self.declared:  # a person decides regardless
             decision = Decision(
                 action="approval",
                 rule_id=f"{call.name}.always_require",
@@ -464,7 +466,8 @@ class ToolApprovals:
         tool = self._tools[call.name]
         gate = PolicyGate(self._services, tool)
         if (
-            isinstance(answer, ApprovalAnswer)
+            self.declared
+            and isinstance(answer, ApprovalAnswer)
             and answer.decision == "approve"
             and not origin.get("edited")
         ):
@@ -472,3 +475,39 @@ class ToolApprovals:
             return Reply(approval.to_function_approval_response(approved=True))
         # an edit (or the approval of an edit's re-ask) runs the person's arguments: Baton runs it
         return await gate.deliver(call, request, answer, scene)
+
+
+class AgentToolApprovals(ToolApprovals):
+    """MAF's approval requests of any agent's plain tools (`@tool(approval_mode=...)`).
+
+    Every workflow has it: the tools are found on the agents of the workflow (sub-workflows
+    included), their schemas are their own, and the policies file decides each call by the tool's
+    name and arguments like any other (auto runs it, deny refuses it, approval and takeover ask).
+    An approved or edited call is run by Baton through the effect ledger, and the model gets its
+    result; a rejection gives the model the person's reason.
+    """
+
+    name: ClassVar[str] = "agent_tool_approvals"
+    declared: ClassVar[bool] = False
+
+    def __init__(self, services: RunServices, workflow: Workflow) -> None:
+        super().__init__(services, [GatedTool.of(t) for t in tools_of(workflow).values()])
+
+
+def tools_of(workflow: Workflow) -> dict[str, FunctionTool]:
+    """The tools of every agent in `workflow` and its sub-workflows, by name."""
+    found: dict[str, FunctionTool] = {}
+    for executor in workflow.executors.values():
+        inner = getattr(executor, "workflow", None)
+        if isinstance(inner, Workflow):
+            found |= tools_of(inner)
+        for agent in {id(a): a for a in _agents_of(executor)}.values():
+            options = getattr(agent, "default_options", None) or {}
+            for candidate in options.get("tools") or ():
+                if isinstance(candidate, FunctionTool):
+                    found.setdefault(candidate.name, candidate)
+    return found
+
+
+def _agents_of(executor: Any) -> list[Any]:
+    return [a for a in (getattr(executor, n, None) for n in ("agent", "_agent")) if a is not None]

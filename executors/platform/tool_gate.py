@@ -28,13 +28,14 @@ from agent_framework import (
     WorkflowEvent,
     response_handler,
 )
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from executors.platform.services import RunServices
 from executors.platform.transcript import tool_result
 from human.effects import idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
 from human.policy import Decision, Policy
+from human.typed import as_json
 
 AUDIT_EVENT = "baton_audit"
 
@@ -80,6 +81,27 @@ class GatedTool:
             func=invoke,
             input_model=schema_of(self.arguments),
             approval_mode="always_require",
+        )
+
+    @classmethod
+    def of(cls, tool: FunctionTool) -> GatedTool:
+        """A plain MAF tool (`@tool`) as a gated one: its own schema, run by Baton when allowed.
+
+        The call runs through the effect ledger like any gated call; the tool takes no key, so
+        only a crash between its run and the ledger's record would run it again.
+        """
+        arguments = tool.input_model or create_model(
+            f"{tool.name}_input", __config__=ConfigDict(extra="allow")
+        )
+
+        async def perform(key: str, typed: BaseModel) -> Any:
+            return as_json(await tool.invoke(arguments=typed, skip_parsing=True))
+
+        return cls(
+            name=tool.name,
+            description=tool.description or "",
+            arguments=arguments,
+            perform=perform,
         )
 
     def wording(self, arguments: dict[str, Any], decision: Decision) -> tuple[str, str]:

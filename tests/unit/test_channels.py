@@ -80,14 +80,41 @@ async def test_a_refund_runs_conversation_is_recorded_with_its_progress(desk: De
     assert said["text"].startswith("Refunded 120.00")
 
 
-async def test_a_request_type_no_adapter_takes_fails_the_run_saying_so(desk: Desk) -> None:
+async def test_a_request_type_of_its_own_is_an_input_request_answered_as_its_type(
+    desk: Desk,
+) -> None:
     run = await desk.runtime.start("foreign", {"country": "NZ"}, actor="sam")
+    await desk.worker.run_until_idle()
+    (request,) = (await desk.service.list(RequestFilter(run_id=run.id))).items
+
+    assert (request.kind, request.title, request.executor_id) == (
+        "input",
+        "Visa from consulate",
+        "consulate",
+    )
+    assert request.context == {"country": "NZ"}
+    assert request.response_schema["properties"]["answer"]["properties"] == {
+        "granted": {"title": "Granted", "type": "boolean"}
+    }
+    body = {"decision": "answer", "answer": {"granted": True}}
+    await desk.service.respond(request.id, body, responder=await desk.person("lee"))
+    await desk.worker.run_until_idle()
+
+    done = await desk.runtime.get(run.id)
+    assert (done.status, done.output) == ("completed", "NZ: granted")
+
+
+async def test_an_answer_type_no_form_can_be_made_for_fails_the_run_saying_so(
+    desk: Desk,
+) -> None:
+    run = await desk.runtime.start("opaque", {"country": "NZ"}, actor="sam")
     await desk.worker.run_until_idle()
     failed = await desk.runtime.get(run.id)
 
     assert failed.status == "failed"
     assert failed.error is not None
-    assert "no request adapter of workflow foreign takes a Visa request" in failed.error
+    assert "oracle asks for an answer of type" in failed.error
+    assert "Opaque" in failed.error
     assert (await desk.service.list(RequestFilter(run_id=run.id))).items == []
 
 

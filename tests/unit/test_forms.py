@@ -71,7 +71,7 @@ def an_approval(**changes: Any) -> HumanRequest:
             "arguments_schema": schema_of(RefundArgs),
         },
         allowed_decisions=list(spec.decisions),
-        response_schema=spec.response_schema(schema_of(RefundArgs)),
+        response_schema=spec.response_schema({"arguments": schema_of(RefundArgs)}),
         team="support-leads",
         status="pending",
         created_at=datetime(2026, 3, 1, tzinfo=UTC),

@@ -19,6 +19,8 @@ from human.kinds import (
     ApprovalAnswer,
     ApprovalRequest,
     Escalation,
+    InputAnswer,
+    InputRequest,
     ProposedAction,
     QuestionAnswer,
     QuestionRequest,
@@ -129,7 +131,7 @@ def test_an_approval_schema_carries_the_tools_arguments_schema_without_leaking_i
     approval = KINDS["approval"]
     tool_schema = {"type": "object", "properties": {"amount": {"type": "number"}}}
 
-    with_tool = approval.response_schema(tool_schema)
+    with_tool = approval.response_schema({"arguments": tool_schema})
     with_tool["properties"]["decision"]["enum"].append("expired")  # a caller mutating its copy
     plain = approval.response_schema()
 
@@ -169,6 +171,14 @@ SAMPLES: dict[type[BaseModel], BaseModel] = {
     QuestionAnswer: QuestionAnswer(decision="answer", answer="b"),
     ReviewAnswer: ReviewAnswer(decision="edit", content={"body": "better"}),
     TakeoverAnswer: TakeoverAnswer(decision="resolve", resolution="done", outcome={"ok": True}),
+    InputRequest: InputRequest(
+        **ROUTING,
+        data={"prompt": "Higher or lower?"},
+        request_type="game:Feedback",
+        answer_schema={"type": "string"},
+        answer_type={"class": "builtins:str"},
+    ),
+    InputAnswer: InputAnswer(decision="answer", answer={"verdict": "publish", "score": 4}),
 }
 
 

@@ -61,7 +61,7 @@ class Desk:
                 "arguments_schema": REFUND_ARGUMENTS,
             },
             allowed_decisions=list(KINDS["approval"].decisions),
-            response_schema=KINDS["approval"].response_schema(REFUND_ARGUMENTS),
+            response_schema=KINDS["approval"].response_schema({"arguments": REFUND_ARGUMENTS}),
             team="support-leads",
             status=status,
             created_at=T0,

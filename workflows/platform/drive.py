@@ -69,7 +69,7 @@ class Drive:
         self._scene = scene
         self._workflow = spec.build(services)
         self._storage = RunCheckpointStorage(store, run.id, spec.allow_list(self._workflow))
-        self._adapters = spec.request_adapters(services)
+        self._adapters = spec.request_adapters(services, self._workflow)
         self._results: list[WorkflowRunResult] = []
         # (MAF request id, ask, HumanRequest label, the executor that asked)
         self._asks: list[tuple[str, Ask, str, str | None]] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +18,10 @@ from pydantic import BaseModel
 
 from baton.errors import WorkflowNotFound
 from executors.platform.adapters import RequestAdapter
+from executors.platform.builtin_adapters import RouteKey
 from executors.platform.services import CaseContext, RunServices
 from human.kinds import CHECKPOINT_TYPES
+from human.policy import Route
 from workflows.platform.checkpoints import checkpoint_types_of, type_key
 
 logger = logging.getLogger(__name__)
@@ -43,6 +45,7 @@ class WorkflowSpec:
     start_message: StartMessage | None = None
     case_context: CaseContext | None = None
     party: str = "user"
+    routes: Mapping[RouteKey, Route] = field(default_factory=dict)
 
     _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -61,11 +64,27 @@ class WorkflowSpec:
         """The JSON Schema of the workflow's input."""
         return self.input_model.model_json_schema()
 
-    def request_adapters(self, services: RunServices) -> list[RequestAdapter]:
-        """The workflow's request adapters, then Baton's own kinds (always last)."""
-        from executors.platform.builtin_adapters import Kinds
+    def request_adapters(self, services: RunServices, workflow: Workflow) -> list[RequestAdapter]:
+        """The workflow's request adapters, then those every workflow has, in this order.
 
-        return [*(self.adapters(services) if self.adapters else ()), Kinds()]
+        Baton's own kind models; MAF's tool approvals of the workflow's agents; a handoff's turns
+        of the user (to the team `routes` give `HandoffAgentUserRequest`, or the policy's
+        default); and last, any other typed request, as an `input` request for people: a
+        workflow needs no adapter of its own.
+        """
+        from agent_framework_orchestrations import HandoffAgentUserRequest
+
+        from executors.platform.builtin_adapters import Kinds, TypedInputs, UserTurns
+        from executors.platform.tool_adapters import AgentToolApprovals
+
+        turns = self.routes.get(HandoffAgentUserRequest)
+        return [
+            *(self.adapters(services) if self.adapters else ()),
+            Kinds(),
+            AgentToolApprovals(services, workflow),
+            UserTurns(services, team=(turns and turns.team) or services.policy.default_team),
+            TypedInputs(services, workflow=self.name, routes=self.routes),
+        ]
 
     def first_message(self, typed_input: BaseModel) -> Any:
         """What the workflow's start executor receives for this input."""
@@ -87,6 +106,7 @@ def register(
     start_message: StartMessage | None = None,
     case_context: CaseContext | None = None,
     party: str = "user",
+    routes: Mapping[RouteKey, Route] | None = None,
 ) -> Callable[[Builder], Builder]:
     """Register `build_workflow` under `name`; its input model and extra types are allow-listed.
 
@@ -99,6 +119,9 @@ def register(
     `party` is what the workflow calls the person it serves in the words people read (the
     conversation's first message is theirs). Request, response and message types are found from
     the executors; `checkpoint_types` names only what an executor keeps in its own state.
+
+    Any other `ctx.request_info(data, response_type)` becomes an `input` request with no adapter;
+    `routes` route them (team, title, priority, deadline) by request data type or executor id.
     """
 
     def decorate(build: Builder) -> Builder:
@@ -114,6 +137,7 @@ def register(
             start_message=start_message,
             case_context=case_context,
             party=party,
+            routes=dict(routes or {}),
         )
         return build
 

@@ -1,0 +1,168 @@
+"""Any Python type as plain data, and values checked against it: the `input` kind's answer type.
+
+A workflow may ask for an answer of any type pydantic can validate (str, int, bool, an Enum, a
+Literal, a dataclass, a pydantic model, a TypedDict, list/dict/Optional of those). The request is
+stored, and answered in another process, long after the type was at hand: `describe` writes the
+type down as JSON (`{"class": "module:Qualname"}`, `{"origin": "list", "args": [...]}`,
+`{"literal": [...]}`), `rebuild` finds it again. Only classes of modules this process has already
+imported are found (stored data never makes Baton import anything), and only classes: a
+description can name nothing that runs.
+
+`check` validates an answer with the type itself (its own validators included) and gives each
+problem's location; where the type cannot be rebuilt here it falls back to the stored JSON Schema.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+import sys
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+from pydantic import TypeAdapter, ValidationError
+
+_ORIGINS: dict[str, Any] = {
+    "list": list,
+    "dict": dict,
+    "tuple": tuple,
+    "set": set,
+    "frozenset": frozenset,
+}
+
+
+class UnknownType(LookupError):
+    """A described type this process cannot find (its module is not loaded, or it is gone)."""
+
+
+def describe(tp: Any) -> Any:
+    """`tp` as JSON: a class by its `module:Qualname`, generics and unions by their parts."""
+    if tp is Any or tp is None or tp is type(None):
+        return {"any": True} if tp is Any else {"class": "builtins:NoneType"}
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Literal:
+        return {"literal": [a.value if isinstance(a, enum.Enum) else a for a in args]}
+    if origin in (typing.Union, types.UnionType):
+        return {"origin": "union", "args": [describe(a) for a in args]}
+    if origin is typing.Annotated:
+        return describe(args[0])
+    if origin is not None:
+        name = next((k for k, v in _ORIGINS.items() if v is origin), None)
+        if name is None:
+            raise TypeError(f"cannot describe {tp!r}: only list, dict, tuple and sets are generic")
+        return {"origin": name, "args": [describe(a) if a is not Ellipsis else "..." for a in args]}
+    if isinstance(tp, type):
+        return {"class": f"{tp.__module__}:{tp.__qualname__}"}
+    raise TypeError(f"cannot describe {tp!r} as a type")
+
+
+def rebuild(description: Any) -> Any:
+    """The type `description` names, from modules already imported; else `UnknownType`."""
+    return _rebuild(json.dumps(description, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=512)
+def _rebuild(text: str) -> Any:
+    return _build(json.loads(text))
+
+
+def _build(d: Any) -> Any:
+    if d == "...":
+        return Ellipsis
+    if not isinstance(d, dict):
+        raise UnknownType(f"not a type description: {d!r}")
+    if d.get("any"):
+        return Any
+    if "literal" in d:
+        return typing.Literal[tuple(d["literal"])]
+    if "class" in d:
+        return _class(str(d["class"]))
+    origin, args = d.get("origin"), tuple(_build(a) for a in d.get("args") or ())
+    if origin == "union":
+        return functools.reduce(lambda a, b: a | b, args)
+    if origin in _ORIGINS:
+        return _ORIGINS[origin][args] if args else _ORIGINS[origin]
+    raise UnknownType(f"not a type description: {d!r}")
+
+
+def _class(key: str) -> type:
+    module_name, _, qualname = key.partition(":")
+    module = sys.modules.get(module_name)
+    if module is None:
+        raise UnknownType(f"{key}: module {module_name} is not loaded in this process")
+    found: Any = module
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if not isinstance(found, type):
+        raise UnknownType(f"{key} is not a class of module {module_name}")
+    return found
+
+
+@functools.lru_cache(maxsize=512)
+def _adapter(text: str) -> TypeAdapter[Any]:
+    return TypeAdapter(_rebuild(text))
+
+
+def adapter(description: Any) -> TypeAdapter[Any]:
+    """A pydantic `TypeAdapter` of the described type (cached per process)."""
+    return _adapter(json.dumps(description, sort_keys=True))
+
+
+def schema_of_type(tp: Any) -> dict[str, Any]:
+    """The JSON Schema of the values of `tp` (a person's form is made from it)."""
+    return TypeAdapter(tp).json_schema()
+
+
+def as_json(value: Any) -> Any:
+    """A request's data as JSON: fields of dataclasses and models, enums by value, else str()."""
+    try:
+        return TypeAdapter(type(value)).dump_python(value, mode="json")
+    except Exception:  # a type pydantic cannot serialize: show what it says of itself
+        return str(value)
+
+
+Problem = tuple[list[str], str]
+
+
+def check(description: Any, schema: Mapping[str, Any], value: Any) -> tuple[Any, list[Problem]]:
+    """`value` in its canonical JSON form, and what is wrong with it: `(location, message)` each.
+
+    The described type itself judges (its own validators included) where this process can
+    rebuild it, and its canonical form is what is kept (`"3"` for an int is `3`); the stored JSON
+    Schema judges otherwise, and the value is kept as sent.
+    """
+    try:
+        checker = adapter(description)
+    except UnknownType:
+        return value, _schema_problems(schema, value)
+    try:
+        typed = checker.validate_python(value)
+    except ValidationError as exc:
+        return value, [
+            ([str(p) for p in e["loc"]], e["msg"].removeprefix("Value error, "))
+            for e in exc.errors(include_url=False)
+        ]
+    return checker.dump_python(typed, mode="json"), []
+
+
+def _schema_problems(schema: Mapping[str, Any], value: Any) -> list[Problem]:
+    validator = jsonschema.Draft202012Validator(dict(schema))
+    found: list[Problem] = []
+    for e in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
+        loc = [str(p) for p in e.absolute_path]
+        if e.validator == "required" and isinstance(e.instance, dict):
+            missing = [str(n) for n in e.validator_value if n not in e.instance]
+            found += [([*loc, name], "Field required") for name in missing]
+        else:
+            found.append((loc, e.message))
+    return found
+
+
+def value_of(description: Any, value: Any) -> Any:
+    """`value` (JSON) as an instance of the described type; `ValidationError` if it is not one."""
+    return adapter(description).validate_python(value)

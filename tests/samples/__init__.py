@@ -1,0 +1,21 @@
+"""Workflows written the plain-MAF way (no Baton kinds, no adapters), each registered on Baton.
+
+Six shapes of MAF's own human-in-the-loop samples: a repeated question loop (`guessing`), a typed
+dataclass answer (`typed_review`), a checkpoint/resume sample whose state lives in checkpoint
+hooks and shared state (`checkpointed`), a tool approval on a plain agent in a sequential
+orchestration (`sequential_approval`), a handoff that waits for the user (`handoff_input`), and
+parallel requests from a sub-workflow (`sub_workflow`). Each module is MAF code plus its
+`register(...)` (and the scripted model's play, where an agent needs one).
+"""
+
+MODULES = ",".join(
+    f"tests.samples.{name}"
+    for name in (
+        "guessing",
+        "typed_review",
+        "checkpointed",
+        "sequential_approval",
+        "handoff_input",
+        "sub_workflow",
+    )
+)
