@@ -167,7 +167,7 @@ class Policy:
         self.default_team = default_team
         self.requests = tuple(requests)
 
-    def route(self, workflow: str, executor: str | None, request_type: str) -> Route | None:
+    def route(self, workflow: str, executor: str | None, request_type: str) -> RequestRule | None:
         """The first `requests:` rule that matches a typed request, if any."""
         return next((r for r in self.requests if r.matches(workflow, executor, request_type)), None)
 

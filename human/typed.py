@@ -41,8 +41,10 @@ class UnknownType(LookupError):
 
 def describe(tp: Any) -> Any:
     """`tp` as JSON: a class by its `module:Qualname`, generics and unions by their parts."""
-    if tp is Any or tp is None or tp is type(None):
-        return {"any": True} if tp is Any else {"class": "builtins:NoneType"}
+    if tp is Any:
+        return {"any": True}
+    if tp is None or tp is type(None):
+        return {"none": True}
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is typing.Literal:
@@ -78,6 +80,8 @@ def _build(d: Any) -> Any:
         raise UnknownType(f"not a type description: {d!r}")
     if d.get("any"):
         return Any
+    if d.get("none"):
+        return type(None)
     if "literal" in d:
         return typing.Literal[tuple(d["literal"])]
     if "class" in d:
@@ -138,7 +142,7 @@ def check(description: Any, schema: Mapping[str, Any], value: Any) -> tuple[Any,
     """
     try:
         checker = adapter(description)
-    except UnknownType:
+    except Exception:  # not here, or not a type pydantic can check: the stored schema judges
         return value, _schema_problems(schema, value)
     try:
         typed = checker.validate_python(value)

@@ -53,6 +53,9 @@ def backends_of(metafunc: pytest.Metafunc) -> list[str]:
         wanted = ["sqlite"]
     else:
         wanted = BACKENDS
+    only = definition.get_closest_marker("backends")
+    if only is not None:
+        wanted = [b for b in wanted if b in only.args]
     chosen = metafunc.config.getoption("backend") or BACKENDS
     return [backend for backend in wanted if backend in chosen]
 

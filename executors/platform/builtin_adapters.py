@@ -238,7 +238,7 @@ class TypedInputs:
         shown = typed.as_json(data)
         fields = shown if isinstance(shown, dict) else {"request": shown}
         request_type = f"{type(data).__module__}:{type(data).__qualname__}"
-        route = self._route(type(data), executor, request_type)
+        route, rule = self._route(type(data), executor, request_type)
         words = {**fields, "executor": executor}
         added = self._services.case_context
         request = InputRequest(
@@ -249,7 +249,7 @@ class TypedInputs:
             priority=route.priority or "normal",
             expires_in_s=route.deadline_s,
             escalation=list(route.escalation),
-            policy_rule=getattr(route, "id", None),
+            policy_rule=rule,
             data=shown,
             request_type=request_type,
             answer_schema=answer_schema,
@@ -257,7 +257,8 @@ class TypedInputs:
         )
         return Ask(request, {"input": request.model_dump(mode="json")})
 
-    def _route(self, data_type: type, executor: str, request_type: str) -> Route:
+    def _route(self, data_type: type, executor: str, request_type: str) -> tuple[Route, str | None]:
+        """The route of a request, and the id of the policies file's rule in it (if one is)."""
         route = Route()
         hints = getattr(data_type, HINTS, None)
         if isinstance(hints, Mapping):
@@ -266,7 +267,7 @@ class TypedInputs:
             if key in self._routes:
                 route = self._routes[key].over(route)
         ruled = self._services.policy.route(self._workflow, executor, request_type)
-        return ruled.over(route) if ruled is not None else route
+        return (ruled.over(route), ruled.id) if ruled is not None else (route, None)
 
     async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
         """The answer as the workflow's type; a takeover resolves the case or asks again."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from agent_framework import Content, FunctionTool, Workflow, WorkflowEvent
+from agent_framework import Content, Workflow, WorkflowEvent
 from pydantic import BaseModel
 
 from executors.platform.adapters import (
@@ -27,6 +27,7 @@ from executors.platform.adapters import (
     returned_text,
     takeover_request,
 )
+from executors.platform.agents import tools_of
 from executors.platform.services import RunServices
 from executors.platform.tool_gate import GatedTool, Verdict, approval_request, judge, perform_call
 from executors.platform.transcript import as_text, tool_result
@@ -492,22 +493,3 @@ class AgentToolApprovals(ToolApprovals):
 
     def __init__(self, services: RunServices, workflow: Workflow) -> None:
         super().__init__(services, [GatedTool.of(t) for t in tools_of(workflow).values()])
-
-
-def tools_of(workflow: Workflow) -> dict[str, FunctionTool]:
-    """The tools of every agent in `workflow` and its sub-workflows, by name."""
-    found: dict[str, FunctionTool] = {}
-    for executor in workflow.executors.values():
-        inner = getattr(executor, "workflow", None)
-        if isinstance(inner, Workflow):
-            found |= tools_of(inner)
-        for agent in {id(a): a for a in _agents_of(executor)}.values():
-            options = getattr(agent, "default_options", None) or {}
-            for candidate in options.get("tools") or ():
-                if isinstance(candidate, FunctionTool):
-                    found.setdefault(candidate.name, candidate)
-    return found
-
-
-def _agents_of(executor: Any) -> list[Any]:
-    return [a for a in (getattr(executor, n, None) for n in ("agent", "_agent")) if a is not None]

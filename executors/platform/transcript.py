@@ -48,6 +48,15 @@ class Transcript:
         """The middleware that notes `agent`'s turns and tool calls here."""
         return [_TurnNotes(self, agent), _ToolNotes(self, agent)]
 
+    def follow(self, agents: Iterable[Any]) -> None:
+        """Note the turns of `agents` that do not note theirs already (any workflow's agents)."""
+        for agent in agents:
+            present = list(getattr(agent, "middleware", None) or ())
+            if any(isinstance(m, _TurnNotes) for m in present):
+                continue
+            name = str(getattr(agent, "name", None) or getattr(agent, "id", "agent"))
+            agent.middleware = [*present, *self.middleware(name)]
+
 
 class _TurnNotes(ChatMiddleware):
     """Notes each model turn: its text, tool calls and handoffs."""

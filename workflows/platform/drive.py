@@ -25,6 +25,7 @@ from executors.platform.adapters import (
     maf_request_id,
     take_over,
 )
+from executors.platform.agents import agents_of
 from executors.platform.builtin_adapters import Kinds
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
@@ -68,6 +69,7 @@ class Drive:
         self._services = services
         self._scene = scene
         self._workflow = spec.build(services)
+        services.transcript.follow(agents_of(self._workflow))
         self._storage = RunCheckpointStorage(store, run.id, spec.allow_list(self._workflow))
         self._adapters = spec.request_adapters(services, self._workflow)
         self._results: list[WorkflowRunResult] = []

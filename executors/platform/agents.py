@@ -1,0 +1,31 @@
+"""The agents a built workflow runs, wherever MAF keeps them (orchestrations, sub-workflows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_framework import FunctionTool, Workflow
+
+
+def agents_of(workflow: Workflow, depth: int = 0) -> list[Any]:
+    """Each agent an executor of `workflow` (or of a sub-workflow it runs) wraps, once."""
+    found: dict[int, Any] = {}
+    for executor in workflow.executors.values():
+        inner = getattr(executor, "workflow", None)
+        if isinstance(inner, Workflow) and depth < 8:
+            found |= {id(a): a for a in agents_of(inner, depth + 1)}
+        for name in ("agent", "_agent"):
+            agent = getattr(executor, name, None)
+            if agent is not None and hasattr(agent, "default_options"):
+                found[id(agent)] = agent
+    return list(found.values())
+
+
+def tools_of(workflow: Workflow) -> dict[str, FunctionTool]:
+    """The tools of every agent in `workflow` and its sub-workflows, by name."""
+    found: dict[str, FunctionTool] = {}
+    for agent in agents_of(workflow):
+        for candidate in (agent.default_options or {}).get("tools") or ():
+            if isinstance(candidate, FunctionTool):
+                found.setdefault(candidate.name, candidate)
+    return found

@@ -1,0 +1,326 @@
+"""Workflows written the plain-MAF way run on Baton with a registration and nothing else.
+
+Six shapes of MAF's human-in-the-loop samples (`tests.samples`): each pauses, survives a kill -9
+of `baton serve`, takes its typed answers over the API in a new process and ends with the
+sample's own output. In this process: a malformed typed answer is refused naming the field and
+changes nothing; the policies file decides a plain `@tool`'s calls and routes typed requests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.harness import Server, baton_server, eventually
+from tests.samples import MODULES
+from tests.samples import sequential_approval as database
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {
+    "BATON_WORKFLOWS": MODULES,
+    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+}
+
+Answer = dict[str, Any]
+Step = tuple[Callable[[dict[str, Any]], bool], Answer]
+"""Which open request to answer (a test of it) and the answer."""
+
+
+def titled(words: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda request: words in request["title"]
+
+
+def answer(value: Any) -> Answer:
+    return {"decision": "answer", "answer": value}
+
+
+SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
+    # workflow: (input, answers in order, the sample's own output)
+    "guessing": (
+        {},
+        [
+            (titled("Human feedback"), answer("higher")),
+            (titled("Human feedback"), answer("correct")),
+        ],
+        "Guessed correctly!",
+    ),
+    "typed_review": (
+        {"title": "Q3 plan"},
+        [
+            (
+                titled("Draft review"),
+                answer(
+                    {
+                        "verdict": "revise",
+                        "score": 3,
+                        "tags": ["tone"],
+                        "followup": {"owner": "kim"},
+                    }
+                ),
+            )
+        ],
+        {
+            "title": "Q3 plan",
+            "verdict": "revise",
+            "score": 3,
+            "tags": ["tone"],
+            "followup": "kim",
+            "due_in_days": 7,
+        },
+    ),
+    "checkpointed": (
+        {"release": "v2.1"},
+        [(titled("step 1 of 2"), answer(True)), (titled("step 2 of 2"), answer(True))],
+        "v2.1 released after 2 sign-offs",
+    ),
+    "sequential_approval": (
+        {"task": "Close stale orders: UPDATE orders SET status = 'closed'"},
+        [(titled("execute_database_query"), {"decision": "approve"})],
+        {
+            "agent": "DatabaseAgent",
+            "text": "Done: Query executed successfully. Results: 3 rows affected by "
+            "'UPDATE orders SET status = 'closed''",
+        },
+    ),
+    "handoff_input": (
+        {"message": "Where is my parcel?"},
+        [
+            (titled("orders waits"), answer("It is order A-1005.")),
+            (titled("orders waits"), answer("thanks")),
+        ],
+        None,
+    ),
+    "sub_workflow": (
+        {"amount": 4},
+        [
+            (
+                titled("Resource request"),
+                answer({"resource_type": "gpu", "allocated": 4, "source": "pool"}),
+            ),
+            (titled("Policy request"), answer({"approved": True, "reason": "within budget"})),
+        ],
+        "allocation: 4 gpu from pool; policy approved: within budget",
+    ),
+}
+
+
+async def open_request(server: Server, run_id: str, which: Callable[[dict[str, Any]], bool]) -> Any:
+    async def probe() -> dict[str, Any] | None:
+        run = await server.run(run_id)
+        found = [r for r in run["requests"] if r["status"] == "pending" and which(r)]
+        return found[0] if found else None
+
+    return await eventually(probe, what=f"a matching pending request of run {run_id}")
+
+
+@pytest.mark.process
+@pytest.mark.backends("sqlite")
+@pytest.mark.parametrize("workflow", list(SAMPLES))
+async def test_a_plain_maf_workflow_pauses_survives_kill_9_and_ends_with_its_own_output(
+    workflow: str, db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    await _through_kill_9(workflow, db_url, tokens, server_log)
+
+
+@pytest.mark.process
+@pytest.mark.backends("postgres")
+async def test_a_typed_answer_survives_kill_9_on_postgres(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    await _through_kill_9("typed_review", db_url, tokens, server_log)
+
+
+async def _through_kill_9(
+    workflow: str, db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    run_input, steps, output = SAMPLES[workflow]
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        run = await server.start_run({"workflow": workflow, "input": run_input})
+        first = await open_request(server, run["id"], steps[0][0])
+        server.kill()
+
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        for which, body in steps:
+            pending = await open_request(server, run["id"], which)
+            reply = await server.respond(pending["id"], body, user="ada")
+            assert reply.status_code == 200, reply.text
+        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+
+    assert first["status"] == "pending"
+    assert done["status"] == "completed", done["error"]
+    if workflow == "handoff_input":  # the handoff's output is its conversation
+        said = [e.get("text") for e in done["conversation"]]
+        assert "Order A-1005 left our warehouse today." in said
+    else:
+        assert done["output"] == output
+
+
+# in this process: typed answers, policies over plain tools, routes ---------------------------
+
+POLICY = """
+version: 1
+default_team: support-leads
+rules:
+  - id: query.reads
+    tool: execute_database_query
+    when: query == "SELECT 1"
+    action: auto
+  - id: query.drop
+    tool: execute_database_query
+    when: query == "DROP TABLE users"
+    action: deny
+  - id: query.writes
+    tool: execute_database_query
+    action: approval(finance)
+requests:
+  - id: release.sign_off
+    workflow: checkpointed
+    request: SignOffRequest
+    team: legal
+    priority: high
+    deadline: 2h
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    policies = tmp_path / "policies.yaml"
+    policies.write_text(POLICY, encoding="utf-8")
+    return {**ENV, "BATON_POLICIES": str(policies)}
+
+
+async def test_a_malformed_typed_answer_is_refused_naming_the_field_and_changes_nothing(
+    db_url: str, tokens: dict[str, str], server_log: Path, env: dict[str, str]
+) -> None:
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        run = await server.start_run({"workflow": "typed_review", "input": {"title": "Q3"}})
+        pending = await server.wait_for_request(run["id"])
+        before = await server.snapshot(pending["id"])
+        bad = [
+            ({"verdict": "publish", "score": 9}, ["answer", "score"]),
+            ({"verdict": "maybe", "score": 3}, ["answer", "verdict"]),
+            ({"score": 3}, ["answer", "verdict"]),
+            ({"verdict": "drop", "score": 2, "followup": {"due_in_days": 3}}, None),
+            ("publish", ["answer"]),
+        ]
+        for value, loc in bad:
+            reply = await server.respond(pending["id"], answer(value), user="ada")
+            assert reply.status_code == 422, reply.text
+            errors = reply.json()["errors"]
+            if loc is not None:
+                assert errors[0]["loc"] == ["body", *loc]
+            else:
+                assert ["body", "answer", "followup", "owner"] in [e["loc"] for e in errors]
+        after = await server.snapshot(pending["id"])
+        still = await server.run(run["id"])
+
+    assert after == before
+    assert still["status"] == "waiting"
+    assert pending["kind"] == "input"
+    assert pending["context"]["author"] == {"name": "kim", "team": "writers"}
+    schema = pending["response_schema"]
+    verdict = schema["$defs"]["Verdict"]
+    assert verdict["enum"] == ["publish", "revise", "drop"]
+    score = schema["properties"]["answer"]["properties"]["score"]
+    assert (score["minimum"], score["maximum"]) == (1, 5)
+
+
+async def test_the_policies_file_routes_a_typed_request_over_its_registration(
+    db_url: str, tokens: dict[str, str], server_log: Path, env: dict[str, str]
+) -> None:
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        run = await server.start_run({"workflow": "checkpointed", "input": {"release": "v3"}})
+        pending = await server.wait_for_request(run["id"])
+        refused = await server.respond(pending["id"], answer(True), user="max")  # managers
+        allowed = await server.respond(pending["id"], answer(True), user="lex")  # legal
+
+    # the rule's team, priority and deadline; the registration's title template
+    assert (pending["team"], pending["priority"]) == ("legal", "high")
+    assert pending["policy_rule"] == "release.sign_off"
+    assert pending["expires_at"] is not None
+    assert pending["title"] == "Sign off v3 (step 1 of 2)"
+    assert refused.status_code == 404  # not their team's: they cannot see it
+    assert allowed.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("task", "asks", "said"),
+    [
+        ("Check: SELECT 1", False, "Results: 3 rows affected by 'SELECT 1'"),
+        ("Clean up: DROP TABLE users", False, "Refused by policy rule query.drop."),
+    ],
+)
+async def test_the_policy_decides_a_plain_tool_without_asking(
+    task: str,
+    asks: bool,
+    said: str,
+    db_url: str,
+    tokens: dict[str, str],
+    server_log: Path,
+    env: dict[str, str],
+) -> None:
+    database.EXECUTED.clear()
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        run = await server.start_run({"workflow": "sequential_approval", "input": {"task": task}})
+        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+        events = await server.audit(run["id"])
+
+    assert done["status"] == "completed", done["error"]
+    assert done["requests"] == []
+    assert said in done["output"]["text"]
+    decided = [e for e in events if e["type"] == "request.auto_decided"]
+    assert [e["data"]["tool"] for e in decided] == ["execute_database_query"]
+    assert [e["data"]["rule"] for e in decided] == [
+        "query.drop" if "DROP" in task else "query.reads"
+    ]
+    assert ([] if "DROP" in task else ["SELECT 1"]) == database.EXECUTED
+
+
+async def test_a_plain_tools_approval_is_routed_edited_against_its_schema_and_runs_once(
+    db_url: str, tokens: dict[str, str], server_log: Path, env: dict[str, str]
+) -> None:
+    database.EXECUTED.clear()
+    task = {"task": "Fix: UPDATE orders SET status = 'paid' WHERE id = 7"}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        run = await server.start_run({"workflow": "sequential_approval", "input": task})
+        pending = await server.wait_for_request(run["id"])
+        wrong = {"decision": "edit", "arguments": {"query": 42}}
+        refused = await server.respond(pending["id"], wrong, user="fay")
+        edit = {
+            "decision": "edit",
+            "arguments": {"query": "UPDATE orders SET status = 'paid' WHERE id = 8"},
+        }
+        edited = await server.respond(pending["id"], edit, user="fay")
+        again = await server.respond(pending["id"], edit, user="fay")  # the same answer: a no-op
+        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+
+    assert (pending["kind"], pending["team"]) == ("approval", "finance")
+    assert pending["proposed_action"]["tool"] == "execute_database_query"
+    assert pending["proposed_action"]["arguments_schema"]["properties"]["query"]["type"] == "string"
+    assert refused.status_code == 422
+    assert refused.json()["errors"][0]["loc"] == ["body", "arguments", "query"]
+    assert (edited.status_code, again.status_code) == (200, 200)
+    assert done["status"] == "completed", done["error"]
+    assert database.EXECUTED == ["UPDATE orders SET status = 'paid' WHERE id = 8"]
+    assert "WHERE id = 8" in done["output"]["text"]
+
+
+async def test_a_rejected_plain_tool_call_does_not_run_and_the_model_hears_why(
+    db_url: str, tokens: dict[str, str], server_log: Path, env: dict[str, str]
+) -> None:
+    database.EXECUTED.clear()
+    task = {"task": "Fix: DELETE FROM orders"}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        run = await server.start_run({"workflow": "sequential_approval", "input": task})
+        pending = await server.wait_for_request(run["id"])
+        body = {"decision": "reject", "reason": "never delete orders"}
+        rejected = await server.respond(pending["id"], body, user="fay")
+        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+
+    assert rejected.status_code == 200
+    assert database.EXECUTED == []
+    assert done["output"]["text"] == "Done: Rejected by fay: never delete orders"
