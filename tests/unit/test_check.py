@@ -6,6 +6,7 @@ pause's checkpoint) and compares each executor's own attributes before and after
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Never
 
@@ -25,6 +26,7 @@ from baton.errors import InvalidAnswer, InvalidInput, WorkflowNotFound
 from baton.settings import Settings
 from baton.wiring import open_parts
 from executors.platform.services import RunServices
+from tests.unit.test_workflow_loading import baton
 from workflows.platform import registry
 from workflows.platform.check import check_spec
 from workflows.platform.registry import WorkflowSpec
@@ -185,3 +187,62 @@ async def test_a_workflow_that_fails_on_resume_is_a_failure(tmp_path: Path) -> N
     assert not report.clean
     assert report.failures == ["after pause 1: RuntimeError: dropped ok"]
     assert report.findings() == ["failed: after pause 1: RuntimeError: dropped ok"]
+
+
+# the command ------------------------------------------------------------------------------------
+
+
+def test_baton_check_exits_1_naming_the_lost_state_and_0_when_clean(tmp_path: Path) -> None:
+    forgetful = baton(tmp_path, "check", "forgetful", workflows=FIXTURE)
+    mindful = baton(tmp_path, "check", "mindful", "--input", '{"topic": "t"}', workflows=FIXTURE)
+
+    assert forgetful.returncode == 1, forgetful.stderr
+    lines = forgetful.stdout.splitlines()
+    assert lines[0].startswith("checked forgetful: 2 pause(s), 2 request(s) answered")
+    assert (
+        "executor turn_counter (TurnCounter) lost state on resume from pause 1: self.turns was 1, "
+        "is 0 after restore — keep it in on_checkpoint_save/on_checkpoint_restore or in "
+        "ctx.set_state"
+    ) in lines
+    assert lines[-1] == "2 finding(s)"
+    assert mindful.returncode == 0, mindful.stderr
+    assert (
+        mindful.stdout.splitlines()[-1] == "clean: no executor lost state, every pause is durable"
+    )
+    assert not (tmp_path / "baton.db").exists()  # the check never opens Baton's database
+
+
+def test_baton_check_json_is_the_report(tmp_path: Path) -> None:
+    done = baton(
+        tmp_path,
+        "check",
+        "forgetful",
+        "--json",
+        "--answers",
+        '{"Nudge": {"agreed": true, "note": "given"}}',
+        workflows=FIXTURE,
+    )
+
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)  # the whole of stdout is the report
+    assert report["clean"] is False
+    assert report["lost_state"][0] == {
+        "pause": 1,
+        "executor_id": "turn_counter",
+        "executor_class": "TurnCounter",
+        "attributes": [{"name": "turns", "before": "1", "after": "0"}],
+    }
+    assert [a["given"] for a in report["answered"]] == [True, False]
+    assert report["outputs"] == ["turns=1 notes=ok"]
+
+
+def test_baton_check_usage_errors_exit_2(tmp_path: Path) -> None:
+    unknown = baton(tmp_path, "check", "no-such-workflow", workflows=FIXTURE)
+    not_json = baton(tmp_path, "check", "mindful", "--answers", "{nope", workflows=FIXTURE)
+    no_fit = baton(tmp_path, "check", "mindful", "--input", '{"topic": 3}', workflows=FIXTURE)
+
+    assert (unknown.returncode, not_json.returncode, no_fit.returncode) == (2, 2, 2)
+    assert "no workflow named 'no-such-workflow'" in unknown.stderr
+    assert "--answers is not JSON" in not_json.stderr
+    assert "invalid input for mindful: topic" in no_fit.stderr
+    assert unknown.stdout == not_json.stdout == no_fit.stdout == ""
