@@ -3,12 +3,14 @@
 A workflow is MAF executors plus one registration (`register`); Baton does persistence, routing,
 audit and resume. Ask people with `ctx.request_info(<Kind>Request, <Kind>Answer)`; put risky tools
 behind policy with `GatedTool` and `ToolGateAgent`, or map MAF's own request types to people with
-request adapters. The shipped workflows (`workflows.shipped`) import only this module: what they
+request adapters. `check_workflow` (in a test of your own) finds executors that lose state across
+a restart. The shipped workflows (`workflows.shipped`) import only this module: what they
 need, any workflow may use. Everything else in Baton is its own business and may change.
 """
 
 from __future__ import annotations
 
+from baton.check import check_workflow
 from executors.platform.adapters import Ask, Finish, Outcome, Reply, RequestAdapter, Scene
 from executors.platform.builtin_adapters import Kinds, UserTurns
 from executors.platform.chat_clients import Play, scripted_plays
@@ -42,6 +44,7 @@ from human.kinds import (
     schema_of,
 )
 from human.policy import Decision, Route
+from workflows.platform.check import CheckReport
 from workflows.platform.registry import register
 
 __all__ = [
@@ -50,6 +53,7 @@ __all__ = [
     "Ask",
     "AskHuman",
     "CaseContext",
+    "CheckReport",
     "CloseCase",
     "Decision",
     "Draft",
@@ -82,6 +86,7 @@ __all__ = [
     "ToolCall",
     "ToolGateAgent",
     "UserTurns",
+    "check_workflow",
     "end_run",
     "idempotency_key",
     "register",

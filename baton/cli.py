@@ -6,21 +6,23 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, NoReturn, TextIO, TypeVar
 
 import click
 
 from baton import failpoints
+from baton.check import check_workflow
 from baton.errors import BatonError, TokenNotFound, UserNotFound
 from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import configure_logging
-from baton.wiring import Parts, open_parts
+from baton.wiring import Parts, open_parts, prepare
 from human.policy import load_policy
 from human.records import NewEvent
 from human.store.base import RequestFilter
 from workflows.platform import registry
+from workflows.platform.check import CheckReport
 
 T = TypeVar("T")
 
@@ -58,19 +60,28 @@ def _say(text: str) -> None:
     click.echo(text, file=_OUT[-1] if _OUT else None)
 
 
-async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]]) -> T:
-    """Open the parts and do `work`; a workflow's `print()` goes to stderr, not the output."""
+@contextlib.contextmanager
+def _workflow_prints_to_stderr() -> Iterator[None]:
+    """While workflow code runs, its `print()` goes to stderr; the command's own to `_say`."""
     _OUT.append(sys.stdout)
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            async with open_parts(settings, local_worker=False) as parts:
-                for module, error in registry.unavailable().items():
-                    click.echo(
-                        f"warning: workflow module {module} is unavailable: {error}", err=True
-                    )
-                return await work(parts)
+            yield
     finally:
         _OUT.pop()
+
+
+def _warn_unavailable() -> None:
+    for module, error in registry.unavailable().items():
+        click.echo(f"warning: workflow module {module} is unavailable: {error}", err=True)
+
+
+async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]]) -> T:
+    """Open the parts and do `work`; a workflow's `print()` goes to stderr, not the output."""
+    with _workflow_prints_to_stderr():
+        async with open_parts(settings, local_worker=False) as parts:
+            _warn_unavailable()
+            return await work(parts)
 
 
 def _echo_json(value: Any) -> None:
@@ -313,10 +324,7 @@ def tokens_revoke(token_id: str) -> None:
 def run_workflow(workflow: str, input_json: str, actor: str) -> None:
     """Start a run and drive it to its first pause or its end; prints the run."""
     settings = _settings()
-    try:
-        run_input = json.loads(input_json)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"--input is not JSON: {exc}") from exc
+    run_input = _json_option("--input", input_json)
 
     async def work(parts: Parts) -> dict[str, Any]:
         run = await parts.runtime.start(workflow, run_input, actor=actor)
@@ -331,6 +339,63 @@ def run_workflow(workflow: str, input_json: str, actor: str) -> None:
         }
 
     _echo_json(_run(_with_parts(settings, work)))
+
+
+@main.command("check")
+@click.argument("workflow")
+@click.option(
+    "--input", "input_json", default=None, help="The run's input as JSON (default: made up)."
+)
+@click.option(
+    "--answers",
+    "answers_json",
+    default=None,
+    help='JSON {"<executor id or request type>": answer or [answers in order]}; else made up.',
+)
+@click.option("--max-pauses", default=10, type=click.IntRange(min=1), help="Pauses to go through.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(
+    workflow: str, input_json: str | None, answers_json: str | None, max_pauses: int, as_json: bool
+) -> None:
+    """Find executors that lose state across a restart: exit 0 clean, 1 findings, 2 usage.
+
+    Runs WORKFLOW as Baton drives it, on a throwaway database: each resume in a fresh instance
+    restored from the pause's checkpoint, every executor's own attributes compared with the
+    instance that paused, requests answered with --answers or made-up answers.
+    """
+    settings = _settings()
+    run_input = None if input_json is None else _json_option("--input", input_json)
+    answers = None if answers_json is None else _json_option("--answers", answers_json)
+    if answers is not None and not isinstance(answers, dict):
+        raise click.BadParameter("--answers must be a JSON object")
+
+    async def work() -> CheckReport:
+        with _workflow_prints_to_stderr():
+            prepared = prepare(settings)
+            _warn_unavailable()
+            return await check_workflow(
+                workflow,
+                run_input=run_input,
+                answers=answers,
+                max_pauses=max_pauses,
+                settings=settings,
+                prepared=prepared,
+            )
+
+    report = _run(work())
+    if as_json:
+        _echo_json(report.to_dict())
+    else:
+        for line in report.lines():
+            _say(line)
+    sys.exit(0 if report.clean else 1)
+
+
+def _json_option(name: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"{name} is not JSON: {exc}") from exc
 
 
 @main.group()
@@ -378,10 +443,7 @@ def requests_show(request_id: str) -> None:
 def requests_answer(request_id: str, decision: str, actor: str, body_json: str) -> None:
     """Answer a request as a person, then drive its run on."""
     settings = _settings()
-    try:
-        extra = json.loads(body_json)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"--body is not JSON: {exc}") from exc
+    extra = _json_option("--body", body_json)
     if not isinstance(extra, dict):
         raise click.BadParameter("--body must be a JSON object")
 

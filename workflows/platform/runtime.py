@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from opentelemetry import trace
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from baton import failpoints
 from baton.errors import (
@@ -77,18 +77,7 @@ class Runtime:
 
     async def start(self, workflow: str, run_input: Any, *, actor: str) -> Run:
         """Validate the input and store the run with its start job; the worker drives it."""
-        spec = registry.get(workflow)
-        try:
-            typed = spec.input_model.model_validate(run_input)
-        except ValidationError as exc:
-            errors = [
-                {"loc": ["input", *(str(p) for p in e["loc"])], "msg": e["msg"]}
-                for e in exc.errors(include_url=False)
-            ]
-            where = ".".join(errors[0]["loc"][1:]) or "input"
-            raise InvalidInput(
-                f"invalid input for {workflow}: {where}: {errors[0]['msg']}", errors
-            ) from exc
+        typed = typed_input(registry.get(workflow), run_input)
         now = self._clock()
         run = Run(
             id=f"run_{secrets.token_urlsafe(12)}",
@@ -272,6 +261,21 @@ class Runtime:
             found = describe(spec.build(self.services(spec, f"graph-{workflow}")))
             self._graphs[workflow] = found
         return found
+
+
+def typed_input(spec: registry.WorkflowSpec, run_input: Any) -> BaseModel:
+    """`run_input` validated as the workflow's input model; `InvalidInput` naming the bad field."""
+    try:
+        return spec.input_model.model_validate(run_input)
+    except ValidationError as exc:
+        errors = [
+            {"loc": ["input", *(str(p) for p in e["loc"])], "msg": e["msg"]}
+            for e in exc.errors(include_url=False)
+        ]
+        where = ".".join(errors[0]["loc"][1:]) or "input"
+        raise InvalidInput(
+            f"invalid input for {spec.name}: {where}: {errors[0]['msg']}", errors
+        ) from exc
 
 
 def _span_attributes(run: Run, deliver: HumanRequest | None = None) -> dict[str, str]:

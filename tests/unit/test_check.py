@@ -1,0 +1,248 @@
+"""`baton check`: executors that lose state across a restart, pauses a restart would lose.
+
+The check runs a workflow as Baton drives it (each resume in a fresh instance restored from the
+pause's checkpoint) and compares each executor's own attributes before and after every restore.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Never
+
+import pytest
+from agent_framework import (
+    Executor,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    handler,
+    response_handler,
+)
+from pydantic import BaseModel
+
+from baton.api import check_workflow
+from baton.errors import InvalidAnswer, InvalidInput, WorkflowNotFound
+from baton.settings import Settings
+from baton.wiring import open_parts
+from executors.platform.services import RunServices
+from tests.unit.test_workflow_loading import baton
+from workflows.platform import registry
+from workflows.platform.check import check_spec
+from workflows.platform.registry import WorkflowSpec
+
+FIXTURE = "tests.fixtures.forgetful_workflow"
+
+
+@pytest.fixture(autouse=True)
+def fixtures_registered() -> None:
+    registry.load(f"{FIXTURE}, tests.fixtures.unlisted_workflow")
+
+
+async def test_the_check_names_the_executor_and_the_attribute_a_restore_loses() -> None:
+    report = await check_workflow("forgetful", run_input={"topic": "tea"})
+
+    assert not report.clean
+    assert (report.pauses, len(report.answered)) == (2, 2)
+    found = [
+        (
+            f.pause,
+            f.executor_id,
+            f.executor_class,
+            [(a.name, a.before, a.after) for a in f.attributes],
+        )
+        for f in report.lost_state
+    ]
+    assert found == [
+        (1, "turn_counter", "TurnCounter", [("turns", "1", "0")]),
+        (2, "turn_counter", "TurnCounter", [("notes", "['ok']", "[]")]),
+    ]
+    assert report.outputs == ["turns=1 notes=ok"]  # the bug as a user would meet it
+    assert report.findings()[0] == (
+        "executor turn_counter (TurnCounter) lost state on resume from pause 1: self.turns was 1, "
+        "is 0 after restore — keep it in on_checkpoint_save/on_checkpoint_restore or in "
+        "ctx.set_state"
+    )
+
+
+async def test_state_kept_through_the_checkpoint_hooks_checks_clean() -> None:
+    report = await check_workflow("mindful", run_input={"topic": "tea"})
+
+    assert report.clean, report.lines()
+    assert (report.pauses, report.final_state) == (2, "IDLE")
+    assert report.outputs == ["turns=3 notes=ok,ok"]
+    assert [a.answer for a in report.answered] == ["Nod(agreed=True, note='ok')"] * 2
+    assert report.lines()[-1] == "clean: no executor lost state, every pause is durable"
+
+
+async def test_given_answers_go_in_order_by_request_type_or_executor_then_made_up() -> None:
+    by_type = await check_workflow(
+        "mindful", run_input={"topic": "tea"}, answers={"Nudge": [{"agreed": False, "note": "a"}]}
+    )
+    by_executor = await check_workflow(
+        "mindful",
+        run_input={"topic": "tea"},
+        answers={"turn_counter": [{"agreed": True, "note": "b"}, {"agreed": True, "note": "c"}]},
+    )
+
+    assert by_type.outputs == ["turns=3 notes=a,ok"]
+    assert [a.given for a in by_type.answered] == [True, False]
+    assert by_executor.outputs == ["turns=3 notes=b,c"]
+
+
+async def test_a_given_answer_that_does_not_fit_is_refused_naming_it() -> None:
+    with pytest.raises(InvalidAnswer) as refused:
+        await check_workflow("mindful", run_input={"topic": "t"}, answers={"Nudge": "yes"})
+
+    assert refused.value.errors[0]["loc"] == ["answers", "Nudge"]
+    assert "is not a Nod" in refused.value.errors[0]["msg"]
+
+
+async def test_a_pause_no_saved_checkpoint_covers_is_a_finding() -> None:
+    unlisted = await check_workflow("unlisted", run_input={"sku": "S-1"})
+    unsaveable = await check_workflow("unsaveable", run_input={"sku": "S-1"})
+    listed = await check_workflow("listed", run_input={"sku": "S-1"})
+
+    assert [(f.pause, len(f.request_ids)) for f in unlisted.not_durable] == [(1, 1)]
+    assert "blocked for type 'tests.fixtures.unlisted_workflow:Shipment'" in (
+        unlisted.not_durable[0].reason
+    )
+    assert "allow-list the type" in unlisted.findings()[0]
+    assert unlisted.answered == []  # Baton fails such a run: nothing to resume from
+    assert len(unsaveable.not_durable) == 1
+    assert "cannot be encoded" in unsaveable.not_durable[0].reason
+    assert listed.clean, listed.lines()
+    assert listed.outputs == ["S-1: approve"]
+
+
+async def test_the_shipped_purchase_workflow_checks_clean() -> None:
+    report = await check_workflow("purchase")  # its input made up from its schema
+
+    assert report.clean, report.lines()
+    assert report.input["amount"] == 1.0
+    assert [a.executor_id for a in report.answered] == [
+        "legal_approval",
+        "finance_approval",
+        "order_desk",
+    ]
+    assert report.outputs[0]["status"] == "ordered"
+
+
+async def test_a_run_the_workflow_ends_itself_stops_the_check_clean() -> None:
+    report = await check_workflow(
+        "purchase", answers={"legal_approval": {"decision": "reject", "reason": "no"}}
+    )
+
+    assert report.clean, report.lines()
+    assert report.ended_by_workflow
+    assert report.outputs[0]["status"] == "rejected"
+
+
+async def test_the_check_stops_at_max_pauses() -> None:
+    report = await check_workflow("mindful", run_input={"topic": "t"}, max_pauses=1)
+
+    assert (report.pauses, report.stopped_at_limit, report.clean) == (1, True, True)
+    assert report.outputs == []
+
+
+async def test_unknown_workflows_and_bad_inputs_are_refused() -> None:
+    with pytest.raises(WorkflowNotFound):
+        await check_workflow("no-such-workflow")
+    with pytest.raises(InvalidInput, match="topic"):
+        await check_workflow("mindful", run_input={"subject": "t"})
+
+
+# failures, on a spec of the test's own ---------------------------------------------------------
+
+
+class Fumble(BaseModel):
+    text: str
+
+
+class Fumbler(Executor):
+    @handler
+    async def on_fumble(self, message: Fumble, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.request_info(message, Fumble)
+
+    @response_handler
+    async def on_answer(
+        self, asked: Fumble, answer: Fumble, ctx: WorkflowContext[Never, str]
+    ) -> None:
+        raise RuntimeError(f"dropped {answer.text}")
+
+
+def fumbling(services: RunServices) -> Workflow:
+    return WorkflowBuilder(name="fumbling", start_executor=Fumbler(id="fumbler")).build()
+
+
+async def test_a_workflow_that_fails_on_resume_is_a_failure(tmp_path: Path) -> None:
+    own = WorkflowSpec(name="fumbling", description="", input_model=Fumble, build=fumbling)
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'check.db'}")
+
+    async with open_parts(settings, local_worker=False) as parts:
+        report = await check_spec(
+            own, lambda: parts.runtime.services(own, "run_1"), run_input={"text": "x"}
+        )
+
+    assert not report.clean
+    assert report.failures == ["after pause 1: RuntimeError: dropped ok"]
+    assert report.findings() == ["failed: after pause 1: RuntimeError: dropped ok"]
+
+
+# the command ------------------------------------------------------------------------------------
+
+
+def test_baton_check_exits_1_naming_the_lost_state_and_0_when_clean(tmp_path: Path) -> None:
+    forgetful = baton(tmp_path, "check", "forgetful", workflows=FIXTURE)
+    mindful = baton(tmp_path, "check", "mindful", "--input", '{"topic": "t"}', workflows=FIXTURE)
+
+    assert forgetful.returncode == 1, forgetful.stderr
+    lines = forgetful.stdout.splitlines()
+    assert lines[0].startswith("checked forgetful: 2 pause(s), 2 request(s) answered")
+    assert (
+        "executor turn_counter (TurnCounter) lost state on resume from pause 1: self.turns was 1, "
+        "is 0 after restore — keep it in on_checkpoint_save/on_checkpoint_restore or in "
+        "ctx.set_state"
+    ) in lines
+    assert lines[-1] == "2 finding(s)"
+    assert mindful.returncode == 0, mindful.stderr
+    assert (
+        mindful.stdout.splitlines()[-1] == "clean: no executor lost state, every pause is durable"
+    )
+    assert not (tmp_path / "baton.db").exists()  # the check never opens Baton's database
+
+
+def test_baton_check_json_is_the_report(tmp_path: Path) -> None:
+    done = baton(
+        tmp_path,
+        "check",
+        "forgetful",
+        "--json",
+        "--answers",
+        '{"Nudge": {"agreed": true, "note": "given"}}',
+        workflows=FIXTURE,
+    )
+
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)  # the whole of stdout is the report
+    assert report["clean"] is False
+    assert report["lost_state"][0] == {
+        "pause": 1,
+        "executor_id": "turn_counter",
+        "executor_class": "TurnCounter",
+        "attributes": [{"name": "turns", "before": "1", "after": "0"}],
+    }
+    assert [a["given"] for a in report["answered"]] == [True, False]
+    assert report["outputs"] == ["turns=1 notes=ok"]
+
+
+def test_baton_check_usage_errors_exit_2(tmp_path: Path) -> None:
+    unknown = baton(tmp_path, "check", "no-such-workflow", workflows=FIXTURE)
+    not_json = baton(tmp_path, "check", "mindful", "--answers", "{nope", workflows=FIXTURE)
+    no_fit = baton(tmp_path, "check", "mindful", "--input", '{"topic": 3}', workflows=FIXTURE)
+
+    assert (unknown.returncode, not_json.returncode, no_fit.returncode) == (2, 2, 2)
+    assert "no workflow named 'no-such-workflow'" in unknown.stderr
+    assert "--answers is not JSON" in not_json.stderr
+    assert "invalid input for mindful: topic" in no_fit.stderr
+    assert unknown.stdout == not_json.stdout == no_fit.stdout == ""

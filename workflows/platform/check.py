@@ -1,0 +1,441 @@
+"""Does a workflow keep its executors' state across restarts? Find out pause by pause.
+
+On Baton every resume of a paused run happens in a fresh workflow instance restored from the
+pause's checkpoint, often in another process. MAF saves an executor's own state only through
+`on_checkpoint_save`/`on_checkpoint_restore`: what an executor keeps in plain attributes
+(`self.turns += 1`) is silently gone after a restore. `check_spec` drives a workflow as Baton
+does, on MAF's `FileCheckpointStorage` under the workflow's allow-list, and at each pause builds
+a fresh instance, restores it from the pause's checkpoint and compares every executor's own
+attributes with those of the instance that paused (`workflows.platform.snapshots`). Then it
+answers one pending request in the restored instance, as a drive delivers one answer, and goes
+on there: to the end, a failure, or `max_pauses`. Answers are the caller's (by executor id or
+request type name), else made up from the response type (`workflows.platform.samples`).
+
+It reports executors that lost state, pauses no saved checkpoint covers (a type that cannot be
+checkpointed, say: Baton fails such a run) and failures. It works at MAF's level: no request
+adapters, no people, no store of runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import reprlib
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from agent_framework import (
+    AgentResponse,
+    FileCheckpointStorage,
+    Workflow,
+    WorkflowEvent,
+    WorkflowRunResult,
+    WorkflowRunState,
+)
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
+from baton.errors import InvalidAnswer, InvalidInput
+from executors.platform.run_end import END_EVENT
+from executors.platform.services import RunServices
+from workflows.platform.registry import WorkflowSpec
+from workflows.platform.runtime import typed_input
+from workflows.platform.samples import answer_to, given_answer, sample_of
+from workflows.platform.snapshots import Snapshot, lost_attributes, snapshot
+
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 60
+_short.maxlist = _short.maxdict = _short.maxtuple = _short.maxset = 6
+_short.maxlevel = 3
+
+
+@dataclass(frozen=True)
+class LostAttribute:
+    """One attribute a restore did not bring back: its value at the pause, and after."""
+
+    name: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class LostState:
+    """An executor whose own attributes differ after a restore from a pause (its first)."""
+
+    pause: int
+    executor_id: str
+    executor_class: str
+    attributes: tuple[LostAttribute, ...]
+
+    def line(self) -> str:
+        """The finding in one line, with what to do about it."""
+        said = "; ".join(
+            f"self.{a.name} was {a.before}, is {a.after} after restore" for a in self.attributes
+        )
+        them = "it" if len(self.attributes) == 1 else "them"
+        return (
+            f"executor {self.executor_id} ({self.executor_class}) lost state on resume from "
+            f"pause {self.pause}: {said} — keep {them} in on_checkpoint_save/on_checkpoint_"
+            f"restore or in ctx.set_state"
+        )
+
+
+@dataclass(frozen=True)
+class NotDurable:
+    """A pause no saved checkpoint covers: a restart would lose it (Baton fails the run)."""
+
+    pause: int
+    request_ids: tuple[str, ...]
+    reason: str
+
+    def line(self) -> str:
+        """The finding in one line."""
+        advice = (
+            " — allow-list the type: register(..., checkpoint_types=(...))"
+            if "blocked for type" in self.reason
+            else ""
+        )
+        return (
+            f"pause {self.pause} is not durable: no saved checkpoint covers requests "
+            f"{', '.join(self.request_ids)} ({self.reason}); a restart would lose it{advice}"
+        )
+
+
+@dataclass(frozen=True)
+class AnsweredRequest:
+    """A request the check answered, and whether the answer was the caller's or made up."""
+
+    pause: int
+    request_id: str
+    executor_id: str
+    request_type: str
+    answer: str
+    given: bool
+
+
+@dataclass
+class CheckReport:
+    """What `check_spec` found; `clean` when it found nothing.
+
+    Findings: executors that lost state (`lost_state`), pauses a restart would lose
+    (`not_durable`), failures of the workflow or of the check (`failures`).
+    """
+
+    workflow: str
+    input: dict[str, Any]
+    pauses: int = 0
+    answered: list[AnsweredRequest] = field(default_factory=list)
+    lost_state: list[LostState] = field(default_factory=list)
+    not_durable: list[NotDurable] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    final_state: str | None = None
+    outputs: list[Any] = field(default_factory=list)
+    ended_by_workflow: bool = False
+    stopped_at_limit: bool = False
+
+    @property
+    def clean(self) -> bool:
+        """Whether the check found nothing."""
+        return not (self.lost_state or self.not_durable or self.failures)
+
+    def findings(self) -> list[str]:
+        """One line per finding."""
+        return [
+            *(f.line() for f in self.lost_state),
+            *(f.line() for f in self.not_durable),
+            *(f"failed: {f}" for f in self.failures),
+        ]
+
+    def lines(self) -> list[str]:
+        """The report as text: what ran, a line per finding, the verdict."""
+        ran = (
+            f"checked {self.workflow}: {self.pauses} pause(s), {len(self.answered)} request(s) "
+            f"answered, each resume in a fresh instance restored from its checkpoint; "
+            f"final state {self.final_state}"
+        )
+        if self.ended_by_workflow:
+            ran += " (the workflow ended the run)"
+        if self.stopped_at_limit:
+            ran += f" (stopped after {self.pauses} pauses: max_pauses)"
+        verdict = (
+            "clean: no executor lost state, every pause is durable"
+            if self.clean
+            else f"{len(self.findings())} finding(s)"
+        )
+        return [ran, *self.findings(), f"outputs: {_short.repr(self.outputs)}", verdict]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data, `clean` included."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {"clean": self.clean, **to_jsonable_python(data, fallback=repr)}
+
+
+ServicesFactory = Callable[[], RunServices]
+"""Makes the services of one workflow instance, as the runtime does for every drive."""
+
+
+async def check_spec(
+    spec: WorkflowSpec,
+    new_services: ServicesFactory,
+    *,
+    run_input: Any,
+    answers: Mapping[str, Any] | None = None,
+    max_pauses: int = 10,
+) -> CheckReport:
+    """Run `spec` pause by pause, each resume in a fresh restored instance; report what was lost.
+
+    `answers` maps an executor id or a request's type name to a JSON answer, or to a list of
+    answers taken in order (wrap an answer that is itself a list: `[[...]]`); a request with no
+    answer left gets a made-up one. Raises `InvalidInput` for an input the workflow refuses and
+    `InvalidAnswer` for a given answer that does not fit its request; what the workflow itself
+    does wrong is in the report.
+    """
+    typed = typed_input(spec, run_input)
+    report = CheckReport(workflow=spec.name, input=typed.model_dump(mode="json"))
+    script = _Script(answers or {})
+    with tempfile.TemporaryDirectory(prefix="baton-check-") as directory, _saves() as failed_saves:
+        check = _Check(spec, new_services, Path(directory), script, report, failed_saves)
+        await check.go(spec.first_message(typed), max_pauses)
+    return report
+
+
+def sample_input(spec: WorkflowSpec) -> dict[str, Any]:
+    """An input made up from the workflow's input schema; `InvalidInput` if it does not validate."""
+    made_up = sample_of(spec.input_schema())
+    try:
+        return typed_input(spec, made_up).model_dump(mode="json")
+    except InvalidInput as exc:
+        raise InvalidInput(
+            f"cannot make up an input for {spec.name} from its schema ({exc}); give one",
+            exc.errors,
+        ) from exc
+
+
+class _Script:
+    """The caller's answers, by executor id or request type name, each taken once in order."""
+
+    def __init__(self, answers: Mapping[str, Any]) -> None:
+        self._left = {k: list(v) if isinstance(v, list) else [v] for k, v in answers.items()}
+
+    def answer(self, event: WorkflowEvent[Any]) -> tuple[Any, bool]:
+        """The response to `event` and whether it was given (`InvalidAnswer` if it does not fit)."""
+        for key in (str(event.source_executor_id), type(event.data).__name__):
+            if self._left.get(key):
+                value = self._left[key].pop(0)
+                try:
+                    return given_answer(event, value), True
+                except Exception as exc:  # whatever the type's validation raises
+                    raise InvalidAnswer(
+                        f"the answer given for {key} does not fit the "
+                        f"{_typename(event.response_type)} its request takes",
+                        [{"loc": ["answers", key], "msg": str(exc)}],
+                    ) from exc
+        try:
+            return answer_to(event), False
+        except ValueError as exc:
+            raise _CannotAnswer(
+                f"cannot make up an answer to the {type(event.data).__name__} request of "
+                f"{event.source_executor_id} ({exc}); give one in answers"
+            ) from exc
+
+
+class _CannotAnswer(Exception):
+    """No answer was given for a request, and none can be made up."""
+
+
+class _FailedSaves(logging.Handler):
+    """Keeps what MAF says when it cannot save a checkpoint (it only logs a warning)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.said: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("Failed to create checkpoint"):
+            why = message.split(": ", 1)[-1]
+            self.said.append(why.split(". To allow", 1)[0].split(". Note that", 1)[0])
+
+
+@contextmanager
+def _saves() -> Iterator[_FailedSaves]:
+    handler = _FailedSaves()
+    maf = logging.getLogger("agent_framework")
+    maf.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        maf.removeHandler(handler)
+
+
+class _Check:
+    """One check: the instance that paused last, and what is pending on it."""
+
+    def __init__(
+        self,
+        spec: WorkflowSpec,
+        new_services: ServicesFactory,
+        directory: Path,
+        script: _Script,
+        report: CheckReport,
+        failed_saves: _FailedSaves,
+    ) -> None:
+        self._spec = spec
+        self._new_services = new_services
+        self._directory = directory
+        self._script = script
+        self._report = report
+        self._failed_saves = failed_saves
+        self._storage: FileCheckpointStorage | None = None
+        self._fresh: tuple[Snapshot, Snapshot] = ({}, {})
+        self._lost: set[tuple[str, str]] = set()
+
+    def _build(self) -> Workflow:
+        return self._spec.build(self._new_services())
+
+    async def go(self, message: Any, max_pauses: int) -> None:
+        """Start the workflow on `message` and carry it on, pause by pause, as far as it goes."""
+        workflow = self._build()
+        allowed = sorted(self._spec.allow_list(workflow))
+        self._storage = FileCheckpointStorage(self._directory, allowed_checkpoint_types=allowed)
+        self._fresh = (snapshot(workflow), snapshot(self._build()))
+        result = await self._run(workflow, message)
+        pending = {str(e.request_id): e for e in _requests(result)}
+        while result is not None and pending and not self._over(result):
+            if self._report.pauses == max_pauses:
+                self._report.stopped_at_limit = True
+                return
+            self._report.pauses += 1
+            resumed = await self._resume(workflow, pending)
+            if resumed is None:
+                return
+            workflow, result, pending = resumed
+
+    async def _resume(
+        self, paused: Workflow, pending: dict[str, WorkflowEvent[Any]]
+    ) -> tuple[Workflow, WorkflowRunResult | None, dict[str, WorkflowEvent[Any]]] | None:
+        """Restore a fresh instance from the pause, compare, and answer one request there."""
+        pause = self._report.pauses
+        checkpoint_id = await paused.resolve_pause_checkpoint_id(
+            list(pending), checkpoint_storage=self._storage
+        )
+        if checkpoint_id is None:
+            said = self._failed_saves.said
+            reason = said[-1] if said else "MAF saved none, and said nothing of why"
+            self._report.not_durable.append(NotDurable(pause, tuple(pending), reason))
+            return None
+        workflow = self._build()
+        restored = await self._run(workflow, checkpoint_id=checkpoint_id)
+        if restored is None:
+            return None
+        self._compare(pause, paused, workflow)
+        again = {str(e.request_id): e for e in _requests(restored)}
+        if set(pending) - set(again):
+            self._report.failures.append(
+                f"the restore from pause {pause} did not bring back requests "
+                f"{sorted(set(pending) - set(again))}"
+            )
+            return None
+        request_id = next(iter(pending))
+        event = again.pop(request_id)
+        try:
+            response, given = self._script.answer(event)
+        except _CannotAnswer as exc:
+            self._report.failures.append(str(exc))
+            return None
+        self._report.answered.append(
+            AnsweredRequest(
+                pause=pause,
+                request_id=request_id,
+                executor_id=str(event.source_executor_id),
+                request_type=type(event.data).__name__,
+                answer=_short.repr(response),
+                given=given,
+            )
+        )
+        result = await self._run(workflow, responses={request_id: response})
+        return workflow, result, again | {str(e.request_id): e for e in _requests(result)}
+
+    def _compare(self, pause: int, paused: Workflow, restored: Workflow) -> None:
+        """Note each executor whose own attributes the restore did not bring back."""
+        before, after = snapshot(paused), snapshot(restored)
+        for executor_id, executor in paused.executors.items():
+            names = lost_attributes(
+                before[executor_id],
+                after.get(executor_id, {}),
+                (self._fresh[0].get(executor_id, {}), self._fresh[1].get(executor_id, {})),
+            )
+            names = [n for n in names if (executor_id, n) not in self._lost]
+            if not names:
+                continue
+            self._lost |= {(executor_id, n) for n in names}
+            other = restored.executors.get(executor_id)
+            self._report.lost_state.append(
+                LostState(
+                    pause=pause,
+                    executor_id=executor_id,
+                    executor_class=type(executor).__qualname__,
+                    attributes=tuple(
+                        LostAttribute(n, _value_of(executor, n), _value_of(other, n)) for n in names
+                    ),
+                )
+            )
+
+    async def _run(
+        self, workflow: Workflow, message: Any = None, **kwargs: Any
+    ) -> WorkflowRunResult | None:
+        """One `run()` of `workflow` on the check's storage; None if it failed (reported)."""
+        self._failed_saves.said.clear()
+        try:
+            result: WorkflowRunResult = await workflow.run(
+                message, checkpoint_storage=self._storage, **kwargs
+            )
+        except InvalidAnswer:
+            raise
+        except Exception as exc:  # the workflow's own code failed: that is a finding
+            self._report.failures.append(
+                _failure(self._report.pauses, f"{type(exc).__name__}: {exc}")
+            )
+            return None
+        state = result.get_final_state()
+        self._report.final_state = state.name
+        self._report.outputs += [_plain(o) for o in result.get_outputs()]
+        failure = next((e for e in result if e.type == "failed"), None)
+        if failure is not None or state == WorkflowRunState.FAILED:
+            details = getattr(failure, "details", None)
+            message = getattr(details, "message", None) or "the workflow failed"
+            self._report.failures.append(_failure(self._report.pauses, message))
+            return None
+        return result
+
+    def _over(self, result: WorkflowRunResult) -> bool:
+        """Whether the workflow ended the run itself (`end_run`), whatever it still waits for."""
+        ended = any(e.type == END_EVENT for e in result)
+        self._report.ended_by_workflow = ended
+        return ended
+
+
+def _requests(result: WorkflowRunResult | None) -> list[WorkflowEvent[Any]]:
+    return list(result.get_request_info_events()) if result is not None else []
+
+
+def _value_of(executor: Any, name: str) -> str:
+    found = getattr(executor, "__dict__", {})
+    return _short.repr(found[name]) if name in found else "unset"
+
+
+def _failure(pause: int, message: str) -> str:
+    return f"{f'after pause {pause}' if pause else 'before the first pause'}: {message}"
+
+
+def _plain(output: Any) -> Any:
+    if isinstance(output, BaseModel):
+        return output.model_dump(mode="json")
+    return output.text if isinstance(output, AgentResponse) else output  # a handoff's agent turn
+
+
+def _typename(declared: Any) -> str:
+    return getattr(declared, "__name__", None) or repr(declared)
