@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from agent_framework import WorkflowEvent
-from agent_framework_orchestrations import HandoffAgentUserRequest
+from agent_framework import AgentExecutorResponse, WorkflowEvent
+from agent_framework_orchestrations import AgentRequestInfoResponse, HandoffAgentUserRequest
 from pydantic import BaseModel
 
 from executors.platform.adapters import (
@@ -39,6 +39,7 @@ from human.kinds import (
     QuestionAnswer,
     QuestionRequest,
     ReviewAnswer,
+    ReviewRequest,
     Routing,
     TakeoverAnswer,
     kind_of,
@@ -186,6 +187,79 @@ class UserTurns:
                 "resolver": "system",
             }
         )
+
+
+# an orchestration's review of an agent's reply -------------------------------------------------
+
+
+class AgentReviews:
+    """An orchestration built `.with_request_info(...)` pauses after an agent's reply: a `review`.
+
+    MAF's sequential, concurrent, group chat and Magentic builders ask for an
+    `AgentRequestInfoResponse`: none (the reply stands) or messages the agent goes on with.
+    Approve lets the reply stand; reject sends the person's reason as guidance and the agent
+    answers again; edit sends the person's version, which the agent is asked to take. The team
+    is the one `routes` give `AgentExecutorResponse` (or the agent's executor id), else the
+    policy's default.
+    """
+
+    name: ClassVar[str] = "agent_reviews"
+
+    def __init__(self, services: RunServices, *, routes: Mapping[RouteKey, Route]) -> None:
+        self._services = services
+        self._routes = routes
+
+    def accepts(self, event: WorkflowEvent[Any]) -> bool:
+        """An agent's reply held for a person (`with_request_info`)."""
+        return isinstance(event.data, AgentExecutorResponse) and (
+            event.response_type is AgentRequestInfoResponse
+        )
+
+    async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
+        """A review of the agent's reply, with the conversation that led to it."""
+        data: AgentExecutorResponse = event.data
+        agent = data.executor_id
+        route = Route()
+        for key in (AgentExecutorResponse, agent):
+            if key in self._routes:
+                route = self._routes[key].over(route)
+        return Ask(
+            ReviewRequest(
+                title=f"Review {agent}'s reply",
+                reason=f"The {agent} agent's reply waits for a person: let it stand, send it "
+                "back with guidance, or write the reply it should take.",
+                context=await scene.case(),
+                team=route.team or self._services.policy.default_team,
+                priority=route.priority or "normal",
+                expires_in_s=route.deadline_s,
+                escalation=list(route.escalation),
+                draft=data.agent_response.text,
+            ),
+            {"agent": agent},
+        )
+
+    async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
+        """The reply stands, or the agent goes on with the person's words."""
+        if isinstance(answer, TakeoverAnswer):
+            if answer.decision == "resolve":
+                return resolved(request, answer)
+            return Reply(AgentRequestInfoResponse.from_strings([returned_text(request, answer)]))
+        assert isinstance(answer, ReviewAnswer)
+        if answer.decision == "reject":
+            words = str(answer.reason)
+            said = f"{request.answered_by} sent your reply back: {words}"
+        elif answer.decision == "edit":
+            words = answer.content if isinstance(answer.content, str) else str(answer.content)
+            said = f"{request.answered_by} rewrote your reply; take this as your reply: {words}"
+        elif answer.decision == "approve":
+            return Reply(AgentRequestInfoResponse.approve())
+        else:  # never read a deadline as a person's approval
+            raise RuntimeError(
+                f"request {request.id} ({request.title}) {answer.decision} before anyone "
+                "reviewed the reply: the run cannot go on"
+            )
+        scene.note({"type": "message", "role": "user", "by": request.answered_by, "text": words})
+        return Reply(AgentRequestInfoResponse.from_strings([said]))
 
 
 # any other typed request ------------------------------------------------------------------------

@@ -105,6 +105,19 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         ],
         "allocation: 4 gpu from pool; policy approved: within budget",
     ),
+    "concurrent_review": (
+        {"product": "Baton"},
+        [
+            (titled("Review analyst"), {"decision": "reject", "reason": "mention the price"}),
+            (titled("book_budget"), {"decision": "approve"}),
+            (titled("Review analyst"), {"decision": "approve"}),
+        ],
+        {
+            "agent": "planner",
+            "text": "Market note, revised: ada sent your reply back: mention the price"
+            "Budget: booked 1200.00 EUR",
+        },
+    ),
 }
 
 

@@ -1,11 +1,13 @@
 """Workflows written the plain-MAF way (no Baton kinds, no adapters), each registered on Baton.
 
-Six shapes of MAF's own human-in-the-loop samples: a repeated question loop (`guessing`), a typed
+The shapes of MAF's own human-in-the-loop samples: a repeated question loop (`guessing`), a typed
 dataclass answer (`typed_review`), a checkpoint/resume sample whose state lives in checkpoint
 hooks and shared state (`checkpointed`), a tool approval on a plain agent in a sequential
-orchestration (`sequential_approval`), a handoff that waits for the user (`handoff_input`), and
-parallel requests from a sub-workflow (`sub_workflow`). Each module is MAF code plus its
-`register(...)` (and the scripted model's play, where an agent needs one).
+orchestration (`sequential_approval`), a handoff that waits for the user (`handoff_input`),
+parallel requests from a sub-workflow (`sub_workflow`), and a concurrent orchestration holding one
+agent's reply for review while another's tool call waits for approval (`concurrent_review`). Each
+module is MAF code plus its `register(...)` (and the scripted model's play, where an agent needs
+one).
 """
 
 MODULES = ",".join(
@@ -17,5 +19,6 @@ MODULES = ",".join(
         "sequential_approval",
         "handoff_input",
         "sub_workflow",
+        "concurrent_review",
     )
 )

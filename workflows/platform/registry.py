@@ -69,12 +69,18 @@ class WorkflowSpec:
 
         Baton's own kind models; MAF's tool approvals of the workflow's agents; a handoff's turns
         of the user (to the team `routes` give `HandoffAgentUserRequest`, or the policy's
-        default); and last, any other typed request, as an `input` request for people: a
+        default); an orchestration's hold on an agent's reply (`with_request_info`) as a review;
+        and last, any other typed request, as an `input` request for people: a
         workflow needs no adapter of its own.
         """
         from agent_framework_orchestrations import HandoffAgentUserRequest
 
-        from executors.platform.builtin_adapters import Kinds, TypedInputs, UserTurns
+        from executors.platform.builtin_adapters import (
+            AgentReviews,
+            Kinds,
+            TypedInputs,
+            UserTurns,
+        )
         from executors.platform.tool_adapters import AgentToolApprovals
 
         turns = self.routes.get(HandoffAgentUserRequest)
@@ -83,6 +89,7 @@ class WorkflowSpec:
             Kinds(),
             AgentToolApprovals(services, workflow),
             UserTurns(services, team=(turns and turns.team) or services.policy.default_team),
+            AgentReviews(services, routes=self.routes),
             TypedInputs(services, workflow=self.name, routes=self.routes),
         ]
 
