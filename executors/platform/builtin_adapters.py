@@ -11,11 +11,17 @@ agent replied to the user and waits for them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agent_framework import AgentExecutorResponse, WorkflowEvent
-from agent_framework_orchestrations import AgentRequestInfoResponse, HandoffAgentUserRequest
+from agent_framework_orchestrations import (
+    AgentRequestInfoResponse,
+    HandoffAgentUserRequest,
+    MagenticPlanReviewRequest,
+    MagenticPlanReviewResponse,
+)
 from pydantic import BaseModel
 
 from executors.platform.adapters import (
@@ -192,14 +198,43 @@ class UserTurns:
 # an orchestration's review of an agent's reply -------------------------------------------------
 
 
-class AgentReviews:
-    """An orchestration built `.with_request_info(...)` pauses after an agent's reply: a `review`.
+@dataclass(frozen=True)
+class _Held:
+    """One kind of MAF orchestration pause on an agent's output, and how to answer it."""
 
-    MAF's sequential, concurrent, group chat and Magentic builders ask for an
-    `AgentRequestInfoResponse`: none (the reply stands) or messages the agent goes on with.
-    Approve lets the reply stand; reject sends the person's reason as guidance and the agent
-    answers again; edit sends the person's version, which the agent is asked to take. The team
-    is the one `routes` give `AgentExecutorResponse` (or the agent's executor id), else the
+    what: str
+    draft: Callable[[Any], str]
+    agent: Callable[[WorkflowEvent[Any]], str]
+    approve: Callable[[], Any]
+    revise: Callable[[str], Any]
+
+
+_HELD: dict[type, _Held] = {
+    AgentExecutorResponse: _Held(
+        what="reply",
+        draft=lambda data: data.agent_response.text,
+        agent=lambda event: str(event.data.executor_id),
+        approve=AgentRequestInfoResponse.approve,
+        revise=lambda text: AgentRequestInfoResponse.from_strings([text]),
+    ),
+    MagenticPlanReviewRequest: _Held(
+        what="plan",
+        draft=lambda data: data.plan.text,
+        agent=lambda event: str(event.source_executor_id),
+        approve=MagenticPlanReviewResponse.approve,
+        revise=MagenticPlanReviewResponse.revise,
+    ),
+}
+
+
+class AgentReviews:
+    """An orchestration holds an agent's output for a person: a `review` of it.
+
+    MAF's sequential, concurrent and group chat builders `.with_request_info(...)` hold an
+    agent's reply (answered by an `AgentRequestInfoResponse`); Magentic's plan review holds the
+    manager's plan (a `MagenticPlanReviewResponse`). Approve lets it stand; reject sends the
+    person's reason back as guidance, edit the person's version, and the agent goes on from
+    them. The team is the one `routes` give the held type (or the agent's executor id), else the
     policy's default.
     """
 
@@ -210,56 +245,55 @@ class AgentReviews:
         self._routes = routes
 
     def accepts(self, event: WorkflowEvent[Any]) -> bool:
-        """An agent's reply held for a person (`with_request_info`)."""
-        return isinstance(event.data, AgentExecutorResponse) and (
-            event.response_type is AgentRequestInfoResponse
-        )
+        """An agent's reply or plan held for a person."""
+        return type(event.data) in _HELD
 
     async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
-        """A review of the agent's reply, with the conversation that led to it."""
-        data: AgentExecutorResponse = event.data
-        agent = data.executor_id
+        """A review of the held output, with the conversation that led to it."""
+        held = _HELD[type(event.data)]
+        agent = held.agent(event)
         route = Route()
-        for key in (AgentExecutorResponse, agent):
+        for key in (type(event.data), agent):
             if key in self._routes:
                 route = self._routes[key].over(route)
         return Ask(
             ReviewRequest(
-                title=f"Review {agent}'s reply",
-                reason=f"The {agent} agent's reply waits for a person: let it stand, send it "
-                "back with guidance, or write the reply it should take.",
+                title=f"Review {agent}'s {held.what}",
+                reason=f"The {agent} agent's {held.what} waits for a person: let it stand, send "
+                f"it back with guidance, or write the {held.what} it should take.",
                 context=await scene.case(),
                 team=route.team or self._services.policy.default_team,
                 priority=route.priority or "normal",
                 expires_in_s=route.deadline_s,
                 escalation=list(route.escalation),
-                draft=data.agent_response.text,
+                draft=held.draft(event.data),
             ),
-            {"agent": agent},
+            {"agent": agent, "held": held.what},
         )
 
     async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
-        """The reply stands, or the agent goes on with the person's words."""
+        """The output stands, or the agent goes on with the person's words."""
+        held = next(h for h in _HELD.values() if h.what == origin_of(request).get("held"))
         if isinstance(answer, TakeoverAnswer):
             if answer.decision == "resolve":
                 return resolved(request, answer)
-            return Reply(AgentRequestInfoResponse.from_strings([returned_text(request, answer)]))
+            return Reply(held.revise(returned_text(request, answer)))
         assert isinstance(answer, ReviewAnswer)
+        if answer.decision == "approve":
+            return Reply(held.approve())
         if answer.decision == "reject":
             words = str(answer.reason)
-            said = f"{request.answered_by} sent your reply back: {words}"
+            said = f"{request.answered_by} sent your {held.what} back: {words}"
         elif answer.decision == "edit":
             words = answer.content if isinstance(answer.content, str) else str(answer.content)
-            said = f"{request.answered_by} rewrote your reply; take this as your reply: {words}"
-        elif answer.decision == "approve":
-            return Reply(AgentRequestInfoResponse.approve())
+            said = f"{request.answered_by} rewrote your {held.what}; take this instead: {words}"
         else:  # never read a deadline as a person's approval
             raise RuntimeError(
                 f"request {request.id} ({request.title}) {answer.decision} before anyone "
-                "reviewed the reply: the run cannot go on"
+                f"reviewed the {held.what}: the run cannot go on"
             )
         scene.note({"type": "message", "role": "user", "by": request.answered_by, "text": words})
-        return Reply(AgentRequestInfoResponse.from_strings([said]))
+        return Reply(held.revise(said))
 
 
 # any other typed request ------------------------------------------------------------------------
