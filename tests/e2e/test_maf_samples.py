@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from html import unescape
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.harness import Server, baton_server, eventually
+from tests.pages import PAGE_ENV, signed_in
 from tests.samples import MODULES
 from tests.samples import sequential_approval as database
 
@@ -337,3 +339,30 @@ async def test_a_rejected_plain_tool_call_does_not_run_and_the_model_hears_why(
     assert rejected.status_code == 200
     assert database.EXECUTED == []
     assert done["output"]["text"] == "Done: Rejected by fay: never delete orders"
+
+
+async def test_every_sample_s_pages_show_its_run_and_its_first_request(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> None:
+    seen: dict[str, tuple[int, int, str, str]] = {}
+    env = {**ENV, **PAGE_ENV}
+    async with (
+        baton_server(db_url, tokens, server_log, env) as server,
+        signed_in(server, "ada", passwords["ada"]) as client,
+    ):
+        for workflow, (run_input, steps, _) in SAMPLES.items():
+            run = await server.start_run({"workflow": workflow, "input": run_input})
+            pending = await open_request(server, run["id"], steps[0][0])
+            run_page = await client.http.get(f"/runs/{run['id']}")
+            request_page = await client.http.get(f"/requests/{pending['id']}")
+            seen[workflow] = (
+                run_page.status_code,
+                request_page.status_code,
+                request_page.text,
+                pending["title"],
+            )
+
+    for workflow, (run_status, request_status, html, title) in seen.items():
+        assert (run_status, request_status) == (200, 200), workflow
+        assert html.count('method="post"') >= 1, workflow
+        assert title in unescape(html), workflow
