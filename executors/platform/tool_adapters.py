@@ -33,15 +33,18 @@ from executors.platform.tool_gate import GatedTool, Verdict, approval_request, j
 from executors.platform.transcript import as_text, tool_result
 from human.kinds import (
     ApprovalAnswer,
+    InputAnswer,
+    InputRequest,
     QuestionAnswer,
     QuestionRequest,
     ReviewAnswer,
     ReviewRequest,
     TakeoverAnswer,
 )
-from human.policy import Decision
+from human.policy import Decision, Route
 from human.records import HumanRequest
 from human.requests import origin_of
+from human.typed import describe
 
 # tool calls handed to Baton -------------------------------------------------------------------
 
@@ -493,3 +496,68 @@ class AgentToolApprovals(ToolApprovals):
 
     def __init__(self, services: RunServices, workflow: Workflow) -> None:
         super().__init__(services, [GatedTool.of(t) for t in tools_of(workflow).values()])
+
+
+class HostCallInputs:
+    """A call of any agent's declaration-only tool (`FunctionTool(func=None)`): a person runs it.
+
+    MAF hands such a call back to its host; on Baton the host is a person, asked with an `input`
+    request (the tool, its description and arguments shown; the answer is the call's result as
+    text) routed like any typed request, and the model gets their answer as the tool's result.
+    Tools with a handler of the workflow's own (`HostCalls`) are not asked here.
+    """
+
+    name: ClassVar[str] = "host_call_inputs"
+
+    def __init__(self, services: RunServices, workflow: Workflow, *, route: Route) -> None:
+        self._services = services
+        self._tools = tools_of(workflow)
+        self._route = route
+
+    def accepts(self, event: WorkflowEvent[Any]) -> bool:
+        """A `function_call` handed back to the host."""
+        data = event.data
+        return isinstance(data, Content) and data.type == "function_call" and bool(data.name)
+
+    async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
+        """Ask for the call's result."""
+        data: Content = event.data
+        call = ToolCall(
+            call_id=str(data.call_id),
+            name=str(data.name),
+            arguments=data.parse_arguments() or {},
+            agent=str(event.source_executor_id),
+        )
+        found = self._tools.get(call.name)
+        described = (found.description if found is not None else "") or ""
+        route = self._route
+        request = InputRequest(
+            title=f"{call.agent} needs the result of {call.name}",
+            reason=f"The {call.agent} agent called {call.name}, which people carry out here: "
+            "do it and give its result; the agent goes on with what you write.",
+            context={
+                "tool": call.name,
+                **({"what it does": described} if described else {}),
+                "arguments": call.arguments,
+                **await scene.case(),
+            },
+            team=route.team or self._services.policy.default_team,
+            priority=route.priority or "normal",
+            expires_in_s=route.deadline_s,
+            escalation=list(route.escalation),
+            data=call.arguments,
+            request_type=f"tool:{call.name}",
+            answer_schema={"type": "string", "title": "Result"},
+            answer_type=describe(str),
+        )
+        return Ask(request, _call_origin(call))
+
+    async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
+        """The person's answer as the call's result."""
+        call = _call_of(origin_of(request))
+        if isinstance(answer, TakeoverAnswer):
+            return handed_back(call, request, answer, scene)
+        if isinstance(answer, InputAnswer) and answer.decision == "answer":
+            return result_reply(call, str(answer.answer), scene)
+        ended = getattr(answer, "decision", "ended")
+        return result_reply(call, f"Nobody carried out {call.name} ({ended}).", scene)

@@ -120,6 +120,11 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             "Budget: booked 1200.00 EUR",
         },
     ),
+    "declaration_only": (
+        {"question": "Will it rain today?"},
+        [(titled("needs the result of get_user_location"), answer("Lisbon"))],
+        {"agent": "WeatherBot", "text": "It is sunny in Lisbon today."},
+    ),
 }
 
 

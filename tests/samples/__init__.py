@@ -5,7 +5,8 @@ dataclass answer (`typed_review`), a checkpoint/resume sample whose state lives 
 hooks and shared state (`checkpointed`), a tool approval on a plain agent in a sequential
 orchestration (`sequential_approval`), a handoff that waits for the user (`handoff_input`),
 parallel requests from a sub-workflow (`sub_workflow`), and a concurrent orchestration holding one
-agent's reply for review while another's tool call waits for approval (`concurrent_review`). Each
+agent's reply for review while another's tool call waits for approval (`concurrent_review`), and a
+declaration-only tool a person carries out (`declaration_only`). Each
 module is MAF code plus its `register(...)` (and the scripted model's play, where an agent needs
 one).
 """
@@ -20,5 +21,6 @@ MODULES = ",".join(
         "handoff_input",
         "sub_workflow",
         "concurrent_review",
+        "declaration_only",
     )
 )

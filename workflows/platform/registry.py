@@ -69,10 +69,12 @@ class WorkflowSpec:
 
         Baton's own kind models; MAF's tool approvals of the workflow's agents; a handoff's turns
         of the user (to the team `routes` give `HandoffAgentUserRequest`, or the policy's
-        default); an orchestration's hold on an agent's reply (`with_request_info`) as a review;
+        default); a call of a declaration-only tool, for a person to carry out; an orchestration's
+        hold on an agent's reply (`with_request_info`) as a review;
         and last, any other typed request, as an `input` request for people: a
         workflow needs no adapter of its own.
         """
+        from agent_framework import Content
         from agent_framework_orchestrations import HandoffAgentUserRequest
 
         from executors.platform.builtin_adapters import (
@@ -81,7 +83,7 @@ class WorkflowSpec:
             TypedInputs,
             UserTurns,
         )
-        from executors.platform.tool_adapters import AgentToolApprovals
+        from executors.platform.tool_adapters import AgentToolApprovals, HostCallInputs
 
         turns = self.routes.get(HandoffAgentUserRequest)
         return [
@@ -90,6 +92,7 @@ class WorkflowSpec:
             AgentToolApprovals(services, workflow),
             UserTurns(services, team=(turns and turns.team) or services.policy.default_team),
             AgentReviews(services, routes=self.routes),
+            HostCallInputs(services, workflow, route=self.routes.get(Content) or Route()),
             TypedInputs(services, workflow=self.name, routes=self.routes),
         ]
 
