@@ -7,29 +7,21 @@ the run (four-eyes), lee answers it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.async_api import Page, expect
 
 from tests.browser.conftest import PageAs
-from tests.harness import Server, baton_server
-from tests.pages import PAGE_ENV
+from tests.harness import Server
 
 STATUS = "[role=status]"
 REVIEW = {"workflow": "typed_review", "input": {"title": "Spring launch post"}}
 
 
 @pytest.fixture
-async def server(
-    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
-) -> AsyncIterator[Server]:
-    """The app with the page tests' secret, serving the typed_review sample too."""
-    env = PAGE_ENV | {"BATON_WORKFLOWS": "tests.samples.typed_review"}
-    async with baton_server(db_url, tokens, server_log, env) as running:
-        yield running
+def server(samples_server: Server) -> Server:
+    return samples_server
 
 
 async def waiting_review(server: Server) -> tuple[dict[str, Any], dict[str, Any]]:
