@@ -95,7 +95,7 @@ def label(name: str, title: Any = None) -> str:
 def option_label(value: Any) -> str:
     """What a person calls one value of a choice: `needs_work` -> `Needs work`, `true` -> `Yes`.
 
-    Short codes (`xl`, `A`) and values that are not words stay as they are.
+    Values that are not lower-case words (`XL`, `A-1`, `3`) stay as they are.
     """
     if value is True:
         return "Yes"
@@ -104,7 +104,7 @@ def option_label(value: Any) -> str:
     if value is None:
         return "None"
     text = str(value)
-    if len(text) <= 2 or not re.fullmatch(r"[a-z][a-z0-9]*(?:[ _-][a-z0-9]+)*", text):
+    if not re.fullmatch(r"[a-z][a-z0-9]*(?:[ _-][a-z0-9]+)*", text):
         return text
     words = re.split(r"[ _-]", text)
     return " ".join([words[0].capitalize(), *words[1:]])
