@@ -243,3 +243,27 @@ def _text_words(schema: dict[str, Any]) -> str:
     if isinstance(schema.get("pattern"), str):
         words += f" matching {schema['pattern']}"
     return words
+
+
+def example(schema: dict[str, Any], root: dict[str, Any] | None = None) -> Any:
+    """A small value that fits `schema`: its required fields only, each at its simplest."""
+    root = root if root is not None else schema
+    found = resolve(schema, root).schema
+    if "default" in found and found["default"] is not None:
+        return found["default"]
+    if "enum" in found and found["enum"]:
+        return found["enum"][0]
+    if "const" in found:
+        return found["const"]
+    kind = json_type(found)
+    if kind == "object":
+        props = found.get("properties", {})
+        return {n: example(props[n], root) for n in found.get("required", ()) if n in props}
+    if kind in ("integer", "number"):
+        low = _first(found, "minimum", "exclusiveMinimum")
+        if low is None:
+            return 0
+        start = low[1] if low[0] == "minimum" else low[1] + 1
+        return int(start) if kind == "integer" or float(start).is_integer() else start
+    simple: dict[str, Any] = {"boolean": True, "string": "text", "array": [], "null": None}
+    return simple.get(kind, "text")

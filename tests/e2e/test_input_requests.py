@@ -6,13 +6,19 @@ dataclass, `checkpointed` with a `bool`.
 
 from __future__ import annotations
 
+import asyncio
 import html
+import json
+import os
 import re
+import shlex
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
-from tests.harness import Server, types_of
+from tests.harness import Server, stored_run, types_of
 from tests.pages import signed_in
 
 REVIEW = {"workflow": "typed_review", "input": {"title": "Spring launch post"}}
@@ -137,3 +143,74 @@ async def test_a_yes_or_no_page_asks_the_question_once_and_chooses_for_no_one(
     done = await server.wait_for_run(run["id"], status="completed")
     assert done["output"] == "1.2 stopped at step 1"
     assert done["requests"][0]["answer"] == {"decision": "answer", "answer": False}
+
+
+# the CLI ------------------------------------------------------------------------------------
+
+
+async def baton(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`baton ARGS` in a child process on `db_url`, serving the typed_review sample."""
+    env = os.environ | {
+        "BATON_DATABASE_URL": db_url,
+        "BATON_WORKFLOWS": "tests.samples.typed_review",
+        "BATON_LOG_LEVEL": "WARNING",
+    }
+    command = [sys.executable, "-m", "baton", *args]
+    return await asyncio.to_thread(
+        subprocess.run, command, capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+
+
+async def test_the_cli_says_what_an_input_answer_must_be_and_refuses_one_that_is_not(
+    db_url: str, tokens: dict[str, str]
+) -> None:
+    started = await baton(db_url, "run", "typed_review", "--input", json.dumps(REVIEW["input"]))
+    assert started.returncode == 0, started.stderr
+    run = json.loads(started.stdout)
+    [pending] = run["pending_requests"]
+
+    shown = await baton(db_url, "requests", "show", pending["id"])
+    assert shown.returncode == 0, shown.stderr
+    for line in (
+        "  author:",
+        "    team: writers",
+        "The answer must be an object with these fields:",
+        '  verdict (required): one of "publish", "revise", "drop"',
+        "  score (required): a whole number from 1 to 5",
+        "  tags: a list of text values",
+        "  followup: null, or an object with these fields:",
+        "    due_in_days: a whole number from 1 to 30 (default: 7)",
+    ):
+        assert line in shown.stdout.splitlines(), (line, shown.stdout)
+
+    refused = await baton(
+        db_url,
+        "requests",
+        "answer",
+        pending["id"],
+        "--as",
+        "lee",
+        "--answer",
+        '{"verdict": "publish", "score": 9}',
+    )
+    assert refused.returncode == 2, refused.stdout
+    assert "answer.score: Input should be less than or equal to 5" in refused.stderr
+    not_json = await baton(
+        db_url, "requests", "answer", pending["id"], "--as", "lee", "--answer", "{verdict: x}"
+    )
+    assert not_json.returncode == 2
+    assert "--answer" in not_json.stderr
+    still = json.loads((await baton(db_url, "requests", "show", "--json", pending["id"])).stdout)
+    assert (still["status"], still["answer"]) == ("pending", None)
+    assert (await stored_run(db_url, run["id"]))["status"] == "waiting"
+
+    # the example `show` gives is an answer that fits
+    [example] = [line for line in shown.stdout.splitlines() if "--answer" in line]
+    given = shlex.split(example.replace("--as NAME", "--as lee"))
+    assert given[:3] == ["baton", "requests", "answer"]
+    answered = await baton(db_url, *given[1:])
+    assert answered.returncode == 0, answered.stderr
+    assert json.loads(answered.stdout)["outcome"] == "closed"
+    done = await stored_run(db_url, run["id"])
+    assert done["status"] == "completed"
+    assert (done["output"]["verdict"], done["output"]["score"]) == ("publish", 1)
