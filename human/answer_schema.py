@@ -33,7 +33,7 @@ class Resolved:
 def resolve(schema: dict[str, Any], root: dict[str, Any]) -> Resolved:
     """Follow `$ref`s (against `root`) and read `anyOf: [X, {type: null}]` (an optional X) as X.
 
-    A union of several concrete types stays a union (its `anyOf` dropped), marked nullable.
+    A union of several concrete types is read as any value (its `anyOf` dropped).
     """
     nullable = False
     for _ in range(8):
@@ -51,7 +51,8 @@ def resolve(schema: dict[str, Any], root: dict[str, Any]) -> Resolved:
                 rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
                 schema = {**concrete[0], **rest}
                 continue
-            return Resolved({k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}, True)
+            rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
+            return Resolved(rest, nullable)
         break
     return Resolved(schema, nullable)
 
@@ -164,6 +165,11 @@ def describe(
 
 
 def _describe(schema: dict[str, Any], root: dict[str, Any], indent: str, at: str) -> list[str]:
+    branches = schema.get("anyOf") or schema.get("oneOf") or []
+    concrete = [b for b in branches if b.get("type") != "null"]
+    if len(concrete) > 1:  # a union: each of its types in a phrase
+        either = " or ".join(_inline(b, root, plural=False) for b in concrete)
+        return [f"null, or {either}" if len(concrete) < len(branches) else either]
     found = resolve(schema, root)
     head, fields = _shape(found.schema, root)
     if found.nullable:
@@ -205,12 +211,15 @@ def _shape(schema: dict[str, Any], root: dict[str, Any]) -> tuple[str, dict[str,
     return _scalar(schema, kind), {}
 
 
-def _inline(schema: dict[str, Any], root: dict[str, Any]) -> str:
-    """A nested type in a phrase (a list's items, a map's values)."""
+def _inline(schema: dict[str, Any], root: dict[str, Any], *, plural: bool = True) -> str:
+    """A nested type in a phrase: a list's items, a map's values (`plural`), a union's types."""
     found = resolve(schema, root).schema
     if json_type(found) == "object" and found.get("properties"):
-        return "objects with fields " + ", ".join(found["properties"])
+        fields = ", ".join(found["properties"])
+        return f"objects with fields {fields}" if plural else f"an object with fields {fields}"
     text, _ = _shape(found, root)
+    if not plural:
+        return text
     return {"text": "text values", "true or false": "true or false values"}.get(text, text)
 
 
@@ -234,7 +243,9 @@ def _text_words(schema: dict[str, Any]) -> str:
     formats = {"date": "a date (YYYY-MM-DD)", "date-time": "a date and time (ISO 8601)"}
     words = formats.get(str(schema.get("format")), "text")
     low, high = schema.get("minLength"), schema.get("maxLength")
-    if isinstance(low, int) and isinstance(high, int):
+    if isinstance(low, int) and low == high:
+        words += f" of {low} characters"
+    elif isinstance(low, int) and isinstance(high, int):
         words += f" of {low} to {high} characters"
     elif isinstance(high, int):
         words += f" of at most {high} characters"
@@ -249,9 +260,9 @@ def example(schema: dict[str, Any], root: dict[str, Any] | None = None) -> Any:
     """A small value that fits `schema`: its required fields only, each at its simplest."""
     root = root if root is not None else schema
     found = resolve(schema, root).schema
-    if "default" in found and found["default"] is not None:
+    if found.get("default") is not None:
         return found["default"]
-    if "enum" in found and found["enum"]:
+    if found.get("enum"):
         return found["enum"][0]
     if "const" in found:
         return found["const"]
