@@ -206,7 +206,7 @@ def _field(
         control="text",
         kind=kind,
         required=required,
-        help=schema.get("description"),
+        help=_plain_words(schema.get("description")),
         error=errors.get(path),
         if_filled=required and within_skippable,
     )
@@ -261,6 +261,17 @@ def _field(
         return replace(base, control="textarea", value=_shown(value, raw, typed))
     text = "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
     return replace(base, control="json", value=text if raw is None else typed or "")
+
+
+def _plain_words(description: Any) -> str | None:
+    """A schema's description as help for people: its first paragraph, without code quotes.
+
+    Descriptions are often a class's docstring, written for developers.
+    """
+    if not isinstance(description, str) or not description.strip():
+        return None
+    first = description.strip().split("\n\n", 1)[0]
+    return " ".join(first.replace("`", "").split())
 
 
 def _long_text(schema: dict[str, Any]) -> bool:

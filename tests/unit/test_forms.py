@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -457,6 +458,21 @@ def test_a_yes_or_no_answer_is_two_choices_neither_made_for_the_person() -> None
     with pytest.raises(InvalidAnswer) as refused:
         validate_answer(request, nothing)
     assert refused.value.errors[0]["loc"] == ["answer"]
+
+
+def test_help_from_a_docstring_is_its_first_paragraph_in_plain_words() -> None:
+    @dataclass
+    class Grade:
+        """Grade the draft; `A` is best.
+
+        Args:
+            mark: The mark.
+        """
+
+        mark: Literal["A", "B"]
+
+    [form] = answer_forms(an_input(Grade))
+    assert form.help == "Grade the draft; A is best."
 
 
 def test_a_text_answer_is_one_line_and_a_list_of_choices_a_select() -> None:
