@@ -14,6 +14,7 @@ initial values. Each control carries the schema's limits as HTML hints (`require
 with the values kept.
 
 An `input` request whose answer is an object shows that object's fields as the form's own.
+
 Field names are dotted paths (`arguments.amount`): the same path an error's `loc` names. A value
 that does not parse as its type (`"x"` for a number) is passed on as the text it is, so the one
 validation that decides reports it; only text meant as JSON that is not JSON is refused here.
