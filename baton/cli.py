@@ -15,11 +15,12 @@ from baton import failpoints
 from baton.check import check_workflow
 from baton.errors import BatonError, TokenNotFound, UserNotFound
 from baton.observability import configure_telemetry
+from baton.request_text import answer_value, request_text
 from baton.settings import Settings
 from baton.telemetry import configure_logging
 from baton.wiring import Parts, open_parts, prepare
 from human.policy import load_policy
-from human.records import NewEvent
+from human.records import HumanRequest, NewEvent
 from human.store.base import RequestFilter
 from workflows.platform import registry
 from workflows.platform.check import CheckReport
@@ -424,36 +425,51 @@ def requests_list(status: str | None, team: str | None, kind: str | None, limit:
 
 @requests.command("show")
 @click.argument("request_id")
-def requests_show(request_id: str) -> None:
-    """Show one request as JSON."""
+@click.option("--json", "as_json", is_flag=True, help="The whole record as JSON.")
+def requests_show(request_id: str, as_json: bool) -> None:
+    """Show one request: what is asked, its context, and what the answer must be."""
     settings = _settings()
 
-    async def work(parts: Parts) -> dict[str, Any]:
-        request = await parts.requests.get(request_id)
-        return dict(request.model_dump(mode="json"))
+    async def work(parts: Parts) -> HumanRequest:
+        return await parts.requests.get(request_id)
 
-    _echo_json(_run(_with_parts(settings, work)))
+    request = _run(_with_parts(settings, work))
+    if as_json:
+        _echo_json(request.model_dump(mode="json"))
+    else:
+        _say("\n".join(request_text(request)))
 
 
 @requests.command("answer")
 @click.argument("request_id")
-@click.option("--decision", required=True)
+@click.option("--decision", default=None, help="approve, edit, reject, answer, ... (see show).")
 @click.option("--as", "actor", required=True, help="The person answering (a Baton user).")
 @click.option("--body", "body_json", default="{}", help="Other answer fields as JSON.")
-def requests_answer(request_id: str, decision: str, actor: str, body_json: str) -> None:
+@click.option(
+    "--answer",
+    "answer_json",
+    default=None,
+    help="The answer's value as JSON (decision answer); plain text where the answer is text.",
+)
+def requests_answer(
+    request_id: str, decision: str | None, actor: str, body_json: str, answer_json: str | None
+) -> None:
     """Answer a request as a person, then drive its run on."""
     settings = _settings()
     extra = _json_option("--body", body_json)
     if not isinstance(extra, dict):
         raise click.BadParameter("--body must be a JSON object")
+    if decision is None and answer_json is None:
+        raise click.UsageError("give --decision, or --answer for an answer")
 
     async def work(parts: Parts) -> dict[str, Any]:
         user = await parts.store.get_user(actor)
         if user is None:
             raise UserNotFound(f"no user {actor}")
-        result = await parts.requests.respond(
-            request_id, extra | {"decision": decision}, responder=user
-        )
+        body = extra | {"decision": decision or "answer"}
+        if answer_json is not None:
+            body["answer"] = answer_value(await parts.requests.get(request_id), answer_json)
+        result = await parts.requests.respond(request_id, body, responder=user)
         await parts.worker.run_until_idle()
         return {
             "outcome": result.outcome,

@@ -41,6 +41,7 @@ from human.access import (
     release_scope,
     viewer_of,
 )
+from human.answer_schema import answer_schema
 from human.kinds import KINDS, Kind
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
 from human.routing import blocks
@@ -400,8 +401,7 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
 
 def _typed_answer(request: HumanRequest, value: Any) -> Any:
     """An input's answer as a value of the workflow's type, or `InvalidAnswer` naming the field."""
-    root = request.response_schema
-    schema = {**root.get("properties", {}).get("answer", {}), "$defs": root.get("$defs", {})}
+    schema = answer_schema(request)
     canonical, problems = typed.check(request.payload.get("answer_type"), schema, value)
     if problems:
         errors = [_err(["answer", *loc], msg) for loc, msg in problems]

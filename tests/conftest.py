@@ -28,6 +28,7 @@ from baton import devpg
 from human.store import open_store
 from tests.harness import SERVING, Server, baton_server, seed
 from tests.pages import PAGE_ENV, demo_passwords
+from tests.samples import MODULES as SAMPLES
 
 T = TypeVar("T")
 
@@ -142,4 +143,14 @@ async def page_server(
 ) -> AsyncIterator[Server]:
     """The app with a known BATON_SECRET_KEY (tests.pages) and the demo passwords set."""
     async with baton_server(db_url, tokens, server_log, PAGE_ENV) as running:
+        yield running
+
+
+@pytest.fixture
+async def samples_server(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> AsyncIterator[Server]:
+    """`page_server` that also serves the plain-MAF sample workflows (`tests/samples/`)."""
+    env = PAGE_ENV | {"BATON_WORKFLOWS": SAMPLES}
+    async with baton_server(db_url, tokens, server_log, env) as running:
         yield running

@@ -1,13 +1,19 @@
 """HTML forms from JSON Schema, and form posts back to JSON: answers and run inputs.
 
 A request's `response_schema` (its kind's answer model, with an approval's `arguments` replaced by
-the tool's own schema) and a workflow's input schema are turned into `Field`s, one control per
-property with its type: a number input for numbers, a select or radio group for an enum, a checkbox
-for a boolean, a text input or text area for a string, a fieldset for an object with properties
-(an approval edit's `arguments`), and a JSON text area for anything free-form. Each control carries
-the schema's limits as HTML hints (`required`, `min`, `max`, `step`, `minlength`, `maxlength`,
-`pattern`) so a browser can help; the server stays the judge (`RequestService.respond`,
-`Runtime.start`), and its errors come back next to the field they name, with the values kept.
+the tool's own schema, an input's `answer` by the workflow's answer type) and a workflow's input
+schema are turned into `Field`s, one control per property with its type: a number input for
+numbers (its limits said in words too), a radio group or select for an enum (its values in words),
+a Yes/No radio pair for a boolean (a choice made, never an unticked box read as "no"), a text input
+or text area for a string, one-per-line text for a list of plain values, a fieldset for an object
+with properties (an optional one may be left empty: none), and a JSON text area for anything
+free-form. Labels come from the schema's titles (`human.answer_schema.label`); defaults are the
+initial values. Each control carries the schema's limits as HTML hints (`required`, `min`, `max`,
+`step`, `minlength`, `maxlength`, `pattern`) so a browser can help; the server stays the judge
+(`RequestService.respond`, `Runtime.start`), and its errors come back next to the field they name,
+with the values kept.
+
+An `input` request whose answer is an object shows that object's fields as the form's own.
 
 Field names are dotted paths (`arguments.amount`): the same path an error's `loc` names. A value
 that does not parse as its type (`"x"` for a number) is passed on as the text it is, so the one
@@ -23,12 +29,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from baton.errors import InvalidAnswer, InvalidInput
+from human.answer_schema import Resolved, bounds, json_type, label, option_label, resolve
 from human.kinds import KINDS
 from human.records import HumanRequest
 
-Control = Literal[
-    "text", "textarea", "number", "select", "radio", "checkbox", "json", "lines", "fieldset"
-]
+Control = Literal["text", "textarea", "number", "select", "radio", "json", "lines", "fieldset"]
 
 RADIO_MAX: Final = 4  # enums with at most this many options are radio groups, longer ones selects
 _FORMATS: Final = {"email": "email", "uri": "url", "date": "date"}
@@ -41,6 +46,8 @@ DECISION_LABELS: Final = {
     "resolve": "Resolve",
     "return": "Return to the agent",
 }
+SUBMIT_LABELS: Final = {"edit": "Send edit", "answer": "Send answer"}
+INPUT_HELP: Final = "The workflow goes on with your answer."
 DECISION_HELP: Final = {
     "approve": "Let the proposed action run as it is.",
     "edit": "Change the arguments; the policy checks the changed call again.",
@@ -53,7 +60,12 @@ DECISION_HELP: Final = {
 
 @dataclass(frozen=True)
 class Field:
-    """One control (or, for an object, a fieldset of controls) of a form."""
+    """One control (or, for an object, a fieldset of controls) of a form.
+
+    `skippable` marks a fieldset that may be left empty (an optional object: empty means none);
+    `if_filled` a field required only once its skippable fieldset is filled in (no browser check,
+    which could not tell), the server judging.
+    """
 
     name: str
     label: str
@@ -62,12 +74,13 @@ class Field:
     required: bool = False
     help: str | None = None
     value: str = ""
-    checked: bool = False
     options: tuple[tuple[str, str], ...] = ()
     suggestions: tuple[str, ...] = ()
     attrs: tuple[tuple[str, str], ...] = ()
     children: tuple[Field, ...] = ()
     error: str | None = None
+    skippable: bool = False
+    if_filled: bool = False
 
     @property
     def dom_id(self) -> str:
@@ -91,11 +104,15 @@ class DecisionForm:
         """Edits show their before -> after diff before they are sent."""
         return self.decision == "edit"
 
+    @property
+    def submit(self) -> str:
+        """The words on the form's button."""
+        return SUBMIT_LABELS.get(self.decision, self.label)
 
-@dataclass(frozen=True)
-class _Prop:
-    schema: dict[str, Any]
-    nullable: bool
+    @property
+    def field_errors(self) -> tuple[Field, ...]:
+        """The fields (nested ones too) whose errors a refused post shows beside them."""
+        return tuple(f for f in _flat(self.fields) if f.error)
 
 
 # schema -> fields ---------------------------------------------------------------------------
@@ -112,6 +129,7 @@ def fields_of(
     prefix: str = "",
     multiline: bool = False,
     root: dict[str, Any] | None = None,
+    skippable: bool = False,
 ) -> tuple[Field, ...]:
     """The fields of an object schema's properties.
 
@@ -119,12 +137,15 @@ def fields_of(
         schema: An object JSON Schema (`properties`, `required`, maybe `$defs`).
         names: Which properties, in this order (default: all, in the schema's order).
         required: Which are required (default: the schema's `required`).
-        values: Values to show, as JSON values keyed by property (nested for objects).
+        values: Values to show, as JSON values keyed by property (nested for objects); a
+            property without one shows its schema's default.
         raw: A post to show again exactly as typed (instead of `values`).
         errors: Messages keyed by dotted field path.
         prefix: The dotted path of this object inside the form.
         multiline: Strings get a text area (messages to an agent), not a one-line input.
         root: The schema `$ref`s resolve against (default: `schema`).
+        skippable: This object may be left empty as a whole: its required fields are required
+            only once it is filled in.
 
     Returns:
         One field per property.
@@ -135,58 +156,67 @@ def fields_of(
         needed = {
             n
             for n in schema.get("required", ())
-            if n in props and not _resolve(props[n], root).nullable
+            if n in props and not resolve(props[n], root).nullable
         }
     else:  # the caller knows better (a decision that requires a field the schema lets be null)
         needed = set(required)
     values = values or {}
     errors = errors or {}
     chosen = list(props) if names is None else [n for n in names if n in props]
-    return tuple(
-        _field(
-            name,
-            _resolve(props[name], root),
-            path=f"{prefix}{name}",
-            required=name in needed,
-            value=values.get(name),
-            raw=raw,
-            errors=errors,
-            multiline=multiline,
-            root=root,
+    fields = []
+    for name in chosen:
+        prop = resolve(props[name], root)
+        fields.append(
+            _field(
+                name,
+                prop,
+                path=f"{prefix}{name}",
+                label=label(name, props[name].get("title")),
+                required=name in needed,
+                value=values[name] if name in values else prop.schema.get("default"),
+                raw=raw,
+                errors=errors,
+                multiline=multiline,
+                root=root,
+                within_skippable=skippable,
+            )
         )
-        for name in chosen
-    )
+    return tuple(fields)
 
 
 def _field(
     name: str,
-    prop: _Prop,
+    prop: Resolved,
     *,
     path: str,
+    label: str,
     required: bool,
     value: Any,
     raw: FormValues | None,
     errors: Mapping[str, str],
     multiline: bool,
     root: dict[str, Any],
+    within_skippable: bool,
 ) -> Field:
     schema = prop.schema
-    kind = _kind(schema)
+    kind = json_type(schema)
     typed = raw.get(path) if raw is not None else None
     base = Field(
         name=path,
-        label=str(schema.get("title") or name.replace("_", " ").capitalize()),
+        label=label,
         control="text",
         kind=kind,
         required=required,
-        help=schema.get("description"),
+        help=_plain_words(schema.get("description")),
         error=errors.get(path),
+        if_filled=required and within_skippable,
     )
     if "enum" in schema:
-        options = tuple((_text(v), _text(v)) for v in schema["enum"])
+        options = tuple((_text(v), option_label(v)) for v in schema["enum"])
         control: Control = "radio" if len(options) <= RADIO_MAX else "select"
         return replace(base, control=control, options=options, value=_shown(value, raw, typed))
     if kind == "object" and schema.get("properties"):
+        skippable = within_skippable or (prop.nullable and not required)
         children = fields_of(
             schema,
             values=value if isinstance(value, dict) else {},
@@ -194,23 +224,34 @@ def _field(
             errors=errors,
             prefix=f"{path}.",
             root=root,
+            skippable=skippable,
         )
+        if skippable and not within_skippable:
+            base = replace(base, skippable=True, help=_skippable_help(base, children))
         return replace(base, control="fieldset", children=children)
-    if kind == "boolean":
-        checked = value is True if raw is None else _truthy(typed or "")
-        return replace(base, control="checkbox", checked=checked)
+    if kind == "boolean":  # a choice made, never an unticked box read as "no"
+        options = (("true", "Yes"), ("false", "No"))
+        return replace(base, control="radio", options=options, value=_shown(value, raw, typed))
     if kind in ("number", "integer"):
         shown = _shown(value, raw, typed)
-        return replace(base, control="number", value=shown, attrs=_number_hints(schema))
+        limits = bounds(schema)
+        told = f"{limits[:1].upper()}{limits[1:]}." if limits else None
+        return replace(
+            base,
+            control="number",
+            value=shown,
+            attrs=_number_hints(schema),
+            help=" ".join(t for t in (base.help, told) if t) or None,
+        )
     if kind == "string":
-        long = multiline or schema.get("format") == "textarea" or schema.get("maxLength", 0) > 200
+        long = multiline or _long_text(schema)
         return replace(
             base,
             control="textarea" if long else "text",
             value=_shown(value, raw, typed),
             attrs=_string_hints(schema, long=long),
         )
-    if kind == "array" and _kind(_resolve(schema.get("items", {}), root).schema) in (
+    if kind == "array" and json_type(resolve(schema.get("items", {}), root).schema) in (
         "string",
         "number",
         "integer",
@@ -223,6 +264,30 @@ def _field(
     return replace(base, control="json", value=text if raw is None else typed or "")
 
 
+def _plain_words(description: Any) -> str | None:
+    """A schema's description as help for people: its first paragraph, without code quotes.
+
+    Descriptions are often a class's docstring, written for developers.
+    """
+    if not isinstance(description, str) or not description.strip():
+        return None
+    first = description.strip().split("\n\n", 1)[0]
+    return " ".join(first.replace("`", "").split())
+
+
+def _long_text(schema: dict[str, Any]) -> bool:
+    """Text that wants a text area: long by its schema."""
+    return schema.get("format") == "textarea" or schema.get("maxLength", 0) > 200
+
+
+def _skippable_help(group: Field, children: Sequence[Field]) -> str:
+    """What an optional group's help says: how to leave it out."""
+    needed = [c.label for c in children if c.required]
+    what = " and ".join(needed) if needed else "it"
+    said = f"Leave {what} empty if there is no {group.label.lower()}."
+    return f"{group.help} {said}" if group.help else said
+
+
 def _shown(value: Any, raw: FormValues | None, typed: str | None) -> str:
     """What a control shows: the text posted (kept as typed), else the value's text."""
     return _text(value) if raw is None else typed or ""
@@ -230,38 +295,6 @@ def _shown(value: Any, raw: FormValues | None, typed: str | None) -> str:
 
 def _truthy(text: str) -> bool:
     return text.strip().lower() in ("true", "on", "1", "yes")
-
-
-def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> _Prop:
-    """Follow a `$ref`, and read `anyOf: [X, {type: null}]` (an optional X) as X."""
-    nullable = False
-    for _ in range(8):
-        if "$ref" in schema:
-            target: Any = root
-            for part in str(schema["$ref"]).removeprefix("#/").split("/"):
-                target = target.get(part, {}) if isinstance(target, dict) else {}
-            schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
-            continue
-        branches = schema.get("anyOf") or schema.get("oneOf")
-        if branches:
-            concrete = [b for b in branches if b.get("type") != "null"]
-            nullable = nullable or len(concrete) < len(branches)
-            if len(concrete) == 1:
-                rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
-                schema = {**concrete[0], **rest}
-                continue
-            return _Prop({k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}, True)
-        break
-    return _Prop(schema, nullable)
-
-
-def _kind(schema: dict[str, Any]) -> str:
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind is None and "properties" in schema:
-        kind = "object"
-    return str(kind) if kind else "any"
 
 
 def _number_hints(schema: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -308,7 +341,7 @@ def _text(value: Any) -> str:
 
 
 class FormValues:
-    """A form post's values by name (the last one of a name wins, as for a checkbox's)."""
+    """A form post's values by name (the last one of a name wins)."""
 
     def __init__(self, items: Sequence[tuple[str, Any]]) -> None:
         self._values: dict[str, str] = {}
@@ -353,11 +386,16 @@ def values_of(
     out: dict[str, Any] = {}
     for name in list(props) if names is None else [n for n in names if n in props]:
         path = f"{prefix}{name}"
-        prop = _resolve(props[name], root).schema
-        kind = _kind(prop)
+        resolved = resolve(props[name], root)
+        prop = resolved.schema
+        kind = json_type(prop)
         if "enum" not in prop and kind == "object" and prop.get("properties"):
-            if any(n.startswith(f"{path}.") for n in form.names()):
-                out[name] = values_of(prop, form, prefix=f"{path}.", root=root, problems=problems)
+            if not any(n.startswith(f"{path}.") for n in form.names()):
+                continue
+            if resolved.nullable and _untouched(prop, form, f"{path}.", root):
+                out[name] = None  # an optional group left empty: there is none
+                continue
+            out[name] = values_of(prop, form, prefix=f"{path}.", root=root, problems=problems)
             continue
         raw = form.get(path)
         if raw is None:
@@ -368,6 +406,23 @@ def values_of(
     return out
 
 
+def _untouched(schema: dict[str, Any], form: FormValues, prefix: str, root: dict[str, Any]) -> bool:
+    """Whether a group's every field was left blank or as its default showed it."""
+    for name, sub in schema.get("properties", {}).items():
+        prop = resolve(sub, root).schema
+        kind = json_type(prop)
+        path = f"{prefix}{name}"
+        if "enum" not in prop and kind == "object" and prop.get("properties"):
+            if not _untouched(prop, form, f"{path}.", root):
+                return False
+            continue
+        raw = form.get(path)
+        value = None if raw is None else _parse(raw, prop, kind, root, path, [])
+        if value is not None and value != prop.get("default"):
+            return False
+    return True
+
+
 def _parse(
     raw: str,
     prop: dict[str, Any],
@@ -376,11 +431,11 @@ def _parse(
     path: str,
     problems: list[tuple[str, str]],
 ) -> Any:
-    if kind == "boolean":
-        return _truthy(raw)
     text = raw.strip()
     if not text:
         return None
+    if kind == "boolean":
+        return _truthy(text)
     if "enum" in prop:
         return next((v for v in prop["enum"] if _text(v) == text), text)
     if kind in ("number", "integer"):
@@ -388,10 +443,10 @@ def _parse(
     if kind == "string":
         return raw
     if kind == "array":
-        items = _resolve(prop.get("items", {}), root).schema
-        if _kind(items) in ("string", "number", "integer"):
+        items = resolve(prop.get("items", {}), root).schema
+        if json_type(items) in ("string", "number", "integer"):
             lines = [line.strip() for line in raw.splitlines() if line.strip()]
-            return lines if _kind(items) == "string" else [_number(line) for line in lines]
+            return lines if json_type(items) == "string" else [_number(line) for line in lines]
     if kind == "any" and not text.startswith(("{", "[")):
         return raw
     try:
@@ -448,16 +503,23 @@ def answer_forms(
             values=_initial(request, decision),
             raw=raw if mine else None,
             errors=by_field if mine else {},
-            multiline=True,
+            multiline=request.kind != "input",
         )
+        help_text = DECISION_HELP.get(decision, "")
+        if request.kind == "input":
+            help_text, fields = _input_fields(request, fields)
         shown = _paths(fields)
         # An error naming no field of the form (the decision itself, say) heads the form.
-        unplaced = [f"{path}: {msg}" for path, msg in by_field.items() if path not in shown]
+        unplaced = [
+            f"{path}: {msg}" if path != "answer" else msg
+            for path, msg in by_field.items()
+            if path not in shown
+        ]
         forms.append(
             DecisionForm(
                 decision=decision,
                 label=DECISION_LABELS.get(decision, decision.capitalize()),
-                help=DECISION_HELP.get(decision, ""),
+                help=help_text,
                 fields=fields,
                 errors=(*rest, *unplaced) if mine else (),
                 open=mine,
@@ -480,9 +542,31 @@ def answer_forms(
     return tuple(forms)
 
 
+def _input_fields(
+    request: HumanRequest, fields: tuple[Field, ...]
+) -> tuple[str, tuple[Field, ...]]:
+    """An input's form help and fields.
+
+    An object's own fields are the form's; a single answer field is named by the question asked
+    (when the reason is one), rather than "Answer" again.
+    """
+    if len(fields) != 1:
+        return INPUT_HELP, fields
+    [answer] = fields
+    if answer.control == "fieldset":
+        return answer.help or INPUT_HELP, answer.children
+    asked = request.reason.strip()
+    return INPUT_HELP, (replace(answer, label=asked if asked.endswith("?") else "Your answer"),)
+
+
+def _flat(fields: Sequence[Field]) -> list[Field]:
+    """Fields and the fields inside them, in the order a form shows them."""
+    return [x for f in fields for x in (f, *_flat(f.children))]
+
+
 def _paths(fields: Sequence[Field]) -> set[str]:
     """The dotted paths of fields and of the fields inside them."""
-    return {f.name for f in fields} | {p for f in fields for p in _paths(f.children)}
+    return {f.name for f in _flat(fields)}
 
 
 def _names(model: Any, decision: str) -> list[str]:
@@ -605,11 +689,10 @@ def input_form(
 ) -> InputForm:
     """The start form of a workflow, generated from its input JSON Schema (`raw`: a post again)."""
     by_field, rest = errors_by_field(errors, strip=("input",))
-    defaults = {k: v.get("default") for k, v in schema.get("properties", {}).items()}
     return InputForm(
         workflow=workflow,
         description=description,
-        fields=fields_of(schema, values=defaults, raw=raw, errors=by_field),
+        fields=fields_of(schema, raw=raw, errors=by_field),
         errors=tuple(rest),
     )
 

@@ -220,19 +220,31 @@ def approvals_given(request: HumanRequest) -> int:
 
 @dataclass(frozen=True)
 class ContextView:
-    """A request's context split for reading: facts, records (each a titled card), conversation."""
+    """A request's context split for reading: facts, records (each a titled card), conversation.
+
+    `echoed` is set when a fact was left out because the page already says it (the reason).
+    """
 
     rest: list[tuple[str, Any]] = field(default_factory=list)
     records: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     conversation: list[dict[str, Any]] = field(default_factory=list)
+    echoed: bool = False
 
 
-def context_view(context: dict[str, Any]) -> ContextView:
-    """Split a context: `conversation` (or `messages`), records (objects) and plain facts."""
+def context_view(context: dict[str, Any], *, reason: str | None = None) -> ContextView:
+    """Split a context: `conversation` (or `messages`), records (objects) and plain facts.
+
+    A fact that is word for word the request's `reason` (a typed request's own question or
+    prompt, which became its reason) is not shown twice.
+    """
     rest = dict(context)
     said = next((k for k in ("conversation", "messages") if isinstance(rest.get(k), list)), None)
     conversation = rest.pop(said) if said else []
+    echoes = [k for k, v in rest.items() if reason and isinstance(v, str) and v.strip() == reason]
+    for key in echoes:
+        del rest[key]
     return ContextView(
+        echoed=bool(echoes),
         rest=[(k, v) for k, v in rest.items() if not isinstance(v, dict)],
         records=[(k, v) for k, v in rest.items() if isinstance(v, dict)],
         conversation=[_message(m) for m in conversation if m is not None],
@@ -348,7 +360,7 @@ async def request_page(
         "human_request": request,
         "run": run,
         "events": events,
-        "context": context_view(request.context),
+        "context": context_view(request.context, reason=request.reason.strip()),
         "is_open": is_open,
         "overdue": is_overdue(request, now),
         "refusal": refusal,

@@ -1,7 +1,10 @@
 """Slack: a Block Kit message per notice, and its buttons' callbacks (the actions endpoint).
 
 Messages go to an incoming webhook (`BATON_SLACK_WEBHOOK_URL`): the title, the reason, the key
-context, and the buttons Approve, Reject (for approvals and reviews) and Open (the request's page).
+context, and the buttons Approve, Reject (for approvals and reviews) and Open in Baton (the
+request's page). An `input` request whose answer is a yes/no or one of a few values
+(`human.answer_schema.choices`: a boolean, an enum of at most five) gets a button per answer
+instead of Approve and Reject; any other answer is given on the page.
 
 A click comes back to Baton signed with the app's signing secret (`BATON_SLACK_SIGNING_SECRET`):
 `X-Slack-Signature` is `v0=` + HMAC-SHA256 of `v0:<X-Slack-Request-Timestamp>:<raw body>`; a
@@ -47,6 +50,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from baton.errors import BatonError, NotificationFailed, Unauthenticated
 from human.access import check_can_answer
+from human.answer_schema import answer_schema, choices, option_label
 from human.channels import Notice, key_context
 from human.channels.links import LinkSigner
 from human.records import OPEN_STATUSES, HumanRequest, User
@@ -59,6 +63,8 @@ REPLAY_WINDOW_S = 300
 APPROVE = "baton.approve"
 REJECT = "baton.reject"
 OPEN = "baton.open"
+ANSWER = "baton.answer"
+"""The action id prefix of an input's answer buttons (`baton.answer.0`, `baton.answer.1`, ...)."""
 REASON_VIEW = "baton.reject_reason"
 REASON_BLOCK = "reason"
 REASON_INPUT = "reason"
@@ -97,15 +103,32 @@ def request_blocks(request: HumanRequest, url: str, *, note: str | None = None) 
     ]
     if note:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_clip(note, 3000))]))
-    buttons = [ButtonElement(text="Open", action_id=OPEN, url=url)]
+    buttons = [ButtonElement(text="Open in Baton", action_id=OPEN, url=url)]
     if request.status in OPEN_STATUSES and {"approve", "reject"} <= set(request.allowed_decisions):
         buttons = [
             ButtonElement(text="Approve", action_id=APPROVE, value=request.id, style="primary"),
             ButtonElement(text="Reject", action_id=REJECT, value=request.id, style="danger"),
             *buttons,
         ]
+    elif request.status in OPEN_STATUSES and request.kind == "input":
+        buttons = [*answer_buttons(request), *buttons]
     blocks.append(ActionsBlock(block_id="baton", elements=buttons))
     return blocks
+
+
+def answer_buttons(request: HumanRequest) -> list[ButtonElement]:
+    """A button per answer an `input` request can take, when there are few (else none).
+
+    Each button's value names the request and the answer, as JSON; a click answers with it.
+    """
+    return [
+        ButtonElement(
+            text=_clip(label, 75),
+            action_id=f"{ANSWER}.{index}",
+            value=json.dumps({"request_id": request.id, "answer": value}),
+        )
+        for index, (value, label) in enumerate(choices(answer_schema(request)))
+    ]
 
 
 def message_of(notice: Notice) -> dict[str, Any]:
@@ -214,12 +237,18 @@ class SlackActions:
         actions = payload.get("actions") or []
         action = actions[0] if actions and isinstance(actions[0], dict) else {}
         response_url = payload.get("response_url")
-        if action.get("action_id") not in (APPROVE, REJECT) or not isinstance(response_url, str):
+        action_id = str(action.get("action_id") or "")
+        answering = action_id.startswith(f"{ANSWER}.")
+        if (action_id not in (APPROVE, REJECT) and not answering) or not isinstance(
+            response_url, str
+        ):
             return SlackResult()
-        request_id = str(action.get("value") or "")
         user, slack_user = await self._user_of(payload)
         if user is None:
             return SlackResult(reply=_only_you(response_url, _not_linked(slack_user)))
+        if answering:
+            return await self._answer_clicked(str(action.get("value") or ""), user, response_url)
+        request_id = str(action.get("value") or "")
         if action["action_id"] == REJECT and self._web is not None:
             return await self._ask_reason(payload, request_id, user, response_url)
         answer: dict[str, Any] = (
@@ -233,6 +262,21 @@ class SlackActions:
             return SlackResult(
                 reply=_only_you(response_url, f"Could not {answer['decision']}: {exc}")
             )
+        return SlackResult(reply=SlackReply(response_url, outcome))
+
+    async def _answer_clicked(self, value: str, user: User, response_url: str) -> SlackResult:
+        """An input's answer button: answer with the value it carries."""
+        try:
+            chosen = json.loads(value)
+            request_id, answer = str(chosen["request_id"]), chosen["answer"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            return SlackResult(
+                reply=_only_you(response_url, "Could not answer: not a Baton button")
+            )
+        try:
+            outcome = await self._answer(request_id, user, {"decision": "answer", "answer": answer})
+        except BatonError as exc:
+            return SlackResult(reply=_only_you(response_url, f"Could not answer: {exc}"))
         return SlackResult(reply=SlackReply(response_url, outcome))
 
     async def _ask_reason(
@@ -326,7 +370,8 @@ class SlackActions:
         return self._outcome(result.request, user.name, answer)
 
     def _outcome(self, request: HumanRequest, who: str, answer: dict[str, Any]) -> dict[str, Any]:
-        verb = "Approved" if answer["decision"] == "approve" else "Rejected"
+        verbs = {"approve": "Approved", "reject": "Rejected"}
+        verb = verbs.get(answer["decision"]) or f"Answered {option_label(answer.get('answer'))}"
         done = request.status not in OPEN_STATUSES
         note = f"*{verb}* by {escape(who)} from Slack" + (
             "" if done else f" ({len(request.answers)} of {request.approvals_required} approvals)"

@@ -130,6 +130,14 @@ async def _click(server: Server, body: bytes, headers: dict[str, str]) -> httpx.
         return await client.post("/integrations/slack/actions", content=body, headers=headers)
 
 
+async def _link_slack(server: Server, **slack_ids: str) -> None:
+    """Link Baton users to Slack ids, as an admin does through the users API."""
+    async with server.client("ada") as admin:
+        for name, slack_id in slack_ids.items():
+            linked = await admin.patch(f"/api/users/{name}", json={"slack_id": slack_id})
+            assert linked.status_code == 200, linked.text
+
+
 async def _replies(slack: HttpReceiver, count: int) -> list[Any]:
     async def probe() -> list[Any] | None:
         found = [r.json() for r in slack.at("/response")]
@@ -147,10 +155,7 @@ async def test_slack_message_buttons_and_signed_callbacks(
             "BATON_SLACK_SIGNING_SECRET": SLACK_SECRET,
         }
         async with baton_server(db_url, tokens, server_log, env) as server:
-            for name, slack_id in (("lee", "U0LEE"), ("val", "U0VAL")):
-                async with server.client("ada") as c:
-                    linked = await c.patch(f"/api/users/{name}", json={"slack_id": slack_id})
-                assert linked.status_code == 200, linked.text
+            await _link_slack(server, lee="U0LEE", val="U0VAL")
             run = await server.start_run(REFUND_120)
             rid = (await server.wait_for_request(run["id"]))["id"]
 
@@ -221,6 +226,103 @@ async def test_slack_message_buttons_and_signed_callbacks(
     assert closed["answer"] == {"decision": "reject", "reason": "Rejected from Slack by lee"}
 
 
+def _press(button: dict[str, Any], slack_user: str, response_url: str) -> bytes:
+    """The `block_actions` Slack sends when `slack_user` presses `button` of a Baton message."""
+    payload = {
+        "type": "block_actions",
+        "user": {"id": slack_user},
+        "response_url": response_url,
+        "actions": [{"action_id": button["action_id"], "value": button["value"], "type": "button"}],
+    }
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+async def _buttons(slack: HttpReceiver, request_id: str) -> dict[str, dict[str, Any]] | None:
+    """The buttons of the message posted for `request_id`, by their text (None: not yet)."""
+    for received in slack.at("/incoming"):
+        [*_, actions] = received.json()["blocks"]
+        by_text = {e["text"]["text"]: e for e in actions["elements"]}
+        if by_text["Open in Baton"]["url"].endswith(f"/requests/{request_id}"):
+            return by_text
+    return None
+
+
+async def test_slack_answers_a_yes_or_no_and_a_choice_of_a_few_with_a_button_each(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    with http_receiver() as slack:
+        env = {
+            "BATON_SLACK_WEBHOOK_URL": f"{slack.url}/incoming",
+            "BATON_SLACK_SIGNING_SECRET": SLACK_SECRET,
+            "BATON_WORKFLOWS": "tests.samples.checkpointed,tests.samples.typed_review,"
+            "tests.fixtures.triage_workflow",
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            await _link_slack(server, max="U0MAX", lee="U0LEE", val="U0VAL")
+            reply_to = f"{slack.url}/response"
+
+            release = await server.start_run(
+                {"workflow": "checkpointed", "input": {"release": "2.0"}}
+            )
+            first = (await server.wait_for_request(release["id"]))["id"]
+            step_one = await eventually(lambda: _buttons(slack, first), what="a message")
+            assert list(step_one) == ["Yes", "No", "Open in Baton"]
+            await _notified(server, first, "sent")
+            before = await server.snapshot(first)
+
+            yes = _press(step_one["Yes"], "U0MAX", reply_to)
+            forged = await _click(server, yes, _slack_headers(yes, secret="not-it"))
+            assert forged.status_code == 401
+            viewer = _press(step_one["Yes"], "U0VAL", reply_to)
+            assert (await _click(server, viewer, _slack_headers(viewer))).status_code == 200
+            await _replies(slack, 1)
+            assert await server.snapshot(first) == before
+
+            assert (await _click(server, yes, _slack_headers(yes))).status_code == 200
+            answered = await server.request(first)
+            assert (answered["answered_by"], answered["answer"]) == (
+                "max",
+                {"decision": "answer", "answer": True},
+            )
+            second = (await server.wait_for_request(release["id"]))["id"]  # step 2 of 2
+            step_two = await eventually(lambda: _buttons(slack, second), what="step 2")
+            no = _press(step_two["No"], "U0MAX", reply_to)
+            assert (await _click(server, no, _slack_headers(no))).status_code == 200
+            stopped = await server.wait_for_run(release["id"], status="completed")
+
+            triage = await server.start_run({"workflow": "triage", "input": {"service": "mail"}})
+            incident = (await server.wait_for_request(triage["id"]))["id"]
+            severities = await eventually(lambda: _buttons(slack, incident), what="triage")
+            urgent = _press(severities["Urgent"], "U0LEE", reply_to)
+            assert (await _click(server, urgent, _slack_headers(urgent))).status_code == 200
+            triaged = await server.wait_for_run(triage["id"], status="completed")
+
+            review = await server.start_run(
+                {"workflow": "typed_review", "input": {"title": "Spring launch post"}}
+            )
+            draft = (await server.wait_for_request(review["id"]))["id"]
+            only_open = await eventually(lambda: _buttons(slack, draft), what="review")
+            replies = await _replies(slack, 4)
+
+    # each reply is posted after its click is answered: in whatever order they arrive
+    [refusal] = [r for r in replies if r.get("response_type") == "ephemeral"]
+    updates = [r for r in replies if r is not refusal]
+    assert refusal["text"] == f"Could not answer: no request {first}"  # not val's to see
+    assert stopped["output"] == "2.0 stopped at step 2"
+    assert list(severities) == ["Low", "Needs care", "Urgent", "Open in Baton"]
+    assert triaged["output"] == "mail: URGENT"  # delivered as the Enum member
+    assert list(only_open) == ["Open in Baton"]  # a form's worth of answer: on the page
+    assert sorted(u["text"] for u in updates) == [
+        "Answered No by max: Sign off 2.0 (step 2 of 2)",
+        "Answered Urgent by lee: Incident from triage",
+        "Answered Yes by max: Sign off 2.0 (step 1 of 2)",
+    ]
+    for update in updates:  # the message now says who answered what, with no answer buttons
+        assert update["replace_original"] is True
+        [*_, actions] = update["blocks"]
+        assert [e["action_id"] for e in actions["elements"]] == ["baton.open"]
+
+
 def _reason_sent(view: dict[str, Any], slack_user: str, reason: str | None) -> bytes:
     """The `view_submission` Slack sends when the reason modal it was asked to open is sent."""
     value = {"type": "plain_text_input", "value": reason}
@@ -249,10 +351,7 @@ async def test_slack_reject_asks_for_the_reason_in_a_modal_when_baton_has_a_bot_
             "BATON_SLACK_API_URL": f"{slack.url}/api/",
         }
         async with baton_server(db_url, tokens, server_log, env) as server:
-            for name, slack_id in (("lee", "U0LEE"), ("val", "U0VAL")):
-                async with server.client("ada") as c:
-                    linked = await c.patch(f"/api/users/{name}", json={"slack_id": slack_id})
-                assert linked.status_code == 200, linked.text
+            await _link_slack(server, lee="U0LEE", val="U0VAL")
             run = await server.start_run(REFUND_120)
             rid = (await server.wait_for_request(run["id"]))["id"]
             await _notified(server, rid, "sent")  # the message went out: nothing else moves

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -10,8 +11,11 @@ import pytest
 from pydantic import BaseModel, Field
 
 from baton.errors import InvalidAnswer, InvalidInput
+from human import typed
 from human.kinds import KINDS, schema_of
 from human.records import HumanRequest
+from human.service import validate_answer
+from tests.samples.typed_review import ReviewDecision
 from web.forms import (
     Field as FormField,
 )
@@ -79,7 +83,9 @@ def an_approval(**changes: Any) -> HumanRequest:
     return request.model_copy(update=changes)
 
 
-def a_request(kind: str, **payload: Any) -> HumanRequest:
+def a_request(
+    kind: str, *, schemas: dict[str, dict[str, Any]] | None = None, **payload: Any
+) -> HumanRequest:
     spec = KINDS[kind]
     return HumanRequest(
         id="req_2",
@@ -90,7 +96,7 @@ def a_request(kind: str, **payload: Any) -> HumanRequest:
         reason="why",
         payload=payload,
         allowed_decisions=list(spec.decisions),
-        response_schema=spec.response_schema(),
+        response_schema=spec.response_schema(schemas),
         team="t",
         status="pending",
         created_at=datetime(2026, 3, 1, tzinfo=UTC),
@@ -148,9 +154,15 @@ def test_every_json_type_gets_its_control() -> None:
         "inputmode": "numeric",
     }
     assert (fields["ratio"].control, fields["ratio"].required) == ("number", False)
-    assert fields["urgent"].control == "checkbox"
+    # a yes/no choice, its default chosen: never a lone box whose unticked state means "no"
+    urgent = fields["urgent"]
+    assert (urgent.control, urgent.options, urgent.value) == (
+        "radio",
+        (("true", "Yes"), ("false", "No")),
+        "false",
+    )
     assert fields["colour"].control == "radio"  # a $ref to an enum of two
-    assert fields["colour"].options == (("red", "red"), ("green", "green"))
+    assert fields["colour"].options == (("red", "Red"), ("green", "Green"))
     assert fields["colour"].required
     assert fields["size"].control == "select"  # five options
     assert fields["address"].control == "fieldset"
@@ -230,8 +242,7 @@ def test_every_type_comes_back_from_a_post() -> None:
             ("note", ""),
             ("count", "3"),
             ("ratio", ""),
-            ("urgent", "false"),
-            ("urgent", "true"),  # the checkbox after its hidden "false"
+            ("urgent", "true"),
             ("colour", "green"),
             ("size", "xl"),
             ("address.street", "Main St 1"),
@@ -250,8 +261,8 @@ def test_every_type_comes_back_from_a_post() -> None:
         "tags": ["a", "b"],
         "extra": {"k": [1, 2]},
     }
-    unchecked = FormValues([("urgent", "false")])
-    assert values_of(schema, unchecked) == {"urgent": False}
+    assert values_of(schema, FormValues([("urgent", "false")])) == {"urgent": False}
+    assert values_of(schema, FormValues([("urgent", "")])) == {}  # no choice made: none sent
     started = input_from_form(schema, form)
     assert (
         started
@@ -305,5 +316,168 @@ def test_a_start_form_shows_the_input_schema_defaults() -> None:
     form = input_form("everything", "All types.", schema_of(Everything))
     fields = by_name(form.fields)
     assert fields["size"].value == "m"
-    assert fields["urgent"].checked is False
+    assert fields["urgent"].value == "false"
     assert fields["name"].value == ""
+
+
+# input requests: the form of the workflow's own answer type ----------------------------------
+
+
+def an_input(answer_type: Any) -> HumanRequest:
+    return a_request(
+        "input",
+        schemas={"answer": typed.schema_of_type(answer_type)},
+        answer_type=typed.describe(answer_type),
+    )
+
+
+def test_an_input_answer_of_a_dataclass_is_a_form_of_its_own_fields() -> None:
+    [form] = answer_forms(an_input(ReviewDecision))
+    assert (form.label, form.submit, form.help) == (
+        "Answer",
+        "Send answer",
+        "The reviewer's decision.",
+    )
+    fields = by_name(form.fields)
+    assert [f.name for f in form.fields] == [
+        "answer.verdict",
+        "answer.score",
+        "answer.tags",
+        "answer.followup",
+        "answer.note",
+    ]
+    verdict = fields["answer.verdict"]
+    assert (verdict.control, verdict.required, verdict.value) == ("radio", True, "")
+    assert verdict.options == (("publish", "Publish"), ("revise", "Revise"), ("drop", "Drop"))
+    score = fields["answer.score"]
+    assert (score.control, score.required, score.help) == ("number", True, "From 1 to 5.")
+    assert dict(score.attrs) == {"step": "1", "min": "1", "max": "5", "inputmode": "numeric"}
+    assert (fields["answer.tags"].control, fields["answer.tags"].required) == ("lines", False)
+    assert (fields["answer.note"].control, fields["answer.note"].value) == ("text", "")
+
+    followup = fields["answer.followup"]
+    assert (followup.control, followup.label, followup.skippable) == ("fieldset", "Followup", True)
+    assert followup.help == "Leave Owner empty if there is no followup."
+    owner, due = fields["answer.followup.owner"], fields["answer.followup.due_in_days"]
+    # required once the follow-up is given at all: the server, not the browser, can tell
+    assert (owner.required, owner.if_filled) == (True, True)
+    assert (due.label, due.value, due.required) == ("Due in days", "7", False)
+
+
+def test_an_input_post_is_the_typed_value_under_answer() -> None:
+    request = an_input(ReviewDecision)
+    full = posted(
+        decision="answer",
+        answer__verdict="revise",
+        answer__score="4",
+        answer__tags="tone\r\n\r\n length \r\n",
+        answer__followup__owner="ann",
+        answer__followup__due_in_days="10",
+        answer__note="",
+    )
+    body = answer_from_form(request, full)
+    assert body == {
+        "decision": "answer",
+        "answer": {
+            "verdict": "revise",
+            "score": 4,
+            "tags": ["tone", "length"],
+            "followup": {"owner": "ann", "due_in_days": 10},
+        },
+    }
+    assert validate_answer(request, body)["answer"]["followup"] == {
+        "owner": "ann",
+        "due_in_days": 10,
+    }
+
+    # the follow-up left as shown (owner empty, the default 7 kept) is no follow-up at all
+    untouched = posted(
+        decision="answer",
+        answer__verdict="publish",
+        answer__score="5",
+        answer__tags="",
+        answer__followup__owner="",
+        answer__followup__due_in_days="7",
+    )
+    assert answer_from_form(request, untouched)["answer"]["followup"] is None
+    # partly filled in: its own required field is missing, and the check says which
+    partly = posted(
+        decision="answer",
+        answer__verdict="publish",
+        answer__score="5",
+        answer__followup__owner="",
+        answer__followup__due_in_days="3",
+    )
+    with pytest.raises(InvalidAnswer) as refused:
+        validate_answer(request, answer_from_form(request, partly))
+    assert [e["loc"] for e in refused.value.errors] == [["answer", "followup", "owner"]]
+
+
+def test_an_input_refusal_shows_beside_the_field_it_names_with_the_values_kept() -> None:
+    request = an_input(ReviewDecision)
+    raw = posted(
+        decision="answer",
+        answer__verdict="drop",
+        answer__score="9",
+        answer__tags="a\nb",
+        answer__followup__owner="ann",
+        answer__followup__due_in_days="7",
+    )
+    with pytest.raises(InvalidAnswer) as refused:
+        validate_answer(request, answer_from_form(request, raw))
+    [form] = answer_forms(request, submitted="answer", raw=raw, errors=refused.value.errors)
+    fields = by_name(form.fields)
+    assert fields["answer.score"].error == "Input should be less than or equal to 5"
+    assert fields["answer.score"].value == "9"
+    assert (fields["answer.verdict"].value, fields["answer.tags"].value) == ("drop", "a\nb")
+    assert fields["answer.followup.owner"].value == "ann"
+    assert form.errors == ()
+    # an error about the answer as a whole heads the form
+    [whole] = answer_forms(
+        request, submitted="answer", raw=raw, errors=[{"loc": ["answer"], "msg": "odd"}]
+    )
+    assert whole.errors == ("odd",)
+
+
+def test_a_yes_or_no_answer_is_two_choices_neither_made_for_the_person() -> None:
+    request = an_input(bool)
+    [form] = answer_forms(request)
+    [answer] = form.fields
+    assert (answer.name, answer.control, answer.required) == ("answer", "radio", True)
+    assert (answer.options, answer.value) == ((("true", "Yes"), ("false", "No")), "")
+    assert answer.label == "Your answer"
+    asked = request.model_copy(update={"reason": "Sign off release 1.2?"})
+    assert answer_forms(asked)[0].fields[0].label == "Sign off release 1.2?"  # the question asked
+    assert answer_from_form(request, posted(decision="answer", answer="false")) == {
+        "decision": "answer",
+        "answer": False,
+    }
+    # no choice made is no answer, never a "no"
+    nothing = answer_from_form(request, posted(decision="answer"))
+    assert nothing == {"decision": "answer"}
+    with pytest.raises(InvalidAnswer) as refused:
+        validate_answer(request, nothing)
+    assert refused.value.errors[0]["loc"] == ["answer"]
+
+
+def test_help_from_a_docstring_is_its_first_paragraph_in_plain_words() -> None:
+    @dataclass
+    class Grade:
+        """Grade the draft; `A` is best.
+
+        Args:
+            mark: The mark.
+        """
+
+        mark: Literal["A", "B"]
+
+    [form] = answer_forms(an_input(Grade))
+    assert form.help == "Grade the draft; A is best."
+
+
+def test_a_text_answer_is_one_line_and_a_list_of_choices_a_select() -> None:
+    [text] = answer_forms(an_input(str))[0].fields
+    assert (text.control, text.required) == ("text", True)
+    many = Literal["a", "b", "c", "d", "e", "f"]
+    [pick] = answer_forms(an_input(many))[0].fields
+    assert (pick.control, len(pick.options)) == ("select", 6)

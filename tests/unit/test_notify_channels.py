@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
 from baton.clock import Clock
 from baton.errors import Unauthenticated
+from human import typed
 from human.channels import Notice, key_context
 from human.channels.email import SmtpRelay
 from human.channels.slack import SlackActions, message_of
 from human.channels.webhook import payload_of, sign
 from human.kinds import KINDS
 from human.records import HumanRequest
+from tests.fixtures.foreign_workflow import Visa
+from tests.fixtures.triage_workflow import Severity
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -106,6 +111,44 @@ def test_slack_message_escapes_text_and_offers_buttons_only_where_they_fit() -> 
     question = message_of(Notice(a_request("question"), "escalated", "n", "https://b/r"))
     assert [e["action_id"] for e in question["blocks"][-1]["elements"]] == ["baton.open"]
     assert "Escalated to *support-leads*" in question["blocks"][-2]["elements"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    ("answer_type", "buttons"),
+    [
+        (bool, [("Yes", True), ("No", False)]),
+        (Severity, [("Low", "low"), ("Needs care", "needs_care"), ("Urgent", "urgent")]),
+        (Literal["go", "wait"], [("Go", "go"), ("Wait", "wait")]),
+        (Literal["a", "b", "c", "d", "e", "f"], []),  # too many to offer one button each
+        (str, []),
+        (int, []),
+        (list[bool], []),
+        (Visa, []),
+    ],
+)
+def test_an_input_gets_a_button_per_answer_only_when_there_are_few(
+    answer_type: Any, buttons: list[tuple[str, Any]]
+) -> None:
+    request = a_request("input").model_copy(
+        update={
+            "response_schema": KINDS["input"].response_schema(
+                {"answer": typed.schema_of_type(answer_type)}
+            )
+        }
+    )
+    message = message_of(Notice(request, "created", "ntf_1", "https://b.example/requests/req_1"))
+    elements = message["blocks"][-1]["elements"]
+    assert elements[-1]["action_id"] == "baton.open"  # the page is always offered
+    assert elements[-1]["text"]["text"] == "Open in Baton"
+    offered = [(e["text"]["text"], json.loads(e["value"])) for e in elements[:-1]]
+    assert offered == [(label, {"request_id": "req_1", "answer": v}) for label, v in buttons]
+    assert [e["action_id"] for e in elements[:-1]] == [
+        f"baton.answer.{i}" for i in range(len(buttons))
+    ]
+    closed = message_of(
+        Notice(request.model_copy(update={"status": "answered"}), "created", "n", "u")
+    )
+    assert [e["action_id"] for e in closed["blocks"][-1]["elements"]] == ["baton.open"]
 
 
 def test_slack_verification_names_what_is_wrong() -> None:

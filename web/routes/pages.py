@@ -25,7 +25,7 @@ from web.templating import notify, render
 router = APIRouter(include_in_schema=False)
 
 OUTCOMES: Final = {
-    "closed": "Answer recorded: {decision}. The run carries on.",
+    "closed": "Answer recorded{decided}. The run carries on.",
     "partial": "Your approval is recorded; another approver is still needed.",
     "repeated": "You had already given this answer; nothing changed.",
 }
@@ -74,7 +74,9 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
         return render(request, "request.html", page, user=user, status_code=422)
     except PAGE_PROBLEMS as exc:
         return await _refused(request, parts, user, request_id, exc)
-    notify(request, OUTCOMES[result.outcome].format(decision=body["decision"]))
+    # "Answer recorded: approve", but never "Answer recorded: answer"
+    decided = "" if body["decision"] == "answer" else f": {body['decision']}"
+    notify(request, OUTCOMES[result.outcome].format(decided=decided))
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
 
 
