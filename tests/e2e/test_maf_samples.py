@@ -139,11 +139,10 @@ async def open_request(server: Server, run_id: str, which: Callable[[dict[str, A
 
 @pytest.mark.process
 @pytest.mark.backends("sqlite")
-@pytest.mark.parametrize("workflow", list(SAMPLES))
-async def test_a_plain_maf_workflow_pauses_survives_kill_9_and_ends_with_its_own_output(
-    workflow: str, db_url: str, tokens: dict[str, str], server_log: Path
+async def test_plain_maf_workflows_pause_survive_kill_9_and_end_with_their_own_output(
+    db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
-    await _through_kill_9(workflow, db_url, tokens, server_log)
+    await _through_kill_9(list(SAMPLES), db_url, tokens, server_log)
 
 
 @pytest.mark.process
@@ -151,32 +150,39 @@ async def test_a_plain_maf_workflow_pauses_survives_kill_9_and_ends_with_its_own
 async def test_a_typed_answer_survives_kill_9_on_postgres(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
-    await _through_kill_9("typed_review", db_url, tokens, server_log)
+    await _through_kill_9(["typed_review"], db_url, tokens, server_log)
 
 
 async def _through_kill_9(
-    workflow: str, db_url: str, tokens: dict[str, str], server_log: Path
+    workflows: list[str], db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
-    run_input, steps, output = SAMPLES[workflow]
+    """Every workflow paused at once, one kill -9, then each answered in the new process."""
+    runs: dict[str, dict[str, Any]] = {}
     async with baton_server(db_url, tokens, server_log, ENV) as server:
-        run = await server.start_run({"workflow": workflow, "input": run_input})
-        first = await open_request(server, run["id"], steps[0][0])
+        for workflow in workflows:
+            run_input = SAMPLES[workflow][0]
+            run = await server.start_run({"workflow": workflow, "input": run_input})
+            runs[workflow] = run
+        firsts = {w: await open_request(server, runs[w]["id"], SAMPLES[w][1][0][0]) for w in runs}
         server.kill()
 
+    done: dict[str, dict[str, Any]] = {}
     async with baton_server(db_url, tokens, server_log, ENV) as server:
-        for which, body in steps:
-            pending = await open_request(server, run["id"], which)
-            reply = await server.respond(pending["id"], body, user="ada")
-            assert reply.status_code == 200, reply.text
-        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+        for workflow, run in runs.items():
+            for which, body in SAMPLES[workflow][1]:
+                pending = await open_request(server, run["id"], which)
+                reply = await server.respond(pending["id"], body, user="ada")
+                assert reply.status_code == 200, f"{workflow}: {reply.text}"
+            done[workflow] = await server.wait_for_run(run["id"], status=("completed", "failed"))
 
-    assert first["status"] == "pending"
-    assert done["status"] == "completed", done["error"]
-    if workflow == "handoff_input":  # the handoff's output is its conversation
-        said = [e.get("text") for e in done["conversation"]]
-        assert "Order A-1005 left our warehouse today." in said
-    else:
-        assert done["output"] == output
+    for workflow, ended in done.items():
+        assert firsts[workflow]["status"] == "pending", workflow
+        assert ended["status"] == "completed", f"{workflow}: {ended['error']}"
+        if workflow == "handoff_input":  # the handoff's output is its conversation
+            said = [e.get("text") for e in ended["conversation"]]
+            assert "Order A-1005 left our warehouse today." in said
+        else:
+            assert ended["output"] == SAMPLES[workflow][2], workflow
 
 
 # in this process: typed answers, policies over plain tools, routes ---------------------------
