@@ -103,6 +103,9 @@ class Settings(BaseSettings):
 
     # claims, notifications (channels above), and the clock deadlines are measured by
     claim_seconds: float = Field(900.0, gt=0, description="How long a claim is exclusive.")
+    max_body_bytes: int = Field(
+        262_144, ge=1024, description="The largest request body accepted (413 beyond it)."
+    )
     smtp_from: str = "baton@localhost"
     notify_max_attempts: int = Field(6, ge=1, le=50)
     notify_backoff_seconds: float = Field(

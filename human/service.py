@@ -30,7 +30,7 @@ from baton.errors import (
     RequestClosed,
     RequestNotFound,
 )
-from human import typed
+from human import text, typed
 from human.access import (
     can_see_run,
     check_can_answer,
@@ -371,6 +371,10 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
     kind: Kind = KINDS[request.kind]
     if not isinstance(body, dict):
         raise InvalidAnswer("the answer must be a JSON object", [_err([], "expected an object")])
+    unstorable = text.problems(body)
+    if unstorable:  # nothing that cannot be stored and read back reaches the store
+        errors = [_err(loc, msg) for loc, msg in unstorable[:20]]
+        raise InvalidAnswer(f"{text.where(unstorable[0][0])}: {unstorable[0][1]}", errors)
     decision = body.get("decision")
     if decision not in request.allowed_decisions:
         raise InvalidAnswer(

@@ -158,6 +158,10 @@ param smtpFrom string = 'baton@localhost'
 @description('BATON_CLAIM_SECONDS: how long a claim on a request is exclusive.')
 param claimSeconds int = 900
 
+@minValue(1024)
+@description('BATON_MAX_BODY_BYTES: the largest request body accepted (413 beyond it).')
+param maxBodyBytes int = 262144
+
 @description('BATON_WORKFLOWS: extra workflow modules in the image, comma-separated.')
 param workflows string = ''
 
@@ -319,6 +323,7 @@ module apps 'modules/apps.bicep' = {
     webhookUrl: webhookUrl
     smtpFrom: smtpFrom
     claimSeconds: claimSeconds
+    maxBodyBytes: maxBodyBytes
     workflows: workflows
     workerConcurrency: workerConcurrency
     workerPollMs: workerPollMs

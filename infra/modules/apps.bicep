@@ -43,6 +43,7 @@ param easyAuthAdminGroup string
 param webhookUrl string
 param smtpFrom string
 param claimSeconds int
+param maxBodyBytes int
 param workflows string
 param workerConcurrency int
 param workerPollMs int
@@ -234,6 +235,10 @@ var sharedEnv = [
   {
     name: 'BATON_CLAIM_SECONDS'
     value: string(claimSeconds)
+  }
+  {
+    name: 'BATON_MAX_BODY_BYTES'
+    value: string(maxBodyBytes)
   }
   {
     // Notification delivery: attempts, first retry delay (doubling), per-attempt timeout.

@@ -29,6 +29,7 @@ from baton.errors import (
 from executors.platform.adapters import Scene
 from executors.platform.chat_clients import ProviderConfig
 from executors.platform.services import ChatClientFactory, Resources, RunServices
+from human import text
 from human.access import can_see_run, check_can_cancel, viewer_of
 from human.effects import EffectLedger
 from human.policy import Policy
@@ -265,8 +266,25 @@ class Runtime:
 
 def typed_input(spec: registry.WorkflowSpec, run_input: Any) -> BaseModel:
     """`run_input` validated as the workflow's input model; `InvalidInput` naming the bad field."""
+    unstorable = text.problems(run_input)
+    if unstorable:  # nothing that cannot be stored and read back reaches the store
+        errors = [{"loc": ["input", *loc], "msg": msg} for loc, msg in unstorable[:20]]
+        where = text.where(unstorable[0][0])
+        raise InvalidInput(f"invalid input for {spec.name}: {where}: {unstorable[0][1]}", errors)
+    model = spec.input_model
+    if model.model_config.get("extra") is None and isinstance(run_input, dict):
+        # unknown fields are refused unless the workflow's model says what to do with them
+        known = {f.alias or n for n, f in model.model_fields.items()} | set(model.model_fields)
+        unknown = sorted(str(k) for k in run_input if k not in known)
+        if unknown:
+            errors = [{"loc": ["input", k[:80]], "msg": "unknown field"} for k in unknown[:20]]
+            raise InvalidInput(
+                f"invalid input for {spec.name}: {unknown[0][:80]}: unknown field "
+                f"(known: {', '.join(sorted(model.model_fields))})",
+                errors,
+            )
     try:
-        return spec.input_model.model_validate(run_input)
+        return model.model_validate(run_input)
     except ValidationError as exc:
         errors = [
             {"loc": ["input", *(str(p) for p in e["loc"])], "msg": e["msg"]}

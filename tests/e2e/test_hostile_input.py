@@ -1,0 +1,170 @@
+"""Hostile bodies get a precise 4xx and change nothing stored; every later read still works.
+
+A lone surrogate, a NUL, `Infinity`, a number beyond a double, nesting 900 deep, an unknown
+field, a body past the size limit, a cursor beyond 64 bits: each refused before a route runs (or
+by the route's own checks), with the database's every row the same before and after.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.harness import Server, baton_server, sql
+
+REFUND = {"order_id": "A-1005", "amount": 120, "reason": "arrived broken"}
+JSON = {"content-type": "application/json"}
+
+
+def digest(db_url: str) -> str:
+    """Every row of every table, hashed: what "changed nothing" is checked against."""
+    tables = [
+        r["name"]
+        for r in sql(db_url, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    ]
+    rows = {t: sql(db_url, f'SELECT * FROM "{t}" ORDER BY rowid') for t in tables}
+    return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@pytest.fixture
+async def paused(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> AsyncIterator[tuple[Server, dict[str, Any]]]:
+    async with baton_server(db_url, tokens, server_log) as server:
+        run = await server.start_run({"workflow": "refund", "input": REFUND})
+        pending = await server.wait_for_request(run["id"])
+        await server.wait_for_run(run["id"], status="waiting")
+        yield server, pending
+
+
+ANSWERS = {
+    "lone surrogate": ('{"decision": "reject", "reason": "no \\ud800 way"}', ["body", "reason"]),
+    "NUL": ('{"decision": "reject", "reason": "no\\u0000way"}', ["body", "reason"]),
+    "Infinity": ('{"decision": "edit", "arguments": {"amount": Infinity}}', ["body"]),
+    "1e400": (
+        '{"decision": "edit", "arguments": {"order_id": "A-1005", "amount": 1e400}}',
+        ["body"],
+    ),
+    "deep": (
+        '{"decision": "reject", "reason": "x", "n": ' + "[" * 900 + "]" * 900 + "}",
+        ["body", "n", *["0"] * 31],
+    ),
+    "unknown field": ('{"decision": "approve", "sneaky": 1}', ["body", "sneaky"]),
+    "surrogate key": ('{"decision": "approve", "\\udfff": 1}', None),
+}
+
+
+@pytest.mark.parametrize("case", list(ANSWERS))
+async def test_a_hostile_answer_is_refused_precisely_and_changes_no_row(
+    case: str, paused: tuple[Server, dict[str, Any]], db_url: str
+) -> None:
+    server, pending = paused
+    body, loc = ANSWERS[case]
+    before = digest(db_url)
+    async with server.client("lee") as c:
+        reply = await c.post(f"/api/requests/{pending['id']}/respond", content=body, headers=JSON)
+        read = await c.get(f"/api/requests/{pending['id']}")
+        events = await c.get(f"/api/requests/{pending['id']}/events")
+    after = digest(db_url)
+
+    assert reply.status_code == 422, reply.text
+    refusal = reply.json()
+    assert refusal["error"].startswith("invalid")
+    if loc is not None:
+        assert refusal["errors"][0]["loc"] == loc
+    assert len(reply.text) < 4000  # no echo of the whole body
+    assert after == before
+    assert (read.status_code, events.status_code) == (200, 200)
+    assert read.json()["status"] == "pending"
+
+
+RUNS = {
+    "lone surrogate": (
+        '{"workflow": "refund", "input": {"order_id": "A-\\ud800", "amount": 5, "reason": "x"}}',
+        422,
+    ),
+    "NUL": (
+        '{"workflow": "refund", "input": {"order_id": "A\\u0000", "amount": 5, "reason": "x"}}',
+        422,
+    ),
+    "Infinity": (
+        '{"workflow": "refund", "input": {"order_id": "A-1", "amount": Infinity, "reason": "x"}}',
+        422,
+    ),
+    "1e400": (
+        '{"workflow": "refund", "input": {"order_id": "A-1", "amount": 1e400, "reason": "x"}}',
+        422,
+    ),
+    "huge integer": (
+        '{"workflow": "refund", "input": {"order_id": "A-1", "amount": 1'
+        + "0" * 30
+        + ', "reason": "x"}}',
+        422,
+    ),
+    "unknown field": (
+        '{"workflow": "refund", "input": {"order_id": "A-1", "amount": 5, "reason": "x", "x": 1}}',
+        422,
+    ),
+    "1 MB": (
+        json.dumps({"workflow": "refund", "input": {**REFUND, "reason": "x" * 1_000_000}}),
+        413,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(RUNS))
+async def test_a_hostile_run_input_is_refused_and_starts_nothing(
+    case: str, paused: tuple[Server, dict[str, Any]], db_url: str
+) -> None:
+    server, _ = paused
+    body, status = RUNS[case]
+    before = digest(db_url)
+    async with server.client("sam") as c:
+        reply = await c.post("/api/runs", content=body, headers=JSON)
+        listed = await c.get("/api/runs")
+    after = digest(db_url)
+
+    assert reply.status_code == status, reply.text
+    assert reply.json()["error"].startswith("too_large" if status == 413 else "invalid")
+    assert after == before
+    assert listed.status_code == 200
+
+
+async def test_a_streamed_body_past_the_limit_is_refused_as_it_grows(
+    paused: tuple[Server, dict[str, Any]], db_url: str
+) -> None:
+    server, pending = paused
+    before = digest(db_url)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"decision": "reject", "reason": "'
+        for _ in range(64):
+            yield b"y" * 8192
+        yield b'"}'
+
+    async with server.client("lee") as c:
+        reply = await c.post(
+            f"/api/requests/{pending['id']}/respond", content=chunks(), headers=JSON
+        )
+
+    assert reply.status_code == 413, reply.text
+    assert "BATON_MAX_BODY_BYTES" in reply.json()["detail"]
+    assert digest(db_url) == before
+
+
+async def test_a_cursor_beyond_64_bits_is_a_422_not_a_500(
+    paused: tuple[Server, dict[str, Any]],
+) -> None:
+    server, _ = paused
+    async with server.client("ada") as c:
+        reply = await c.get("/api/requests", params={"cursor": "9" * 30})
+        runs = await c.get("/api/runs", params={"cursor": "9" * 30})
+
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["errors"][0]["loc"] == ["query", "cursor"]
+    assert runs.status_code == 422, runs.text

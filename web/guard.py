@@ -1,0 +1,98 @@
+"""The edge's first look at a request body: bounded in size, and JSON Baton will store.
+
+Before any route runs: a body larger than `BATON_MAX_BODY_BYTES` is a 413 (by its declared
+length, or as soon as it grows past the limit); a JSON body that holds what may not be stored
+(`human.text`: a lone surrogate, a NUL, `Infinity`, a number beyond a double, nesting past 32
+levels, a text past 64 K characters) is a 422 naming where, in Baton's error shape. Nothing of
+such a request reaches a route, so nothing of it is stored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from human.text import NotJson, parse
+
+_JSON_TYPES = ("application/json",)
+
+
+class BodyGuard:
+    """ASGI middleware: refuse oversized bodies (413) and JSON that may not be stored (422)."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Read a request's body whole (bounded), check it, then hand it on unchanged."""
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await self._too_large(send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._too_large(send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        media = headers.get("content-type", "").split(";")[0].strip().lower()
+        if body and (media in _JSON_TYPES or media.endswith("+json")):
+            try:
+                parse(body)
+            except NotJson as refused:
+                await _answer(send, 422, _refusal(refused))
+                return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _too_large(self, send: Send) -> None:
+        detail = f"the request body is larger than {self.max_bytes} bytes (BATON_MAX_BODY_BYTES)"
+        await _answer(send, 413, {"error": "too_large", "detail": detail})
+
+
+def _refusal(refused: NotJson) -> dict[str, Any]:
+    errors = [{"loc": ["body", *loc[:32]], "msg": msg} for loc, msg in refused.problems[:20]]
+    return {"error": "invalid", "detail": f"body: {refused}", "errors": errors}
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+async def _answer(send: Send, status: int, body: dict[str, Any]) -> None:
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
