@@ -24,6 +24,7 @@ from baton.wiring import open_parts, prepare
 from web.auth import SESSION_COOKIE, Authenticator
 from web.errors import on_baton_error, on_http_error, on_validation_error
 from web.guard import BodyGuard
+from web.headers import SecurityHeaders
 from web.routes import (
     api_people,
     api_requests,
@@ -102,6 +103,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     app.state.auth = Authenticator.from_settings(settings)
     app.add_middleware(CorrelationMiddleware)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)
     app.add_exception_handler(BatonError, on_baton_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     for module in (health, api_runs, api_requests, stream, api_people, slack):

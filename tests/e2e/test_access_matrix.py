@@ -297,6 +297,9 @@ async def test_every_route_for_every_person(
                     )
                 else:
                     reply = await call(client_of(server, person), method, path, ids)
+                missing = headers_missing(reply, path, credentialed=person != "anon")
+                if missing:
+                    mismatches.append(f"{method} {path} as {person}: no {missing} header")
                 if reply.status_code != expected[person]:
                     mismatches.append(
                         f"{method} {path} as {person}: {reply.status_code}, expected "
@@ -309,6 +312,30 @@ async def test_every_route_for_every_person(
                     detail = detail_of(reply)
                     assert detail.startswith(("no run", "no request", "no token")), detail
     assert mismatches == []
+
+
+def headers_missing(reply: httpx.Response, path: str, *, credentialed: bool) -> list[str]:
+    """The security headers (`web/headers.py`) this response lacks (the API docs, FastAPI's own
+    inline pages, are not held to the pages' script policy)."""
+    wanted = {
+        "x-content-type-options": "nosniff",
+        "x-frame-options": "DENY",
+        "referrer-policy": "same-origin",
+    }
+    missing = [name for name, value in wanted.items() if reply.headers.get(name) != value]
+    policy = reply.headers.get("content-security-policy", "")
+    if "frame-ancestors 'none'" not in policy:
+        missing.append("content-security-policy")
+    page = not path.startswith(("/docs", "/redoc"))
+    if (
+        page
+        and reply.headers.get("content-type", "").startswith("text/html")
+        and ("script-src 'self'" not in policy or "unsafe-inline" in policy)
+    ):
+        missing.append("content-security-policy for a page")
+    if credentialed and not reply.headers.get("cache-control"):
+        missing.append("cache-control")
+    return missing
 
 
 def detail_of(reply: httpx.Response) -> str:
