@@ -85,6 +85,12 @@ class AnswerConflict(Conflict):
     code = "answer_conflict"
 
 
+class IdempotencyConflict(Conflict):
+    """The idempotency key already started a run with another workflow or input."""
+
+    code = "idempotency_conflict"
+
+
 class RunNotCancellable(Conflict):
     """The run already ended."""
 

@@ -179,6 +179,19 @@ class RequestFilter(BaseModel):
     cursor: str | None = None
 
 
+class RunKey(BaseModel):
+    """A client's idempotency key for starting a run, and a digest of what it asked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    digest: str
+
+
+class KeyTaken(Exception):
+    """The person's idempotency key was taken by another start first; nothing was stored."""
+
+
 class RunStore(Protocol):
     """Runs and their checkpoints: a run's creation, each drive's progress, its end.
 
@@ -186,9 +199,22 @@ class RunStore(Protocol):
     """
 
     async def create_run(
-        self, run: Run, events: Sequence[NewEvent], *, lease: Lease | None = None
+        self,
+        run: Run,
+        events: Sequence[NewEvent],
+        *,
+        lease: Lease | None = None,
+        key: RunKey | None = None,
     ) -> Job | None:
-        """Store a new run, its audit events and its start job (leased at once with `lease`)."""
+        """Store a new run, its audit events and its start job (leased at once with `lease`).
+
+        With `key`, the run is stored under the creator's idempotency key in the same
+        transaction; `KeyTaken` (and nothing stored) when that key is already theirs.
+        """
+        ...
+
+    async def run_of_key(self, created_by: str, key: str) -> RunKey | None:
+        """The run a person's idempotency key started (`RunKey.key` is the run's id), if any."""
         ...
 
     async def get_run(self, run_id: str) -> Run | None:

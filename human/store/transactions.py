@@ -47,11 +47,13 @@ from human.routing import (
 from human.store.base import (
     AnswerOutcome,
     ClaimOutcome,
+    KeyTaken,
     Lease,
     NewNotification,
     NewTimer,
     Progress,
     RequestFilter,
+    RunKey,
     TimerOutcome,
     Viewer,
 )
@@ -129,15 +131,29 @@ class SqlStore:
     # runs and checkpoints -------------------------------------------------------------------
 
     async def create_run(
-        self, run: Run, events: Sequence[NewEvent], *, lease: Lease | None = None
+        self,
+        run: Run,
+        events: Sequence[NewEvent],
+        *,
+        lease: Lease | None = None,
+        key: RunKey | None = None,
     ) -> Job | None:
         """Store a new run, its audit events and its start job in one transaction.
 
-        With `lease`, the start job is leased to that worker at once and returned.
+        With `lease`, the start job is leased to that worker at once and returned. With `key`,
+        the creator's idempotency key is claimed first: `KeyTaken` if it is theirs already.
         """
         payload = job_payload()
 
         async def write(tx: Tx) -> Job | None:
+            if key is not None:
+                taken = await tx.one(
+                    "SELECT run_id FROM run_idempotency WHERE created_by = :by AND key = :key",
+                    by=run.created_by,
+                    key=key.key,
+                )
+                if taken is not None:
+                    raise KeyTaken(key.key)
             await tx.run(
                 "INSERT INTO runs (id, seq, workflow, input, status, created_by, created_at, "
                 f"updated_at) VALUES (:id, {tx.dialect.new_run_seq}, :workflow, :input, :status, "
@@ -150,10 +166,28 @@ class SqlStore:
                 created_at=run.created_at,
                 updated_at=run.updated_at,
             )
+            if key is not None:
+                await tx.run(
+                    "INSERT INTO run_idempotency (created_by, key, digest, run_id) "
+                    "VALUES (:by, :key, :digest, :run_id)",
+                    by=run.created_by,
+                    key=key.key,
+                    digest=key.digest,
+                    run_id=run.id,
+                )
             await _events(tx, events, run.created_at)
             return await _queue_drive(tx, "start", run.id, payload, lease)
 
         return await self._write_tx(write)
+
+    async def run_of_key(self, created_by: str, key: str) -> RunKey | None:
+        """The run a person's idempotency key started, with the digest of what it asked."""
+        row = await self._one(
+            "SELECT run_id, digest FROM run_idempotency WHERE created_by = :by AND key = :key",
+            by=created_by,
+            key=key,
+        )
+        return RunKey(key=str(row["run_id"]), digest=str(row["digest"])) if row else None
 
     async def get_run(self, run_id: str) -> Run | None:
         """A run by id."""

@@ -19,7 +19,15 @@ from baton.telemetry import correlation_id
 from human.kinds import KINDS
 from human.records import AnswerRecord, HumanRequest, Job, NewEvent, RequestStatus, Run
 from human.store import open_store
-from human.store.base import Lease, NewCheckpoint, Progress, RequestFilter, Store
+from human.store.base import (
+    KeyTaken,
+    Lease,
+    NewCheckpoint,
+    Progress,
+    RequestFilter,
+    RunKey,
+    Store,
+)
 from human.store.schema import migrations
 from tests.contract.conftest import Backend
 
@@ -189,6 +197,25 @@ async def test_create_run_stores_the_run_its_events_and_one_start_job(store: Sto
     jobs = await store.lease_jobs("w1", limit=10, lease_s=LIVE)
     assert drive_jobs(jobs) == [("start", run.id)]
     assert jobs[0].attempts == 1
+
+
+async def test_an_idempotency_key_stores_one_run_per_person_and_a_second_use_stores_nothing(
+    store: Store,
+) -> None:
+    first, second, theirs = a_run(), a_run(), a_run(by="sue")
+    key = RunKey(key="retry-1", digest="d1")
+
+    await store.create_run(first, [], key=key)
+    with pytest.raises(KeyTaken):
+        await store.create_run(second, [], key=RunKey(key="retry-1", digest="d2"))
+    await store.create_run(theirs, [], key=key)  # keys are each person's own
+
+    assert await store.run_of_key("sam", "retry-1") == RunKey(key=first.id, digest="d1")
+    assert await store.run_of_key("sue", "retry-1") == RunKey(key=theirs.id, digest="d1")
+    assert await store.run_of_key("sam", "other") is None
+    assert await store.get_run(second.id) is None
+    jobs = await store.lease_jobs("w1", limit=10, lease_s=LIVE)
+    assert sorted(run_id for _, run_id in drive_jobs(jobs)) == sorted([first.id, theirs.id])
 
 
 async def test_a_queued_job_carries_the_correlation_id_of_the_call_that_queued_it(

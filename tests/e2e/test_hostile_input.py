@@ -7,12 +7,14 @@ by the route's own checks), with the database's every row the same before and af
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.harness import Server, baton_server, sql
@@ -168,3 +170,41 @@ async def test_a_cursor_beyond_64_bits_is_a_422_not_a_500(
     assert reply.status_code == 422, reply.text
     assert reply.json()["errors"][0]["loc"] == ["query", "cursor"]
     assert runs.status_code == 422, runs.text
+
+
+# retries -------------------------------------------------------------------------------------
+
+
+async def start_with_key(server: Server, key: str, body: dict[str, Any]) -> httpx.Response:
+    async with server.client("sam") as c:
+        return await c.post("/api/runs", json=body, headers={"Idempotency-Key": key})
+
+
+async def test_a_retried_start_with_its_key_returns_the_first_run_and_starts_no_other(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    body = {"workflow": "refund", "input": REFUND}
+    async with baton_server(db_url, tokens, server_log) as server:
+        first = await start_with_key(server, "order-A-1005-try", body)
+        again = await start_with_key(server, "order-A-1005-try", body)
+        racing = await asyncio.gather(
+            *(start_with_key(server, "order-A-1005-race", body) for _ in range(8))
+        )
+        other = await start_with_key(
+            server, "order-A-1005-try", {"workflow": "refund", "input": {**REFUND, "amount": 12}}
+        )
+        bad_key = await start_with_key(server, "a key with spaces", body)
+        count = await server.run_count()
+
+    assert first.status_code == 201, first.text
+    assert "idempotent-replayed" not in first.headers
+    assert again.status_code == 201
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json()["id"] == first.json()["id"]
+    assert {r.status_code for r in racing} == {201}
+    assert len({r.json()["id"] for r in racing}) == 1
+    assert other.status_code == 409
+    assert other.json()["error"] == "idempotency_conflict"
+    assert first.json()["id"] in other.json()["detail"]
+    assert bad_key.status_code == 422
+    assert count == 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Header, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from human.access import check_can_run
@@ -49,12 +49,34 @@ async def list_workflows(user: UserDep) -> list[dict[str, Any]]:
 
 
 @router.post("/runs", status_code=201)
-async def start_run(body: StartRun, parts: PartsDep, user: UserDep, response: Response) -> Any:
+async def start_run(
+    body: StartRun,
+    parts: PartsDep,
+    user: UserDep,
+    response: Response,
+    idempotency_key: str | None = Header(
+        None,
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=200,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Retry safely: the same key and body return the first run (with "
+        "`Idempotent-Replayed: true`); the same key with another body is a 409.",
+    ),
+) -> Any:
     """Start a run; the worker drives it to its first pause or its end."""
     check_can_run(user)
+    replayed = False
     with sent_in("body"):
-        run = await parts.runtime.start(body.workflow, body.input, actor=user.name)
+        if idempotency_key is None:
+            run = await parts.runtime.start(body.workflow, body.input, actor=user.name)
+        else:
+            run, replayed = await parts.runtime.start_once(
+                body.workflow, body.input, actor=user.name, key=idempotency_key
+            )
     response.headers["Location"] = f"/api/runs/{run.id}"
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
     return run.model_dump(mode="json")
 
 

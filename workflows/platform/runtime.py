@@ -9,6 +9,8 @@ stays in memory.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import secrets
 from collections.abc import Callable, Sequence
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from baton import failpoints
 from baton.errors import (
+    IdempotencyConflict,
     InvalidInput,
     RunNotCancellable,
     RunNotFound,
@@ -34,7 +37,7 @@ from human.access import can_see_run, check_can_cancel, viewer_of
 from human.effects import EffectLedger
 from human.policy import Policy
 from human.records import TERMINAL_RUN, AuditEvent, HumanRequest, NewEvent, Page, Run, User
-from human.store.base import LocalWorker, Progress, Store, utcnow
+from human.store.base import KeyTaken, LocalWorker, Progress, RunKey, Store, utcnow
 from workflows.platform import registry
 from workflows.platform.drive import Drive, failed
 from workflows.platform.graph import WorkflowGraph, describe
@@ -78,7 +81,36 @@ class Runtime:
 
     async def start(self, workflow: str, run_input: Any, *, actor: str) -> Run:
         """Validate the input and store the run with its start job; the worker drives it."""
+        return await self._start(workflow, typed_input(registry.get(workflow), run_input), actor)
+
+    async def start_once(
+        self, workflow: str, run_input: Any, *, actor: str, key: str
+    ) -> tuple[Run, bool]:
+        """`start`, once per client Idempotency-Key: the run, and whether it is a replay.
+
+        A start the same person made with `key` before returns that run when it asked the same
+        workflow and input, and is an `IdempotencyConflict` when it asked something else;
+        nothing new is stored either way. Concurrent starts with one key store one run.
+        """
         typed = typed_input(registry.get(workflow), run_input)
+        asked = json.dumps({"workflow": workflow, "input": typed.model_dump(mode="json")})
+        run_key = RunKey(key=key, digest=hashlib.sha256(asked.encode()).hexdigest())
+        try:
+            return await self._start(workflow, typed, actor, key=run_key), False
+        except (KeyTaken, StoreError):
+            found = await self.store.run_of_key(actor, key)
+            if found is None:
+                raise
+        if found.digest != run_key.digest:
+            raise IdempotencyConflict(
+                f"Idempotency-Key {key[:40]!r} already started run {found.key} with another "
+                "workflow or input; use a new key for a new run"
+            )
+        return await self.get(found.key), True
+
+    async def _start(
+        self, workflow: str, typed: BaseModel, actor: str, *, key: RunKey | None = None
+    ) -> Run:
         now = self._clock()
         run = Run(
             id=f"run_{secrets.token_urlsafe(12)}",
@@ -96,7 +128,7 @@ class Runtime:
             data={"workflow": workflow, "input": run.input},
         )
         job = await self.store.create_run(
-            run, [event], lease=self._worker.lease if self._worker else None
+            run, [event], lease=self._worker.lease if self._worker else None, key=key
         )
         if job is not None and self._worker is not None:
             self._worker.accept(job)
