@@ -9,7 +9,7 @@ PORT   ?= 8000
 TEST_WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: install run postgres postgres-stop test test-fast bench lint format clean
+.PHONY: install run postgres postgres-stop test test-fast fuzz bench lint format clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,13 @@ test: install
 # PostgreSQL, no `baton serve` processes, no browser, no benchmark (README: Tests).
 test-fast: install
 	$(PYTEST) -m "not process" --backend sqlite --ignore tests/browser --ignore tests/benchmarks
+
+# A long schemathesis run over /openapi.json of a real `baton serve` (SQLite and PostgreSQL):
+# every phase, 50 examples per operation; `make test` runs a short one.
+FUZZ_EXAMPLES ?= 50
+fuzz: install
+	BATON_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) BATON_FUZZ_PHASES=examples,coverage,fuzzing \
+		$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/e2e/test_fuzz_api.py
 
 bench: install
 	$(BIN)/baton bench --json

@@ -1,0 +1,58 @@
+"""schemathesis over the published `/openapi.json` of a real `baton serve`: no 5xx, bounded, seeded.
+
+A short run here (each operation's examples and a few fuzzed cases); `make fuzz` runs a long
+one, with schemathesis's coverage phase, against either backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.harness import baton_server
+
+pytestmark = pytest.mark.process  # a real `baton serve`, on SQLite and on PostgreSQL
+
+EXAMPLES = os.environ.get("BATON_FUZZ_EXAMPLES", "3")
+PHASES = os.environ.get("BATON_FUZZ_PHASES", "examples,fuzzing")
+
+SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
+
+
+async def test_fuzzed_calls_to_every_published_operation_get_no_server_error(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        fuzz = await asyncio.create_subprocess_exec(
+            str(SCHEMATHESIS),
+            "run",
+            f"{server.base_url}/openapi.json",
+            "--header",
+            f"Authorization: Bearer {tokens['ada']}",
+            "--checks",
+            "not_a_server_error",
+            "--phases",
+            PHASES,
+            "--max-examples",
+            EXAMPLES,
+            "--seed",
+            "20261203",
+            "--no-color",
+            cwd=tmp_path,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        output, _ = await asyncio.wait_for(fuzz.communicate(), timeout=3600)
+        report = output.decode(errors="replace")
+
+    summary = [line.strip() for line in report.splitlines() if re.search(r"\d+ generated", line)]
+    print(f"schemathesis ({db_url.split(':')[0]}): {' '.join(summary)}")  # noqa: T201 (`make fuzz` shows it)
+    assert fuzz.returncode == 0, report[-4000:]
+    assert " passed" in report
+    assert "Selected: " in report
+    assert "generated" in report
