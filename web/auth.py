@@ -304,7 +304,7 @@ SESSION_COOKIE: Final = "baton_session"
 CSRF_FIELD: Final = "csrf_token"
 CSRF_HEADER: Final = "x-csrf-token"
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
-_SESSION_KEYS: Final = ("user", "since", "key")
+_SESSION_KEYS: Final = ("user", "since", "key", "sid")
 
 
 @functools.cache
@@ -318,8 +318,13 @@ def _no_one_hash() -> str:
     return _hasher().hash(secrets.token_urlsafe(16))
 
 
-def _fingerprint(password_hash: str) -> str:
-    return hashlib.sha256(password_hash.encode()).hexdigest()[:24]
+def _fingerprint(user: User, password_hash: str) -> str:
+    """What a session is bound to: the password, the role and the teams it was signed in with.
+
+    A change to any of them ends every session of that person at its next request.
+    """
+    bound = "\x1f".join([password_hash, user.role, *sorted(user.teams)])
+    return hashlib.sha256(bound.encode()).hexdigest()[:24]
 
 
 def csrf_token(request: Request) -> str:
@@ -382,7 +387,8 @@ async def sign_in(request: Request, store: Store, name: str, password: str) -> U
         {
             "user": user.name,
             "since": time.time(),
-            "key": _fingerprint(stored),
+            "key": _fingerprint(user, stored),
+            "sid": secrets.token_urlsafe(16),
             "csrf": secrets.token_urlsafe(32),
         }
     )
@@ -399,8 +405,15 @@ def _locked(name: str, wait_s: float) -> TooManySignIns:
     )
 
 
-def sign_out(request: Request) -> None:
-    """End the session (the cookie is cleared in the response)."""
+async def sign_out(request: Request, store: Store) -> None:
+    """End the session, and every copy of its cookie.
+
+    The cookie is cleared in the response, and the session is noted as ended, so a copy of it
+    taken before is refused from now on.
+    """
+    sid = request.session.get("sid")
+    if isinstance(sid, str) and sid:
+        await store.end_session(sid, keep_s=authenticator_of(request).session_max_age_s)
     request.session.clear()
 
 
@@ -414,12 +427,15 @@ async def user_of_session(request: Request, store: Store) -> User | None:
     since = request.session.get("since")
     max_age = authenticator_of(request).session_max_age_s
     found = await store.credentials(name)
+    sid = request.session.get("sid")
     if (
         not isinstance(since, int | float)
         or time.time() - since > max_age
         or found is None
         or found[1] is None
-        or _fingerprint(found[1]) != request.session.get("key")
+        or _fingerprint(found[0], found[1]) != request.session.get("key")
+        or not isinstance(sid, str)
+        or await store.session_ended(sid)
     ):
         for key in _SESSION_KEYS:
             request.session.pop(key, None)

@@ -432,6 +432,14 @@ class PeopleStore(Protocol):
         """End the name's streak (a successful sign-in)."""
         ...
 
+    async def end_session(self, session_id: str, *, keep_s: float) -> None:
+        """Note a browser session signed out (and forget those ended over `keep_s` ago)."""
+        ...
+
+    async def session_ended(self, session_id: str) -> bool:
+        """Whether a browser session was signed out."""
+        ...
+
     async def add_token(
         self,
         user_id: str,

@@ -762,6 +762,26 @@ class SqlStore:
             lambda tx: tx.run("DELETE FROM sign_in_failures WHERE name = :name", name=name)
         )
 
+    async def end_session(self, session_id: str, *, keep_s: float) -> None:
+        """Note a browser session signed out; forget those ended over `keep_s` ago."""
+        now = self._clock().timestamp()
+
+        async def write(tx: Tx) -> None:
+            await tx.run("DELETE FROM ended_sessions WHERE ended_at < :old", old=now - keep_s)
+            await tx.run(
+                "INSERT INTO ended_sessions (id, ended_at) VALUES (:id, :now) "
+                "ON CONFLICT (id) DO NOTHING",
+                id=session_id,
+                now=now,
+            )
+
+        await self._write_tx(write)
+
+    async def session_ended(self, session_id: str) -> bool:
+        """Whether a browser session was signed out."""
+        row = await self._one("SELECT 1 AS ended FROM ended_sessions WHERE id = :id", id=session_id)
+        return row is not None
+
     async def add_token(
         self,
         user_id: str,

@@ -294,6 +294,36 @@ async def test_an_expired_or_forged_session_signs_nobody_in(
             assert api.status_code == 401, what
 
 
+async def test_signing_out_ends_every_copy_of_the_session_and_a_role_change_ends_it_too(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    async def works(cookie: str) -> tuple[int, int]:
+        async with httpx.AsyncClient(
+            base_url=server.base_url, cookies={SESSION_COOKIE: cookie}, follow_redirects=False
+        ) as client:
+            return (await client.get("/")).status_code, (
+                await client.get("/api/requests")
+            ).status_code
+
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        copied = lee.http.cookies[SESSION_COOKIE]
+        assert await works(copied) == (200, 200)
+        await lee.refresh_token()
+        out = await lee.post("/signout", {})
+        assert out.status_code == 303
+    after_sign_out = await works(copied)
+    async with signed_in(server, "sam", passwords["sam"]) as sam:
+        before = await works(sam.http.cookies[SESSION_COOKIE])
+        async with server.client("ada") as ada:
+            changed = await ada.patch("/api/users/sam", json={"role": "viewer"})
+        after_role_change = await works(sam.http.cookies[SESSION_COOKIE])
+
+    assert after_sign_out == (303, 401)
+    assert before == (200, 200)
+    assert changed.status_code == 200, changed.text
+    assert after_role_change == (303, 401)
+
+
 async def test_the_api_takes_the_session_cookie_and_its_writes_need_the_csrf_header(
     server: Server, passwords: dict[str, str]
 ) -> None:

@@ -131,3 +131,35 @@ async def test_a_stream_carries_only_the_runs_its_caller_may_see(
 
         theirs = await leads.until(is_type("request.created", small["id"]))
         assert {m["data"]["run_id"] for m in theirs} == {small["id"]}
+
+
+async def test_revoking_the_token_ends_its_open_stream(
+    db_url: str, tokens: dict[str, str], server_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import httpx
+
+    from tests.harness import EventStream
+    from web.routes import stream
+
+    monkeypatch.setattr(stream, "RECHECK_S", 0.2)  # the server runs in this process
+    async with baton_server(db_url, tokens, server_log) as server:
+        async with server.client("lee") as lee:
+            made = (await lee.post("/api/tokens", json={"label": "watcher"})).json()
+        headers = {"Authorization": f"Bearer {made['token']}"}
+        async with (
+            httpx.AsyncClient(base_url=server.base_url, headers=headers, timeout=30) as watcher,
+            watcher.stream("GET", "/api/stream") as reply,
+        ):
+            events = EventStream(reply.aiter_lines())
+            assert (await events.next())["event"] == "ready"
+            run = await server.start_run(REFUND_120)  # lee's team is asked: the stream hears it
+            heard = await events.until(is_type("request.created", run["id"]))
+            async with server.client("lee") as lee:
+                revoked = await lee.delete(f"/api/tokens/{made['id']}")
+            ended = await events.next(timeout=10)
+            with pytest.raises(AssertionError, match="the stream ended"):
+                await events.next(timeout=10)
+
+    assert heard[-1]["event"] == "request.created"
+    assert revoked.status_code == 200
+    assert ended["event"] == "ended"

@@ -64,9 +64,9 @@ EASYAUTH_LOGOUT = "/.auth/logout"
 
 
 @router.post("/signout")
-async def signout(request: Request) -> Response:
+async def signout(request: Request, parts: PartsDep) -> Response:
     """End the session; behind easyauth, the platform's sign-in too."""
     await csrf_checked_form(request)
-    sign_out(request)
+    await sign_out(request, parts.store)
     easyauth = authenticator_of(request).mode == "easyauth"
     return RedirectResponse(EASYAUTH_LOGOUT if easyauth else "/signin", status_code=303)

@@ -6,27 +6,38 @@ LISTEN/NOTIFY, or a poll of the SQLite file. The first message, `ready`, carries
 starts after; a client that reconnects with `Last-Event-ID` (browsers do) gets every event it
 missed, then the live ones. `?run_id=` keeps one run's events; `?types=` a comma-separated list of
 types. A caller sees the events of the runs they may see (human.access), an admin every event.
+The stream checks its caller's credential again every `RECHECK_S`: a revoked token, a session
+signed out, or a change of the caller's role or teams ends it with an `ended` message.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Request
 from sse_starlette import EventSourceResponse
 
-from baton.errors import Invalid
+from baton.errors import Invalid, Unauthenticated
+from human.records import AuditEvent
+from web.auth import user_from_request
 from web.deps import PartsDep, UserDep
 
 router = APIRouter(prefix="/api", tags=["stream"])
 
 PING_S = 15
+RECHECK_S = 5.0
+"""How often an open stream checks its caller's credential again (a revoked token, a session
+signed out or changed, ends the stream within this)."""
 
 
 @router.get("/stream")
 async def stream(
+    request: Request,
     parts: PartsDep,
     user: UserDep,
     run_id: str | None = None,
@@ -37,13 +48,45 @@ async def stream(
     after = await _after(last_event_id, parts)
     wanted = {t.strip() for t in types.split(",") if t.strip()} if types else None
 
+    async def allowed() -> bool:
+        try:
+            again = await user_from_request(request, parts.store)
+        except Unauthenticated:
+            return False
+        return again.name == user.name and again.role == user.role and again.teams == user.teams
+
     async def messages() -> AsyncIterator[dict[str, str]]:
         yield {"event": "ready", "data": json.dumps({"after": after, "user": user.name})}
         feed = parts.requests.watch(user, after_id=after, run_id=run_id, types=wanted)
+        waiting: asyncio.Future[AuditEvent] | None = None
+        checked = time.monotonic()
         try:
-            async for event in feed:
-                yield {"id": str(event.id), "event": event.type, "data": event.model_dump_json()}
+            while True:
+                if waiting is None:
+                    waiting = asyncio.ensure_future(anext(feed))
+                done, _ = await asyncio.wait({waiting}, timeout=RECHECK_S)
+                if time.monotonic() - checked >= RECHECK_S:
+                    checked = time.monotonic()
+                    if not await allowed():
+                        ended = {"reason": "the credential this stream was opened with ended"}
+                        yield {"event": "ended", "data": json.dumps(ended)}
+                        return
+                if waiting in done:
+                    try:
+                        event = waiting.result()
+                    except StopAsyncIteration:
+                        return
+                    waiting = None
+                    yield {
+                        "id": str(event.id),
+                        "event": event.type,
+                        "data": event.model_dump_json(),
+                    }
         finally:
+            if waiting is not None:  # let the feed's pending step end before closing it
+                waiting.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await waiting
             await feed.aclose()
 
     return EventSourceResponse(messages(), ping=PING_S)
