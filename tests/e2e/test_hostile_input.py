@@ -137,6 +137,20 @@ async def test_a_hostile_run_input_is_refused_and_starts_nothing(
     assert listed.status_code == 200
 
 
+async def test_a_long_name_is_refused_without_being_echoed_back(
+    paused: tuple[Server, dict[str, Any]],
+) -> None:
+    server, _ = paused
+    async with server.client("sam") as c:
+        long_name = await c.post("/api/runs", json={"workflow": "w" * 100_000, "input": {}})
+        unknown = await c.post("/api/runs", json={"workflow": "x" * 150, "input": {}})
+
+    assert long_name.status_code == 422
+    assert len(long_name.text) < 2000
+    assert unknown.status_code == 404
+    assert len(unknown.json()["detail"]) < 300
+
+
 async def test_a_streamed_body_past_the_limit_is_refused_as_it_grows(
     paused: tuple[Server, dict[str, Any]], db_url: str
 ) -> None:

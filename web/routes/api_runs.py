@@ -21,7 +21,7 @@ class StartRun(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    workflow: str = Field(min_length=1)
+    workflow: str = Field(min_length=1, max_length=200)
     input: dict[str, Any] = Field(default_factory=dict)
 
 

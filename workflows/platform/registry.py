@@ -184,7 +184,8 @@ def get(name: str) -> WorkflowSpec:
     """A workflow by name, or `WorkflowNotFound`."""
     spec = _REGISTRY.get(name)
     if spec is None:
-        raise WorkflowNotFound(f"no workflow named {name!r}; known: {sorted(_REGISTRY)}")
+        shown = name if len(name) <= 80 else name[:80] + "…"
+        raise WorkflowNotFound(f"no workflow named {shown!r}; known: {sorted(_REGISTRY)}")
     return spec
 
 
