@@ -82,6 +82,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
         async with open_parts(settings, local_worker=worker, prepared=prepared) as parts:
             task = asyncio.create_task(parts.worker.run_forever()) if worker else None
             app.state.parts = parts
+            app.state.runs_worker = worker
             logger.info(
                 "baton started",
                 extra={"worker": worker, "database": parts.store.__class__.__name__},

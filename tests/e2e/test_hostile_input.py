@@ -222,3 +222,18 @@ async def test_a_retried_start_with_its_key_returns_the_first_run_and_starts_no_
     assert first.json()["id"] in other.json()["detail"]
     assert bad_key.status_code == 422
     assert count == 2
+
+
+async def test_healthz_reports_the_worker_of_a_serving_process(
+    paused: tuple[Server, dict[str, Any]],
+) -> None:
+    server, _ = paused
+    async with server.anonymous() as c:
+        reply = await c.get("/healthz")
+
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["status"] == "ok"
+    assert body["worker"]["running"] is True
+    assert body["worker"]["ok"] is True
+    assert body["worker"]["failing"] is None

@@ -14,7 +14,9 @@ import logging
 import os
 import secrets
 import socket
+import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 
 from baton.telemetry import correlation_id
 from human.records import Job
@@ -27,6 +29,16 @@ MAX_ATTEMPTS = 8
 
 JobHandler = Callable[[Job, str], Awaitable[bool]]
 """Runs a job of one kind (`notify`, `timer`) for its lease owner; True if it ended the job."""
+
+
+@dataclass(frozen=True)
+class WorkerHealth:
+    """What `/healthz` reports of a process's worker."""
+
+    running: bool
+    ok: bool
+    last_round_s: float
+    failing: str | None
 
 
 class Worker:
@@ -52,6 +64,24 @@ class Worker:
         self._wake = asyncio.Event()
         self._active: dict[int, asyncio.Task[None]] = {}
         self._slots = asyncio.Semaphore(concurrency)
+        self._running = False
+        self._beat = time.monotonic()
+        self._failing: str | None = None
+
+    def health(self) -> WorkerHealth:
+        """Whether the lease loop runs, when it last went round, and what fails it, if anything.
+
+        The loop goes round at least every poll (`poll_s`); one that has not for 30 polls (and
+        at least 30 s) is stuck.
+        """
+        age = time.monotonic() - self._beat
+        stuck = self._running and age > max(30.0, 30 * self._poll_s)
+        return WorkerHealth(
+            running=self._running,
+            ok=self._running and not stuck and self._failing is None,
+            last_round_s=round(age, 3),
+            failing=self._failing or ("stuck" if stuck else None),
+        )
 
     def wake(self) -> None:
         """Look for work now instead of at the next poll."""
@@ -76,15 +106,30 @@ class Worker:
             await asyncio.gather(*list(self._active.values()), return_exceptions=True)
 
     async def run_forever(self) -> None:
-        """Lease and run jobs until cancelled."""
+        """Lease and run jobs until cancelled; a failing store is waited out, never fatal.
+
+        A round that fails (the database unreachable, the disk full) is logged and tried again
+        after a backoff that doubles up to 30 s; `health()` names the failure meanwhile.
+        """
         renewer = asyncio.create_task(self._renew_forever())
+        self._running, backoff = True, self._poll_s
         try:
             while True:
-                started = await self._lease_round()
-                if not started:
-                    self._wake.clear()
-                    await self._idle()
+                self._beat = time.monotonic()
+                try:
+                    started = await self._lease_round()
+                    if not started:
+                        self._wake.clear()
+                        await self._idle()
+                except Exception as exc:  # the store failed: wait, and go on when it answers
+                    self._failing = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    logger.exception("worker round failed; retrying", extra={"retry_s": backoff})
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 30.0)
+                else:
+                    self._failing, backoff = None, self._poll_s
         finally:
+            self._running = False
             renewer.cancel()
             for task in list(self._active.values()):
                 task.cancel()
