@@ -7,13 +7,20 @@ from typing import Any
 from agent_framework import FunctionTool, Workflow
 
 
-def agents_of(workflow: Workflow, depth: int = 0) -> list[Any]:
-    """Each agent an executor of `workflow` (or of a sub-workflow it runs) wraps, once."""
-    found: dict[int, Any] = {}
-    for executor in workflow.executors.values():
+def executors_of(workflow: Workflow, depth: int = 0) -> list[Any]:
+    """The executors of `workflow` and of the sub-workflows it runs (`WorkflowExecutor`)."""
+    found = list(workflow.executors.values())
+    for executor in list(found):
         inner = getattr(executor, "workflow", None)
         if isinstance(inner, Workflow) and depth < 8:
-            found |= {id(a): a for a in agents_of(inner, depth + 1)}
+            found += executors_of(inner, depth + 1)
+    return found
+
+
+def agents_of(workflow: Workflow) -> list[Any]:
+    """Each agent an executor of `workflow` (or of a sub-workflow it runs) wraps, once."""
+    found: dict[int, Any] = {}
+    for executor in executors_of(workflow):
         for name in ("agent", "_agent"):
             agent = getattr(executor, name, None)
             if agent is not None and hasattr(agent, "default_options"):

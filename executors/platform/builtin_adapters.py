@@ -252,10 +252,7 @@ class AgentReviews:
         """A review of the held output, with the conversation that led to it."""
         held = _HELD[type(event.data)]
         agent = held.agent(event)
-        route = Route()
-        for key in (type(event.data), agent):
-            if key in self._routes:
-                route = self._routes[key].over(route)
+        route = routed(self._routes, (type(event.data), agent))
         return Ask(
             ReviewRequest(
                 title=f"Review {agent}'s {held.what}",
@@ -367,13 +364,9 @@ class TypedInputs:
 
     def _route(self, data_type: type, executor: str, request_type: str) -> tuple[Route, str | None]:
         """The route of a request, and the id of the policies file's rule in it (if one is)."""
-        route = Route()
         hints = getattr(data_type, HINTS, None)
-        if isinstance(hints, Mapping):
-            route = Route.model_validate(dict(hints)).over(route)
-        for key in (data_type, executor):
-            if key in self._routes:
-                route = self._routes[key].over(route)
+        base = Route.model_validate(dict(hints)) if isinstance(hints, Mapping) else Route()
+        route = routed(self._routes, (data_type, executor), base)
         ruled = self._services.policy.route(self._workflow, executor, request_type)
         return (ruled.over(route), ruled.id) if ruled is not None else (route, None)
 
@@ -395,6 +388,17 @@ class TypedInputs:
             f"request {request.id} ({request.title}) {decision} before anyone answered, and "
             "its answer type has no value that says so: the run cannot go on"
         )
+
+
+def routed(
+    routes: Mapping[RouteKey, Route], keys: tuple[RouteKey, ...], base: Route | None = None
+) -> Route:
+    """The registration's routes for `keys` (a request type, an executor id), each over the last."""
+    route = base or Route()
+    for key in keys:
+        if key in routes:
+            route = routes[key].over(route)
+    return route
 
 
 def _fill(template: str, words: Mapping[str, Any]) -> str:

@@ -10,11 +10,11 @@ the run (`CloseCase`). A call of an `approval_mode="always_require"` tool comes 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from agent_framework import Content, Workflow, WorkflowEvent
+from agent_framework import Content, FunctionTool, WorkflowEvent
 from pydantic import BaseModel
 
 from executors.platform.adapters import (
@@ -27,7 +27,6 @@ from executors.platform.adapters import (
     returned_text,
     takeover_request,
 )
-from executors.platform.agents import tools_of
 from executors.platform.services import RunServices
 from executors.platform.tool_gate import GatedTool, Verdict, approval_request, judge, perform_call
 from executors.platform.transcript import as_text, tool_result
@@ -494,8 +493,8 @@ class AgentToolApprovals(ToolApprovals):
     name: ClassVar[str] = "agent_tool_approvals"
     declared: ClassVar[bool] = False
 
-    def __init__(self, services: RunServices, workflow: Workflow) -> None:
-        super().__init__(services, [GatedTool.of(t) for t in tools_of(workflow).values()])
+    def __init__(self, services: RunServices, tools: Mapping[str, FunctionTool]) -> None:
+        super().__init__(services, [GatedTool.of(t) for t in tools.values()])
 
 
 class HostCallInputs:
@@ -509,9 +508,11 @@ class HostCallInputs:
 
     name: ClassVar[str] = "host_call_inputs"
 
-    def __init__(self, services: RunServices, workflow: Workflow, *, route: Route) -> None:
+    def __init__(
+        self, services: RunServices, tools: Mapping[str, FunctionTool], *, route: Route
+    ) -> None:
         self._services = services
-        self._tools = tools_of(workflow)
+        self._tools = tools
         self._route = route
 
     def accepts(self, event: WorkflowEvent[Any]) -> bool:

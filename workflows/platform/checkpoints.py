@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from baton import failpoints
 from baton.errors import PauseNotDurable
+from executors.platform.agents import executors_of
 from human.store.base import NewCheckpoint, Store
 
 
@@ -121,7 +122,7 @@ def checkpoint_types_of(workflow: Workflow) -> frozenset[str]:
     """
     found: set[type] = set()
     aliases: list[bool] = []
-    for executor in _executors(workflow):
+    for executor in executors_of(workflow):
         handlers = getattr(executor, "_response_handlers", {})
         for declared in (
             *executor.input_types,
@@ -131,16 +132,6 @@ def checkpoint_types_of(workflow: Workflow) -> frozenset[str]:
             _collect(declared, found, aliases)
     keys = {type_key(t) for t in found if t.__module__ != "builtins"}
     return frozenset({*keys, *(("types:GenericAlias",) if any(aliases) else ())})
-
-
-def _executors(workflow: Workflow, depth: int = 0) -> list[Any]:
-    """The executors of `workflow` and of the sub-workflows it runs (`WorkflowExecutor`)."""
-    found = list(workflow.executors.values())
-    for executor in list(found):
-        inner = getattr(executor, "workflow", None)
-        if isinstance(inner, Workflow) and depth < 8:
-            found += _executors(inner, depth + 1)
-    return found
 
 
 def _collect(declared: Any, found: set[type], aliases: list[bool], depth: int = 0) -> None:

@@ -77,6 +77,7 @@ class WorkflowSpec:
         from agent_framework import Content
         from agent_framework_orchestrations import HandoffAgentUserRequest
 
+        from executors.platform.agents import tools_of
         from executors.platform.builtin_adapters import (
             AgentReviews,
             Kinds,
@@ -86,13 +87,14 @@ class WorkflowSpec:
         from executors.platform.tool_adapters import AgentToolApprovals, HostCallInputs
 
         turns = self.routes.get(HandoffAgentUserRequest)
+        tools = tools_of(workflow)
         return [
             *(self.adapters(services) if self.adapters else ()),
             Kinds(),
-            AgentToolApprovals(services, workflow),
+            AgentToolApprovals(services, tools),
             UserTurns(services, team=(turns and turns.team) or services.policy.default_team),
             AgentReviews(services, routes=self.routes),
-            HostCallInputs(services, workflow, route=self.routes.get(Content) or Route()),
+            HostCallInputs(services, tools, route=self.routes.get(Content) or Route()),
             TypedInputs(services, workflow=self.name, routes=self.routes),
         ]
 
