@@ -94,6 +94,12 @@ class Settings(BaseSettings):
     session_max_age_s: int = Field(
         8 * 3600, ge=60, description="How long a browser sign-in lasts, in seconds."
     )
+    session_idle_s: int = Field(
+        3600,
+        ge=60,
+        description="How long a browser sign-in lasts unused, in seconds (live updates of an "
+        "open page are not use).",
+    )
     signin_max_failures: int = Field(
         5, ge=1, le=1000, description="Failed sign-ins in a row that lock a name for a while."
     )

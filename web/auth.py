@@ -155,6 +155,7 @@ class Authenticator:
     groups: Mapping[str, str] = field(default_factory=dict)
     admin_group: str | None = None
     session_max_age_s: float = 8 * 3600
+    session_idle_s: float = 3600
     signin_max_failures: int = 5
     signin_lockout_s: int = 300
 
@@ -168,6 +169,7 @@ class Authenticator:
             groups=groups,
             admin_group=admin,
             session_max_age_s=settings.session_max_age_s,
+            session_idle_s=settings.session_idle_s,
             signin_max_failures=settings.signin_max_failures,
             signin_lockout_s=settings.signin_lockout_seconds,
         )
@@ -269,7 +271,7 @@ async def _user_of_token(token: str, store: Store) -> User:
     return user
 
 
-async def user_from_request(request: Request, store: Store) -> User:
+async def user_from_request(request: Request, store: Store, *, use: bool = True) -> User:
     """The caller, by the authenticator `create_app` put on the app (local when there is none).
 
     A call without an `Authorization` header from a browser signed in to the pages is that
@@ -277,7 +279,7 @@ async def user_from_request(request: Request, store: Store) -> User:
     token in `X-CSRF-Token`, which another site's page cannot read or send.
     """
     if not request.headers.get("authorization"):
-        user = await user_of_session(request, store)
+        user = await user_of_session(request, store, use=use)
         if user is not None:
             if request.method not in SAFE_METHODS:
                 check_csrf(request, request.headers.get(CSRF_HEADER))
@@ -296,15 +298,18 @@ def authenticator_of(request: Request) -> Authenticator:
 #
 # A signed-in browser holds one cookie, signed with BATON_SECRET_KEY by Starlette's
 # SessionMiddleware (itsdangerous; HttpOnly, SameSite=Lax, Secure behind https): who it is, when
-# they signed in (the session ends `session_max_age_s` later, however active), a fingerprint of
-# their password hash (a new password ends every session of the old one) and a CSRF token. Every
-# form carries the token; a post without it, or with another session's, changes nothing.
+# they signed in (the session ends `session_max_age_s` later, however active), when they last
+# used it (it ends `session_idle_s` after), a fingerprint of their password hash (a new password
+# ends every session of the old one) and a CSRF token. Every form carries the token; a post
+# without it, or with another session's, changes nothing.
 
 SESSION_COOKIE: Final = "baton_session"
 CSRF_FIELD: Final = "csrf_token"
 CSRF_HEADER: Final = "x-csrf-token"
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
-_SESSION_KEYS: Final = ("user", "since", "key", "sid")
+_SESSION_KEYS: Final = ("user", "since", "seen", "key", "sid")
+LIVE_HEADER: Final = "x-baton-live"
+"""Sent by a page's live refresh (htmx on a stream event): not a use of the session."""
 
 
 @functools.cache
@@ -387,6 +392,7 @@ async def sign_in(request: Request, store: Store, name: str, password: str) -> U
         {
             "user": user.name,
             "since": time.time(),
+            "seen": time.time(),
             "key": _fingerprint(user, stored),
             "sid": secrets.token_urlsafe(16),
             "csrf": secrets.token_urlsafe(32),
@@ -417,20 +423,29 @@ async def sign_out(request: Request, store: Store) -> None:
     request.session.clear()
 
 
-async def user_of_session(request: Request, store: Store) -> User | None:
-    """The person this browser's session is signed in as, or None (never signed in, expired)."""
+async def user_of_session(request: Request, store: Store, *, use: bool = True) -> User | None:
+    """The person this browser's session is signed in as, or None (never signed in, expired).
+
+    A session ends `session_max_age_s` after sign-in however active, and after `session_idle_s`
+    without use. Each request with it is a use (`use=False`, or the `X-Baton-Live` header of a
+    page's live refresh, looks without using it), noted in the cookie sent back; a copy of the
+    cookie taken earlier goes idle from when it was taken.
+    """
     if "session" not in request.scope:
         return None
     name = request.session.get("user")
     if not isinstance(name, str):
         return None
-    since = request.session.get("since")
-    max_age = authenticator_of(request).session_max_age_s
+    since, seen = request.session.get("since"), request.session.get("seen")
+    rules = authenticator_of(request)
+    now = time.time()
     found = await store.credentials(name)
     sid = request.session.get("sid")
     if (
         not isinstance(since, int | float)
-        or time.time() - since > max_age
+        or now - since > rules.session_max_age_s
+        or not isinstance(seen, int | float)
+        or now - seen > rules.session_idle_s
         or found is None
         or found[1] is None
         or _fingerprint(found[0], found[1]) != request.session.get("key")
@@ -440,6 +455,8 @@ async def user_of_session(request: Request, store: Store) -> User | None:
         for key in _SESSION_KEYS:
             request.session.pop(key, None)
         return None
+    if use and request.headers.get(LIVE_HEADER) != "1":
+        request.session["seen"] = now
     return found[0]
 
 

@@ -23,8 +23,17 @@ async def current_user(request: Request) -> User:
     return await user_from_request(request, parts(request).store)
 
 
+async def watching_user(request: Request) -> User:
+    """The authenticated caller of a stream: opening it or keeping it open is no use of a session.
+
+    An open page's stream would otherwise keep a session that nobody uses alive forever.
+    """
+    return await user_from_request(request, parts(request).store, use=False)
+
+
 PartsDep = Annotated[Parts, Depends(parts)]
 UserDep = Annotated[User, Depends(current_user)]
+WatcherDep = Annotated[User, Depends(watching_user)]
 
 
 async def page_user(request: Request) -> User:

@@ -321,6 +321,11 @@ var webEnv = concat(sharedEnv, channelEnv, [
     value: '28800'
   }
   {
+    // ...and this many seconds after their last use.
+    name: 'BATON_SESSION_IDLE_S'
+    value: '3600'
+  }
+  {
     // Failed sign-ins in a row that lock a name, and for how long (seconds).
     name: 'BATON_SIGNIN_MAX_FAILURES'
     value: '5'

@@ -294,6 +294,59 @@ async def test_an_expired_or_forged_session_signs_nobody_in(
             assert api.status_code == 401, what
 
 
+async def test_a_session_unused_for_an_hour_ends_and_each_use_but_a_live_refresh_renews_it(
+    server: Server, passwords: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.harness import EventStream
+    from web.routes import stream
+
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        session = session_of(lee)
+    now = time.time()
+    used_59_min_ago = forged_session(session | {"seen": now - 59 * 60})
+
+    async def visit(cookie: str, **headers: str) -> tuple[int, int, float | None]:
+        async with httpx.AsyncClient(
+            base_url=server.base_url, cookies={SESSION_COOKIE: cookie}, follow_redirects=False
+        ) as client:
+            page = await client.get("/", headers=headers)
+            api = await client.get("/api/requests", headers=headers)
+            sent = page.cookies.get(SESSION_COOKIE)
+        seen = json.loads(base64.b64decode(sent.rsplit(".", 2)[0])).get("seen") if sent else None
+        return page.status_code, api.status_code, seen
+
+    # BATON_SESSION_IDLE_S is 1 h: 59 min unused is still signed in, and the visit renews it
+    status, api, seen = await visit(used_59_min_ago)
+    assert (status, api) == (200, 200)
+    assert seen is not None
+    assert seen >= now - 5
+    # a page's live refresh (htmx on a stream event) is not a use: no cookie with a new time
+    status, api, seen = await visit(used_59_min_ago, **{"X-Baton-Live": "1"})
+    assert (status, api) == (200, 200)
+    assert seen is None or seen == pytest.approx(now - 59 * 60, abs=1)
+    # 61 min unused, or a cookie that never noted a use: signed out, pages and API
+    for cookie in (
+        forged_session(session | {"seen": now - 61 * 60}),
+        forged_session({k: v for k, v in session.items() if k != "seen"}),
+    ):
+        status, api, _ = await visit(cookie)
+        assert (status, api) == (303, 401)
+
+    # an open stream is not a use either: it ends when its session goes idle under it
+    monkeypatch.setattr(stream, "RECHECK_S", 0.2)  # the server runs in this process
+    about_to_idle = forged_session(session | {"seen": time.time() - 3600 + 2})
+    async with (
+        httpx.AsyncClient(
+            base_url=server.base_url, cookies={SESSION_COOKIE: about_to_idle}, timeout=30
+        ) as watcher,
+        watcher.stream("GET", "/api/stream") as reply,
+    ):
+        events = EventStream(reply.aiter_lines())
+        assert (await events.next())["event"] == "ready"
+        ended = await events.next(timeout=15)
+    assert ended["event"] == "ended"
+
+
 async def test_signing_out_ends_every_copy_of_the_session_and_a_role_change_ends_it_too(
     server: Server, passwords: dict[str, str]
 ) -> None:

@@ -7,7 +7,8 @@ starts after; a client that reconnects with `Last-Event-ID` (browsers do) gets e
 missed, then the live ones. `?run_id=` keeps one run's events; `?types=` a comma-separated list of
 types. A caller sees the events of the runs they may see (human.access), an admin every event.
 The stream checks its caller's credential again every `RECHECK_S`: a revoked token, a session
-signed out, or a change of the caller's role or teams ends it with an `ended` message.
+signed out or gone idle (an open stream is not a use of it), or a change of the caller's role or
+teams ends it with an `ended` message.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sse_starlette import EventSourceResponse
 from baton.errors import Invalid, Unauthenticated
 from human.records import AuditEvent
 from web.auth import user_from_request
-from web.deps import PartsDep, UserDep
+from web.deps import PartsDep, WatcherDep
 
 router = APIRouter(prefix="/api", tags=["stream"])
 
@@ -39,7 +40,7 @@ signed out or changed, ends the stream within this)."""
 async def stream(
     request: Request,
     parts: PartsDep,
-    user: UserDep,
+    user: WatcherDep,
     run_id: str | None = None,
     types: Annotated[str | None, Query(description="Comma-separated event types.")] = None,
     last_event_id: Annotated[str | None, Header()] = None,
@@ -50,7 +51,7 @@ async def stream(
 
     async def allowed() -> bool:
         try:
-            again = await user_from_request(request, parts.store)
+            again = await user_from_request(request, parts.store, use=False)
         except Unauthenticated:
             return False
         return again.name == user.name and again.role == user.role and again.teams == user.teams
