@@ -91,6 +91,12 @@ class IdempotencyConflict(Conflict):
     code = "idempotency_conflict"
 
 
+class RecordDamaged(Conflict):
+    """Part of the stored request could not be read: nobody decides without all of it."""
+
+    code = "record_damaged"
+
+
 class RunNotCancellable(Conflict):
     """The run already ended."""
 

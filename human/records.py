@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +23,12 @@ class Record(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+FAULTS_DOC: Final = (
+    "What of the stored record could not be read (a column that is not valid JSON, a value of "
+    "the wrong shape), each as `field: why`; the record is given without it. Empty when whole."
+)
+
+
 class Run(Record):
     """One execution of a workflow."""
 
@@ -36,6 +42,7 @@ class Run(Record):
     created_at: datetime
     updated_at: datetime
     checkpoint_id: str | None = None
+    faults: list[str] = Field(default_factory=list, description=FAULTS_DOC)
 
 
 NotificationStatus = Literal["queued", "sent", "failed", "skipped"]
@@ -66,6 +73,7 @@ class AnswerRecord(Record):
     decision: str
     body: dict[str, Any]
     at: datetime
+    faults: list[str] = Field(default_factory=list, description=FAULTS_DOC)
 
 
 class HumanRequest(Record):
@@ -100,6 +108,7 @@ class HumanRequest(Record):
     escalation_level: int = 0
     notifications: list[Notification] = Field(default_factory=list)
     executor_id: str | None = Field(None, description="The workflow executor that asked.")
+    faults: list[str] = Field(default_factory=list, description=FAULTS_DOC)
 
 
 class AuditEvent(Record):
@@ -112,6 +121,7 @@ class AuditEvent(Record):
     request_id: str | None
     actor: str
     data: dict[str, Any] = Field(default_factory=dict)
+    faults: list[str] = Field(default_factory=list, description=FAULTS_DOC)
 
 
 class NewEvent(BaseModel):

@@ -25,6 +25,7 @@ from baton.errors import (
     InvalidAnswer,
     NotClaimed,
     NotPermitted,
+    RecordDamaged,
     RequestAnswered,
     RequestClaimed,
     RequestClosed,
@@ -184,6 +185,7 @@ class RequestService:
             span.set_attribute("baton.run_id", request.run_id)
             if request.status in ("expired", "cancelled"):
                 raise closed_error(request)
+            _check_whole(request)
             answer = _checked_answer(request, run, body, responder)
             span.set_attribute("baton.decision", str(answer["decision"]))
             result = await self._record(request, answer, responder, edit_diff(request, answer))
@@ -206,6 +208,7 @@ class RequestService:
             if request.status in ("expired", "cancelled"):
                 raise closed_error(request)
             check_can_answer(responder, request)
+            _check_whole(request)
             if request.kind == "takeover":
                 raise AlreadyTakeover(
                     f"request {request_id} is already a takeover: answer it with resolve or return"
@@ -485,3 +488,12 @@ def claimed_error(request: HumanRequest) -> RequestClaimed:
         claimed_by=request.claimed_by,
         claimed_until=until,
     )
+
+
+def _check_whole(request: HumanRequest) -> None:
+    """`RecordDamaged` if part of the stored request could not be read (`HumanRequest.faults`)."""
+    if request.faults:
+        raise RecordDamaged(
+            f"request {request.id} cannot be answered: part of its stored record could not be "
+            f"read ({'; '.join(request.faults)[:300]}); an admin can cancel its run"
+        )

@@ -10,9 +10,11 @@ answer means is `RequestService`'s.
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, TypeVar, get_args
 from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -68,6 +70,24 @@ INBOX_EVENTS: Final = (
     "request.reassigned",
     "run.resumed",
 )
+
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def shown(what: str, build: Callable[[], T], fallback: T, faults: list[str]) -> T:
+    """`build()`, or `fallback` with the fault named in `faults`.
+
+    One part that cannot be shown (a record an older version wrote, a schema this version does
+    not draw) never fails its page: the rest is shown, and the fault is named at the top.
+    """
+    try:
+        return build()
+    except Exception as exc:
+        logger.exception("a part of a page could not be shown", extra={"part": what})
+        faults.append(f"{what}: {type(exc).__name__}: {str(exc)[:160]}")
+        return fallback
 
 
 def _blank_is_none(value: Any) -> Any:
@@ -344,10 +364,16 @@ async def request_page(
             check_can_answer(user, request)
         except NotPermitted as exc:
             refusal = str(exc)
+    faults = [f"the request's {f}" for f in request.faults]
     forms: tuple[DecisionForm, ...] = ()
     four_eyes = None
-    if is_open and refusal is None:
-        forms = answer_forms(request, submitted=submitted, raw=raw, errors=errors or [])
+    if is_open and refusal is None and not faults:
+        forms = shown(
+            "the answer forms",
+            lambda: answer_forms(request, submitted=submitted, raw=raw, errors=errors or []),
+            (),
+            faults,
+        )
         allowed = [f for f in forms if _four_eyes_allow(user, request, run, f.decision)]
         if len(allowed) < len(forms):
             four_eyes = (
@@ -360,7 +386,13 @@ async def request_page(
         "human_request": request,
         "run": run,
         "events": events,
-        "context": context_view(request.context, reason=request.reason.strip()),
+        "context": shown(
+            "the context",
+            lambda: context_view(request.context, reason=request.reason.strip()),
+            ContextView(),
+            faults,
+        ),
+        "faults": faults,
         "is_open": is_open,
         "overdue": is_overdue(request, now),
         "refusal": refusal,
@@ -422,13 +454,21 @@ async def run_page(
         can_cancel = run.status not in TERMINAL_RUN
     except NotPermitted:
         can_cancel = False
+    faults = [f"the run's {f}" for f in run.faults]
+    faults += [f"request {r.id}'s {f}" for r in requests for f in r.faults]
+    recorded = await parts.runtime.conversation(run_id)
     return {
         "run": run,
         "requests": requests,
         "events": events,
-        "graph": graph_of(parts, run, requests),
-        "conversation": [_message(e) for e in await parts.runtime.conversation(run_id)]
-        or conversation_of(run, requests),
+        "graph": shown("the graph", lambda: graph_of(parts, run, requests), None, faults),
+        "conversation": shown(
+            "the conversation",
+            lambda: [_message(e) for e in recorded] or conversation_of(run, requests),
+            list[dict[str, Any]](),
+            faults,
+        ),
+        "faults": faults,
         "can_cancel": can_cancel,
         "problem": problem,
         "live_types": RUN_EVENTS,

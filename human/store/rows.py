@@ -8,10 +8,14 @@ datetimes (PostgreSQL).
 from __future__ import annotations
 
 import json
+import logging
 import secrets
+import typing
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from baton.errors import Invalid
 from baton.telemetry import correlation_id
@@ -26,6 +30,8 @@ from human.records import (
     Page,
     Run,
 )
+
+logger = logging.getLogger(__name__)
 
 AnswerResult = Literal["closed", "partial", "repeated", "not_open"]
 DRIVE_KINDS: Final = ("start", "resume")
@@ -47,6 +53,70 @@ def dumps(value: Any) -> str:
 def loads(value: str | None) -> Any:
     """A JSON column's value; NULL stays None."""
     return None if value is None else json.loads(value)
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class Columns:
+    """A row's JSON columns read one by one: one that does not parse is noted, not raised.
+
+    A record is read whatever an older version, a hand edit or a bug left in a column: what
+    cannot be read is left out (its field's default, or an empty value), named in the record's
+    `faults`, and the rest of the record, its page and its list are shown as ever.
+    """
+
+    def __init__(self, row: Row, what: str) -> None:
+        self.row, self.what = row, what
+        self.faults: list[str] = []
+
+    def json(self, name: str) -> Any:
+        """A JSON column's value, or `Columns.UNREAD` noted as a fault."""
+        try:
+            return loads(self.row[name])
+        except (ValueError, TypeError) as exc:
+            self.faults.append(f"{name}: not valid JSON ({str(exc)[:80]})")
+            return Columns.UNREAD
+
+    UNREAD: Final = object()
+
+    def record(self, cls: type[R], values: dict[str, Any]) -> R:
+        """`cls` from `values`; a field that does not validate is left out, named in `faults`."""
+        values = {k: _fallback(cls, k) if v is Columns.UNREAD else v for k, v in values.items()}
+        values = {k: v for k, v in values.items() if v is not Columns.UNREAD}
+        for _ in range(len(cls.model_fields)):
+            try:
+                found = cls.model_validate(values | {"faults": self.faults})
+            except ValidationError as exc:
+                names = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+                if not names or not names <= set(values) - {"faults"}:
+                    raise
+                for e in exc.errors():
+                    self.faults.append(f"{e['loc'][0]}: {e['msg'][:120]}")
+                for name in names:
+                    del values[name]
+                    fallback = _fallback(cls, name)
+                    if fallback is not Columns.UNREAD:
+                        values[name] = fallback
+                continue
+            if self.faults:
+                logger.warning(
+                    "a stored record could not be read whole",
+                    extra={"record": self.what, "id": values.get("id"), "faults": self.faults},
+                )
+            return found
+        raise AssertionError("unreachable: each round leaves a field out")
+
+
+def _fallback(cls: type[BaseModel], name: str) -> Any:
+    """What stands in for a field that could not be read: empty if required and a container."""
+    field = cls.model_fields[name]
+    if not field.is_required():
+        return Columns.UNREAD  # its default
+    origin = typing.get_origin(field.annotation) or field.annotation
+    if origin is dict:
+        return {}
+    return [] if origin is list else Columns.UNREAD
 
 
 def when(value: str | datetime | None) -> datetime | None:
@@ -87,28 +157,36 @@ def page(rows: Sequence[Row], items: list[Any], limit: int) -> Page:
 
 def run_of(row: Row) -> Run:
     """A `runs` row."""
-    return Run(
-        id=row["id"],
-        workflow=row["workflow"],
-        input=loads(row["input"]),
-        status=row["status"],
-        output=loads(row["output"]),
-        error=row["error"],
-        created_by=row["created_by"],
-        created_at=at(row["created_at"]),
-        updated_at=at(row["updated_at"]),
-        checkpoint_id=row["checkpoint_id"],
+    cols = Columns(row, "run")
+    return cols.record(
+        Run,
+        {
+            "id": row["id"],
+            "workflow": row["workflow"],
+            "input": cols.json("input"),
+            "status": row["status"],
+            "output": cols.json("output"),
+            "error": row["error"],
+            "created_by": row["created_by"],
+            "created_at": at(row["created_at"]),
+            "updated_at": at(row["updated_at"]),
+            "checkpoint_id": row["checkpoint_id"],
+        },
     )
 
 
 def answer_of(row: Row) -> AnswerRecord:
     """An `answers` row."""
-    return AnswerRecord(
-        request_id=row["request_id"],
-        actor=row["actor"],
-        decision=row["decision"],
-        body=loads(row["body"]),
-        at=at(row["at"]),
+    cols = Columns(row, "answer")
+    return cols.record(
+        AnswerRecord,
+        {
+            "request_id": row["request_id"],
+            "actor": row["actor"],
+            "decision": row["decision"],
+            "body": cols.json("body"),
+            "at": at(row["at"]),
+        },
     )
 
 
@@ -122,52 +200,61 @@ def requests_of(
     sent: dict[str, list[Notification]] = {}
     for n in notifications:
         sent.setdefault(n["request_id"], []).append(notification_of(n))
-    return [
-        HumanRequest(
-            id=r["id"],
-            run_id=r["run_id"],
-            maf_request_id=r["maf_request_id"],
-            kind=r["kind"],
-            title=r["title"],
-            reason=r["reason"],
-            context=loads(r["context"]),
-            proposed_action=loads(r["proposed_action"]),
-            payload=loads(r["payload"]),
-            allowed_decisions=loads(r["allowed_decisions"]),
-            response_schema=loads(r["response_schema"]),
-            team=r["team"],
-            assignee=r["assignee"],
-            priority=r["priority"],
-            status=r["status"],
-            created_at=at(r["created_at"]),
-            expires_at=when(r["expires_at"]),
-            approvals_required=r["approvals_required"],
-            policy_rule=r["policy_rule"],
-            answer=loads(r["answer"]),
-            answered_by=r["answered_by"],
-            answered_at=when(r["answered_at"]),
-            answers=by_request.get(r["id"], []),
-            claimed_by=r["claimed_by"],
-            claimed_until=when(r["claimed_until"]),
-            escalation=loads(r["escalation"]),
-            escalation_level=r["escalation_level"],
-            notifications=sent.get(r["id"], []),
-            executor_id=r["executor_id"],
-        )
-        for r in rows
-    ]
+    return [_request_of(r, by_request.get(r["id"], []), sent.get(r["id"], [])) for r in rows]
+
+
+def _request_of(r: Row, answers: list[AnswerRecord], sent: list[Notification]) -> HumanRequest:
+    cols = Columns(r, "request")
+    return cols.record(
+        HumanRequest,
+        {
+            "id": r["id"],
+            "run_id": r["run_id"],
+            "maf_request_id": r["maf_request_id"],
+            "kind": r["kind"],
+            "title": r["title"],
+            "reason": r["reason"],
+            "context": cols.json("context"),
+            "proposed_action": cols.json("proposed_action"),
+            "payload": cols.json("payload"),
+            "allowed_decisions": cols.json("allowed_decisions"),
+            "response_schema": cols.json("response_schema"),
+            "team": r["team"],
+            "assignee": r["assignee"],
+            "priority": r["priority"],
+            "status": r["status"],
+            "created_at": at(r["created_at"]),
+            "expires_at": when(r["expires_at"]),
+            "approvals_required": r["approvals_required"],
+            "policy_rule": r["policy_rule"],
+            "answer": cols.json("answer"),
+            "answered_by": r["answered_by"],
+            "answered_at": when(r["answered_at"]),
+            "answers": answers,
+            "claimed_by": r["claimed_by"],
+            "claimed_until": when(r["claimed_until"]),
+            "escalation": cols.json("escalation"),
+            "escalation_level": r["escalation_level"],
+            "notifications": sent,
+            "executor_id": r["executor_id"],
+        },
+    )
 
 
 def event_of(row: Row) -> AuditEvent:
     """An `audit_events` row."""
-    return AuditEvent(
-        id=row["id"],
-        type=row["type"],
-        at=at(row["at"]),
-        run_id=row["run_id"],
-        request_id=row["request_id"],
-        actor=row["actor"],
-        data=loads(row["data"]),
+    cols = Columns(row, "event")
+    return cols.record(
+        AuditEvent,
+        {
+            "id": row["id"],
+            "type": row["type"],
+            "at": at(row["at"]),
+            "run_id": row["run_id"],
+            "request_id": row["request_id"],
+            "actor": row["actor"],
+            "data": cols.json("data"),
+        },
     )
 
 

@@ -239,3 +239,68 @@ async def test_healthz_reports_the_worker_of_a_serving_process(
     assert body["worker"]["running"] is True
     assert body["worker"]["ok"] is True
     assert body["worker"]["failing"] is None
+
+
+async def test_a_damaged_record_is_shown_with_its_fault_named_and_cannot_be_answered(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> None:
+    """What an older version, a hand edit or a bug left in a row never fails a page or the API.
+
+    The request's context is not JSON and its decisions are the wrong shape, the run's input is
+    not JSON: every read answers 200 naming each fault (audit events are append-only, so
+    `tests/unit/test_rows.py` damages theirs), the
+    request refuses answers (409 `record_damaged`, nothing stored), the other request is whole.
+    """
+    from tests.pages import PAGE_ENV, signed_in
+
+    async with baton_server(db_url, tokens, server_log, PAGE_ENV) as server:
+        damaged_run = await server.start_run({"workflow": "refund", "input": REFUND})
+        damaged = await server.wait_for_request(damaged_run["id"])
+        whole_run = await server.start_run({"workflow": "refund", "input": REFUND})
+        whole = await server.wait_for_request(whole_run["id"])
+        await server.wait_for_run(damaged_run["id"], status="waiting")
+        sql(
+            db_url,
+            "UPDATE human_requests SET context = '{\"cut short', allowed_decisions = '\"approve\"'"
+            f" WHERE id = '{damaged['id']}'",
+        )
+        sql(db_url, f"UPDATE runs SET input = 'not json' WHERE id = '{damaged_run['id']}'")
+        before = digest(db_url)
+        async with server.client("lee") as api:
+            one = await api.get(f"/api/requests/{damaged['id']}")
+            listed = await api.get("/api/requests", params={"run_id": damaged_run["id"]})
+            events = await api.get(f"/api/requests/{damaged['id']}/events")
+            run = await api.get(f"/api/runs/{damaged_run['id']}")
+            answer = await api.post(
+                f"/api/requests/{damaged['id']}/respond", json={"decision": "approve"}
+            )
+            other = await api.get(f"/api/requests/{whole['id']}")
+        async with signed_in(server, "lee", passwords["lee"]) as lee:
+            page = await lee.http.get(f"/requests/{damaged['id']}")
+            run_page = await lee.http.get(f"/runs/{damaged_run['id']}")
+            inbox = await lee.http.get("/")
+            other_page = await lee.http.get(f"/requests/{whole['id']}")
+        after = digest(db_url)
+
+    assert [r.status_code for r in (one, listed, events, run, other)] == [200] * 5
+    faults = one.json()["faults"]
+    assert [f.split(":")[0] for f in faults] == ["context", "allowed_decisions"]
+    assert one.json()["context"] == {}
+    assert listed.json()["items"][0]["faults"] == faults
+    assert events.json()
+    assert run.json()["faults"][0].startswith("input: not valid JSON")
+    assert other.json()["faults"] == []
+
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["error"] == "record_damaged"
+    assert "context: not valid JSON" in answer.json()["detail"]
+    assert after == before
+
+    assert [p.status_code for p in (page, run_page, inbox, other_page)] == [200] * 4
+    assert "Part of this request could not be shown" in page.text
+    assert "the request&#39;s context: not valid JSON" in page.text
+    assert "cannot be answered until the record is whole" in page.text
+    assert 'value="approve"' not in page.text
+    assert "Part of this run could not be shown" in run_page.text
+    assert "could not be shown" not in other_page.text
+    assert 'value="approve"' in other_page.text
