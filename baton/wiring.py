@@ -87,6 +87,7 @@ def job_handlers(
         link_signer(settings),
         max_attempts=settings.notify_max_attempts,
         backoff_s=settings.notify_backoff_seconds,
+        deadline_s=settings.notify_timeout_seconds,
     )
     timers = TimerRunner(store, channels=dispatcher.channels, on_change=on_change)
     return {"notify": dispatcher.handle, "timer": timers.handle}

@@ -241,7 +241,7 @@ var sharedEnv = [
     value: string(maxBodyBytes)
   }
   {
-    // Notification delivery: attempts, first retry delay (doubling), per-attempt timeout.
+    // Notification delivery: attempts, first retry delay (doubling), deadline of a whole attempt.
     name: 'BATON_NOTIFY_MAX_ATTEMPTS'
     value: '6'
   }

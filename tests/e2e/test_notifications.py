@@ -14,7 +14,7 @@ import httpx
 
 from human.channels.links import LinkSigner
 from tests.harness import REFUND_120, Server, baton_server, eventually, types_of
-from tests.receivers import HttpReceiver, http_receiver, smtp_server
+from tests.receivers import HttpReceiver, http_receiver, smtp_server, stalling_receiver
 
 WEBHOOK_SECRET = "webhook-secret-for-tests"
 SLACK_SECRET = "slack-signing-secret-for-tests"
@@ -556,3 +556,69 @@ async def test_a_reassigned_request_is_announced_to_whoever_now_holds_it(
     assert "This approval request was reassigned to fin (finance)." in text
     assert types_of(events).count("request.reassigned") == 2
     assert types_of(events).count("request.notified") == 4
+
+
+# slow receivers -----------------------------------------------------------------------------
+
+DEADLINE_S = 1.5
+SHORT_DELIVERY = {
+    "BATON_NOTIFY_TIMEOUT_SECONDS": str(DEADLINE_S),
+    "BATON_NOTIFY_MAX_ATTEMPTS": "2",
+    "BATON_NOTIFY_BACKOFF_SECONDS": "0.2",
+}
+
+
+async def test_a_delivery_that_drips_or_never_answers_ends_at_its_deadline_and_is_retried(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    # The dripping webhook never lets a read wait long enough to time out: only a deadline on
+    # the whole attempt ends it (a per-read timeout waited out all 600 bytes, 600 s).
+    with stalling_receiver("drip") as hooks, stalling_receiver("silent") as slack:
+        env = {
+            "BATON_WEBHOOK_URL": f"{hooks.url}/baton",
+            "BATON_SLACK_WEBHOOK_URL": f"{slack.url}/incoming",
+            **SHORT_DELIVERY,
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            failed = await _notified(server, rid, "failed")
+            await eventually(
+                lambda: _now(hooks.in_flight == 0 == slack.in_flight), what="hang-ups seen"
+            )
+
+    for note in failed["notifications"]:
+        assert note["attempts"] == 2, note
+        assert note["last_error"] == (
+            f"{note['channel']}: no complete answer within {DEADLINE_S} s "
+            "(BATON_NOTIFY_TIMEOUT_SECONDS)"
+        )
+    for receiver in (hooks, slack):
+        assert len(receiver.arrived) == 2  # the attempt, and its retry
+        held = [gone - came for came, gone in zip(receiver.arrived, receiver.hung_up, strict=True)]
+        assert all(DEADLINE_S - 0.5 < s < DEADLINE_S + 3 for s in held), held
+
+
+async def test_a_relay_slow_to_answer_each_command_is_cut_off_at_the_deadline_of_the_whole_attempt(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    # Each answer comes within the per-command timeout; together they take longer than the
+    # deadline (MAIL, then a RCPT per member of the team: a second each).
+    with smtp_server(tmp_path, pause_s=1.0) as smtp:
+        env = {"BATON_SMTP_URL": smtp.url(starttls="true"), **SHORT_DELIVERY}
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            began = time.monotonic()
+            failed = await _notified(server, rid, "failed")
+            took = time.monotonic() - began
+
+    [note] = failed["notifications"]
+    assert (note["channel"], note["attempts"]) == ("email", 2)
+    assert "no complete answer within 1.5 s" in note["last_error"]
+    assert took < 2 * DEADLINE_S + 3, took
+    assert smtp.mails == []
+
+
+async def _now(value: bool) -> bool:
+    return value
