@@ -186,6 +186,7 @@ async def open_parts(
             store,
             runtime,
             concurrency=settings.worker_concurrency,
+            delivery_concurrency=settings.notify_concurrency,
             poll_s=settings.worker_poll_ms / 1000,
             lease_s=settings.job_lease_seconds,
             handlers=job_handlers(settings, store, channels, on_change=on_change),

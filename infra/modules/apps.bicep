@@ -254,6 +254,11 @@ var sharedEnv = [
     value: '10'
   }
   {
+    // Deliveries at once per process, in slots apart from drives and timers.
+    name: 'BATON_NOTIFY_CONCURRENCY'
+    value: '4'
+  }
+  {
     name: 'BATON_SMTP_FROM'
     value: smtpFrom
   }

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
+import pytest
 
+from baton.wiring import open_parts
 from human.channels.links import LinkSigner
-from tests.harness import REFUND_120, Server, baton_server, eventually, types_of
+from tests.harness import REFUND_120, InProcessServer, Server, baton_server, eventually, types_of
 from tests.receivers import HttpReceiver, http_receiver, smtp_server, stalling_receiver
 
 WEBHOOK_SECRET = "webhook-secret-for-tests"
@@ -618,6 +623,49 @@ async def test_a_relay_slow_to_answer_each_command_is_cut_off_at_the_deadline_of
     assert "no complete answer within 1.5 s" in note["last_error"]
     assert took < 2 * DEADLINE_S + 3, took
     assert smtp.mails == []
+
+
+@pytest.mark.parametrize("worker", ["embedded", "beside"])
+async def test_slow_deliveries_in_flight_do_not_delay_a_resume(
+    db_url: str, tokens: dict[str, str], server_log: Path, worker: str
+) -> None:
+    # Five paused runs, a notification each, every one dripping for a minute: the four delivery
+    # slots are full. The answer's resume runs in slots of its own and completes meanwhile:
+    # handed straight to `serve`'s own worker, or leased by a `baton worker` beside a
+    # `serve --no-worker` (where the due deliveries must not take the resume's place either).
+    with stalling_receiver("drip") as hooks:
+        env = {"BATON_WEBHOOK_URL": f"{hooks.url}/baton", "BATON_NOTIFY_TIMEOUT_SECONDS": "60"}
+        args = ["--no-worker"] if worker == "beside" else []
+        async with (
+            baton_server(db_url, tokens, server_log, env, args=args) as server,
+            _worker_beside(server) if worker == "beside" else contextlib.nullcontext(),
+        ):
+            runs = [await server.start_run(REFUND_120) for _ in range(5)]
+            pending = [await server.wait_for_request(run["id"]) for run in runs]
+            await eventually(lambda: _now(hooks.in_flight >= 4), what="four deliveries dripping")
+            began = time.monotonic()
+            answered = await server.respond(pending[0]["id"], {"decision": "approve"}, user="lee")
+            done = await server.wait_for_run(runs[0]["id"], status="completed")
+            took = time.monotonic() - began
+            dripping = hooks.in_flight
+
+    assert answered.status_code == 200, answered.text
+    assert "Refunded 120.00" in done["output"]["text"]
+    assert took < 10, took  # the deliveries have 60 s each to go; a shared slot waited them out
+    assert dripping >= 4
+
+
+@contextlib.asynccontextmanager
+async def _worker_beside(server: Server) -> AsyncIterator[None]:
+    """What `baton worker` runs (the parts, and the worker's loop), in this process."""
+    assert isinstance(server, InProcessServer)
+    async with open_parts(server.settings(), local_worker=False) as parts:
+        loop = asyncio.create_task(parts.worker.run_forever())
+        try:
+            yield
+        finally:
+            loop.cancel()
+            await asyncio.gather(loop, return_exceptions=True)
 
 
 async def _now(value: bool) -> bool:
