@@ -604,6 +604,29 @@ async def test_a_delivery_that_drips_or_never_answers_ends_at_its_deadline_and_i
         assert all(DEADLINE_S - 0.5 < s < DEADLINE_S + 3 for s in held), held
 
 
+async def test_a_reply_to_a_slack_response_url_that_drips_is_given_up_at_the_deadline(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    with http_receiver() as slack, stalling_receiver("drip") as replies:
+        env = {
+            "BATON_SLACK_WEBHOOK_URL": f"{slack.url}/incoming",
+            "BATON_SLACK_SIGNING_SECRET": SLACK_SECRET,
+            "BATON_NOTIFY_TIMEOUT_SECONDS": str(DEADLINE_S),
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            await _link_slack(server, lee="U0LEE")
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            approve = _slack_click(rid, "U0LEE", "baton.approve", f"{replies.url}/response")
+            clicked = await _click(server, approve, _slack_headers(approve))
+            await server.wait_for_run(run["id"], status="completed")
+            await eventually(lambda: _now(len(replies.hung_up) == 1), what="the reply given up")
+
+    assert clicked.status_code == 200, clicked.text
+    [came], [gone] = replies.arrived, replies.hung_up
+    assert gone - came < DEADLINE_S + 3, gone - came  # a per-read timeout waited out 600 s
+
+
 async def test_a_relay_slow_to_answer_each_command_is_cut_off_at_the_deadline_of_the_whole_attempt(
     db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
 ) -> None:
