@@ -117,7 +117,17 @@ class Settings(BaseSettings):
     notify_backoff_seconds: float = Field(
         5.0, gt=0, description="First retry delay of a notification; doubles each attempt."
     )
-    notify_timeout_seconds: float = Field(10.0, gt=0)
+    notify_concurrency: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="Deliveries at once per worker, in slots of their own (drives never wait).",
+    )
+    notify_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        description="The deadline of one delivery attempt as a whole (connect, send, answer).",
+    )
     clock_file: str | None = Field(
         None, description="Tests only: a file holding an offset in seconds added to the clock."
     )

@@ -87,6 +87,7 @@ def job_handlers(
         link_signer(settings),
         max_attempts=settings.notify_max_attempts,
         backoff_s=settings.notify_backoff_seconds,
+        deadline_s=settings.notify_timeout_seconds,
     )
     timers = TimerRunner(store, channels=dispatcher.channels, on_change=on_change)
     return {"notify": dispatcher.handle, "timer": timers.handle}
@@ -185,6 +186,7 @@ async def open_parts(
             store,
             runtime,
             concurrency=settings.worker_concurrency,
+            delivery_concurrency=settings.notify_concurrency,
             poll_s=settings.worker_poll_ms / 1000,
             lease_s=settings.job_lease_seconds,
             handlers=job_handlers(settings, store, channels, on_change=on_change),

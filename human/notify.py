@@ -7,10 +7,17 @@ the row (status, attempts, last error: the request's `notifications` field shows
 attempts are used up, `skipped` when there was nothing to send). A failed attempt is retried after
 `backoff_s`, doubled at each further attempt. Delivery is at least once: a worker that dies after
 sending and before recording sends again once its lease runs out.
+
+Each attempt is bounded as a whole by `deadline_s` (`BATON_NOTIFY_TIMEOUT_SECONDS`): connecting,
+sending and reading the answer together, whatever the channel. A per-read timeout alone is not
+enough: a receiver that drips one byte a second never lets a read time out, and would hold the
+attempt (and its worker slot) for as long as it likes. An attempt past its deadline is cancelled
+and counts as failed, to be retried like any other failure.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 
@@ -34,12 +41,14 @@ class Dispatcher:
         *,
         max_attempts: int = 6,
         backoff_s: float = 5.0,
+        deadline_s: float = 10.0,
     ) -> None:
         self._store = store
         self._channels = dict(channels)
         self._links = links
         self._max_attempts = max_attempts
         self._backoff_s = backoff_s
+        self._deadline_s = deadline_s
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -75,7 +84,7 @@ class Dispatcher:
             url=self._links.page(request.id),
         )
         try:
-            skipped = await channel.send(notice)
+            skipped = await self._attempt(channel, notice)
         except NotificationFailed as exc:
             attempt = note.attempts + 1
             last = attempt >= self._max_attempts
@@ -102,3 +111,17 @@ class Dispatcher:
         )
         logger.info("notification delivered", extra={**extra, "skipped": skipped})
         return True
+
+    async def _attempt(self, channel: Channel, notice: Notice) -> str | None:
+        """Send once within the deadline; `NotificationFailed` when it runs out first."""
+        deadline = asyncio.timeout(self._deadline_s)
+        try:
+            async with deadline:
+                return await channel.send(notice)
+        except TimeoutError as exc:
+            if not deadline.expired():
+                raise NotificationFailed(f"{channel.name}: {type(exc).__name__}: {exc}") from exc
+            raise NotificationFailed(
+                f"{channel.name}: no complete answer within {self._deadline_s:g} s "
+                "(BATON_NOTIFY_TIMEOUT_SECONDS)"
+            ) from exc

@@ -145,6 +145,12 @@ class User(Record):
     slack_id: str | None = None
 
 
+JobLane = Literal["work", "delivery"]
+"""Whose slots a job runs in: `delivery` for notifications, `work` for drives and timers."""
+DELIVERY_KINDS: tuple[str, ...] = ("notify",)
+"""The jobs that wait on someone else's server, and so never take a drive's slot."""
+
+
 class Job(Record):
     """Work for the background worker, leased so a dead process's job is picked up again."""
 
@@ -154,6 +160,11 @@ class Job(Record):
     request_id: str | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
     attempts: int = 0
+
+    @property
+    def lane(self) -> JobLane:
+        """`delivery` for a notification (as slow as its receiver), `work` for the rest."""
+        return "delivery" if self.kind in DELIVERY_KINDS else "work"
 
 
 class Page(Record):

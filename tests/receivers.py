@@ -4,24 +4,28 @@ Both run in a thread of the test process on a loopback port, so a `baton serve` 
 talks to them over real sockets. The HTTP receiver answers each request with the next status of
 its script (then 200), with the JSON body set for its path if any (a Web API's answer); the SMTP
 server speaks STARTTLS with a certificate made for the test and requires a login once the
-connection is encrypted.
+connection is encrypted. The stalling receiver and a paused SMTP server are the slow ends a
+delivery deadline is for: an answer dripped a byte at a time, none at all, a relay slow to answer.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
 import ipaddress
 import json
+import select
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
@@ -47,16 +51,41 @@ class Received:
 
 
 @dataclass
-class HttpReceiver:
-    """A loopback HTTP server recording every POST; `script` holds the statuses to answer."""
+class Loopback:
+    """Where a receiver listens."""
 
-    script: list[int] = field(default_factory=list)
-    received: list[Received] = field(default_factory=list)
     port: int = 0
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+
+class _Quiet(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@contextlib.contextmanager
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[int]:
+    """A threaded HTTP server on a loopback port (yielded) for `handler`; stopped after."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@dataclass
+class HttpReceiver(Loopback):
+    """A loopback HTTP server recording every POST; `script` holds the statuses to answer."""
+
+    script: list[int] = field(default_factory=list)
+    received: list[Received] = field(default_factory=list)
 
     def at(self, path: str) -> list[Received]:
         return [r for r in list(self.received) if r.path == path]
@@ -71,7 +100,7 @@ def http_receiver(
     bodies = dict(answers or {})
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(_Quiet):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length)
@@ -92,19 +121,76 @@ def http_receiver(
             self.end_headers()
             self.wfile.write(b"ok" if status < 300 else b"the receiver says no")
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver.port = int(server.server_address[1])
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _serving(Handler) as receiver.port:
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+
+
+@dataclass
+class StallingReceiver(Loopback):
+    """A loopback HTTP server that takes each POST whole, then stalls its answer.
+
+    `drip`: a 200 whose body comes one byte every `drip_s` (no read ever waits long enough to
+    time out); `silent`: no answer at all. `arrived` and `hung_up` are `time.monotonic()` when
+    each request came in and when its sender gave up on it (closed the connection).
+    """
+
+    arrived: list[float] = field(default_factory=list)
+    hung_up: list[float] = field(default_factory=list)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.arrived) - len(self.hung_up)
+
+
+@contextlib.contextmanager
+def stalling_receiver(
+    how: Literal["drip", "silent"], *, drip_s: float = 1.0, body_bytes: int = 600
+) -> Iterator[StallingReceiver]:
+    """A running stalling receiver; its stalled answers end when the block ends."""
+    receiver = StallingReceiver()
+    lock = threading.Lock()
+    closing = threading.Event()
+
+    class Handler(_Quiet):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with lock:
+                receiver.arrived.append(time.monotonic())
+            try:
+                if how == "drip":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(body_bytes))
+                    self.end_headers()
+                    self.wfile.flush()
+                for _ in range(body_bytes):
+                    if self._sender_left(drip_s):
+                        break
+                    if how == "drip":
+                        self.wfile.write(b".")
+                        self.wfile.flush()
+            except OSError:  # the sender reset the connection as it left
+                pass
+            with lock:
+                receiver.hung_up.append(time.monotonic())
+            self.close_connection = True
+
+        def _sender_left(self, within_s: float) -> bool:
+            """Whether the sender closes its end within `within_s` (or the receiver stops)."""
+            until = time.monotonic() + within_s
+            while not closing.is_set() and (left := until - time.monotonic()) > 0:
+                readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+                if readable and self.connection.recv(1) == b"":
+                    return True
+            return closing.is_set()
+
+    with _serving(Handler) as receiver.port:
+        try:
+            yield receiver
+        finally:
+            closing.set()  # before the server stops: it waits for no stalled answer
 
 
 # SMTP ---------------------------------------------------------------------------------------
@@ -172,8 +258,11 @@ class SmtpServer:
 
 
 @contextlib.contextmanager
-def smtp_server(directory: Path) -> Iterator[SmtpServer]:
-    """aiosmtpd with STARTTLS required before AUTH, and AUTH required before mail."""
+def smtp_server(directory: Path, *, pause_s: float = 0.0) -> Iterator[SmtpServer]:
+    """aiosmtpd with STARTTLS required before AUTH, and AUTH required before mail.
+
+    `pause_s`: a slow relay, taking that long to answer each MAIL and RCPT command.
+    """
     cert, key = self_signed(directory)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
@@ -191,6 +280,22 @@ def smtp_server(directory: Path) -> Iterator[SmtpServer]:
         return AuthResult(success=ok, auth_data=server.username if ok else None)
 
     class Handler:
+        async def handle_MAIL(  # noqa: N802 - aiosmtpd's hook name
+            self, smtp: SMTP, session: Session, envelope: Envelope, address: str, options: list[str]
+        ) -> str:
+            await asyncio.sleep(pause_s)
+            envelope.mail_from = address
+            envelope.mail_options.extend(options)
+            return "250 OK"
+
+        async def handle_RCPT(  # noqa: N802 - aiosmtpd's hook name
+            self, smtp: SMTP, session: Session, envelope: Envelope, address: str, options: list[str]
+        ) -> str:
+            await asyncio.sleep(pause_s)
+            envelope.rcpt_tos.append(address)
+            envelope.rcpt_options.extend(options)
+            return "250 OK"
+
         async def handle_DATA(  # noqa: N802 - aiosmtpd's hook name
             self, smtp: SMTP, session: Session, envelope: Envelope
         ) -> str:

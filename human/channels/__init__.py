@@ -35,7 +35,11 @@ class Notice:
 
 
 class Channel(Protocol):
-    """A way to deliver a notice; `send` raises `NotificationFailed` on a failure worth a retry."""
+    """A way to deliver a notice; `send` raises `NotificationFailed` on a failure worth a retry.
+
+    The dispatcher cancels a `send` still running at the delivery deadline, so one must let go
+    of its connection at once when cancelled (not wait on the other side to say goodbye).
+    """
 
     name: str
 

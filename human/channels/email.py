@@ -12,6 +12,7 @@ signed deep link to the request's page (`links.py`), which asks for sign-in like
 
 from __future__ import annotations
 
+import contextlib
 import html
 import ssl
 from collections.abc import Awaitable, Callable
@@ -108,20 +109,28 @@ class EmailChannel:
                 return f"no member of team {team} has an email address"
         message = self.message(notice, recipients)
         relay = self._relay
+        client = aiosmtplib.SMTP(
+            hostname=relay.host,
+            port=relay.port,
+            username=relay.username,
+            password=relay.password,
+            use_tls=relay.use_tls,
+            start_tls=relay.start_tls,
+            tls_context=self._tls,
+            timeout=self._timeout_s,
+        )
+        # Not `aiosmtplib.send`: its exit says QUIT and waits for the answer even when the
+        # attempt was cancelled at its deadline, so a stalled relay would hold it a timeout more.
+        # A failed or cancelled attempt drops the connection at once instead.
         try:
-            await aiosmtplib.send(
-                message,
-                hostname=relay.host,
-                port=relay.port,
-                username=relay.username,
-                password=relay.password,
-                use_tls=relay.use_tls,
-                start_tls=relay.start_tls,
-                tls_context=self._tls,
-                timeout=self._timeout_s,
-            )
+            await client.connect()
+            await client.send_message(message)
+            with contextlib.suppress(aiosmtplib.SMTPException, OSError):
+                await client.quit()  # the relay has the message: a failed goodbye is no failure
         except (aiosmtplib.SMTPException, OSError) as exc:
             raise NotificationFailed(f"email: {type(exc).__name__}: {exc}") from exc
+        finally:
+            client.close()
         return None
 
     def message(self, notice: Notice, recipients: list[str]) -> EmailMessage:

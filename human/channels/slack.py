@@ -23,6 +23,7 @@ field. Without one, Reject sends "Rejected from Slack by <name>".
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -315,7 +316,10 @@ class SlackActions:
             ],
         )
         try:
-            await self._web.views_open(trigger_id=str(payload.get("trigger_id") or ""), view=view)
+            async with asyncio.timeout(self._timeout_s):
+                await self._web.views_open(
+                    trigger_id=str(payload.get("trigger_id") or ""), view=view
+                )
         except (SlackApiError, SlackClientError, OSError, TimeoutError) as exc:
             logger.warning("slack views.open failed", extra={"error": str(exc)})
             return SlackResult(
@@ -386,12 +390,15 @@ class SlackActions:
     async def post(self, reply: SlackReply) -> None:
         """Send a reply to Slack's `response_url` (a failure is logged: the answer stands)."""
         try:
-            async with httpx.AsyncClient(timeout=self._timeout_s) as client:
+            async with (
+                asyncio.timeout(self._timeout_s),
+                httpx.AsyncClient(timeout=self._timeout_s) as client,
+            ):
                 sent = await client.post(reply.response_url, json=reply.body)
             if not sent.is_success:
                 logger.warning("slack response_url refused", extra={"status": sent.status_code})
-        except httpx.HTTPError as exc:
-            logger.warning("slack response_url unreachable", extra={"error": str(exc)})
+        except (httpx.HTTPError, TimeoutError) as exc:
+            logger.warning("slack response_url unreachable", extra={"error": repr(exc)})
 
 
 def _payload(body: bytes) -> dict[str, Any]:

@@ -7,9 +7,10 @@ Headers (the README has a verification snippet):
 - `X-Baton-Timestamp`: Unix seconds when this attempt was sent
 - `X-Baton-Signature`: `v1=` + hex HMAC-SHA256 of `<timestamp>.<raw body>` keyed with the secret
 
-A 2xx answer is a delivery; anything else, or no answer within the timeout, is retried with
-backoff by the dispatcher. Deliveries are at least once: a receiver dedupes on the delivery id and
-should refuse timestamps far from its own clock.
+A 2xx answer is a delivery; anything else, or no complete answer within the delivery deadline
+(`BATON_NOTIFY_TIMEOUT_SECONDS`, for the whole attempt: a receiver that answers one byte at a time
+is cut off too), is retried with backoff by the dispatcher. Deliveries are at least once: a
+receiver dedupes on the delivery id and should refuse timestamps far from its own clock.
 """
 
 from __future__ import annotations

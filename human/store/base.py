@@ -19,6 +19,7 @@ from human.records import (
     AuditEvent,
     HumanRequest,
     Job,
+    JobLane,
     NewEvent,
     Notification,
     NotificationEvent,
@@ -331,8 +332,10 @@ class JobStore(Protocol):
         """Return when another process may have queued a job, or after `timeout_s`."""
         ...
 
-    async def lease_jobs(self, owner: str, *, limit: int, lease_s: float) -> list[Job]:
-        """Lease due jobs, never two drive jobs of one run at once."""
+    async def lease_jobs(
+        self, owner: str, *, limit: int, lease_s: float, lane: JobLane | None = None
+    ) -> list[Job]:
+        """Lease due jobs, never two drive jobs of one run at once; only `lane`'s, if given."""
         ...
 
     async def renew_leases(self, owner: str, job_ids: Sequence[int], *, lease_s: float) -> None:

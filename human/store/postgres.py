@@ -22,12 +22,12 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from baton.errors import StoreError
-from human.records import AuditEvent, Job
+from human.records import AuditEvent, Job, JobLane
 from human.store.base import utcnow
 from human.store.dialect import POSTGRES
 from human.store.rows import event_of, job_of, plan_lease
 from human.store.schema import migrations
-from human.store.transactions import DRIVE, SqlStore, TxFn
+from human.store.transactions import DRIVE, SqlStore, TxFn, lane_filter
 
 T = TypeVar("T")
 
@@ -260,8 +260,10 @@ class PostgresStore(SqlStore):
         while not self._job_signals.empty():
             self._job_signals.get_nowait()
 
-    async def lease_jobs(self, owner: str, *, limit: int, lease_s: float) -> list[Job]:
-        """Lease due jobs with SKIP LOCKED; a run with a live leased drive job gets no second one.
+    async def lease_jobs(
+        self, owner: str, *, limit: int, lease_s: float, lane: JobLane | None = None
+    ) -> list[Job]:
+        """Lease due jobs (of `lane` only, if given) with SKIP LOCKED; one live drive per run.
 
         A drive job is taken with its run's row locked; who holds that lock then re-reads (in a new
         snapshot) whether another drive of the run is leased, so two workers that race for one
@@ -270,15 +272,17 @@ class PostgresStore(SqlStore):
         baton_now = self._clock().timestamp()
 
         async def write(conn: Conn) -> list[Job]:
-            rows = await conn.fetch(
-                f"""SELECT j.* FROM jobs j JOIN runs r ON r.id = j.run_id
-                    WHERE j.kind IN {DRIVE} AND j.available_at <= {_NOW}
-                      AND (j.lease_until IS NULL OR j.lease_until < {_NOW})
-                    ORDER BY j.id LIMIT $1 FOR UPDATE OF j, r SKIP LOCKED""",
-                limit * 4,
-            )
+            rows = []
+            if lane != "delivery":
+                rows += await conn.fetch(
+                    f"""SELECT j.* FROM jobs j JOIN runs r ON r.id = j.run_id
+                        WHERE j.kind IN {DRIVE} AND j.available_at <= {_NOW}
+                          AND (j.lease_until IS NULL OR j.lease_until < {_NOW})
+                        ORDER BY j.id LIMIT $1 FOR UPDATE OF j, r SKIP LOCKED""",
+                    limit * 4,
+                )
             rows += await conn.fetch(
-                f"""SELECT j.* FROM jobs j WHERE j.kind NOT IN {DRIVE}
+                f"""SELECT j.* FROM jobs j WHERE j.kind NOT IN {DRIVE} {lane_filter(lane)}
                       AND j.available_at <= {_NOW}
                       AND (j.lease_until IS NULL OR j.lease_until < {_NOW})
                       AND (j.due_at IS NULL OR j.due_at <= $2)

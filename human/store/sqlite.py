@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from baton.errors import StoreError
-from human.records import AuditEvent, Job
+from human.records import AuditEvent, Job, JobLane
 from human.store.base import utcnow
 from human.store.dialect import SQLITE
 from human.store.rows import event_of, job_of, plan_lease
 from human.store.schema import migrations
-from human.store.transactions import DRIVE, SqlStore, TxFn
+from human.store.transactions import DRIVE, SqlStore, TxFn, lane_filter
 
 T = TypeVar("T")
 
@@ -234,18 +234,21 @@ class SqliteStore(SqlStore):
         """SQLite has no cross-process signal: other processes' jobs are found by polling."""
         await asyncio.sleep(timeout_s)
 
-    async def lease_jobs(self, owner: str, *, limit: int, lease_s: float) -> list[Job]:
-        """Lease due jobs; a run with a live leased drive job gets no second one.
+    async def lease_jobs(
+        self, owner: str, *, limit: int, lease_s: float, lane: JobLane | None = None
+    ) -> list[Job]:
+        """Lease due jobs (of `lane` only, if given); a run with a live leased drive gets no second.
 
         The one writer orders leases: a read on the event loop first skips the hop when nothing
         is due, then one write transaction picks (`rows.plan_lease`) and leases.
         """
         baton_now = self._clock().timestamp()
+        only = lane_filter(lane)
         due = await self._run(
             lambda c: c.execute(
-                "SELECT 1 FROM jobs WHERE available_at <= ? AND "
-                "(lease_until IS NULL OR lease_until < ?) AND (due_at IS NULL OR due_at <= ?) "
-                "LIMIT 1",
+                "SELECT 1 FROM jobs j WHERE j.available_at <= ? "
+                "AND (j.lease_until IS NULL OR j.lease_until < ?) "
+                f"AND (j.due_at IS NULL OR j.due_at <= ?) {only} LIMIT 1",
                 (time.time(), time.time(), baton_now),
             ).fetchone(),
             write=False,
@@ -258,7 +261,7 @@ class SqliteStore(SqlStore):
             rows = conn.execute(
                 f"""SELECT j.* FROM jobs j
                    WHERE j.available_at <= :now AND (j.lease_until IS NULL OR j.lease_until < :now)
-                     AND (j.due_at IS NULL OR j.due_at <= :baton_now)
+                     AND (j.due_at IS NULL OR j.due_at <= :baton_now) {only}
                      AND NOT (j.kind IN {DRIVE} AND EXISTS (
                          SELECT 1 FROM jobs o WHERE o.run_id = j.run_id AND o.id != j.id
                            AND o.kind IN {DRIVE} AND o.lease_until >= :now))

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, TypeVar
 
 from baton.errors import StoreError
 from human.records import (
+    DELIVERY_KINDS,
     OPEN_STATUSES,
     TERMINAL_RUN,
     AnswerRecord,
@@ -29,6 +30,7 @@ from human.records import (
     AuditEvent,
     HumanRequest,
     Job,
+    JobLane,
     NewEvent,
     Notification,
     Page,
@@ -88,8 +90,10 @@ TxFn = Callable[[Tx], Coroutine[Any, Any, T]]
 PlanChange = Callable[[HumanRequest, datetime], tuple[str, RequestChange | None]]
 
 DRIVE: Final = "('start', 'resume')"
+_DELIVERY: Final = "(" + ", ".join(f"'{kind}'" for kind in DELIVERY_KINDS) + ")"
 OPEN: Final = "('pending', 'claimed', 'escalated')"
 _ENDED: Final = "('completed', 'failed', 'cancelled')"
+
 _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
@@ -954,6 +958,17 @@ class SqlStore:
 
 
 # the statements transactions share ----------------------------------------------------------
+
+
+def lane_filter(lane: JobLane | None) -> str:
+    """The `AND ...` that keeps a lease of `jobs j` to one lane's jobs (empty: every job).
+
+    Each backend's `lease_jobs` leases the lanes apart, so that due notifications cannot take
+    the places in a lease that due drives need (and the other way round).
+    """
+    if lane is None:
+        return ""
+    return f"AND j.kind {'IN' if lane == 'delivery' else 'NOT IN'} {_DELIVERY}"
 
 
 async def _events(tx: Tx, events: Sequence[NewEvent], at: datetime) -> None:

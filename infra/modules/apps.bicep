@@ -241,7 +241,7 @@ var sharedEnv = [
     value: string(maxBodyBytes)
   }
   {
-    // Notification delivery: attempts, first retry delay (doubling), per-attempt timeout.
+    // Notification delivery: attempts, first retry delay (doubling), deadline of a whole attempt.
     name: 'BATON_NOTIFY_MAX_ATTEMPTS'
     value: '6'
   }
@@ -252,6 +252,11 @@ var sharedEnv = [
   {
     name: 'BATON_NOTIFY_TIMEOUT_SECONDS'
     value: '10'
+  }
+  {
+    // Deliveries at once per process, in slots apart from drives and timers.
+    name: 'BATON_NOTIFY_CONCURRENCY'
+    value: '4'
   }
   {
     name: 'BATON_SMTP_FROM'

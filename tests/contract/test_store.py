@@ -18,6 +18,7 @@ from baton.errors import Invalid, StoreError
 from baton.telemetry import correlation_id
 from human.kinds import KINDS
 from human.records import AnswerRecord, HumanRequest, Job, NewEvent, RequestStatus, Run
+from human.routing import notifications_for
 from human.store import open_store
 from human.store.base import (
     KeyTaken,
@@ -761,6 +762,35 @@ async def test_lease_jobs_respects_the_limit(store: Store) -> None:
 
     assert len(await store.lease_jobs("w1", limit=2, lease_s=LIVE)) == 2
     assert len(await store.lease_jobs("w2", limit=2, lease_s=LIVE)) == 1
+
+
+async def test_lease_jobs_by_lane_keeps_older_notifications_from_taking_a_drives_place(
+    store: Store,
+) -> None:
+    for _ in range(3):  # three paused runs, each with a notification to deliver
+        run = await started(store)
+        [start_job] = await store.lease_jobs("setup", limit=1, lease_s=LIVE, lane="work")
+        await store.record_progress(
+            Progress(
+                run_id=run.id,
+                expected_checkpoint_id=None,
+                job_id=start_job.id,
+                status="waiting",
+                checkpoint=checkpoint(f"cp-{run.id}"),
+                new_requests=[request := a_request(run.id)],
+                notifications=notifications_for(request, ("webhook",), "created"),
+            )
+        )
+    newest = await started(store)  # its start job is younger than every notification
+
+    work = await store.lease_jobs("w1", limit=1, lease_s=LIVE, lane="work")
+    deliveries = await store.lease_jobs("w1", limit=2, lease_s=LIVE, lane="delivery")
+    rest = await store.lease_jobs("w1", limit=10, lease_s=LIVE)
+
+    assert drive_jobs(work) == [("start", newest.id)]
+    assert [j.kind for j in deliveries] == ["notify", "notify"]
+    assert [j.lane for j in deliveries + rest] == ["delivery"] * 3
+    assert await store.lease_jobs("w2", limit=10, lease_s=LIVE, lane="work") == []
 
 
 async def test_a_job_whose_lease_ran_out_is_leased_again(store: Store) -> None:

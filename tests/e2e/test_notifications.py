@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
+import pytest
 
+from baton.wiring import open_parts
 from human.channels.links import LinkSigner
-from tests.harness import REFUND_120, Server, baton_server, eventually, types_of
-from tests.receivers import HttpReceiver, http_receiver, smtp_server
+from tests.harness import REFUND_120, InProcessServer, Server, baton_server, eventually, types_of
+from tests.receivers import HttpReceiver, http_receiver, smtp_server, stalling_receiver
 
 WEBHOOK_SECRET = "webhook-secret-for-tests"
 SLACK_SECRET = "slack-signing-secret-for-tests"
@@ -556,3 +561,135 @@ async def test_a_reassigned_request_is_announced_to_whoever_now_holds_it(
     assert "This approval request was reassigned to fin (finance)." in text
     assert types_of(events).count("request.reassigned") == 2
     assert types_of(events).count("request.notified") == 4
+
+
+# slow receivers -----------------------------------------------------------------------------
+
+DEADLINE_S = 1.5
+SHORT_DELIVERY = {
+    "BATON_NOTIFY_TIMEOUT_SECONDS": str(DEADLINE_S),
+    "BATON_NOTIFY_MAX_ATTEMPTS": "2",
+    "BATON_NOTIFY_BACKOFF_SECONDS": "0.2",
+}
+
+
+async def test_a_delivery_that_drips_or_never_answers_ends_at_its_deadline_and_is_retried(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    # The dripping webhook never lets a read wait long enough to time out: only a deadline on
+    # the whole attempt ends it (a per-read timeout waited out all 600 bytes, 600 s).
+    with stalling_receiver("drip") as hooks, stalling_receiver("silent") as slack:
+        env = {
+            "BATON_WEBHOOK_URL": f"{hooks.url}/baton",
+            "BATON_SLACK_WEBHOOK_URL": f"{slack.url}/incoming",
+            **SHORT_DELIVERY,
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            failed = await _notified(server, rid, "failed")
+            await eventually(
+                lambda: _now(hooks.in_flight == 0 == slack.in_flight), what="hang-ups seen"
+            )
+
+    for note in failed["notifications"]:
+        assert note["attempts"] == 2, note
+        assert note["last_error"] == (
+            f"{note['channel']}: no complete answer within {DEADLINE_S} s "
+            "(BATON_NOTIFY_TIMEOUT_SECONDS)"
+        )
+    for receiver in (hooks, slack):
+        assert len(receiver.arrived) == 2  # the attempt, and its retry
+        held = [gone - came for came, gone in zip(receiver.arrived, receiver.hung_up, strict=True)]
+        assert all(DEADLINE_S - 1 < s < DEADLINE_S + 3 for s in held), held
+
+
+async def test_a_reply_to_a_slack_response_url_that_drips_is_given_up_at_the_deadline(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    with http_receiver() as slack, stalling_receiver("drip") as replies:
+        env = {
+            "BATON_SLACK_WEBHOOK_URL": f"{slack.url}/incoming",
+            "BATON_SLACK_SIGNING_SECRET": SLACK_SECRET,
+            "BATON_NOTIFY_TIMEOUT_SECONDS": str(DEADLINE_S),
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            await _link_slack(server, lee="U0LEE")
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            approve = _slack_click(rid, "U0LEE", "baton.approve", f"{replies.url}/response")
+            clicked = await _click(server, approve, _slack_headers(approve))
+            await server.wait_for_run(run["id"], status="completed")
+            await eventually(lambda: _now(len(replies.hung_up) == 1), what="the reply given up")
+
+    assert clicked.status_code == 200, clicked.text
+    [came], [gone] = replies.arrived, replies.hung_up
+    assert gone - came < DEADLINE_S + 3, gone - came  # a per-read timeout waited out 600 s
+
+
+async def test_a_relay_slow_to_answer_each_command_is_cut_off_at_the_deadline_of_the_whole_attempt(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    # Each answer comes within the per-command timeout; together they take longer than the
+    # deadline (MAIL, then a RCPT per member of the team: a second each).
+    with smtp_server(tmp_path, pause_s=1.0) as smtp:
+        env = {"BATON_SMTP_URL": smtp.url(starttls="true"), **SHORT_DELIVERY}
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            began = time.monotonic()
+            failed = await _notified(server, rid, "failed")
+            took = time.monotonic() - began
+
+    [note] = failed["notifications"]
+    assert (note["channel"], note["attempts"]) == ("email", 2)
+    assert "no complete answer within 1.5 s" in note["last_error"]
+    assert took < 2 * DEADLINE_S + 3, took
+    assert smtp.mails == []
+
+
+@pytest.mark.parametrize("worker", ["embedded", "beside"])
+async def test_slow_deliveries_in_flight_do_not_delay_a_resume(
+    db_url: str, tokens: dict[str, str], server_log: Path, worker: str
+) -> None:
+    # Five paused runs, a notification each, every one dripping for a minute: the four delivery
+    # slots are full. The answer's resume runs in slots of its own and completes meanwhile:
+    # handed straight to `serve`'s own worker, or leased by a `baton worker` beside a
+    # `serve --no-worker` (where the due deliveries must not take the resume's place either).
+    with stalling_receiver("drip") as hooks:
+        env = {"BATON_WEBHOOK_URL": f"{hooks.url}/baton", "BATON_NOTIFY_TIMEOUT_SECONDS": "60"}
+        args = ["--no-worker"] if worker == "beside" else []
+        async with (
+            baton_server(db_url, tokens, server_log, env, args=args) as server,
+            _worker_beside(server) if worker == "beside" else contextlib.nullcontext(),
+        ):
+            runs = [await server.start_run(REFUND_120) for _ in range(5)]
+            pending = [await server.wait_for_request(run["id"]) for run in runs]
+            await eventually(lambda: _now(hooks.in_flight >= 4), what="four deliveries dripping")
+            began = time.monotonic()
+            answered = await server.respond(pending[0]["id"], {"decision": "approve"}, user="lee")
+            done = await server.wait_for_run(runs[0]["id"], status="completed")
+            took = time.monotonic() - began
+            dripping = hooks.in_flight
+
+    assert answered.status_code == 200, answered.text
+    assert "Refunded 120.00" in done["output"]["text"]
+    assert took < 10, took  # the deliveries have 60 s each to go; a shared slot waited them out
+    assert dripping >= 4
+
+
+@contextlib.asynccontextmanager
+async def _worker_beside(server: Server) -> AsyncIterator[None]:
+    """What `baton worker` runs (the parts, and the worker's loop), in this process."""
+    assert isinstance(server, InProcessServer)
+    async with open_parts(server.settings(), local_worker=False) as parts:
+        loop = asyncio.create_task(parts.worker.run_forever())
+        try:
+            yield
+        finally:
+            loop.cancel()
+            await asyncio.gather(loop, return_exceptions=True)
+
+
+async def _now(value: bool) -> bool:
+    return value

@@ -4,6 +4,11 @@ Leases make work survive its process: a job whose holder died is leased again on
 runs out, and live holders renew theirs while they work. `wake()` starts a lease round at once
 when this process queued the work; other processes' work is found when the store signals it
 (PostgreSQL's NOTIFY) or by polling.
+
+Jobs run in two lanes, each with its own slots and leased apart (`Job.lane`): `work` (drives and
+timers: Baton's own work, `concurrency` at a time) and `delivery` (notifications, as slow as the
+server they go to, `delivery_concurrency` at a time). A flood of slow deliveries fills only its
+own lane: it can neither hold the slots a resume waits for nor take its places in a lease.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from baton.telemetry import correlation_id
-from human.records import Job
+from human.records import Job, JobLane
 from human.store.base import Lease, Store
 from workflows.platform.runtime import Runtime
 
@@ -50,6 +55,7 @@ class Worker:
         runtime: Runtime,
         *,
         concurrency: int = 4,
+        delivery_concurrency: int = 4,
         poll_s: float = 0.5,
         lease_s: float = 30.0,
         handlers: Mapping[str, JobHandler] | None = None,
@@ -57,13 +63,17 @@ class Worker:
         self._store = store
         self._runtime = runtime
         self._handlers = dict(handlers or {})
-        self._concurrency = concurrency
+        self._limits: dict[JobLane, int] = {
+            "work": concurrency,
+            "delivery": delivery_concurrency,
+        }
         self._poll_s = poll_s
         self._lease_s = lease_s
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._wake = asyncio.Event()
         self._active: dict[int, asyncio.Task[None]] = {}
-        self._slots = asyncio.Semaphore(concurrency)
+        self._held: dict[JobLane, set[int]] = {lane: set() for lane in self._limits}
+        self._slots = {lane: asyncio.Semaphore(n) for lane, n in self._limits.items()}
         self._running = False
         self._beat = time.monotonic()
         self._failing: str | None = None
@@ -98,6 +108,7 @@ class Worker:
             return
         task = asyncio.create_task(self._handle(job))
         self._active[job.id] = task
+        self._held[job.lane].add(job.id)
         task.add_done_callback(functools.partial(self._done, job.id))
 
     async def drain(self) -> None:
@@ -150,27 +161,43 @@ class Worker:
         """Run jobs until none is due (for the CLI, tests and benchmarks); how many ran."""
         ran = 0
         while True:
-            jobs = await self._store.lease_jobs(
-                self.owner, limit=self._concurrency, lease_s=self._lease_s
-            )
+            jobs = [
+                job
+                for lane, limit in self._limits.items()
+                for job in await self._store.lease_jobs(
+                    self.owner, limit=limit, lease_s=self._lease_s, lane=lane
+                )
+            ]
             if not jobs:
                 return ran
             await asyncio.gather(*(self._handle(job) for job in jobs))
             ran += len(jobs)
 
     async def _lease_round(self) -> int:
-        free = self._concurrency - len(self._active)
-        if free <= 0:
+        """Lease what fits in each lane's free slots; how many jobs started.
+
+        With every slot taken, wait until a job ends (its lane may have work due) first.
+        """
+        if all(len(self._held[lane]) >= limit for lane, limit in self._limits.items()):
             self._wake.clear()
             await self._wake.wait()
-            return 0
-        jobs = await self._store.lease_jobs(self.owner, limit=free, lease_s=self._lease_s)
-        for job in jobs:
-            self.accept(job)
-        return len(jobs)
+        started = 0
+        for lane, limit in self._limits.items():
+            free = limit - len(self._held[lane])
+            if free <= 0:
+                continue
+            jobs = await self._store.lease_jobs(
+                self.owner, limit=free, lease_s=self._lease_s, lane=lane
+            )
+            for job in jobs:
+                self.accept(job)
+            started += len(jobs)
+        return started
 
     def _done(self, job_id: int, _task: asyncio.Task[None]) -> None:
         self._active.pop(job_id, None)
+        for held in self._held.values():
+            held.discard(job_id)
         self._wake.set()
 
     async def _renew_forever(self) -> None:
@@ -185,8 +212,8 @@ class Worker:
 
     async def _handle(self, job: Job) -> None:
         # Jobs this process queued are accepted at once (their lease is held and renewed) but
-        # run `concurrency` at a time, like leased ones.
-        async with self._slots:
+        # run as many at a time as their lane has slots, like leased ones.
+        async with self._slots[job.lane]:
             await self._run_job(job)
 
     async def _run_job(self, job: Job) -> None:
