@@ -141,7 +141,7 @@ class PostgresStore(SqlStore):
 
     async def _write_tx(self, fn: TxFn[T]) -> T:
         """One transaction on a pooled connection."""
-        return await self._write(lambda conn: fn(_Tx(conn)))
+        return await self._write(lambda conn: fn(self._writing(_Tx(conn))))
 
     async def _read_tx(self, fn: TxFn[T]) -> T:
         """Reads on one snapshot (a read-only, repeatable-read transaction)."""

@@ -154,7 +154,7 @@ class SqliteStore(SqlStore):
 
     async def _write_tx(self, fn: TxFn[T]) -> T:
         """One write transaction on the writer thread: one hop, one commit."""
-        return await self._run(lambda conn: _finish(fn(_Tx(conn))), write=True)
+        return await self._run(lambda conn: _finish(fn(self._writing(_Tx(conn)))), write=True)
 
     async def _read_tx(self, fn: TxFn[T]) -> T:
         """One read transaction on the event loop's connection (WAL never blocks it)."""

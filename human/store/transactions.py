@@ -109,6 +109,13 @@ class SqlStore:
 
     dialect: Dialect
     _clock: Callable[[], datetime]
+    wrap_writes: Callable[[Tx], Tx] | None = None
+    """Tests only: what every write transaction's `Tx` goes through, where a test injects a fault
+    (a statement that fails, a database that fills up) or counts statements. None in Baton."""
+
+    def _writing(self, tx: Tx) -> Tx:
+        """A write transaction's `Tx`, through `wrap_writes` where a test set it."""
+        return tx if self.wrap_writes is None else self.wrap_writes(tx)
 
     # what a backend supplies ----------------------------------------------------------------
 

@@ -1,0 +1,125 @@
+"""Faults for a store's write transactions, injected through `SqlStore.wrap_writes`.
+
+`Statements` counts the statements (and transactions) the store writes with, and can fail the
+transaction right after its n-th statement, as a crash or a driver error between two statements
+would. `Prelude` runs statements of the test's at the start of every write transaction, on the
+store's own connection: the real database's ways of refusing writes (SQLite's `max_page_count`
+and `query_only`, PostgreSQL's `SET TRANSACTION READ ONLY` and `lock_timeout`), which are
+settings of a connection and so can only be set from inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from human.store.dialect import Dialect, Tx
+from human.store.rows import Row
+
+# SQLite: no page beyond those the file has (a full disk); writes refused (a read-only file).
+SQLITE_FULL: Final = ("PRAGMA max_page_count = 1",)  # clamped to the file's current size
+SQLITE_READ_ONLY: Final = ("PRAGMA query_only = 1",)
+SQLITE_BUSY_SOON: Final = ("PRAGMA busy_timeout = 50",)  # takes effect from the next BEGIN
+SQLITE_RECOVERED: Final = (
+    "PRAGMA max_page_count = 4294967294",
+    "PRAGMA query_only = 0",
+    "PRAGMA busy_timeout = 30000",
+)
+# PostgreSQL: the transaction is read-only, or waits for a row lock at most 50 ms.
+PG_READ_ONLY: Final = ("SET TRANSACTION READ ONLY",)
+PG_LOCK_SOON: Final = ("SET LOCAL lock_timeout = '50ms'",)
+
+
+class InjectedFault(Exception):
+    """The failure `Statements` raises after the statement it was told to fail after."""
+
+
+class Statements:
+    """Counts write statements and transactions; with `fail_after`, fails after that statement.
+
+    A `many` (one statement for several rows) counts once. Counting runs on across the
+    transactions written while it is set, so `transactions` tells how many one call wrote.
+    """
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        self.fail_after = fail_after
+        self.count = 0
+        self.transactions = 0
+
+    def __call__(self, tx: Tx) -> Tx:
+        self.transactions += 1
+        return _CountedTx(tx, self)
+
+    def counted(self) -> None:
+        self.count += 1
+        if self.count == self.fail_after:
+            raise InjectedFault(f"injected after write statement {self.count}")
+
+
+class _CountedTx:
+    def __init__(self, tx: Tx, statements: Statements) -> None:
+        self._tx = tx
+        self._statements = statements
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._tx.dialect
+
+    async def one(self, sql: str, /, **params: Any) -> Row | None:
+        row = await self._tx.one(sql, **params)
+        self._statements.counted()
+        return row
+
+    async def all(self, sql: str, /, **params: Any) -> Sequence[Row]:
+        rows = await self._tx.all(sql, **params)
+        self._statements.counted()
+        return rows
+
+    async def run(self, sql: str, /, **params: Any) -> int:
+        changed = await self._tx.run(sql, **params)
+        self._statements.counted()
+        return changed
+
+    async def many(self, sql: str, rows: Sequence[Mapping[str, Any]], /) -> None:
+        await self._tx.many(sql, rows)
+        self._statements.counted()
+
+
+class Prelude:
+    """Runs `statements` first in every write transaction (a fault set on the connection)."""
+
+    def __init__(self, *statements: str) -> None:
+        self.statements = statements
+
+    def __call__(self, tx: Tx) -> Tx:
+        return _PreludeTx(tx, self.statements)
+
+
+class _PreludeTx:
+    def __init__(self, tx: Tx, statements: Sequence[str]) -> None:
+        self._tx = tx
+        self._pending = list(statements)
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._tx.dialect
+
+    async def _first(self) -> None:
+        while self._pending:
+            await self._tx.run(self._pending.pop(0))
+
+    async def one(self, sql: str, /, **params: Any) -> Row | None:
+        await self._first()
+        return await self._tx.one(sql, **params)
+
+    async def all(self, sql: str, /, **params: Any) -> Sequence[Row]:
+        await self._first()
+        return await self._tx.all(sql, **params)
+
+    async def run(self, sql: str, /, **params: Any) -> int:
+        await self._first()
+        return await self._tx.run(sql, **params)
+
+    async def many(self, sql: str, rows: Sequence[Mapping[str, Any]], /) -> None:
+        await self._first()
+        await self._tx.many(sql, rows)
