@@ -86,40 +86,73 @@ class _CountedTx:
 
 
 class Prelude:
-    """Runs `statements` first in every write transaction (a fault set on the connection)."""
+    """Runs `statements` first in each write transaction: a fault set on the store's connection.
 
-    def __init__(self, *statements: str) -> None:
+    With `when`, only transactions whose first statement starts so are concerned (e.g. a drive's
+    commit, `UPDATE runs SET status`). With `times`, only the first `times` of them get the
+    statements; the one after gets `then` (to undo a setting that outlives its transaction, as
+    SQLite's pragmas do) and later ones nothing.
+    """
+
+    def __init__(
+        self, *statements: str, times: int | None = None, then: Sequence[str] = (), when: str = ""
+    ) -> None:
         self.statements = statements
+        self.times = times
+        self.then = tuple(then)
+        self.when = when
+        self.transactions = 0
 
     def __call__(self, tx: Tx) -> Tx:
-        return _PreludeTx(tx, self.statements)
+        return _PreludeTx(tx, self)
+
+    def first(self, sql: str) -> Sequence[str]:
+        """What to run before a transaction's first statement, `sql`."""
+        if not sql.lstrip().startswith(self.when):
+            return ()
+        self.transactions += 1
+        if self.times is None or self.transactions <= self.times:
+            return self.statements
+        return self.then if self.transactions == self.times + 1 else ()
+
+    @property
+    def spent(self) -> bool:
+        """Whether it refused all it was told to and a transaction after went through."""
+        return self.times is not None and self.transactions > self.times
+
+
+def recovered(dialect: Dialect) -> Prelude:
+    """What ends a `Prelude`'s fault: the next write undoes what outlives a transaction."""
+    return Prelude(times=0, then=SQLITE_RECOVERED if dialect.name == "sqlite" else ())
 
 
 class _PreludeTx:
-    def __init__(self, tx: Tx, statements: Sequence[str]) -> None:
+    def __init__(self, tx: Tx, prelude: Prelude) -> None:
         self._tx = tx
-        self._pending = list(statements)
+        self._prelude: Prelude | None = prelude
 
     @property
     def dialect(self) -> Dialect:
         return self._tx.dialect
 
-    async def _first(self) -> None:
-        while self._pending:
-            await self._tx.run(self._pending.pop(0))
+    async def _first(self, sql: str) -> None:
+        if self._prelude is not None:
+            statements, self._prelude = self._prelude.first(sql), None
+            for statement in statements:
+                await self._tx.run(statement)
 
     async def one(self, sql: str, /, **params: Any) -> Row | None:
-        await self._first()
+        await self._first(sql)
         return await self._tx.one(sql, **params)
 
     async def all(self, sql: str, /, **params: Any) -> Sequence[Row]:
-        await self._first()
+        await self._first(sql)
         return await self._tx.all(sql, **params)
 
     async def run(self, sql: str, /, **params: Any) -> int:
-        await self._first()
+        await self._first(sql)
         return await self._tx.run(sql, **params)
 
     async def many(self, sql: str, rows: Sequence[Mapping[str, Any]], /) -> None:
-        await self._first()
+        await self._first(sql)
         await self._tx.many(sql, rows)

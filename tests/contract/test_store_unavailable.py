@@ -1,0 +1,208 @@
+"""A database that cannot serve is `StoreUnavailable`, stores nothing, and is used again once well.
+
+The faults are the databases' own, set on the store's own connection (`tests.faults.Prelude`):
+SQLite with no page left to grow into (SQLITE_FULL, as a full disk), refusing writes
+(SQLITE_READONLY), or locked by another writer past the busy timeout (SQLITE_BUSY); PostgreSQL in
+a read-only transaction (25006), waiting for a row lock past `lock_timeout` (55P03), or its
+database switched to read-only by an operator (`ALTER DATABASE … SET
+default_transaction_read_only`, with the pool's sessions ended). Each time the write raises
+`StoreUnavailable`, every row stays as it was, and the same store (SQLite's writer thread and
+connection, PostgreSQL's pool) takes the same write once the fault is gone. An error that is the
+call's own (a duplicate key) stays a plain `StoreError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+
+from baton.errors import StoreError, StoreUnavailable
+from human.records import HumanRequest, NewEvent
+from human.store.base import NewCheckpoint, Progress, Store
+from human.store.transactions import SqlStore
+from tests.contract.conftest import Backend
+from tests.contract.test_store import a_request, a_run, an_answer, final_of, paused, started
+from tests.faults import (
+    PG_LOCK_SOON,
+    PG_READ_ONLY,
+    SQLITE_BUSY_SOON,
+    SQLITE_FULL,
+    SQLITE_READ_ONLY,
+    Prelude,
+    recovered,
+)
+from tests.harness import digest
+
+
+def sql_store(store: Store) -> SqlStore:
+    assert isinstance(store, SqlStore)
+    return store
+
+
+@pytest.mark.backends("sqlite")  # PostgreSQL's disk is its server's, not the test's to fill
+async def test_a_full_sqlite_database_refuses_a_pause_and_takes_it_once_there_is_room(
+    store: Store, backend: Backend
+) -> None:
+    run = await started(store)
+    request = a_request(run.id)
+    pause = Progress(
+        run_id=run.id,
+        expected_checkpoint_id=None,
+        job_id=None,
+        status="waiting",
+        checkpoint=NewCheckpoint(id="cp-big", body=bytes(range(256)) * 800),  # 200 kB: new pages
+        new_requests=[request],
+        events=[NewEvent(type="request.created", run_id=run.id, request_id=request.id)],
+    )
+    before = digest(backend.url)
+
+    sql_store(store).wrap_writes = Prelude(*SQLITE_FULL)
+    with pytest.raises(StoreUnavailable, match="database or disk is full") as refused:
+        await store.record_progress(pause)
+    assert digest(backend.url) == before
+    assert refused.value.code == "store_unavailable"
+    assert refused.value.retry_after_s > 0
+
+    sql_store(store).wrap_writes = recovered(sql_store(store).dialect)
+    assert await store.record_progress(pause)
+    assert (await store.get_run(run.id)).status == "waiting"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("write", ["answer", "start"])
+async def test_a_read_only_database_refuses_writes_and_takes_them_once_writable(
+    store: Store, backend: Backend, write: str
+) -> None:
+    request = await paused_request(store)
+    answer = an_answer(request.id, "lee")
+    run = a_run()
+    before = digest(backend.url)
+
+    async def do() -> object:
+        if write == "answer":
+            return await store.record_answer(answer, final=final_of(answer))
+        return await store.create_run(run, [])
+
+    fault = SQLITE_READ_ONLY if backend.name == "sqlite" else PG_READ_ONLY
+    sql_store(store).wrap_writes = Prelude(*fault)
+    for _ in range(2):  # again: the connection is not left in a transaction
+        with pytest.raises(StoreUnavailable, match="read"):
+            await do()
+    assert digest(backend.url) == before
+
+    sql_store(store).wrap_writes = recovered(sql_store(store).dialect)
+    await do()
+    assert digest(backend.url) != before
+
+
+async def test_a_write_locked_out_past_the_timeout_is_unavailable_and_goes_through_after(
+    store: Store, backend: Backend
+) -> None:
+    request = await paused_request(store)
+    answer = an_answer(request.id, "lee")
+    if backend.name == "sqlite":  # the busy timeout is the connection's: shorten it first
+        sql_store(store).wrap_writes = Prelude(*SQLITE_BUSY_SOON, times=1)
+        await store.add_team("timed")
+    else:
+        sql_store(store).wrap_writes = Prelude(*PG_LOCK_SOON)
+    before = digest(backend.url)
+
+    async with locked(backend, request.id):
+        with pytest.raises(StoreUnavailable, match="lock"):
+            await store.record_answer(answer, final=final_of(answer))
+        assert digest(backend.url) == before
+
+    sql_store(store).wrap_writes = recovered(sql_store(store).dialect)
+    outcome = await store.record_answer(answer, final=final_of(answer))
+    assert outcome.result == "closed"
+
+
+async def test_an_error_of_the_call_itself_stays_a_store_error(store: Store) -> None:
+    run = await started(store)
+
+    with pytest.raises(StoreError) as refused:
+        await store.create_run(run, [])  # the same id again
+
+    assert not isinstance(refused.value, StoreUnavailable)
+    assert refused.value.code == "store_error"
+
+
+@pytest.mark.backends("postgres")
+async def test_a_database_an_operator_made_read_only_is_unavailable_until_made_writable(
+    store: Store, backend: Backend, postgres_server: str
+) -> None:
+    run = a_run()
+    name = backend.url.rsplit("/", 1)[1]
+    await store.get_run(run.id)  # the pool has a session, begun while writable
+    before = digest(backend.url)
+
+    await admin(postgres_server, f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+    await end_sessions(backend.url)  # else the pool's session, begun writable, stays so
+    refusals = []
+    try:
+        for _ in range(3):  # the ended session, then new ones: read-only
+            with pytest.raises(StoreUnavailable) as refused:
+                await store.create_run(run, [])
+            refusals.append(str(refused.value))
+        assert digest(backend.url) == before
+    finally:
+        await admin(postgres_server, f'ALTER DATABASE "{name}" RESET default_transaction_read_only')
+
+    await store.create_run(run, [])  # the same pool: the read-only session was not kept
+    assert await store.get_run(run.id) == run
+    assert "read-only transaction" in refusals[-1]
+
+
+# helpers --------------------------------------------------------------------------------------
+
+
+async def paused_request(store: Store) -> HumanRequest:
+    run = await started(store)
+    request = a_request(run.id)
+    await paused(store, run.id, [request])
+    return request
+
+
+@contextlib.asynccontextmanager
+async def locked(backend: Backend, request_id: str) -> AsyncIterator[None]:
+    """Another connection holds the write lock (SQLite) or the request's row lock (PostgreSQL)."""
+    if backend.name == "sqlite":
+        other = sqlite3.connect(backend.url.removeprefix("sqlite:///"), isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            yield
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        return
+    conn = await asyncpg.connect(backend.url)
+    try:
+        async with conn.transaction():
+            await conn.execute("SELECT 1 FROM human_requests WHERE id = $1 FOR UPDATE", request_id)
+            yield
+    finally:
+        await conn.close()
+
+
+async def admin(server_url: str, statement: str) -> None:
+    """A statement on the server's maintenance database (what an operator would run)."""
+    conn = await asyncpg.connect(server_url)
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+async def end_sessions(db_url: str) -> None:
+    """End every other session on the database: the pool's connections die under it."""
+    conn = await asyncpg.connect(db_url)
+    try:
+        await conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    finally:
+        await conn.close()
