@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from human.store.dialect import Dialect, Tx
 from human.store.rows import Row
+from tests.harness import sql
 
 # SQLite: no page beyond those the file has (a full disk); writes refused (a read-only file).
 SQLITE_FULL: Final = ("PRAGMA max_page_count = 1",)  # clamped to the file's current size
@@ -28,6 +29,29 @@ SQLITE_RECOVERED: Final = (
 # PostgreSQL: the transaction is read-only, or waits for a row lock at most 50 ms.
 PG_READ_ONLY: Final = ("SET TRANSACTION READ ONLY",)
 PG_LOCK_SOON: Final = ("SET LOCAL lock_timeout = '50ms'",)
+
+
+# PostgreSQL: end every other session on the database (as a failover or a restart would).
+PG_END_SESSIONS: Final = (
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+)
+
+
+def pg_read_only(db_url: str, server_url: str, *, on: bool) -> None:
+    """An operator makes a database read-only (with a failover), or writable again.
+
+    `ALTER DATABASE … SET default_transaction_read_only` holds for sessions begun after it (run
+    on the server's maintenance database, `server_url`), so making it read-only also ends the
+    sessions open on it. Making it writable again ends none: those begun meanwhile stay
+    read-only, and the store must not keep using them.
+    """
+    name = db_url.rsplit("/", 1)[1]
+    if not on:
+        sql(server_url, f'ALTER DATABASE "{name}" RESET default_transaction_read_only')
+        return
+    sql(server_url, f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+    sql(db_url, PG_END_SESSIONS)
 
 
 class InjectedFault(Exception):

@@ -33,6 +33,7 @@ from tests.faults import (
     SQLITE_FULL,
     SQLITE_READ_ONLY,
     Prelude,
+    pg_read_only,
     recovered,
 )
 from tests.harness import digest
@@ -135,12 +136,10 @@ async def test_a_database_an_operator_made_read_only_is_unavailable_until_made_w
     store: Store, backend: Backend, postgres_server: str
 ) -> None:
     run = a_run()
-    name = backend.url.rsplit("/", 1)[1]
     await store.get_run(run.id)  # the pool has a session, begun while writable
     before = digest(backend.url)
 
-    await admin(postgres_server, f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
-    await end_sessions(backend.url)  # else the pool's session, begun writable, stays so
+    pg_read_only(backend.url, postgres_server, on=True)
     refusals = []
     try:
         for _ in range(3):  # the ended session, then new ones: read-only
@@ -149,7 +148,7 @@ async def test_a_database_an_operator_made_read_only_is_unavailable_until_made_w
             refusals.append(str(refused.value))
         assert digest(backend.url) == before
     finally:
-        await admin(postgres_server, f'ALTER DATABASE "{name}" RESET default_transaction_read_only')
+        pg_read_only(backend.url, postgres_server, on=False)
 
     await store.create_run(run, [])  # the same pool: the read-only session was not kept
     assert await store.get_run(run.id) == run
@@ -183,26 +182,5 @@ async def locked(backend: Backend, request_id: str) -> AsyncIterator[None]:
         async with conn.transaction():
             await conn.execute("SELECT 1 FROM human_requests WHERE id = $1 FOR UPDATE", request_id)
             yield
-    finally:
-        await conn.close()
-
-
-async def admin(server_url: str, statement: str) -> None:
-    """A statement on the server's maintenance database (what an operator would run)."""
-    conn = await asyncpg.connect(server_url)
-    try:
-        await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
-async def end_sessions(db_url: str) -> None:
-    """End every other session on the database: the pool's connections die under it."""
-    conn = await asyncpg.connect(db_url)
-    try:
-        await conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
     finally:
         await conn.close()
