@@ -168,23 +168,42 @@ class PostgresStore(SqlStore):
     # plumbing -------------------------------------------------------------------------------
 
     async def _write(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
+        """`fn` in one transaction on a pooled connection."""
+        return await self._transaction(fn, readonly=False)
+
+    async def _write_tx(self, fn: TxFn[T]) -> T:
+        """One transaction on a pooled connection."""
+        return await self._write(lambda conn: fn(self._writing(_Tx(conn))))
+
+    async def _read_tx(self, fn: TxFn[T]) -> T:
+        """Reads on one snapshot (a read-only, repeatable-read transaction)."""
+        return await self._transaction(lambda conn: fn(_Tx(conn)), readonly=True)
+
+    async def _transaction(self, fn: Callable[[Conn], Awaitable[T]], *, readonly: bool) -> T:
         """`fn` in one transaction; once more on a new session if the one it had was stale."""
         try:
-            return await self._transaction(fn)
+            return await self._on_a_connection(fn, readonly=readonly)
         except StoreUnavailable as exc:
             if not _stale(exc.__cause__):
                 raise
         # The session was begun while the database was read-only, or the server ended it: the
-        # pool's other sessions may be so too. New ones, and the write once more (it stored
-        # nothing), so the first write after the database recovers succeeds.
+        # pool's other sessions may be so too. New ones, and the call once more (it stored
+        # nothing), so the first call after the database recovers succeeds.
         await self._pool.expire_connections()
-        return await self._transaction(fn)
+        return await self._on_a_connection(fn, readonly=readonly)
 
-    async def _transaction(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
+    async def _on_a_connection(self, fn: Callable[[Conn], Awaitable[T]], *, readonly: bool) -> T:
+        connected = False
         try:
             async with self._pool.acquire() as conn:
+                connected = True
+                transaction = (
+                    conn.transaction(isolation="repeatable_read", readonly=True)
+                    if readonly
+                    else conn.transaction()
+                )
                 try:
-                    async with conn.transaction():
+                    async with transaction:
                         return await fn(conn)
                 except _CLIENT_ERRORS as exc:
                     if not _lost(conn):
@@ -193,21 +212,11 @@ class PostgresStore(SqlStore):
                         f"postgresql: the connection to the database was lost ({exc}); try again"
                     ) from exc
         except _DRIVER_ERRORS as exc:
-            raise _failure(exc) from exc
-
-    async def _write_tx(self, fn: TxFn[T]) -> T:
-        """One transaction on a pooled connection."""
-        return await self._write(lambda conn: fn(self._writing(_Tx(conn))))
-
-    async def _read_tx(self, fn: TxFn[T]) -> T:
-        """Reads on one snapshot (a read-only, repeatable-read transaction)."""
-        try:
-            async with (
-                self._pool.acquire() as conn,
-                conn.transaction(isolation="repeatable_read", readonly=True),
-            ):
-                return await fn(_Tx(conn))
-        except _DRIVER_ERRORS as exc:
+            if not connected:  # whatever keeps a new session from starting, the database is away
+                raise StoreUnavailable(
+                    f"postgresql: cannot connect to the database ({type(exc).__name__}: {exc}); "
+                    "try again"
+                ) from exc
             raise _failure(exc) from exc
 
     async def _all(self, sql: str, /, **params: Any) -> list[asyncpg.Record]:

@@ -5,7 +5,8 @@ SQLite with no page left to grow into (SQLITE_FULL, as a full disk), refusing wr
 (SQLITE_READONLY), or locked by another writer past the busy timeout (SQLITE_BUSY); PostgreSQL in
 a read-only transaction (25006), waiting for a row lock past `lock_timeout` (55P03), or its
 database switched to read-only by an operator (`ALTER DATABASE … SET
-default_transaction_read_only`, with the pool's sessions ended). Each time the write raises
+default_transaction_read_only`, with the pool's sessions ended), or its server stopped. Each
+time the call raises
 `StoreUnavailable`, every row stays as it was, and the same store (SQLite's writer thread and
 connection, PostgreSQL's pool) takes the same write once the fault is gone. An error that is the
 call's own (a duplicate key) stays a plain `StoreError`.
@@ -20,8 +21,10 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
+from baton import devpg
 from baton.errors import StoreError, StoreUnavailable
 from human.records import HumanRequest, NewEvent
+from human.store import open_store
 from human.store.base import NewCheckpoint, Progress, Store
 from human.store.transactions import SqlStore
 from tests.contract.conftest import Backend
@@ -184,3 +187,29 @@ async def locked(backend: Backend, request_id: str) -> AsyncIterator[None]:
             yield
     finally:
         await conn.close()
+
+
+@pytest.mark.backends("postgres")
+async def test_a_database_server_that_is_down_is_unavailable_and_used_again_once_back(
+    backend: Backend,
+) -> None:
+    assert backend.name == "postgres"  # run where PostgreSQL is, on a server of its own
+    with devpg.running(durable=False) as server:  # to stop and start
+        url = await devpg.create_database(server.url(), "baton")
+        store = await open_store(url)
+        try:
+            run = await started(store)
+            server.stop()
+            for _ in range(2):  # the pool's session is gone, and no new one can start
+                with pytest.raises(StoreUnavailable, match="connect"):
+                    await store.create_run(a_run(), [])
+            with pytest.raises(StoreUnavailable):
+                await store.get_run(run.id)
+
+            server.start()
+            assert await store.get_run(run.id) == run  # the same pool, new sessions
+            again = a_run()
+            await store.create_run(again, [])
+            assert await store.get_run(again.id) == again
+        finally:
+            await store.close()
