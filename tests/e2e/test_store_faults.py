@@ -26,8 +26,17 @@ from tests.faults import (
     pg_read_only,
     recovered,
 )
-from tests.harness import REFUND_120, InProcessServer, Server, baton_server, digest
+from tests.harness import (
+    REFUND_120,
+    InProcessServer,
+    Server,
+    baton_server,
+    digest,
+    eventually,
+    types_of,
+)
 from tests.pages import PAGE_ENV, signed_in
+from tests.supportkit import DELETE_ACCOUNT, back_office, pending_request
 
 # The demo back office keeps its own pool on the database: a rejected refund never calls it.
 REJECT = {"decision": "reject", "reason": "not while the database is read-only"}
@@ -177,3 +186,36 @@ async def test_baton_serve_answers_503_while_an_operator_keeps_its_database_read
         assert_unavailable(reply)
     assert "read-only" in refused[-1].json()["detail"]
     assert answered.status_code == 200, answered.text
+
+
+async def test_an_effect_the_store_cannot_record_voids_the_drive_instead_of_telling_the_model(
+    page_server: Server, db_url: str
+) -> None:
+    # MAF runs an approved `always_require` tool itself and hands what it raises to the model
+    # as the call's result: a ledger that cannot record the effect must not read as the tool's
+    # failure. The drive is tried again once the store takes writes; the account closes once.
+    assert isinstance(page_server, InProcessServer)
+    server = page_server
+    run = await server.start_run(DELETE_ACCOUNT, user="sue")
+    approval = await pending_request(server, run["id"], kind="approval")
+    refusing = Prelude(*SQLITE_READ_ONLY, when="INSERT INTO effects")
+    server.store.wrap_writes = refusing
+
+    reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
+    await eventually(lambda: _true(refusing.transactions >= 2), what="two refused effects")
+    meanwhile = await server.run(run["id"])
+    server.store.wrap_writes = recovered(server.store.dialect)
+    done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+    events = types_of(await server.audit(run["id"]))
+
+    assert reply.status_code == 200, reply.text
+    assert meanwhile["status"] == "waiting"
+    assert done["status"] == "completed", done["error"]
+    assert done["output"]["resolution"].startswith("Deleted the account of customer-02")
+    assert len((await back_office(db_url))["closures"]) == 1  # the key dedupes the replay
+    assert events.count("effect.executed") == 1
+    assert "run.failed" not in events
+
+
+async def _true(value: bool) -> bool:
+    return value
