@@ -134,6 +134,28 @@ async def test_an_error_of_the_call_itself_stays_a_store_error(store: Store) -> 
     assert refused.value.code == "store_error"
 
 
+@pytest.mark.backends("sqlite")
+async def test_a_commit_sqlite_refuses_is_rolled_back_and_the_writer_goes_on(
+    store: Store, backend: Backend
+) -> None:
+    run = a_run()
+    before = digest(backend.url)
+    # A foreign key checked only at COMMIT: the COMMIT itself fails, with the transaction open.
+    sql_store(store).wrap_writes = Prelude(
+        "PRAGMA defer_foreign_keys = ON",
+        "INSERT INTO memberships (user_id, team) VALUES ('nobody', 'no-team')",
+        times=1,
+    )
+
+    with pytest.raises(StoreError, match="FOREIGN KEY") as refused:
+        await store.create_run(run, [])
+
+    assert not isinstance(refused.value, StoreUnavailable)
+    assert digest(backend.url) == before
+    await store.create_run(run, [])  # the writer's connection is not left in a transaction
+    assert await store.get_run(run.id) == run
+
+
 @pytest.mark.backends("postgres")
 async def test_a_database_an_operator_made_read_only_is_unavailable_until_made_writable(
     store: Store, backend: Backend, postgres_server: str
