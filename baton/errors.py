@@ -11,6 +11,8 @@ BatonError
 ├── Invalid             422   InvalidAnswer, InvalidInput, InvalidPolicy, InvalidSettings
 │                             (carry per-field errors)
 ├── StoreError          500   a backend failed
+│   └── StoreUnavailable  503   the database cannot serve now (disk full, read-only, locked
+│                               past its timeout, unreachable): retry after `retry_after_s`
 ├── PauseNotDurable     500   a pause whose checkpoint could not be saved
 └── NotificationFailed  500   a channel could not deliver (the outbox retries; never HTTP)
 """
@@ -152,6 +154,21 @@ class StoreError(BatonError):
     """A storage backend failed."""
 
     code = "store_error"
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot take the call now; the same call may succeed in a few seconds.
+
+    Raised by a backend that recognised its driver's error as the store's condition rather than
+    the call's: the disk is full, the database is read-only, it is locked past its timeout, it
+    cannot be reached. Nothing of the call was stored (a write is one transaction).
+    """
+
+    code = "store_unavailable"
+
+    def __init__(self, message: str, *, retry_after_s: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class PauseNotDurable(BatonError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -34,6 +35,7 @@ from baton.settings import Settings
 from executors.shipped.back_office import BackOffice
 from human.store import open_store
 from human.store.base import RequestFilter
+from human.store.transactions import SqlStore
 from web.auth import new_token, token_hash
 
 T = TypeVar("T")
@@ -305,6 +307,7 @@ class InProcessServer(Server):
     _serving: asyncio.Task[None] | None = None
     _socket: socket.socket | None = None
     _logging: _LogFile | None = None
+    _app: Any = None
 
     def settings(self) -> Settings:
         """The settings `baton serve` would read in a child process with this environment."""
@@ -333,6 +336,7 @@ class InProcessServer(Server):
         self.base_url = f"http://127.0.0.1:{self.port}"
         self._logging = _LogFile(self._log, settings.log_level)
         app = create_app(settings, worker="--no-worker" not in self._args)
+        self._app = app
         config = uvicorn.Config(
             app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5
         )
@@ -352,6 +356,13 @@ class InProcessServer(Server):
         # uvicorn says a failed lifespan with SystemExit; start() reports it with the log.
         with contextlib.suppress(SystemExit):
             await server.serve(sockets=[sock])
+
+    @property
+    def store(self) -> SqlStore:
+        """The store the app serves from, to inject faults into its writes (`tests.faults`)."""
+        store = self._app.state.parts.store
+        assert isinstance(store, SqlStore)
+        return store
 
     def kill(self) -> None:
         raise AssertionError("a server in this process cannot be killed: mark the test `process`")
@@ -465,26 +476,49 @@ async def stored_run(db_url: str, run_id: str) -> dict[str, Any]:
 
 def sql(db_url: str, statement: str) -> list[dict[str, Any]]:
     """Run one SQL statement on a database beside the store (SQLite or PostgreSQL); its rows."""
+    return sql_each(db_url, [statement])[0]
+
+
+def sql_each(db_url: str, statements: Sequence[str]) -> list[list[dict[str, Any]]]:
+    """Run SQL statements one by one on one connection beside the store; the rows of each."""
     if db_url.startswith("sqlite:///"):
         path = db_url.removeprefix("sqlite:///")
         with contextlib.closing(sqlite3.connect(path)) as conn:
             conn.row_factory = sqlite3.Row
-            rows = [dict(r) for r in conn.execute(statement)]
+            found = [[dict(r) for r in conn.execute(s)] for s in statements]
             conn.commit()
-            return rows
+            return found
 
-    async def fetch() -> list[dict[str, Any]]:
+    async def fetch() -> list[list[dict[str, Any]]]:
         import asyncpg
 
         conn = await asyncpg.connect(db_url)
         try:
-            return [dict(r) for r in await conn.fetch(statement)]
+            return [[dict(r) for r in await conn.fetch(s)] for s in statements]
         finally:
             await conn.close()
 
     # Callers may be inside a running event loop: the query gets a loop of its own.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, fetch()).result()
+
+
+def digest(db_url: str) -> str:
+    """Every row of every table, hashed: what "changed nothing" is checked against.
+
+    Rows are compared as a set per table, whatever order the database returns them in.
+    """
+    if db_url.startswith("sqlite:///"):
+        listing = "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+    else:
+        listing = "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()"
+    tables = sorted(r["name"] for r in sql(db_url, listing))
+    found = sql_each(db_url, [f'SELECT * FROM "{t}"' for t in tables])
+    rows = {
+        table: sorted(json.dumps(r, sort_keys=True, default=str) for r in table_rows)
+        for table, table_rows in zip(tables, found, strict=True)
+    }
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
 def jobs(db_url: str) -> list[dict[str, Any]]:

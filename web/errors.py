@@ -30,6 +30,7 @@ from baton.errors import (
     Invalid,
     NotFound,
     NotPermitted,
+    StoreUnavailable,
     TooManySignIns,
     Unauthenticated,
 )
@@ -47,6 +48,7 @@ _STATUS: Final = (
     (Closed, 410),
     (Invalid, 422),
     (TooManySignIns, 429),
+    (StoreUnavailable, 503),
 )
 
 TITLES: Final = {
@@ -59,6 +61,7 @@ TITLES: Final = {
     422: "Please check what you sent",
     429: "Too many attempts",
     500: "Something went wrong",
+    503: "Please try again shortly",
 }
 
 
@@ -103,14 +106,19 @@ async def on_baton_error(request: Request, exc: Exception) -> Response:
     """Answer a BatonError with its status: a JSON body naming it, or an error page."""
     assert isinstance(exc, BatonError)
     status = status_of(exc)
+    if isinstance(exc, StoreUnavailable):
+        logger.warning("store unavailable", extra={"path": request.url.path, "error": str(exc)})
     if is_page(request):
-        return await page_error(request, status, str(exc), code=exc.code)
+        page = await page_error(request, status, str(exc), code=exc.code)
+        if isinstance(exc, StoreUnavailable):
+            page.headers["Retry-After"] = str(exc.retry_after_s)
+        return page
     body: dict[str, Any] = {"error": exc.code, "detail": str(exc)}
     if isinstance(exc, Invalid) and exc.errors:
         body["errors"] = exc.errors
     body.update({k: v for k, v in exc.facts.items() if v is not None})
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    if isinstance(exc, TooManySignIns):
+    if isinstance(exc, TooManySignIns | StoreUnavailable):
         headers = {"Retry-After": str(exc.retry_after_s)}
     return JSONResponse(body, status_code=status, headers=headers)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agent_framework import BaseChatClient
 
-from baton.errors import InvalidSettings
+from baton.errors import InvalidSettings, StoreError
 from executors.platform.transcript import Transcript
 from human.effects import EffectLedger
 from human.policy import Policy
@@ -106,3 +106,6 @@ class RunServices:
     case_context: CaseContext | None = None
     party: str = "user"
     """What the workflow calls the person it serves, in the words people read (`register`)."""
+    store_failures: list[StoreError] = field(default_factory=list)
+    """The store's failures a tool call met in this drive: MAF hands a tool's exception to the
+    model as the call's result, where the runtime must see it and try the drive again."""

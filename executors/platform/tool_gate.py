@@ -30,6 +30,7 @@ from agent_framework import (
 )
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from baton.errors import StoreError
 from executors.platform.services import RunServices
 from executors.platform.transcript import tool_result
 from human.effects import idempotency_key
@@ -200,13 +201,17 @@ async def perform_call(
 ) -> Any:
     """Run an allowed call once: through the effect ledger, keyed by run, `scope` and call."""
     key = idempotency_key(services.run_id, scope, call_id)
-    return await services.ledger.perform(
-        key=key,
-        run_id=services.run_id,
-        tool=tool.name,
-        arguments=typed.model_dump(mode="json"),
-        call=lambda k: tool.perform(k, typed),
-    )
+    try:
+        return await services.ledger.perform(
+            key=key,
+            run_id=services.run_id,
+            tool=tool.name,
+            arguments=typed.model_dump(mode="json"),
+            call=lambda k: tool.perform(k, typed),
+        )
+    except StoreError as exc:  # the ledger could not be read or written: not the tool's failure
+        services.store_failures.append(exc)
+        raise
 
 
 def audit(ctx: WorkflowContext[Any, Any], event_type: str, **data: Any) -> Awaitable[None]:

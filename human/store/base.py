@@ -346,8 +346,10 @@ class JobStore(Protocol):
         """Delete a done job."""
         ...
 
-    async def retry_job(self, job_id: int, owner: str, *, delay_s: float, error: str) -> None:
-        """Release a failed job for a later attempt."""
+    async def retry_job(
+        self, job_id: int, owner: str, *, delay_s: float, error: str, counted: bool = True
+    ) -> None:
+        """Release a failed job for a later attempt; `counted=False` gives its attempt back."""
         ...
 
 

@@ -21,7 +21,7 @@ from typing import Any, Final, TypeAlias, TypeVar
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
-from baton.errors import StoreError
+from baton.errors import StoreError, StoreUnavailable
 from human.records import AuditEvent, Job, JobLane
 from human.store.base import utcnow
 from human.store.dialect import POSTGRES
@@ -35,6 +35,41 @@ _MIGRATION_LOCK: Final = 0x6261746F6E  # "baton": one migrator at a time, across
 _NOW: Final = POSTGRES.clock
 
 Conn: TypeAlias = "asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]"
+
+# What the driver raises: PostgreSQL's errors, and the socket's (refused, reset, timed out).
+_DRIVER_ERRORS: Final = (asyncpg.PostgresError, OSError, TimeoutError)
+# What asyncpg raises when a connection the server ended is used on (or rolled back on).
+_CLIENT_ERRORS: Final = (asyncpg.InterfaceError, asyncpg.exceptions.InternalClientError)
+# The database's condition, not the call's (SQLSTATE classes and codes): the connection failed
+# (08), resources ran out (53: disk full, too many connections), the server is shutting down or
+# starting (57P), the database or the session is read-only (25006), a lock outwaited its timeout
+# (55P03). The same call may succeed once it passes.
+_UNAVAILABLE: Final = ("08", "53", "57P", "25006", "55P03")
+
+
+def _stale(exc: BaseException | None) -> bool:
+    """Whether a write failed for its session's sake: read-only since it began, or ended."""
+    if isinstance(exc, _CLIENT_ERRORS):
+        return True  # raised as unavailable only when the connection was lost
+    state = str(getattr(exc, "sqlstate", "") or "")
+    return state == "25006" or state.startswith(("08", "57P01"))
+
+
+def _lost(conn: Conn) -> bool:
+    """Whether a pooled connection is closed (or was handed back to the pool when it closed)."""
+    try:
+        return conn.is_closed()
+    except asyncpg.InterfaceError:
+        return True
+
+
+def _failure(exc: Exception) -> StoreError:
+    """A driver error as Baton's: `StoreUnavailable` for the database's condition."""
+    state = str(getattr(exc, "sqlstate", "") or "")
+    if not isinstance(exc, asyncpg.PostgresError) or state.startswith(_UNAVAILABLE):
+        what = f"{type(exc).__name__}: {exc}" if not state else str(exc)
+        return StoreUnavailable(f"postgresql: the database is unavailable ({what}); try again")
+    return StoreError(f"postgresql: {exc}")
 
 
 def _dsn(url: str) -> str:
@@ -124,8 +159,8 @@ class PostgresStore(SqlStore):
         dsn = _dsn(url)
         try:
             pool = await asyncpg.create_pool(dsn, min_size=1, max_size=10)
-        except (OSError, asyncpg.PostgresError) as exc:
-            raise StoreError(f"postgresql: cannot connect: {exc}") from exc
+        except _DRIVER_ERRORS as exc:
+            raise _failure(exc) from exc
         store = cls(pool, dsn, clock=clock)
         await store.setup()
         return store
@@ -133,26 +168,56 @@ class PostgresStore(SqlStore):
     # plumbing -------------------------------------------------------------------------------
 
     async def _write(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
-        try:
-            async with self._pool.acquire() as conn, conn.transaction():
-                return await fn(conn)
-        except asyncpg.PostgresError as exc:
-            raise StoreError(f"postgresql: {exc}") from exc
+        """`fn` in one transaction on a pooled connection."""
+        return await self._transaction(fn, readonly=False)
 
     async def _write_tx(self, fn: TxFn[T]) -> T:
         """One transaction on a pooled connection."""
-        return await self._write(lambda conn: fn(_Tx(conn)))
+        return await self._write(lambda conn: fn(self._writing(_Tx(conn))))
 
     async def _read_tx(self, fn: TxFn[T]) -> T:
         """Reads on one snapshot (a read-only, repeatable-read transaction)."""
+        return await self._transaction(lambda conn: fn(_Tx(conn)), readonly=True)
+
+    async def _transaction(self, fn: Callable[[Conn], Awaitable[T]], *, readonly: bool) -> T:
+        """`fn` in one transaction; once more on a new session if the one it had was stale."""
         try:
-            async with (
-                self._pool.acquire() as conn,
-                conn.transaction(isolation="repeatable_read", readonly=True),
-            ):
-                return await fn(_Tx(conn))
-        except asyncpg.PostgresError as exc:
-            raise StoreError(f"postgresql: {exc}") from exc
+            return await self._on_a_connection(fn, readonly=readonly)
+        except StoreUnavailable as exc:
+            if not _stale(exc.__cause__):
+                raise
+        # The session was begun while the database was read-only, or the server ended it: the
+        # pool's other sessions may be so too. New ones, and the call once more (it stored
+        # nothing), so the first call after the database recovers succeeds.
+        await self._pool.expire_connections()
+        return await self._on_a_connection(fn, readonly=readonly)
+
+    async def _on_a_connection(self, fn: Callable[[Conn], Awaitable[T]], *, readonly: bool) -> T:
+        connected = False
+        try:
+            async with self._pool.acquire() as conn:
+                connected = True
+                transaction = (
+                    conn.transaction(isolation="repeatable_read", readonly=True)
+                    if readonly
+                    else conn.transaction()
+                )
+                try:
+                    async with transaction:
+                        return await fn(conn)
+                except _CLIENT_ERRORS as exc:
+                    if not _lost(conn):
+                        raise
+                    raise StoreUnavailable(
+                        f"postgresql: the connection to the database was lost ({exc}); try again"
+                    ) from exc
+        except _DRIVER_ERRORS as exc:
+            if not connected:  # whatever keeps a new session from starting, the database is away
+                raise StoreUnavailable(
+                    f"postgresql: cannot connect to the database ({type(exc).__name__}: {exc}); "
+                    "try again"
+                ) from exc
+            raise _failure(exc) from exc
 
     async def _all(self, sql: str, /, **params: Any) -> list[asyncpg.Record]:
         """One statement needs no transaction: the pool runs it on any connection."""
@@ -168,15 +233,15 @@ class PostgresStore(SqlStore):
         try:
             rows: list[asyncpg.Record] = await self._pool.fetch(sql, *args)
             return rows
-        except asyncpg.PostgresError as exc:
-            raise StoreError(f"postgresql: {exc}") from exc
+        except _DRIVER_ERRORS as exc:
+            raise _failure(exc) from exc
 
     async def _fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None:
         try:
             row: asyncpg.Record | None = await self._pool.fetchrow(sql, *args)
             return row
-        except asyncpg.PostgresError as exc:
-            raise StoreError(f"postgresql: {exc}") from exc
+        except _DRIVER_ERRORS as exc:
+            raise _failure(exc) from exc
 
     async def setup(self) -> None:
         """Apply pending migrations under an advisory lock; running it twice changes nothing."""

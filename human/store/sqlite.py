@@ -16,6 +16,7 @@ connections and the writer thread, leasing jobs under the one writer, polling fo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
 import time
@@ -25,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from baton.errors import StoreError
+from baton.errors import StoreError, StoreUnavailable
 from human.records import AuditEvent, Job, JobLane
 from human.store.base import utcnow
 from human.store.dialect import SQLITE
@@ -36,6 +37,43 @@ from human.store.transactions import DRIVE, SqlStore, TxFn, lane_filter
 T = TypeVar("T")
 
 WATCH_POLL_S: Final = 0.2
+
+# The file's condition, not the call's: full, read-only, locked past the busy timeout, not openable,
+# failing I/O. The same call may succeed once it passes.
+_UNAVAILABLE: Final = frozenset(
+    {
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_IOERR,
+    }
+)
+
+
+def _unavailable(exc: BaseException) -> bool:
+    """Whether a sqlite3 error is the file's condition rather than the call's (by its code)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _UNAVAILABLE
+
+
+def _failure(exc: sqlite3.Error) -> StoreError:
+    """A sqlite3 error as Baton's: `StoreUnavailable` for the file's condition."""
+    if _unavailable(exc):
+        return StoreUnavailable(f"sqlite: the database is unavailable ({exc}); try again")
+    return StoreError(f"sqlite: {exc}")
+
+
+def _roll_back(conn: sqlite3.Connection) -> None:
+    """Roll back what a failed transaction left open (a failed COMMIT leaves it open).
+
+    After SQLITE_FULL, SQLITE_IOERR or SQLITE_BUSY SQLite may have rolled back by itself: then
+    there is nothing to roll back, and a ROLLBACK would fail in place of the real error.
+    """
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
 
 
 class _Tx:
@@ -124,37 +162,38 @@ class SqliteStore(SqlStore):
         return conn
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+        # A connection that met the file unavailable, or could not roll back, is not used again:
+        # a new one sees the file as it is then (a connection opened on a read-only file stays
+        # read-only after the file is writable again).
         if not write:
             try:
                 if self._reader is None:
                     self._reader = self._connect()
-                self._reader.execute("BEGIN")
-                try:
-                    return fn(self._reader)
-                finally:
-                    self._reader.execute("COMMIT")
+                return _in_transaction(self._reader, "BEGIN", fn)
             except sqlite3.Error as exc:
-                raise StoreError(f"sqlite: {exc}") from exc
+                if self._reader is not None and (self._reader.in_transaction or _unavailable(exc)):
+                    self._reader.close()
+                    self._reader = None
+                raise _failure(exc) from exc
 
         def body() -> T:
             conn = self._conn()
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                result = fn(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
+                return _in_transaction(conn, "BEGIN IMMEDIATE", fn)
+            except BaseException as exc:
+                if conn.in_transaction or _unavailable(exc):
+                    conn.close()
+                    self._local.conn = None
                 raise
-            conn.execute("COMMIT")
-            return result
 
         try:
             return await asyncio.get_running_loop().run_in_executor(self._thread, body)
         except sqlite3.Error as exc:
-            raise StoreError(f"sqlite: {exc}") from exc
+            raise _failure(exc) from exc
 
     async def _write_tx(self, fn: TxFn[T]) -> T:
         """One write transaction on the writer thread: one hop, one commit."""
-        return await self._run(lambda conn: _finish(fn(_Tx(conn))), write=True)
+        return await self._run(lambda conn: _finish(fn(self._writing(_Tx(conn)))), write=True)
 
     async def _read_tx(self, fn: TxFn[T]) -> T:
         """One read transaction on the event loop's connection (WAL never blocks it)."""
@@ -277,6 +316,20 @@ class SqliteStore(SqlStore):
             return [job_of(r, attempts=r["attempts"] + 1) for r in taken]
 
         return await self._run(write, write=True)
+
+
+def _in_transaction(
+    conn: sqlite3.Connection, begin: str, fn: Callable[[sqlite3.Connection], T]
+) -> T:
+    """`fn` in one transaction: committed, or rolled back on any failure (a failed COMMIT too)."""
+    conn.execute(begin)
+    try:
+        result = fn(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        _roll_back(conn)
+        raise
+    return result
 
 
 def _split_sql(sql: str) -> list[str]:

@@ -113,6 +113,13 @@ class SqlStore:
 
     dialect: Dialect
     _clock: Callable[[], datetime]
+    wrap_writes: Callable[[Tx], Tx] | None = None
+    """Tests only: what every write transaction's `Tx` goes through, where a test injects a fault
+    (a statement that fails, a database that fills up) or counts statements. None in Baton."""
+
+    def _writing(self, tx: Tx) -> Tx:
+        """A write transaction's `Tx`, through `wrap_writes` where a test set it."""
+        return tx if self.wrap_writes is None else self.wrap_writes(tx)
 
     # what a backend supplies ----------------------------------------------------------------
 
@@ -546,9 +553,17 @@ class SqlStore:
             )
         )
 
-    async def retry_job(self, job_id: int, owner: str, *, delay_s: float, error: str) -> None:
-        """Give a failed job back for a later attempt."""
-        await self._write_tx(lambda tx: _retry(tx, job_id, owner, delay_s=delay_s, error=error))
+    async def retry_job(
+        self, job_id: int, owner: str, *, delay_s: float, error: str, counted: bool = True
+    ) -> None:
+        """Give a failed job back for a later attempt; `counted=False` gives its attempt back.
+
+        Its lease counted the attempt; one the store failed (not the job) should not count
+        toward the job's abandonment.
+        """
+        await self._write_tx(
+            lambda tx: _retry(tx, job_id, owner, delay_s=delay_s, error=error, counted=counted)
+        )
 
     # effects --------------------------------------------------------------------------------
 
@@ -1029,13 +1044,17 @@ async def _queue_drive(
     return None
 
 
-async def _retry(tx: Tx, job_id: int, owner: str, *, delay_s: float, error: str) -> int:
+async def _retry(
+    tx: Tx, job_id: int, owner: str, *, delay_s: float, error: str, counted: bool = True
+) -> int:
     """Give a job back for another attempt in `delay_s` (by the database host's clock)."""
     return await tx.run(
         f"UPDATE jobs SET lease_until = NULL, available_at = {tx.dialect.clock} + :delay_s, "
-        "last_error = :error WHERE id = :id AND lease_owner = :owner",
+        "last_error = :error, attempts = attempts - :uncount "
+        "WHERE id = :id AND lease_owner = :owner",
         delay_s=delay_s,
         error=error[:2000],
+        uncount=0 if counted else 1,
         id=job_id,
         owner=owner,
     )

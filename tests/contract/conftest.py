@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from human.store import open_store
 from human.store.base import Store
 from tests.harness import sql
+
+if TYPE_CHECKING:
+    from tests.contract.test_store_routing import Clocked
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,19 @@ def backend(db_url: str) -> Backend:
         return [tuple(row.values()) for row in sql(db_url, statement)]
 
     return Backend(name=dialect, url=db_url, dialect=dialect, fetch=fetch)
+
+
+@pytest.fixture
+async def clocked(backend: Backend) -> AsyncIterator[Clocked]:
+    """A store on a clock the test moves (`tests.contract.test_store_routing.Clocked`)."""
+    from tests.contract.test_store_routing import Clocked, ManualClock
+
+    clock = ManualClock()
+    opened = await open_store(backend.url, clock=clock)
+    try:
+        yield Clocked(opened, clock, backend)
+    finally:
+        await opened.close()
 
 
 @pytest.fixture

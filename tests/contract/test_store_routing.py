@@ -7,12 +7,9 @@ by that clock, never by the machine's, and claims lapse by it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-
-import pytest
 
 from human.records import HumanRequest, Job, NewEvent
 from human.routing import notifications_for, timers_for
@@ -97,16 +94,6 @@ class Clocked:
 
     async def types(self, request_id: str) -> list[str]:
         return [e.type for e in await self.store.list_events(request_id=request_id)]
-
-
-@pytest.fixture
-async def clocked(backend: Backend) -> AsyncIterator[Clocked]:
-    clock = ManualClock()
-    store = await open_store(backend.url, clock=clock)
-    try:
-        yield Clocked(store, clock, backend)
-    finally:
-        await store.close()
 
 
 def deadline_request(

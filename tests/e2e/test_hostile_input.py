@@ -8,7 +8,6 @@ by the route's own checks), with the database's every row the same before and af
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,20 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.harness import Server, baton_server, sql
+from tests.harness import Server, baton_server, digest, sql
 
 REFUND = {"order_id": "A-1005", "amount": 120, "reason": "arrived broken"}
 JSON = {"content-type": "application/json"}
-
-
-def digest(db_url: str) -> str:
-    """Every row of every table, hashed: what "changed nothing" is checked against."""
-    tables = [
-        r["name"]
-        for r in sql(db_url, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    ]
-    rows = {t: sql(db_url, f'SELECT * FROM "{t}" ORDER BY rowid') for t in tables}
-    return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()
 
 
 @pytest.fixture

@@ -249,6 +249,8 @@ class Runtime:
         except StoreError:
             raise  # the store is down, not the run: the worker retries the job
         except Exception as exc:  # a failing workflow fails its run, loudly and on record
+            if services.store_failures:  # a tool met the store down: neither is the run's fault
+                raise services.store_failures[0] from exc
             logger.exception("run failed", extra={"run_id": run.id})
             progress = failed(
                 run,
@@ -258,6 +260,8 @@ class Runtime:
                 scene.events,
                 services.transcript.entries,
             )
+        if services.store_failures:  # told to the model as the tool's error: the drive is void
+            raise services.store_failures[0]
         if progress.status == "waiting":
             failpoints.hit("pause.after_checkpoint")
         with _pause_span(run, progress) as span:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
+from baton.errors import StoreError, StoreUnavailable
 from baton.telemetry import correlation_id
 from human.records import Job, JobLane
 from human.store.base import Lease, Store
@@ -31,6 +32,7 @@ from workflows.platform.runtime import Runtime
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 8
+STORE_WAIT_MAX_S = 60.0
 
 JobHandler = Callable[[Job, str], Awaitable[bool]]
 """Runs a job of one kind (`notify`, `timer`) for its lease owner; True if it ended the job."""
@@ -77,6 +79,7 @@ class Worker:
         self._running = False
         self._beat = time.monotonic()
         self._failing: str | None = None
+        self._store_wait_s = 0.0
 
     def health(self) -> WorkerHealth:
         """Whether the lease loop runs, when it last went round, and what fails it, if anything.
@@ -214,9 +217,12 @@ class Worker:
         # Jobs this process queued are accepted at once (their lease is held and renewed) but
         # run as many at a time as their lane has slots, like leased ones.
         async with self._slots[job.lane]:
-            await self._run_job(job)
+            unavailable = await self._run_job(job)
+        if unavailable is not None:
+            await self._give_back(job, unavailable)
 
-    async def _run_job(self, job: Job) -> None:
+    async def _run_job(self, job: Job) -> StoreUnavailable | None:
+        """Run a job; the store's failure to serve it is returned, to give the job back for."""
         queued_by = job.payload.get("correlation_id")
         token = correlation_id.set(
             f"{queued_by}/job-{job.id}" if queued_by not in (None, "-") else f"job-{job.id}"
@@ -229,18 +235,52 @@ class Worker:
                 consumed = await self._handlers[job.kind](job, self.owner)
             if not consumed:
                 await self._store.finish_job(job.id, self.owner)
+            self._store_wait_s = 0.0
         except asyncio.CancelledError:
             raise
+        except StoreUnavailable as exc:
+            logger.warning("job waits for the store", extra={"job_id": job.id, "error": str(exc)})
+            return exc
         except Exception as exc:
             delay = min(60.0, 0.5 * 2 ** (job.attempts - 1))
             logger.exception("job failed", extra={"job_id": job.id, "attempts": job.attempts})
             if job.attempts >= MAX_ATTEMPTS:
                 logger.error("job abandoned", extra={"job_id": job.id})
-            await self._store.retry_job(
-                job.id,
-                self.owner,
-                delay_s=delay if job.attempts < MAX_ATTEMPTS else 3600.0,
-                error=f"{type(exc).__name__}: {exc}",
-            )
+            try:
+                await self._store.retry_job(
+                    job.id,
+                    self.owner,
+                    delay_s=delay if job.attempts < MAX_ATTEMPTS else 3600.0,
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+            except StoreError:  # its lease lapses instead; the failed attempt is counted already
+                logger.exception("failed job not given back", extra={"job_id": job.id})
         finally:
             correlation_id.reset(token)
+        return None
+
+    async def _give_back(self, job: Job, unavailable: StoreUnavailable) -> None:
+        """Give back a job the store could not serve, its attempt not counted: the job did not fail.
+
+        A disk that stays full or a database that stays read-only must not use up a job's
+        attempts toward abandonment. Giving it back is a write too: while the store refuses that
+        as well, the job stays this worker's (its lease renewed where the store allows) and the
+        give-back is tried again, so the lease never lapses into a counted attempt for want of
+        it. The job comes due again after a poll, and each job the store fails after that one
+        (until a job succeeds) waits twice as long, up to `STORE_WAIT_MAX_S`.
+        """
+        self._store_wait_s = min(max(self._store_wait_s * 2, self._poll_s), STORE_WAIT_MAX_S)
+        wait = self._poll_s
+        while True:
+            try:
+                await self._store.retry_job(
+                    job.id,
+                    self.owner,
+                    delay_s=self._store_wait_s,
+                    error=f"{type(unavailable).__name__}: {unavailable}",
+                    counted=False,
+                )
+                return
+            except StoreUnavailable:
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, 30.0)
