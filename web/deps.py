@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from baton.errors import Unauthenticated
 from baton.wiring import Parts
@@ -18,8 +19,21 @@ def parts(request: Request) -> Parts:
     return found
 
 
-async def current_user(request: Request) -> User:
-    """The authenticated caller."""
+BEARER = HTTPBearer(
+    scheme_name="bearer",
+    bearerFormat="bt_...",
+    description="An API token (`baton tokens create NAME`, or `POST /api/tokens`). A browser "
+    "signed in to the pages may call the API with its session cookie instead.",
+    auto_error=False,
+)
+"""Publishes the bearer scheme on every route that takes `UserDep`; `web.auth` checks it."""
+
+
+async def current_user(
+    request: Request,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)],
+) -> User:
+    """The authenticated caller (a bearer token or a signed-in session: `web.auth`)."""
     return await user_from_request(request, parts(request).store)
 
 
