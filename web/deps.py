@@ -9,6 +9,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from baton.errors import Unauthenticated
 from baton.wiring import Parts
+from human.access import check_can_manage_people, check_can_run
 from human.records import User
 from web.auth import page_user_of, user_from_request
 
@@ -39,6 +40,26 @@ async def current_user(
 
 PartsDep = Annotated[Parts, Depends(parts)]
 UserDep = Annotated[User, Depends(current_user)]
+
+
+# A role check as a dependency runs before FastAPI validates the body: a caller who may not call
+# a route at all is told so (403), never what was wrong with what they sent (422).
+
+
+async def runner(user: UserDep) -> User:
+    """The caller, if they may start runs (viewers only look)."""
+    check_can_run(user)
+    return user
+
+
+async def admin(user: UserDep) -> User:
+    """The caller, if they may manage teams and users (admins)."""
+    check_can_manage_people(user)
+    return user
+
+
+RunnerDep = Annotated[User, Depends(runner)]
+AdminDep = Annotated[User, Depends(admin)]
 
 
 async def page_user(request: Request) -> User:

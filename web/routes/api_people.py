@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from human.people import NewTeam, NewToken, NewUser, UserChange
 from human.records import ApiToken, Team, User
-from web.deps import PartsDep, UserDep
+from web.deps import AdminDep, PartsDep, UserDep
 from web.errors import sent_in
 from web.openapi import refusals
 from web.replies import NewApiToken
@@ -47,13 +47,13 @@ async def revoke_token(token_id: str, parts: PartsDep, user: UserDep) -> ApiToke
 
 
 @router.get("/teams", responses=refusals(403))
-async def list_teams(parts: PartsDep, user: UserDep) -> list[Team]:
+async def list_teams(parts: PartsDep, user: AdminDep) -> list[Team]:
     """Every team with its members (admins)."""
     return await parts.people.list_teams(user)
 
 
 @router.post("/teams", status_code=201, responses=_created("team") | refusals(403, 409))
-async def add_team(body: NewTeam, parts: PartsDep, user: UserDep, response: Response) -> Team:
+async def add_team(body: NewTeam, parts: PartsDep, user: AdminDep, response: Response) -> Team:
     """Create a team (admins); 409 if it exists."""
     team = await parts.people.add_team(user, body)
     response.headers["Location"] = f"/api/teams/{team.name}"
@@ -61,13 +61,13 @@ async def add_team(body: NewTeam, parts: PartsDep, user: UserDep, response: Resp
 
 
 @router.get("/users", responses=refusals(403))
-async def list_users(parts: PartsDep, user: UserDep) -> list[User]:
+async def list_users(parts: PartsDep, user: AdminDep) -> list[User]:
     """Every user with role, teams, email and Slack id (admins)."""
     return await parts.people.list_users(user)
 
 
 @router.post("/users", status_code=201, responses=_created("user") | refusals(403, 409))
-async def add_user(body: NewUser, parts: PartsDep, user: UserDep, response: Response) -> User:
+async def add_user(body: NewUser, parts: PartsDep, user: AdminDep, response: Response) -> User:
     """Create a user in existing teams (admins); 409 if the name is taken."""
     with sent_in("body"):
         added = await parts.people.add_user(user, body)
@@ -76,7 +76,7 @@ async def add_user(body: NewUser, parts: PartsDep, user: UserDep, response: Resp
 
 
 @router.patch("/users/{name}", responses=refusals(403, 404, 409))
-async def update_user(name: str, body: UserChange, parts: PartsDep, user: UserDep) -> User:
+async def update_user(name: str, body: UserChange, parts: PartsDep, user: AdminDep) -> User:
     """Set a user's role, teams (exactly these), email or Slack id (admins)."""
     with sent_in("body"):
         return await parts.people.update_user(user, name, body)

@@ -8,10 +8,9 @@ from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from human.access import check_can_run
 from human.records import AuditEvent, Run
 from human.store.base import RequestFilter
-from web.deps import PartsDep, UserDep
+from web.deps import PartsDep, RunnerDep, UserDep
 from web.errors import sent_in
 from web.openapi import refusals
 from web.replies import RunDetail, RunPage, UnavailableModule, Workflow
@@ -68,7 +67,7 @@ async def list_workflows(user: UserDep) -> list[Workflow | UnavailableModule]:
 async def start_run(
     body: StartRun,
     parts: PartsDep,
-    user: UserDep,
+    user: RunnerDep,
     response: Response,
     idempotency_key: str | None = Header(
         None,
@@ -85,7 +84,6 @@ async def start_run(
     403 for a viewer; 404 for a workflow that is not registered; 409 for an `Idempotency-Key`
     used before with another body.
     """
-    check_can_run(user)
     replayed = False
     with sent_in("body"):
         if idempotency_key is None:
