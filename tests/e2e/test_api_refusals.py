@@ -1,4 +1,5 @@
-"""Refusals of the JSON API: who may not call a route is told 403, whatever they sent."""
+"""Refusals of the JSON API: who may not call a route is told 403, whatever they sent; a body that
+does not parse, and a path or method the API does not have, answer in Baton's error body."""
 
 from __future__ import annotations
 
@@ -63,3 +64,55 @@ async def test_who_may_not_call_a_route_is_told_403_before_what_is_wrong_with_th
     assert {k: r.status_code for k, r in invalid.items()} == dict.fromkeys(invalid, 422)
     assert {_error_body(r)["error"] for r in invalid.values()} <= {"invalid", "invalid_answer"}
     assert before == after
+
+
+async def test_a_body_that_does_not_parse_is_a_422_in_batons_error_body(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    sent = {
+        "malformed JSON": ("application/json", b'{"workflow": "refu'),
+        "JSON sent as text": ("text/plain", b'{"workflow": "refund"}'),
+        "a form": ("application/x-www-form-urlencoded", b"workflow=refund"),
+        "an array": ("application/json", b'["refund"]'),
+        "no body": ("application/json", b""),
+    }
+    async with baton_server(db_url, tokens, server_log) as server, server.client("sam") as sam:
+        replies = {
+            what: await sam.post("/api/runs", content=body, headers={"content-type": media})
+            for what, (media, body) in sent.items()
+        }
+        reassign = await sam.post(
+            "/api/requests/nothing/reassign", content=b"{", headers={"content-type": "text/json"}
+        )
+
+    for what, reply in {**replies, "reassign": reassign}.items():
+        assert reply.status_code == 422, (what, reply.text)
+        body = _error_body(reply)
+        assert body["error"] == "invalid", (what, body)
+        assert body["errors"], (what, body)
+        assert body["errors"][0]["loc"][0] == "body", (what, body)
+
+
+async def test_a_path_or_method_the_api_does_not_have_answers_in_batons_error_body(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server, server.client("sam") as sam:
+        no_path = await sam.get("/api/nothing-here")
+        anonymous_no_path = await server.anonymous().get("/api/runs/abc/nothing")
+        no_method = await sam.delete("/api/runs")
+        health_post = await sam.post("/healthz")
+        page = await server.anonymous().get("/no-such-page")
+
+    assert (no_path.status_code, _error_body(no_path)["error"]) == (404, "not_found")
+    assert (anonymous_no_path.status_code, _error_body(anonymous_no_path)["error"]) == (
+        404,
+        "not_found",
+    )
+    assert (no_method.status_code, _error_body(no_method)["error"]) == (405, "method_not_allowed")
+    assert "allow" in no_method.headers
+    assert (health_post.status_code, _error_body(health_post)["error"]) == (
+        405,
+        "method_not_allowed",
+    )
+    assert page.status_code == 404  # a page is still an error page
+    assert page.headers["content-type"].startswith("text/html")
