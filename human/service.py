@@ -423,7 +423,8 @@ def _checked_answer(
     (403) whatever else is wrong with what they sent, never told how to send it better (422).
     """
     check_can_answer(responder, request)
-    check_four_eyes(responder, request, run, str(body.get("decision")))
+    named = body.get("decision") if isinstance(body, dict) else None  # JSON: anything may come
+    check_four_eyes(responder, request, run, str(named))
     return validate_answer(request, body)
 
 
