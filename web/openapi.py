@@ -75,6 +75,17 @@ def refusals(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: refusal(status) for status in statuses}
 
 
+def created(what: str, headers: dict[str, Any] | None = None) -> dict[int | str, dict[str, Any]]:
+    """A route's `responses=` for its 201: `what`, created, at the URL in `Location`."""
+    location = {"description": f"The {what}'s URL.", "required": True, "schema": {"type": "string"}}
+    return {
+        201: {
+            "description": f"The {what}, created.",
+            "headers": {"Location": location, **(headers or {})},
+        }
+    }
+
+
 def with_refusals(document: dict[str, Any]) -> dict[str, Any]:
     """`document` with the edge's refusals on every operation, and no 422 of FastAPI's shape."""
     schemas = document.setdefault("components", {}).setdefault("schemas", {})

@@ -4,6 +4,10 @@ A stored record goes out as it is (`human.records`: `Run`, `HumanRequest`, `Audi
 `Team`, `ApiToken`); the models here are only the shapes the API puts together from them (a page,
 a run with its requests, an answer's outcome), the workflow list, the health report, and
 `ApiError`, the body of every refusal. Each field is in the order clients have always received.
+
+The API's routers answer through `JSONResponse` (Python's `json`), as they did before they
+declared these models, rather than FastAPI's direct pydantic encoding, which spells some numbers
+otherwise (`1.5e-7` for `1.5e-07`): a client gets the bytes it always got.
 """
 
 from __future__ import annotations

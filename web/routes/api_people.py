@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
@@ -11,15 +9,10 @@ from human.people import NewTeam, NewToken, NewUser, UserChange
 from human.records import ApiToken, Team, User
 from web.deps import AdminDep, PartsDep, UserDep
 from web.errors import sent_in
-from web.openapi import refusals
+from web.openapi import created, refusals
 from web.replies import NewApiToken
 
 router = APIRouter(prefix="/api", tags=["people"], default_response_class=JSONResponse)
-
-
-def _created(what: str) -> dict[int | str, dict[str, Any]]:
-    location = {"description": f"The {what}'s URL.", "required": True, "schema": {"type": "string"}}
-    return {201: {"description": f"The {what}, created.", "headers": {"Location": location}}}
 
 
 @router.post("/tokens", status_code=201, responses=refusals(403))
@@ -52,7 +45,7 @@ async def list_teams(parts: PartsDep, user: AdminDep) -> list[Team]:
     return await parts.people.list_teams(user)
 
 
-@router.post("/teams", status_code=201, responses=_created("team") | refusals(403, 409))
+@router.post("/teams", status_code=201, responses=created("team") | refusals(403, 409))
 async def add_team(body: NewTeam, parts: PartsDep, user: AdminDep, response: Response) -> Team:
     """Create a team (admins); 409 if it exists."""
     team = await parts.people.add_team(user, body)
@@ -66,7 +59,7 @@ async def list_users(parts: PartsDep, user: AdminDep) -> list[User]:
     return await parts.people.list_users(user)
 
 
-@router.post("/users", status_code=201, responses=_created("user") | refusals(403, 409))
+@router.post("/users", status_code=201, responses=created("user") | refusals(403, 409))
 async def add_user(body: NewUser, parts: PartsDep, user: AdminDep, response: Response) -> User:
     """Create a user in existing teams (admins); 409 if the name is taken."""
     with sent_in("body"):

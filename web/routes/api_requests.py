@@ -95,7 +95,6 @@ async def release(request_id: str, parts: PartsDep, user: UserDep) -> HumanReque
 async def reassign(request_id: str, body: Reassign, parts: PartsDep, user: UserDep) -> HumanRequest:
     """Move the request to another team and/or person: 200, 403, 404, 409, 410, 422."""
     with sent_in("body"):
-        moved = await parts.requests.reassign(
+        return await parts.requests.reassign(
             request_id, user=user, team=body.team, assignee=body.assignee
         )
-    return moved

@@ -12,26 +12,16 @@ from human.records import AuditEvent, Run
 from human.store.base import RequestFilter
 from web.deps import PartsDep, RunnerDep, UserDep
 from web.errors import sent_in
-from web.openapi import refusals
+from web.openapi import created, refusals
 from web.replies import RunDetail, RunPage, UnavailableModule, Workflow
 from workflows.platform import registry
 
 router = APIRouter(prefix="/api", tags=["runs"], default_response_class=JSONResponse)
 
-_CREATED: dict[int | str, dict[str, Any]] = {
-    201: {
-        "description": "The run, queued to start.",
-        "headers": {
-            "Location": {
-                "description": "The run's URL.",
-                "required": True,
-                "schema": {"type": "string"},
-            },
-            "Idempotent-Replayed": {
-                "description": "`true` when an `Idempotency-Key` returned the first run again.",
-                "schema": {"type": "string", "enum": ["true"]},
-            },
-        },
+_REPLAYED = {
+    "Idempotent-Replayed": {
+        "description": "`true` when an `Idempotency-Key` returned the first run again.",
+        "schema": {"type": "string", "enum": ["true"]},
     }
 }
 
@@ -63,7 +53,11 @@ async def list_workflows(user: UserDep) -> list[Workflow | UnavailableModule]:
     return available + broken
 
 
-@router.post("/runs", status_code=201, responses=_CREATED | refusals(403, 404, 409))
+@router.post(
+    "/runs",
+    status_code=201,
+    responses=created("run", _REPLAYED) | refusals(403, 404, 409),
+)
 async def start_run(
     body: StartRun,
     parts: PartsDep,
