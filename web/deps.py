@@ -9,7 +9,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from baton.errors import Unauthenticated
 from baton.wiring import Parts
-from human.access import check_can_manage_people, check_can_run
+from human.access import check_can_manage_people, check_can_reassign, check_can_run
 from human.records import User
 from web.auth import page_user_of, user_from_request
 
@@ -58,8 +58,15 @@ async def admin(user: UserDep) -> User:
     return user
 
 
+async def reassigner(request_id: str, user: UserDep, request: Request) -> User:
+    """The caller, if they may move request `request_id` (404 if they may not see it)."""
+    check_can_reassign(user, await parts(request).requests.get(request_id, viewer=user))
+    return user
+
+
 RunnerDep = Annotated[User, Depends(runner)]
 AdminDep = Annotated[User, Depends(admin)]
+ReassignerDep = Annotated[User, Depends(reassigner)]
 
 
 async def page_user(request: Request) -> User:

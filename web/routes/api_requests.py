@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from human.records import AuditEvent, HumanRequest
 from human.store.base import RequestFilter
-from web.deps import PartsDep, UserDep
+from web.deps import PartsDep, ReassignerDep, UserDep
 from web.errors import sent_in
 from web.openapi import refusals
 from web.replies import Outcome, RequestPage
@@ -92,7 +92,9 @@ async def release(request_id: str, parts: PartsDep, user: UserDep) -> HumanReque
 
 
 @router.post("/{request_id}/reassign", responses=refusals(403, 404, 409, 410))
-async def reassign(request_id: str, body: Reassign, parts: PartsDep, user: UserDep) -> HumanRequest:
+async def reassign(
+    request_id: str, body: Reassign, parts: PartsDep, user: ReassignerDep
+) -> HumanRequest:
     """Move the request to another team and/or person: 200, 403, 404, 409, 410, 422."""
     with sent_in("body"):
         return await parts.requests.reassign(
