@@ -57,7 +57,8 @@ test-fast: install
 	$(PYTEST) -m "not process" --backend sqlite --ignore tests/browser --ignore tests/benchmarks
 
 # A long schemathesis run over /openapi.json of a real `baton serve` (SQLite and PostgreSQL):
-# every phase, 50 examples per operation; `make test` runs a short one.
+# every phase, 50 examples per operation, each answer checked against the published schema
+# (status, body, content type, headers: tests/e2e/test_fuzz_api.py); `make test` runs a short one.
 FUZZ_EXAMPLES ?= 50
 fuzz: install
 	BATON_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) BATON_FUZZ_PHASES=examples,coverage,fuzzing \

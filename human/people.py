@@ -2,7 +2,8 @@
 
 A token is shown once, when it is created; only its SHA-256 is stored, with a public id to list
 and revoke it by and its first characters as a hint. A user manages their own tokens, an admin
-anyone's; a token that is not the caller's to see is reported as not found, never as forbidden.
+anyone's; a token that is not the caller's to see is reported as not found, never as forbidden,
+while a non-admin naming another user's tokens is refused (403) whether or not that user exists.
 Audit events of people (`token.created`, `token.revoked`, `team.added`, `user.added`,
 `user.updated`) belong to no run or request and name the actor.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from baton.errors import AlreadyExists, Invalid, TokenNotFound, UserNotFound
+from baton.errors import AlreadyExists, Invalid, NotPermitted, TokenNotFound, UserNotFound
 from human.access import check_can_manage_people, may_manage_tokens_of
 from human.records import ApiToken, NewEvent, Role, Team, User
 from human.store.base import PeopleStore
@@ -144,11 +145,14 @@ class PeopleService:
         return revoked
 
     async def _owner(self, actor: User, name: str) -> User:
-        """The owner `actor` names as `user`; `Invalid` unless `actor` may manage their tokens."""
+        """The owner `actor` names as `user`, if `actor` may manage their tokens.
+
+        `NotPermitted` unless they may (whether or not such a user exists); then `Invalid` if
+        there is no such user.
+        """
         if not may_manage_tokens_of(actor, name):
-            raise Invalid(
-                f"{actor.name} may manage only their own tokens",
-                [{"loc": ["user"], "msg": "only an admin may name another user"}],
+            raise NotPermitted(
+                f"{actor.name} may manage only their own tokens; only an admin names another user"
             )
         owner = await self._store.get_user(name)
         if owner is None:

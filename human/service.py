@@ -420,11 +420,15 @@ def _typed_answer(request: HumanRequest, value: Any) -> Any:
 def _checked_answer(
     request: HumanRequest, run: Run, body: dict[str, Any], responder: User
 ) -> dict[str, Any]:
-    """The validated answer, once `responder` may give it (team, role, four eyes)."""
+    """The validated answer, once `responder` may give it (team, role, four eyes).
+
+    Who may give it is decided first, from the decision named: someone who may not is refused
+    (403) whatever else is wrong with what they sent, never told how to send it better (422).
+    """
     check_can_answer(responder, request)
-    answer = validate_answer(request, body)
-    check_four_eyes(responder, request, run, answer["decision"])
-    return answer
+    named = body.get("decision") if isinstance(body, dict) else None  # JSON: anything may come
+    check_four_eyes(responder, request, run, str(named))
+    return validate_answer(request, body)
 
 
 def edit_diff(request: HumanRequest, answer: dict[str, Any]) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from web.auth import SESSION_COOKIE, Authenticator
 from web.errors import on_baton_error, on_http_error, on_validation_error
 from web.guard import BodyGuard
 from web.headers import SecurityHeaders
+from web.openapi import BatonApi
 from web.routes import (
     api_people,
     api_requests,
@@ -95,7 +96,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
 
-    app = FastAPI(
+    app = BatonApi(
         title="Baton",
         summary="Durable human-in-the-loop handoffs for Microsoft Agent Framework workflows",
         version="0.1.0",

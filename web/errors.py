@@ -142,12 +142,18 @@ async def on_validation_error(request: Request, exc: Exception) -> Response:
     )
 
 
+_HTTP_CODES: Final = {404: "not_found", 405: "method_not_allowed"}
+
+
 async def on_http_error(request: Request, exc: Exception) -> Response:
-    """Starlette's own errors (no such page, wrong method): an error page for pages."""
+    """Starlette's own errors (no such path, wrong method): an error page, or Baton's error body."""
     assert isinstance(exc, StarletteHTTPException)
-    if is_page(request) and exc.status_code >= 400:
+    if exc.status_code < 400:
+        return await http_exception_handler(request, exc)
+    if is_page(request):
         return await page_error(request, exc.status_code, str(exc.detail), code="http")
-    return await http_exception_handler(request, exc)
+    body = {"error": _HTTP_CODES.get(exc.status_code, "http_error"), "detail": str(exc.detail)}
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
 
 async def page_error(

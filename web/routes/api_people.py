@@ -2,79 +2,74 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse
 
 from human.people import NewTeam, NewToken, NewUser, UserChange
-from web.deps import PartsDep, UserDep
+from human.records import ApiToken, Team, User
+from web.deps import AdminDep, PartsDep, UserDep
 from web.errors import sent_in
+from web.openapi import created, refusals
+from web.replies import NewApiToken
 
-router = APIRouter(prefix="/api", tags=["people"])
+router = APIRouter(prefix="/api", tags=["people"], default_response_class=JSONResponse)
 
 
-@router.post("/tokens", status_code=201)
-async def create_token(body: NewToken, parts: PartsDep, user: UserDep) -> dict[str, Any]:
-    """A new API token, shown this once as `token`; only its hash is kept."""
+@router.post("/tokens", status_code=201, responses=refusals(403))
+async def create_token(body: NewToken, parts: PartsDep, user: UserDep) -> NewApiToken:
+    """A new API token, shown this once as `token`; only its hash is kept.
+
+    403 for another user's token, unless an admin asks; 422 for a user that does not exist.
+    """
     with sent_in("body"):
         record, token = await parts.people.create_token(user, body)
-    return record.model_dump(mode="json") | {"token": token}
+    return NewApiToken(**dict(record), token=token)
 
 
-@router.get("/tokens")
-async def list_tokens(
-    parts: PartsDep, user: UserDep, owner: str | None = None
-) -> list[dict[str, Any]]:
+@router.get("/tokens", responses=refusals(403))
+async def list_tokens(parts: PartsDep, user: UserDep, owner: str | None = None) -> list[ApiToken]:
     """Your tokens (an admin: everyone's, or `?owner=NAME`'s), never the tokens themselves."""
     with sent_in("query"):
-        tokens = await parts.people.list_tokens(user, user=owner)
-    return [t.model_dump(mode="json") for t in tokens]
+        return await parts.people.list_tokens(user, user=owner)
 
 
-@router.delete("/tokens/{token_id}")
-async def revoke_token(token_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
+@router.delete("/tokens/{token_id}", responses=refusals(404))
+async def revoke_token(token_id: str, parts: PartsDep, user: UserDep) -> ApiToken:
     """Revoke a token (yours, or anyone's for an admin); 404 for one you may not see."""
-    return (await parts.people.revoke_token(user, token_id)).model_dump(mode="json")
+    return await parts.people.revoke_token(user, token_id)
 
 
-@router.get("/teams")
-async def list_teams(parts: PartsDep, user: UserDep) -> list[dict[str, Any]]:
+@router.get("/teams", responses=refusals(403))
+async def list_teams(parts: PartsDep, user: AdminDep) -> list[Team]:
     """Every team with its members (admins)."""
-    return [t.model_dump(mode="json") for t in await parts.people.list_teams(user)]
+    return await parts.people.list_teams(user)
 
 
-@router.post("/teams", status_code=201)
-async def add_team(
-    body: NewTeam, parts: PartsDep, user: UserDep, response: Response
-) -> dict[str, Any]:
+@router.post("/teams", status_code=201, responses=created("team") | refusals(403, 409))
+async def add_team(body: NewTeam, parts: PartsDep, user: AdminDep, response: Response) -> Team:
     """Create a team (admins); 409 if it exists."""
     team = await parts.people.add_team(user, body)
     response.headers["Location"] = f"/api/teams/{team.name}"
-    return team.model_dump(mode="json")
+    return team
 
 
-@router.get("/users")
-async def list_users(parts: PartsDep, user: UserDep) -> list[dict[str, Any]]:
+@router.get("/users", responses=refusals(403))
+async def list_users(parts: PartsDep, user: AdminDep) -> list[User]:
     """Every user with role, teams, email and Slack id (admins)."""
-    return [u.model_dump(mode="json") for u in await parts.people.list_users(user)]
+    return await parts.people.list_users(user)
 
 
-@router.post("/users", status_code=201)
-async def add_user(
-    body: NewUser, parts: PartsDep, user: UserDep, response: Response
-) -> dict[str, Any]:
+@router.post("/users", status_code=201, responses=created("user") | refusals(403, 409))
+async def add_user(body: NewUser, parts: PartsDep, user: AdminDep, response: Response) -> User:
     """Create a user in existing teams (admins); 409 if the name is taken."""
     with sent_in("body"):
         added = await parts.people.add_user(user, body)
     response.headers["Location"] = f"/api/users/{added.name}"
-    return added.model_dump(mode="json")
+    return added
 
 
-@router.patch("/users/{name}")
-async def update_user(
-    name: str, body: UserChange, parts: PartsDep, user: UserDep
-) -> dict[str, Any]:
+@router.patch("/users/{name}", responses=refusals(403, 404, 409))
+async def update_user(name: str, body: UserChange, parts: PartsDep, user: AdminDep) -> User:
     """Set a user's role, teams (exactly these), email or Slack id (admins)."""
     with sent_in("body"):
-        updated = await parts.people.update_user(user, name, body)
-    return updated.model_dump(mode="json")
+        return await parts.people.update_user(user, name, body)

@@ -5,15 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Header, Query, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from human.access import check_can_run
+from human.records import AuditEvent, Run
 from human.store.base import RequestFilter
-from web.deps import PartsDep, UserDep
+from web.deps import PartsDep, RunnerDep, UserDep
 from web.errors import sent_in
+from web.openapi import created, refusals
+from web.replies import RunDetail, RunPage, UnavailableModule, Workflow
 from workflows.platform import registry
 
-router = APIRouter(prefix="/api", tags=["runs"])
+router = APIRouter(prefix="/api", tags=["runs"], default_response_class=JSONResponse)
+
+_REPLAYED = {
+    "Idempotent-Replayed": {
+        "description": "`true` when an `Idempotency-Key` returned the first run again.",
+        "schema": {"type": "string", "enum": ["true"]},
+    }
+}
 
 
 class StartRun(BaseModel):
@@ -26,33 +36,32 @@ class StartRun(BaseModel):
 
 
 @router.get("/workflows")
-async def list_workflows(user: UserDep) -> list[dict[str, Any]]:
+async def list_workflows(user: UserDep) -> list[Workflow | UnavailableModule]:
     """Every workflow: name, description, input JSON Schema; then modules that failed to load.
 
     A workflow module that failed to import is listed as `{"module", "available": false,
     "error"}`: its workflows cannot start or resume until it imports again.
     """
-    available = [
-        {
-            "name": s.name,
-            "description": s.description,
-            "input_schema": s.input_schema(),
-            "available": True,
-        }
+    available: list[Workflow | UnavailableModule] = [
+        Workflow(name=s.name, description=s.description, input_schema=s.input_schema())
         for s in registry.all_workflows()
     ]
     broken = [
-        {"module": module, "available": False, "error": error}
+        UnavailableModule(module=module, error=error)
         for module, error in sorted(registry.unavailable().items())
     ]
     return available + broken
 
 
-@router.post("/runs", status_code=201)
+@router.post(
+    "/runs",
+    status_code=201,
+    responses=created("run", _REPLAYED) | refusals(403, 404, 409),
+)
 async def start_run(
     body: StartRun,
     parts: PartsDep,
-    user: UserDep,
+    user: RunnerDep,
     response: Response,
     idempotency_key: str | None = Header(
         None,
@@ -63,9 +72,12 @@ async def start_run(
         description="Retry safely: the same key and body return the first run (with "
         "`Idempotent-Replayed: true`); the same key with another body is a 409.",
     ),
-) -> Any:
-    """Start a run; the worker drives it to its first pause or its end."""
-    check_can_run(user)
+) -> Run:
+    """Start a run; the worker drives it to its first pause or its end.
+
+    403 for a viewer; 404 for a workflow that is not registered; 409 for an `Idempotency-Key`
+    used before with another body.
+    """
     replayed = False
     with sent_in("body"):
         if idempotency_key is None:
@@ -77,7 +89,7 @@ async def start_run(
     response.headers["Location"] = f"/api/runs/{run.id}"
     if replayed:
         response.headers["Idempotent-Replayed"] = "true"
-    return run.model_dump(mode="json")
+    return run
 
 
 @router.get("/runs")
@@ -88,35 +100,31 @@ async def list_runs(
     workflow: str | None = None,
     cursor: str | None = None,
     limit: int = Query(50, ge=1, le=500),
-) -> dict[str, Any]:
+) -> RunPage:
     """Runs, newest first: `{"items": [...], "next_cursor": ...}`."""
     with sent_in("query"):
         page = await parts.runtime.list_runs(
             status=status, workflow=workflow, cursor=cursor, limit=limit, viewer=user
         )
-    return page.model_dump(mode="json")
+    return RunPage(items=page.items, next_cursor=page.next_cursor)
 
 
-@router.get("/runs/{run_id}")
-async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
+@router.get("/runs/{run_id}", responses=refusals(404))
+async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> RunDetail:
     """A run with its requests and its agent conversation."""
     run = await parts.runtime.get(run_id, viewer=user)
     requests = await parts.requests.list(RequestFilter(run_id=run_id, limit=500))
-    return run.model_dump(mode="json") | {
-        "requests": [r.model_dump(mode="json") for r in requests.items],
-        "conversation": await parts.runtime.conversation(run_id),
-    }
+    conversation = await parts.runtime.conversation(run_id)
+    return RunDetail(**dict(run), requests=requests.items, conversation=conversation)
 
 
-@router.post("/runs/{run_id}/cancel")
-async def cancel_run(run_id: str, parts: PartsDep, user: UserDep) -> dict[str, Any]:
-    """Cancel a run that has not ended."""
-    run = await parts.runtime.cancel(run_id, by=user)
-    return run.model_dump(mode="json")
+@router.post("/runs/{run_id}/cancel", responses=refusals(403, 404, 409))
+async def cancel_run(run_id: str, parts: PartsDep, user: UserDep) -> Run:
+    """Cancel a run that has not ended (409 for one that has)."""
+    return await parts.runtime.cancel(run_id, by=user)
 
 
-@router.get("/runs/{run_id}/events")
-async def run_events(run_id: str, parts: PartsDep, user: UserDep) -> list[dict[str, Any]]:
+@router.get("/runs/{run_id}/events", responses=refusals(404))
+async def run_events(run_id: str, parts: PartsDep, user: UserDep) -> list[AuditEvent]:
     """The run's audit trail, oldest first."""
-    events = await parts.runtime.events(run_id, viewer=user)
-    return [e.model_dump(mode="json") for e in events]
+    return await parts.runtime.events(run_id, viewer=user)

@@ -14,11 +14,28 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from web.deps import PartsDep
+from web.openapi import schema_ref
+from web.replies import ApiError, Health
 
 router = APIRouter()
 
+_UNHEALTHY = {
+    "description": "Not healthy: the worker's loop fails (`failing`), or the store is out of "
+    "reach (Baton's error body, with `Retry-After`).",
+    "content": {
+        "application/json": {
+            "schema": {"anyOf": [schema_ref(Health.__name__), schema_ref(ApiError.__name__)]}
+        }
+    },
+}
 
-@router.get("/healthz", tags=["health"], responses={503: {"description": "Not healthy"}})
+
+@router.get(
+    "/healthz",
+    tags=["health"],
+    response_model=None,
+    responses={200: {"model": Health, "description": "Healthy."}, 503: _UNHEALTHY},
+)
 async def healthz(request: Request, parts: PartsDep) -> Any:
     """Liveness, database reachability and, where this process runs it, the worker's loop."""
     await parts.store.get_run("healthz-probe")

@@ -7,16 +7,26 @@ goes to the callback's `response_url`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, BackgroundTasks, Request, Response
 from fastapi.responses import JSONResponse
 
 from baton.errors import NotConfigured
 from web.deps import PartsDep
+from web.openapi import refusals
 
 router = APIRouter(tags=["integrations"])
 
 
-@router.post("/integrations/slack/actions")
+_APPLIED: dict[str, Any] = {
+    "description": "Applied (the outcome goes to `response_url`); a JSON body only with a reason "
+    "modal's field errors.",
+    "content": {"application/json": {"schema": {"type": "object"}}},
+}
+
+
+@router.post("/integrations/slack/actions", responses=refusals(401, 404) | {200: _APPLIED})
 async def slack_actions(request: Request, parts: PartsDep, background: BackgroundTasks) -> Response:
     """Apply an Approve or Reject click from a Baton message in Slack, or a reason modal sent."""
     if parts.slack is None:

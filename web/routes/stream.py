@@ -27,8 +27,42 @@ from baton.errors import Invalid, Unauthenticated
 from human.records import AuditEvent
 from web.auth import user_from_request
 from web.deps import PartsDep, WatcherDep
+from web.openapi import schema_ref
 
 router = APIRouter(prefix="/api", tags=["stream"])
+
+_MESSAGE = {
+    "description": "One message of the stream (a ping is a comment line).",
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "id": {"type": "string", "description": "The audit event's id; none on ready, ended."},
+        "event": {"type": "string", "description": "`ready`, an audit event's type, or `ended`."},
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "contentSchema": {
+                "anyOf": [
+                    schema_ref(AuditEvent.__name__),
+                    {
+                        "title": "Ready",
+                        "type": "object",
+                        "required": ["after", "user"],
+                        "properties": {"after": {"type": "integer"}, "user": {"type": "string"}},
+                    },
+                    {
+                        "title": "Ended",
+                        "type": "object",
+                        "required": ["reason"],
+                        "properties": {"reason": {"type": "string"}},
+                    },
+                ]
+            },
+        },
+        "retry": {"type": "integer", "minimum": 0},
+    },
+}
+"""A message as the OpenAPI document publishes it: JSON `data` of the `event` it names."""
 
 PING_S = 15
 RECHECK_S = 5.0
@@ -36,7 +70,16 @@ RECHECK_S = 5.0
 signed out or changed, ends the stream within this)."""
 
 
-@router.get("/stream")
+@router.get(
+    "/stream",
+    response_class=EventSourceResponse,
+    responses={
+        200: {
+            "description": "Audit events as they happen: `ready`, then one message per event.",
+            "content": {"text/event-stream": {"schema": _MESSAGE}},
+        }
+    },
+)
 async def stream(
     request: Request,
     parts: PartsDep,
