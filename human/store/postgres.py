@@ -103,8 +103,20 @@ class _Tx:
             await self._conn.executemany(*POSTGRES.bind_many(sql, rows))
 
 
+RECONNECTED: Final = ""
+"""What a subscriber hears when the listening connection came back after it was lost: payloads
+notified meanwhile were not heard, so whoever needs them reads what it missed."""
+
+
 class _Listener:
-    """One connection per process LISTENing on a channel, fanning out to subscribers' queues."""
+    """One connection per process LISTENing on a channel, fanning out to subscribers' queues.
+
+    A connection the server ends (a restart, a failover, an operator's kill) is opened again in
+    the background, retried with a backoff doubling to `MAX_BACKOFF_S`, as long as anyone
+    listens; each subscriber then hears `RECONNECTED`.
+    """
+
+    MAX_BACKOFF_S: Final = 5.0
 
     def __init__(self, dsn: str, channel: str) -> None:
         self._dsn = dsn
@@ -112,18 +124,47 @@ class _Listener:
         self._conn: Conn | None = None
         self._queues: set[asyncio.Queue[str]] = set()
         self._lock = asyncio.Lock()
+        self._reconnecting: asyncio.Task[None] | None = None
+        self._closed = False
 
     def _heard(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
+        self._tell(str(payload))
+
+    def _tell(self, payload: str) -> None:
         for queue in self._queues:
-            queue.put_nowait(str(payload))
+            queue.put_nowait(payload)
+
+    def _lost(self, conn: object) -> None:
+        if self._closed or conn is not self._conn or not self._queues:
+            return
+        if self._reconnecting is None or self._reconnecting.done():
+            self._reconnecting = asyncio.get_running_loop().create_task(self._reconnect())
+
+    async def _connect(self) -> None:
+        conn = await asyncpg.connect(self._dsn)
+        conn.add_termination_listener(self._lost)
+        await conn.add_listener(self._channel, self._heard)
+        self._conn = conn
+
+    async def _reconnect(self) -> None:
+        wait = 0.1
+        while not self._closed and self._queues:
+            try:
+                async with self._lock:
+                    if self._conn is None or self._conn.is_closed():
+                        await self._connect()
+                self._tell(RECONNECTED)
+                return
+            except _DRIVER_ERRORS:
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, self.MAX_BACKOFF_S)
 
     async def subscribe(self) -> asyncio.Queue[str]:
-        """A queue that gets every payload notified from now on."""
+        """A queue that gets every payload notified from now on (and `RECONNECTED`)."""
         queue: asyncio.Queue[str] = asyncio.Queue()
         async with self._lock:
             if self._conn is None or self._conn.is_closed():
-                self._conn = await asyncpg.connect(self._dsn)
-                await self._conn.add_listener(self._channel, self._heard)
+                await self._connect()
             self._queues.add(queue)
         return queue
 
@@ -133,9 +174,32 @@ class _Listener:
 
     async def close(self) -> None:
         """Close the listening connection."""
+        self._closed = True
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reconnecting
         if self._conn is not None and not self._conn.is_closed():
             await self._conn.close()
         self._conn = None
+
+
+class _Recent:
+    """The ids of the last `size` events a watcher gave, to give none twice (a set that forgets)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._ids: dict[int, None] = {}
+        self._size = size
+        self.newest = 0
+
+    def __contains__(self, event_id: object) -> bool:
+        return event_id in self._ids
+
+    def add(self, event_id: int) -> None:
+        self._ids[event_id] = None
+        self.newest = max(self.newest, event_id)
+        if len(self._ids) > self._size:
+            del self._ids[next(iter(self._ids))]
 
 
 class PostgresStore(SqlStore):
@@ -288,25 +352,37 @@ class PostgresStore(SqlStore):
         """
         queue = await self._audit.subscribe()
         try:
-            sent: set[int] = set()
-            if after_id is not None:
+            sent = _Recent()
+            if after_id is None:  # where to read from, should the listening connection drop
+                row = await self._fetchrow("SELECT COALESCE(MAX(id), 0) FROM audit_events")
+                after_id = int(row[0]) if row else 0
+            else:
                 for row in await self._fetch(
                     "SELECT * FROM audit_events WHERE id > $1 ORDER BY id", after_id
                 ):
                     sent.add(row["id"])
                     yield event_of(row)
+            last = max(sent.newest, after_id)
             while True:
-                ids = [int(await queue.get())]
+                heard = [await queue.get()]
                 while not queue.empty():
-                    ids.append(int(queue.get_nowait()))
-                ids = [i for i in ids if i not in sent]
-                rows = await self._fetch(
-                    "SELECT * FROM audit_events WHERE id = ANY($1::bigint[])", ids
-                )
-                by_id = {r["id"]: r for r in rows}
-                for event_id in ids:
-                    if event_id in by_id:
-                        yield event_of(by_id[event_id])
+                    heard.append(queue.get_nowait())
+                if RECONNECTED in heard:  # notifications were lost: read what came meanwhile
+                    rows = await self._fetch(
+                        "SELECT * FROM audit_events WHERE id > $1 ORDER BY id", last
+                    )
+                else:
+                    ids = [i for i in map(int, heard) if i not in sent]
+                    found = await self._fetch(
+                        "SELECT * FROM audit_events WHERE id = ANY($1::bigint[])", ids
+                    )
+                    by_id = {r["id"]: r for r in found}
+                    rows = [by_id[i] for i in ids if i in by_id]
+                for row in rows:
+                    if row["id"] not in sent:
+                        sent.add(row["id"])
+                        last = max(last, row["id"])
+                        yield event_of(row)
         finally:
             self._audit.unsubscribe(queue)
 

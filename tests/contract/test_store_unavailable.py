@@ -14,6 +14,7 @@ call's own (a duplicate key) stays a plain `StoreError`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 from collections.abc import AsyncIterator
@@ -234,4 +235,36 @@ async def test_a_database_server_that_is_down_is_unavailable_and_used_again_once
             await store.create_run(again, [])
             assert await store.get_run(again.id) == again
         finally:
+            await store.close()
+
+
+@pytest.mark.backends("postgres")
+async def test_a_watcher_hears_events_again_after_the_server_restarts_and_misses_none(
+    backend: Backend,
+) -> None:
+    """The listening connection dies with the server; it is opened again and what committed
+    while it was gone is read, so an open stream neither hangs nor skips an event."""
+    assert backend.name == "postgres"
+    with devpg.running(durable=False) as server:
+        url = await devpg.create_database(server.url(), "baton")
+        store = await open_store(url)
+        other = None
+        try:
+            watcher = store.watch()
+            first = asyncio.ensure_future(anext(watcher))
+            await asyncio.sleep(0.2)  # subscribed
+            before = await started(store)
+            assert (await asyncio.wait_for(first, 10)).run_id == before.id
+
+            server.stop()
+            server.start()
+            other = await open_store(url)  # another process writes while this one reconnects
+            during = await started(other)
+            after = await started(store)
+            heard = [(await asyncio.wait_for(anext(watcher), 10)).run_id for _ in range(2)]
+            assert heard == [during.id, after.id]
+            await watcher.aclose()
+        finally:
+            if other is not None:
+                await other.close()
             await store.close()
