@@ -30,6 +30,7 @@ from web.routes import (
     api_people,
     api_requests,
     api_runs,
+    docs,
     health,
     pages,
     pages_runs,
@@ -101,6 +102,8 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
         summary="Durable human-in-the-loop handoffs for Microsoft Agent Framework workflows",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # web/routes/docs.py serves it without a CDN
+        redoc_url=None,
     )
     app.state.auth = Authenticator.from_settings(settings)
     app.add_middleware(CorrelationMiddleware)
@@ -108,7 +111,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.add_exception_handler(BatonError, on_baton_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
-    for module in (health, api_runs, api_requests, stream, api_people, slack):
+    for module in (health, docs, api_runs, api_requests, stream, api_people, slack):
         app.include_router(module.router)
     add_pages(app, settings)
     return app

@@ -3,8 +3,7 @@
 Every response: `X-Content-Type-Options: nosniff`, `Referrer-Policy: same-origin`, and no framing
 (`X-Frame-Options: DENY`; `frame-ancestors 'none'`). HTML pages get a Content Security Policy that
 allows scripts, styles, images and connections from this origin only: no inline script runs (the
-pages have none; htmx and its SSE extension are vendored files). The API docs (`/docs`,
-`/redoc`), FastAPI's own inline pages, keep the framing rules but not the script policy. A
+pages have none; htmx, its SSE extension and Swagger UI for `/docs` are vendored files). A
 response to a caller who sent credentials (a bearer token or a session cookie) is never cached:
 `Cache-Control: no-store`, unless the route set its own; static files are revalidated by their
 ETag (`no-cache`), for anyone.
@@ -23,7 +22,6 @@ CSP: Final = (
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
-_DOCS: Final = ("/docs", "/redoc")
 _ALWAYS: Final = (
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
@@ -53,7 +51,7 @@ class SecurityHeaders:
                 present = {k.lower() for k, _ in headers}
                 headers += [(k, v) for k, v in _ALWAYS if k not in present]
                 media = next((v for k, v in headers if k.lower() == b"content-type"), b"")
-                if media.startswith(b"text/html") and not path.startswith(_DOCS):
+                if media.startswith(b"text/html"):
                     headers.append((b"content-security-policy", CSP.encode()))
                 elif b"content-security-policy" not in present:
                     headers.append((b"content-security-policy", b"frame-ancestors 'none'"))

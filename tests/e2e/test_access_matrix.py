@@ -56,8 +56,6 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
     ("GET", "/healthz"): ("public", PUBLIC),
     ("GET", "/openapi.json"): ("public: the API's shape, no data", PUBLIC),
     ("GET", "/docs"): ("public", PUBLIC),
-    ("GET", "/docs/oauth2-redirect"): ("public", PUBLIC),
-    ("GET", "/redoc"): ("public", PUBLIC),
     ("GET", "/api/workflows"): ("signed in", ANY),
     ("POST", "/api/runs"): (
         "responders and admins start runs",
@@ -219,7 +217,7 @@ PAGE_FORMS: dict[str, dict[str, str]] = {
 
 def is_page(method: str, path: str) -> bool:
     return method != "MOUNT" and not path.startswith(
-        ("/api", "/healthz", "/docs", "/redoc", "/openapi")
+        ("/api", "/healthz", "/docs", "/openapi")
     )
 
 
@@ -326,10 +324,8 @@ def headers_missing(reply: httpx.Response, path: str, *, credentialed: bool) -> 
     policy = reply.headers.get("content-security-policy", "")
     if "frame-ancestors 'none'" not in policy:
         missing.append("content-security-policy")
-    page = not path.startswith(("/docs", "/redoc"))
     if (
-        page
-        and reply.headers.get("content-type", "").startswith("text/html")
+        reply.headers.get("content-type", "").startswith("text/html")
         and ("script-src 'self'" not in policy or "unsafe-inline" in policy)
     ):
         missing.append("content-security-policy for a page")
