@@ -15,12 +15,12 @@ from baton import failpoints
 from baton.check import check_workflow
 from baton.errors import BatonError, TokenNotFound, UserNotFound
 from baton.observability import configure_telemetry
-from baton.request_text import answer_value, request_text
+from baton.request_text import answer_value, request_text, run_text
 from baton.settings import Settings
 from baton.telemetry import configure_logging
 from baton.wiring import Parts, open_parts, prepare
 from human.policy import load_policy
-from human.records import HumanRequest, NewEvent
+from human.records import HumanRequest, NewEvent, Run
 from human.store.base import RequestFilter
 from workflows.platform import registry
 from workflows.platform.check import CheckReport
@@ -322,24 +322,75 @@ def tokens_revoke(token_id: str) -> None:
 @click.argument("workflow")
 @click.option("--input", "input_json", required=True, help="The run's input as JSON.")
 @click.option("--as", "actor", default="cli", help="Who starts the run (audit).")
-def run_workflow(workflow: str, input_json: str, actor: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="The run as JSON, with its pending requests.")
+def run_workflow(workflow: str, input_json: str, actor: str, as_json: bool) -> None:
     """Start a run and drive it to its first pause or its end; prints the run."""
     settings = _settings()
     run_input = _json_option("--input", input_json)
 
-    async def work(parts: Parts) -> dict[str, Any]:
+    async def work(parts: Parts) -> tuple[Run, list[HumanRequest]]:
         run = await parts.runtime.start(workflow, run_input, actor=actor)
         await parts.worker.run_until_idle()
-        run = await parts.runtime.get(run.id)
-        pending = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
-        return run.model_dump(mode="json") | {
+        return await _run_and_requests(parts, run.id)
+
+    run, asked = _run(_with_parts(settings, work))
+    if not as_json:
+        _say("\n".join(run_text(run, asked)))
+        return
+    pending = [r for r in asked if r.status == "pending"]
+    _echo_json(
+        run.model_dump(mode="json")
+        | {
             "pending_requests": [
-                {"id": r.id, "kind": r.kind, "team": r.team, "title": r.title}
-                for r in pending.items
+                {"id": r.id, "kind": r.kind, "team": r.team, "title": r.title} for r in pending
             ]
         }
+    )
 
-    _echo_json(_run(_with_parts(settings, work)))
+
+async def _run_and_requests(parts: Parts, run_id: str) -> tuple[Run, list[HumanRequest]]:
+    run = await parts.runtime.get(run_id)
+    asked = await parts.requests.list(RequestFilter(run_id=run_id, limit=200))
+    return run, sorted(asked.items, key=lambda r: r.created_at)
+
+
+@main.group()
+def runs() -> None:
+    """Read runs: their state, output and requests."""
+
+
+@runs.command("list")
+@click.option("--status", default=None, help="running, waiting, completed, failed, cancelled.")
+@click.option("--workflow", default=None)
+@click.option("--limit", default=50, type=click.IntRange(1, 200))
+def runs_list(status: str | None, workflow: str | None, limit: int) -> None:
+    """List runs, newest first."""
+    settings = _settings()
+
+    async def work(parts: Parts) -> None:
+        page = await parts.runtime.list_runs(status=status, workflow=workflow, limit=limit)
+        for run in page.items:
+            started = run.created_at.strftime("%Y-%m-%d %H:%M")
+            _say(f"{run.id}  {run.status:<9} {run.workflow:<15} {run.created_by:<8} {started}")
+
+    _run(_with_parts(settings, work))
+
+
+@runs.command("show")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="The run and its requests as JSON.")
+def runs_show(run_id: str, as_json: bool) -> None:
+    """Show one run: its state, output or error, and each of its requests."""
+    settings = _settings()
+    run, asked = _run(_with_parts(settings, lambda parts: _run_and_requests(parts, run_id)))
+    if as_json:
+        _echo_json(run.model_dump(mode="json") | {"requests": [_json(r) for r in asked]})
+    else:
+        _say("\n".join(run_text(run, asked)))
+
+
+def _json(record: HumanRequest) -> dict[str, Any]:
+    return record.model_dump(mode="json")
 
 
 @main.command("check")
@@ -451,8 +502,14 @@ def requests_show(request_id: str, as_json: bool) -> None:
     default=None,
     help="The answer's value as JSON (decision answer); plain text where the answer is text.",
 )
+@click.option("--json", "as_json", is_flag=True, help="The outcome and the request as JSON.")
 def requests_answer(
-    request_id: str, decision: str | None, actor: str, body_json: str, answer_json: str | None
+    request_id: str,
+    decision: str | None,
+    actor: str,
+    body_json: str,
+    answer_json: str | None,
+    as_json: bool,
 ) -> None:
     """Answer a request as a person, then drive its run on."""
     settings = _settings()
@@ -462,7 +519,7 @@ def requests_answer(
     if decision is None and answer_json is None:
         raise click.UsageError("give --decision, or --answer for an answer")
 
-    async def work(parts: Parts) -> dict[str, Any]:
+    async def work(parts: Parts) -> tuple[str, Run, list[HumanRequest]]:
         user = await parts.store.get_user(actor)
         if user is None:
             raise UserNotFound(f"no user {actor}")
@@ -471,12 +528,21 @@ def requests_answer(
             body["answer"] = answer_value(await parts.requests.get(request_id), answer_json)
         result = await parts.requests.respond(request_id, body, responder=user)
         await parts.worker.run_until_idle()
-        return {
-            "outcome": result.outcome,
-            "request": (await parts.requests.get(request_id)).model_dump(mode="json"),
-        }
+        return result.outcome, *await _run_and_requests(parts, result.request.run_id)
 
-    _echo_json(_run(_with_parts(settings, work)))
+    outcome, run, asked = _run(_with_parts(settings, work))
+    if as_json:
+        [request] = [r for r in asked if r.id == request_id]
+        _echo_json({"outcome": outcome, "request": _json(request)})
+    else:
+        _say("\n".join([f"{request_id}: {_OUTCOMES[outcome]}", "", *run_text(run, asked)]))
+
+
+_OUTCOMES = {
+    "closed": "answered; the run went on.",
+    "partial": "approval counted; more approvers are needed.",
+    "repeated": "you had given this answer already; nothing changed.",
+}
 
 
 @main.group()

@@ -1,4 +1,4 @@
-"""A request as `baton requests show` prints it, and an answer as typed after `--answer`.
+"""A request and a run as the CLI prints them, and an answer as typed after `--answer`.
 
 The text says what is asked (title, reason, context field by field), and how to answer: for an
 `input` request, what its answer must be in words (`human.answer_schema.describe`) with a value
@@ -15,7 +15,7 @@ import click
 
 from human.answer_schema import answer_schema, describe, example, json_type, resolve
 from human.kinds import KINDS
-from human.records import OPEN_STATUSES, HumanRequest
+from human.records import OPEN_STATUSES, HumanRequest, Run
 
 
 def request_text(request: HumanRequest) -> list[str]:
@@ -79,6 +79,49 @@ def _how_to_answer(request: HumanRequest) -> list[str]:
         lines.append(f"  {decision}: {', '.join(needs + may) or 'nothing more'}")
     first = request.allowed_decisions[0] if request.allowed_decisions else "DECISION"
     return [*lines, "", "Answer it with, for example:", f"  {command} --decision {first}"]
+
+
+def run_text(run: Run, requests: list[HumanRequest]) -> list[str]:
+    """The lines `baton runs show` (and `run`, `requests answer`) print for a run and its asks."""
+    started = run.created_at.strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"{run.workflow} run {run.id}: {run.status}"]
+    lines.append(f"  started by {run.created_by}, {started}")
+    if run.output is not None:
+        lines += ["  output:", *_value_lines(run.output, "    ")]
+    if run.error:
+        lines.append(f"  error: {_excerpt(run.error)}")
+    lines += [f"  fault: {fault}" for fault in run.faults]
+    if requests:
+        lines += ["", "Requests:"]
+    for request in requests:
+        done = f" ({_who(request)})" if request.status not in OPEN_STATUSES else ""
+        status = "answered" if request.status == "resumed" else request.status  # run went on
+        lines.append(f"  {request.id}  {status:<9} {request.kind:<9} {request.title}{done}")
+    waiting = [r for r in requests if r.status in OPEN_STATUSES]
+    if waiting:
+        lines += ["", "See what is asked with:", f"  baton requests show {waiting[0].id}"]
+    return lines
+
+
+_DONE = {
+    "approve": "approved",
+    "reject": "rejected",
+    "edit": "edited",
+    "answer": "answered",
+    "resolve": "resolved",
+    "return": "handed back",
+}
+
+
+def _who(request: HumanRequest) -> str:
+    decision = str((request.answer or {}).get("decision", ""))
+    if request.answered_by and decision:
+        return f"{_DONE.get(decision, decision)} by {request.answered_by}"
+    return request.status
+
+
+def _excerpt(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _value_lines(value: Any, at: str) -> list[str]:

@@ -164,7 +164,9 @@ async def baton(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
 async def test_the_cli_says_what_an_input_answer_must_be_and_refuses_one_that_is_not(
     db_url: str, tokens: dict[str, str]
 ) -> None:
-    started = await baton(db_url, "run", "typed_review", "--input", json.dumps(REVIEW["input"]))
+    started = await baton(
+        db_url, "run", "typed_review", "--input", json.dumps(REVIEW["input"]), "--json"
+    )
     assert started.returncode == 0, started.stderr
     run = json.loads(started.stdout)
     [pending] = run["pending_requests"]
@@ -210,7 +212,22 @@ async def test_the_cli_says_what_an_input_answer_must_be_and_refuses_one_that_is
     assert given[:3] == ["baton", "requests", "answer"]
     answered = await baton(db_url, *given[1:])
     assert answered.returncode == 0, answered.stderr
-    assert json.loads(answered.stdout)["outcome"] == "closed"
+    said = answered.stdout.splitlines()  # in words: the outcome, then the run it went on with
+    assert said[0] == f"{pending['id']}: answered; the run went on."
+    assert f"typed_review run {run['id']}: completed" in said
+    assert "    verdict: publish" in said
+    assert any(line.startswith(f"  {pending['id']}  answered ") for line in said), said
     done = await stored_run(db_url, run["id"])
     assert done["status"] == "completed"
     assert (done["output"]["verdict"], done["output"]["score"]) == ("publish", 1)
+
+    again = await baton(db_url, *given[1:], "--json")
+    assert json.loads(again.stdout)["outcome"] == "repeated"
+    listed = (await baton(db_url, "runs", "list", "--status", "completed")).stdout.splitlines()
+    assert [line.split()[:3] for line in listed] == [[run["id"], "completed", "typed_review"]]
+    shown_run = json.loads((await baton(db_url, "runs", "show", run["id"], "--json")).stdout)
+    assert shown_run["output"] == done["output"]
+    assert [r["id"] for r in shown_run["requests"]] == [pending["id"]]
+    missing = await baton(db_url, "runs", "show", "run_nope")
+    assert missing.returncode == 2
+    assert "no run run_nope" in missing.stderr

@@ -65,6 +65,7 @@ def test_a_workflows_prints_go_to_stderr_and_baton_run_prints_only_json(tmp_path
         "chatty",
         "--input",
         '{"text": "hi"}',
+        "--json",
         workflows="tests.fixtures.chatty_workflow",
     )
 
