@@ -3,7 +3,9 @@
 Every response: `X-Content-Type-Options: nosniff`, `Referrer-Policy: same-origin`, and no framing
 (`X-Frame-Options: DENY`; `frame-ancestors 'none'`). HTML pages get a Content Security Policy that
 allows scripts, styles, images and connections from this origin only: no inline script runs (the
-pages have none; htmx, its SSE extension and Swagger UI for `/docs` are vendored files). A
+pages have none; htmx, its SSE extension and Swagger UI for `/docs` are vendored files); ReDoc
+(`/redoc`) styles itself with inline `<style>` elements, so its page alone also allows inline
+styles (never scripts) and its blob worker. A
 response to a caller who sent credentials (a bearer token or a session cookie) is never cached:
 `Cache-Control: no-store`, unless the route set its own; static files are revalidated by their
 ETag (`no-cache`), for anyone.
@@ -21,6 +23,9 @@ CSP: Final = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
     "form-action 'self'; frame-ancestors 'none'"
+)
+REDOC_CSP: Final = (
+    CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'") + "; worker-src blob:"
 )
 _ALWAYS: Final = (
     (b"x-content-type-options", b"nosniff"),
@@ -52,7 +57,8 @@ class SecurityHeaders:
                 headers += [(k, v) for k, v in _ALWAYS if k not in present]
                 media = next((v for k, v in headers if k.lower() == b"content-type"), b"")
                 if media.startswith(b"text/html"):
-                    headers.append((b"content-security-policy", CSP.encode()))
+                    policy = REDOC_CSP if path == "/redoc" else CSP
+                    headers.append((b"content-security-policy", policy.encode()))
                 elif b"content-security-policy" not in present:
                     headers.append((b"content-security-policy", b"frame-ancestors 'none'"))
                 if b"cache-control" not in present and path.startswith("/static/"):

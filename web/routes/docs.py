@@ -1,8 +1,8 @@
-"""`GET /docs`: the API's description to browse, Swagger UI over `/openapi.json`, served offline.
+"""`GET /docs` and `/redoc`: the API's description to browse, over `/openapi.json`, offline.
 
 FastAPI's own docs pages load Swagger UI and ReDoc from a CDN and run an inline script, so on an
-isolated network they are blank. This page loads the vendored Swagger UI
-(`web/static/vendor/swagger-ui/`) and a script file of its own, under the pages' CSP.
+isolated network they are blank. These load the vendored copies (`web/static/vendor/`) and a
+script file each, under the pages' CSP.
 """
 
 from __future__ import annotations
@@ -19,3 +19,9 @@ router = APIRouter()
 async def docs(request: Request) -> HTMLResponse:
     """Swagger UI over this server's `/openapi.json`."""
     return templates.TemplateResponse(request, "docs.html")
+
+
+@router.get("/redoc", include_in_schema=False, response_class=HTMLResponse)
+async def redoc(request: Request) -> HTMLResponse:
+    """ReDoc over this server's `/openapi.json`."""
+    return templates.TemplateResponse(request, "redoc.html")
