@@ -7,23 +7,24 @@ import contextlib
 import json
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, NoReturn, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 import click
 
 from baton import failpoints
-from baton.check import check_workflow
-from baton.errors import BatonError, TokenNotFound, UserNotFound
+from baton.errors import BatonError, RequestNotFound, RunNotFound, TokenNotFound, UserNotFound
 from baton.observability import configure_telemetry
 from baton.request_text import answer_value, request_text, run_text
 from baton.settings import Settings
 from baton.telemetry import configure_logging
-from baton.wiring import Parts, open_parts, prepare
 from human.policy import load_policy
 from human.records import HumanRequest, NewEvent, Run
-from human.store.base import RequestFilter
-from workflows.platform import registry
-from workflows.platform.check import CheckReport
+from human.store import open_store
+from human.store.base import RequestFilter, Store
+
+if TYPE_CHECKING:  # the commands that drive workflows import MAF when they run, not at start
+    from baton.wiring import Parts
+    from workflows.platform.check import CheckReport
 
 T = TypeVar("T")
 
@@ -73,16 +74,31 @@ def _workflow_prints_to_stderr() -> Iterator[None]:
 
 
 def _warn_unavailable() -> None:
+    from workflows.platform import registry
+
     for module, error in registry.unavailable().items():
         click.echo(f"warning: workflow module {module} is unavailable: {error}", err=True)
 
 
 async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]]) -> T:
     """Open the parts and do `work`; a workflow's `print()` goes to stderr, not the output."""
+    from baton.wiring import open_parts
+
     with _workflow_prints_to_stderr():
         async with open_parts(settings, local_worker=False) as parts:
             _warn_unavailable()
             return await work(parts)
+
+
+async def _with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
+    """Open the store alone and do `work`: for commands that run no workflow (no MAF to load)."""
+    from baton.clock import clock_of
+
+    store = await open_store(settings.database_url, clock=clock_of(settings.clock_file))
+    try:
+        return await work(store)
+    finally:
+        await store.close()
 
 
 def _echo_json(value: Any) -> None:
@@ -141,10 +157,10 @@ def migrate() -> None:
     """Apply database migrations (serve does this on start too)."""
     settings = _settings()
 
-    async def work(parts: Parts) -> None:
+    async def work(store: Store) -> None:
         _say(f"database ready: {settings.database_url}")
 
-    _run(_with_parts(settings, work))
+    _run(_with_store(settings, work))
 
 
 @main.command()
@@ -155,18 +171,18 @@ def seed(demo: bool) -> None:
 
     settings = _settings()
 
-    async def work(parts: Parts) -> None:
-        await seed_demo(parts.store, parts.settings.database_url)
+    async def work(store: Store) -> None:
+        await seed_demo(store, settings.database_url)
         _say(
             "demo seeded: teams " + ", ".join(sorted({t for _, ts in PEOPLE.values() for t in ts}))
         )
         _say("people: " + ", ".join(f"{n} ({r})" for n, (r, _) in PEOPLE.items()))
-        passwords = await set_demo_passwords(parts.store)
+        passwords = await set_demo_passwords(store)
         _say("demo sign-ins (demo only: new passwords at every `baton seed --demo`):")
         for name, (role, teams) in PEOPLE.items():
             _say(f"  {name:<4} {passwords[name]:<14} {role} of {', '.join(teams)}")
 
-    _run(_with_parts(settings, work))
+    _run(_with_store(settings, work))
 
 
 @main.group()
@@ -200,8 +216,8 @@ def users_add(
             raise click.BadParameter("a password needs at least 8 characters")
         password_hash = PasswordHasher().hash(password)
 
-    async def work(parts: Parts) -> None:
-        user = await parts.store.add_user(
+    async def work(store: Store) -> None:
+        user = await store.add_user(
             name,
             role=role,
             teams=teams,
@@ -210,10 +226,10 @@ def users_add(
             slack_id=slack_id,
         )
         if password_hash is not None:
-            await parts.store.clear_failed_sign_ins(user.name)  # a new password lifts a lockout
+            await store.clear_failed_sign_ins(user.name)  # a new password lifts a lockout
         _say(f"{user.name} ({user.role}) in {', '.join(user.teams) or 'no team'}")
 
-    _run(_with_parts(settings, work))
+    _run(_with_store(settings, work))
 
 
 @users.command("list")
@@ -221,14 +237,14 @@ def users_list() -> None:
     """List people: name, role, teams, email, Slack id."""
     settings = _settings()
 
-    async def work(parts: Parts) -> None:
-        for u in await parts.store.list_users():
+    async def work(store: Store) -> None:
+        for u in await store.list_users():
             _say(
                 f"{u.name:<12} {u.role:<9} {','.join(u.teams) or '-':<30} {u.email or '-'} "
                 f"{u.slack_id or '-'}"
             )
 
-    _run(_with_parts(settings, work))
+    _run(_with_store(settings, work))
 
 
 @main.group()
@@ -243,11 +259,11 @@ def teams_add(name: str, description: str) -> None:
     """Create a team."""
     settings = _settings()
 
-    async def work(parts: Parts) -> None:
-        await parts.store.add_team(name, description)
+    async def work(store: Store) -> None:
+        await store.add_team(name, description)
         _say(f"team {name}")
 
-    _run(_with_parts(settings, work))
+    _run(_with_store(settings, work))
 
 
 @main.group()
@@ -264,15 +280,15 @@ def tokens_create(user: str, label: str) -> None:
 
     settings = _settings()
 
-    async def work(parts: Parts) -> str:
-        found = await parts.store.get_user(user)
+    async def work(store: Store) -> str:
+        found = await store.get_user(user)
         if found is None:
             raise UserNotFound(f"no user {user}; add one with `baton users add`")
         token = new_token()
-        await parts.store.add_token(found.id, token_hash(token), label, hint=token_hint(token))
+        await store.add_token(found.id, token_hash(token), label, hint=token_hint(token))
         return token
 
-    click.echo(_run(_with_parts(settings, work)))
+    click.echo(_run(_with_store(settings, work)))
 
 
 @tokens.command("list")
@@ -281,21 +297,21 @@ def tokens_list(user: str | None) -> None:
     """List API tokens (of USER, or everyone's): id, user, label, hint, created, revoked."""
     settings = _settings()
 
-    async def work(parts: Parts) -> None:
+    async def work(store: Store) -> None:
         owner = None
         if user is not None:
-            found = await parts.store.get_user(user)
+            found = await store.get_user(user)
             if found is None:
                 raise UserNotFound(f"no user {user}")
             owner = found.id
-        for t in await parts.store.list_tokens(owner):
+        for t in await store.list_tokens(owner):
             revoked = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "active"
             _say(
                 f"{t.id}  {t.user:<12} {t.hint:<8} {t.created_at:%Y-%m-%d %H:%M}  {revoked}  "
                 f"{t.label}"
             )
 
-    _run(_with_parts(settings, work))
+    _run(_with_store(settings, work))
 
 
 @tokens.command("revoke")
@@ -304,18 +320,18 @@ def tokens_revoke(token_id: str) -> None:
     """Revoke the API token TOKEN_ID (from `baton tokens list`); audited as done by `cli`."""
     settings = _settings()
 
-    async def work(parts: Parts) -> None:
-        token = await parts.store.get_token(token_id)
+    async def work(store: Store) -> None:
+        token = await store.get_token(token_id)
         if token is None:
             raise TokenNotFound(f"no token {token_id}")
         event = NewEvent(
             type="token.revoked", actor="cli", data={"token_id": token_id, "user": token.user}
         )
-        revoked = await parts.store.revoke_token(token_id, events=[event])
+        revoked = await store.revoke_token(token_id, events=[event])
         assert revoked is not None
         _say(f"{token_id} of {revoked.user} revoked at {revoked.revoked_at}")
 
-    _run(_with_parts(settings, work))
+    _run(_with_store(settings, work))
 
 
 @main.command("run")
@@ -331,7 +347,7 @@ def run_workflow(workflow: str, input_json: str, actor: str, as_json: bool) -> N
     async def work(parts: Parts) -> tuple[Run, list[HumanRequest]]:
         run = await parts.runtime.start(workflow, run_input, actor=actor)
         await parts.worker.run_until_idle()
-        return await _run_and_requests(parts, run.id)
+        return await _run_and_requests(parts.store, run.id)
 
     run, asked = _run(_with_parts(settings, work))
     if not as_json:
@@ -348,9 +364,11 @@ def run_workflow(workflow: str, input_json: str, actor: str, as_json: bool) -> N
     )
 
 
-async def _run_and_requests(parts: Parts, run_id: str) -> tuple[Run, list[HumanRequest]]:
-    run = await parts.runtime.get(run_id)
-    asked = await parts.requests.list(RequestFilter(run_id=run_id, limit=200))
+async def _run_and_requests(store: Store, run_id: str) -> tuple[Run, list[HumanRequest]]:
+    run = await store.get_run(run_id)
+    if run is None:
+        raise RunNotFound(f"no run {run_id}")
+    asked = await store.list_requests(RequestFilter(run_id=run_id, limit=200))
     return run, sorted(asked.items, key=lambda r: r.created_at)
 
 
@@ -367,13 +385,13 @@ def runs_list(status: str | None, workflow: str | None, limit: int) -> None:
     """List runs, newest first."""
     settings = _settings()
 
-    async def work(parts: Parts) -> None:
-        page = await parts.runtime.list_runs(status=status, workflow=workflow, limit=limit)
+    async def work(store: Store) -> None:
+        page = await store.list_runs(status=status, workflow=workflow, cursor=None, limit=limit)
         for run in page.items:
             started = run.created_at.strftime("%Y-%m-%d %H:%M")
             _say(f"{run.id}  {run.status:<9} {run.workflow:<15} {run.created_by:<8} {started}")
 
-    _run(_with_parts(settings, work))
+    _run(_with_store(settings, work))
 
 
 @runs.command("show")
@@ -382,7 +400,7 @@ def runs_list(status: str | None, workflow: str | None, limit: int) -> None:
 def runs_show(run_id: str, as_json: bool) -> None:
     """Show one run: its state, output or error, and each of its requests."""
     settings = _settings()
-    run, asked = _run(_with_parts(settings, lambda parts: _run_and_requests(parts, run_id)))
+    run, asked = _run(_with_store(settings, lambda store: _run_and_requests(store, run_id)))
     if as_json:
         _echo_json(run.model_dump(mode="json") | {"requests": [_json(r) for r in asked]})
     else:
@@ -420,6 +438,9 @@ def check(
     answers = None if answers_json is None else _json_option("--answers", answers_json)
     if answers is not None and not isinstance(answers, dict):
         raise click.BadParameter("--answers must be a JSON object")
+
+    from baton.check import check_workflow
+    from baton.wiring import prepare
 
     async def work() -> CheckReport:
         with _workflow_prints_to_stderr():
@@ -464,14 +485,14 @@ def requests_list(status: str | None, team: str | None, kind: str | None, limit:
     """List requests, newest first."""
     settings = _settings()
 
-    async def work(parts: Parts) -> None:
-        page = await parts.requests.list(
+    async def work(store: Store) -> None:
+        page = await store.list_requests(
             RequestFilter(status=status, team=team, kind=kind, limit=limit)
         )
         for r in page.items:
             _say(f"{r.id}  {r.status:<9} {r.kind:<9} {r.team:<15} {r.title}")
 
-    _run(_with_parts(settings, work))
+    _run(_with_store(settings, work))
 
 
 @requests.command("show")
@@ -481,10 +502,13 @@ def requests_show(request_id: str, as_json: bool) -> None:
     """Show one request: what is asked, its context, and what the answer must be."""
     settings = _settings()
 
-    async def work(parts: Parts) -> HumanRequest:
-        return await parts.requests.get(request_id)
+    async def work(store: Store) -> HumanRequest:
+        request = await store.get_request(request_id)
+        if request is None:
+            raise RequestNotFound(f"no request {request_id}")
+        return request
 
-    request = _run(_with_parts(settings, work))
+    request = _run(_with_store(settings, work))
     if as_json:
         _echo_json(request.model_dump(mode="json"))
     else:
@@ -528,7 +552,7 @@ def requests_answer(
             body["answer"] = answer_value(await parts.requests.get(request_id), answer_json)
         result = await parts.requests.respond(request_id, body, responder=user)
         await parts.worker.run_until_idle()
-        return result.outcome, *await _run_and_requests(parts, result.request.run_id)
+        return result.outcome, *await _run_and_requests(parts.store, result.request.run_id)
 
     outcome, run, asked = _run(_with_parts(settings, work))
     if as_json:

@@ -45,15 +45,26 @@ def test_a_module_that_fails_to_import_is_unavailable_and_the_rest_loads(
 
 
 def test_admin_commands_work_beside_a_broken_workflow_and_warn_of_it(tmp_path: Path) -> None:
-    done = baton(tmp_path, "migrate", workflows="tests.fixtures.broken_workflow")
-    seeded = baton(tmp_path, "seed", "--demo", workflows="tests.fixtures.broken_workflow")
+    broken = "tests.fixtures.broken_workflow"
+    done = baton(tmp_path, "migrate", workflows=broken)  # the store alone: no workflow loaded
+    seeded = baton(tmp_path, "seed", "--demo", workflows=broken)
+    ran = baton(  # a command that drives workflows loads them, and says which it could not
+        tmp_path,
+        "run",
+        "refund",
+        "--input",
+        '{"order_id": "A-1001", "amount": 5, "reason": "late"}',
+        workflows=broken,
+    )
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("database ready:")
-    assert "warning: workflow module tests.fixtures.broken_workflow is unavailable" in done.stderr
-    assert "the broken workflow's own bug" in done.stderr
     assert seeded.returncode == 0, seeded.stderr
     assert "demo sign-ins" in seeded.stdout
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("refund run run_")
+    assert "warning: workflow module tests.fixtures.broken_workflow is unavailable" in ran.stderr
+    assert "the broken workflow's own bug" in ran.stderr
 
 
 def test_a_workflows_prints_go_to_stderr_and_baton_run_prints_only_json(tmp_path: Path) -> None:
