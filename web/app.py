@@ -33,6 +33,7 @@ from web.routes import (
     docs,
     health,
     pages,
+    pages_dashboard,
     pages_runs,
     pages_signin,
     slack,
@@ -128,6 +129,6 @@ def add_pages(app: FastAPI, settings: Settings) -> None:
         https_only=settings.base_url.startswith("https://"),
     )
     app.add_exception_handler(StarletteHTTPException, on_http_error)
-    for module in (pages_signin, pages, pages_runs):
+    for module in (pages_signin, pages, pages_runs, pages_dashboard):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -180,6 +180,21 @@ class RequestFilter(BaseModel):
     cursor: str | None = None
 
 
+class RequestFact(BaseModel):
+    """What a team's dashboard counts of one request: team, rule, times and the decision given."""
+
+    model_config = ConfigDict(frozen=True)
+
+    team: str
+    status: str
+    policy_rule: str | None
+    created_at: datetime
+    answered_at: datetime | None
+    expires_at: datetime | None
+    escalation_level: int
+    decision: str | None
+
+
 class RunKey(BaseModel):
     """A client's idempotency key for starting a run, and a digest of what it asked."""
 
@@ -271,6 +286,12 @@ class RequestStore(Protocol):
 
     async def count_requests(self, flt: RequestFilter) -> dict[str, int]:
         """How many requests match `flt` per status (its status, cursor and limit ignored)."""
+        ...
+
+    async def request_facts(
+        self, *, since: datetime, teams: Sequence[str] | None
+    ) -> list[RequestFact]:
+        """The facts of every request created since `since` and every open one (of `teams`)."""
         ...
 
     async def answered_requests(self, run_id: str) -> list[HumanRequest]:

@@ -30,6 +30,7 @@ from human.records import (
     Page,
     Run,
 )
+from human.store.base import RequestFact
 
 logger = logging.getLogger(__name__)
 
@@ -201,6 +202,22 @@ def requests_of(
     for n in notifications:
         sent.setdefault(n["request_id"], []).append(notification_of(n))
     return [_request_of(r, by_request.get(r["id"], []), sent.get(r["id"], [])) for r in rows]
+
+
+def fact_of(r: Row) -> RequestFact:
+    """A request row's facts for the dashboard; an answer that does not read has no decision."""
+    answer = Columns(r, "request").json("answer")
+    decision = answer.get("decision") if isinstance(answer, dict) else None
+    return RequestFact(
+        team=r["team"],
+        status=r["status"],
+        policy_rule=r["policy_rule"],
+        created_at=at(r["created_at"]),
+        answered_at=when(r["answered_at"]),
+        expires_at=when(r["expires_at"]),
+        escalation_level=r["escalation_level"],
+        decision=decision if isinstance(decision, str) else None,
+    )
 
 
 def _request_of(r: Row, answers: list[AnswerRecord], sent: list[Notification]) -> HumanRequest:

@@ -54,6 +54,7 @@ from human.store.base import (
     NewNotification,
     NewTimer,
     Progress,
+    RequestFact,
     RequestFilter,
     RunKey,
     TimerOutcome,
@@ -70,6 +71,7 @@ from human.store.rows import (
     dumps,
     effect_event,
     event_of,
+    fact_of,
     job_payload,
     loads,
     new_notification_id,
@@ -374,6 +376,22 @@ class SqlStore:
             **params,
         )
         return {row["status"]: int(row["n"]) for row in found}
+
+    async def request_facts(
+        self, *, since: datetime, teams: Sequence[str] | None
+    ) -> list[RequestFact]:
+        """The facts of every request created since `since` and every open one (of `teams`)."""
+        where = f"(r.created_at >= :since OR r.status IN {OPEN})"
+        params: dict[str, Any] = {"since": since}
+        if teams is not None:
+            where += " AND " + self.dialect.any_of("r.team", "teams")
+            params["teams"] = list(teams)
+        found = await self._all(
+            "SELECT r.team, r.status, r.policy_rule, r.created_at, r.answered_at, r.expires_at, "
+            f"r.escalation_level, r.answer FROM human_requests r WHERE {where}",
+            **params,
+        )
+        return [fact_of(row) for row in found]
 
     async def _requests_where(self, sql: str, /, **params: Any) -> list[HumanRequest]:
         async def read(tx: Tx) -> list[HumanRequest]:

@@ -141,6 +141,7 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         SEE_FORM | {"sam": 403, "val": 403},
     ),
     ("GET", "/runs"): ("signed in; lists only the runs one may see", PAGE),
+    ("GET", "/dashboard"): ("signed in; the figures of one's own teams (an admin's: all)", PAGE),
     ("GET", "/runs/new"): ("signed in (viewers are told they cannot start runs)", PAGE),
     ("POST", "/runs/new"): (
         "responders and admins start runs",
