@@ -74,6 +74,7 @@ import asyncpg
 import httpx
 import psutil  # type: ignore[import-untyped]
 from agent_framework import (
+    CheckpointStorage,
     Executor,
     InMemoryCheckpointStorage,
     Workflow,
@@ -82,6 +83,7 @@ from agent_framework import (
     handler,
     response_handler,
 )
+from pydantic import BaseModel
 
 from baton import devpg
 from baton.bench_pages import measure_request_page
@@ -89,11 +91,13 @@ from baton.demo import seed_demo
 from baton.errors import StoreError
 from baton.settings import Settings
 from baton.wiring import Parts, open_parts
+from human.policy import Route
 from human.records import User
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import RequestFilter, Store
 from web.auth import new_token, token_hash
+from workflows.platform.registry import register
 from workflows.platform.runtime import Runtime
 from workflows.platform.worker import Worker
 
@@ -150,7 +154,7 @@ async def run_bench(
     """
     if min(runs, paused, pg_runs, pg_paused, scale_cycles) < 1:
         raise ValueError("every count must be at least 1")
-    with tempfile.TemporaryDirectory(prefix="bench-", dir=_scratch_root()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-", dir=scratch_root()) as tmp:
         folder = Path(tmp)
         floor_us = measure_floor_commit_us(folder / "floor.db")
         bare_ms = await measure_bare_maf_cycle_ms()
@@ -229,7 +233,7 @@ async def _new_database(server_url: str, what: str) -> str:
     return await devpg.create_database(server_url, f"bench_{what}_{secrets.token_hex(4)}")
 
 
-def _scratch_root() -> Path:
+def scratch_root() -> Path:
     """`var/`, where the default database lives: the disk the figures are about."""
     root = Path("var")
     root.mkdir(parents=True, exist_ok=True)
@@ -330,8 +334,36 @@ class BareGate(Executor):
         await ctx.yield_output(f"{answer.decision} {request.amount}")
 
 
-def _bare_workflow() -> Workflow:
+BARE_TYPES: Final = [f"{__name__}:{t.__qualname__}" for t in (BareAsk, BareAnswer)]
+"""The bare workflow's types, for a checkpoint storage's allow-list."""
+
+
+def bare_workflow() -> Workflow:
+    """The bare workflow: one `BareGate`."""
     return WorkflowBuilder(name="bare", start_executor=BareGate()).build()
+
+
+async def bare_cycle(storage: CheckpointStorage) -> None:
+    """Start, pause, restore on a fresh instance and complete the bare workflow on `storage`.
+
+    Raises:
+        RuntimeError: If the bare workflow does not pause or complete.
+    """
+    asking = bare_workflow()
+    asked = await asking.run(BareAsk(amount=120.0), checkpoint_storage=storage)
+    request_ids = [e.request_id for e in asked.get_request_info_events()]
+    checkpoint_id = await asking.resolve_pause_checkpoint_id(
+        request_ids, checkpoint_storage=storage
+    )
+    if checkpoint_id is None:
+        raise RuntimeError("bare MAF saved no pause checkpoint")
+    done = await bare_workflow().run(
+        checkpoint_id=checkpoint_id,
+        responses={request_ids[0]: BareAnswer(decision="approve")},
+        checkpoint_storage=storage,
+    )
+    if done.get_outputs() != ["approve 120.0"]:
+        raise RuntimeError(f"bare MAF cycle ended with {done.get_outputs()}")
 
 
 async def measure_bare_maf_cycle_ms(cycles: int = BARE_CYCLES) -> float:
@@ -344,32 +376,34 @@ async def measure_bare_maf_cycle_ms(cycles: int = BARE_CYCLES) -> float:
 
     Returns:
         The median cycle time in milliseconds.
-
-    Raises:
-        RuntimeError: If the bare workflow does not pause or complete.
     """
     timings: list[float] = []
     for n in range(cycles + WARMUP_CYCLES):
         started = time.perf_counter()
-        storage = InMemoryCheckpointStorage()
-        asking = _bare_workflow()
-        asked = await asking.run(BareAsk(amount=120.0), checkpoint_storage=storage)
-        request_ids = [e.request_id for e in asked.get_request_info_events()]
-        checkpoint_id = await asking.resolve_pause_checkpoint_id(
-            request_ids, checkpoint_storage=storage
-        )
-        if checkpoint_id is None:
-            raise RuntimeError("bare MAF saved no pause checkpoint")
-        done = await _bare_workflow().run(
-            checkpoint_id=checkpoint_id,
-            responses={request_ids[0]: BareAnswer(decision="approve")},
-            checkpoint_storage=storage,
-        )
-        if done.get_outputs() != ["approve 120.0"]:
-            raise RuntimeError(f"bare MAF cycle ended with {done.get_outputs()}")
+        await bare_cycle(InMemoryCheckpointStorage())
         if n >= WARMUP_CYCLES:
             timings.append(time.perf_counter() - started)
     return statistics.median(timings) * 1e3
+
+
+class MinimalInput(BaseModel):
+    """The minimal workflow's input: the amount a person approves."""
+
+    amount: float = 120.0
+
+
+MINIMAL_ANSWER: Final = {"decision": "answer", "answer": {"decision": "approve"}}
+"""The answer to the minimal workflow's one request, as the API takes it."""
+
+
+def register_minimal() -> None:
+    """Register the bare workflow on Baton as `bench_minimal`, asking support-leads."""
+    register(
+        "bench_minimal",
+        input_model=MinimalInput,
+        start_message=lambda given: BareAsk(amount=given.amount),
+        routes={BareAsk: Route(team="support-leads", title="Approve {amount}")},
+    )(lambda _services: bare_workflow())
 
 
 # full cycles through the service layer ------------------------------------------------------

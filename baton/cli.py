@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
@@ -603,6 +604,10 @@ def policies_check(file: str) -> None:
 @click.option("--pg-runs", default=500, type=int, help="--runs on PostgreSQL.")
 @click.option("--pg-paused", default=4000, type=int, help="--paused on PostgreSQL.")
 @click.option("--scale-cycles", default=300, type=int, help="Timed cycles per worker-count figure.")
+@click.option(
+    "--peers/--no-peers", default=True, help="Beside LangGraph and bare MAF too (default: yes)."
+)
+@click.option("--peer-cycles", default=300, type=click.IntRange(1), help="Cycles per peer round.")
 def bench(
     as_json: bool,
     runs: int,
@@ -612,13 +617,17 @@ def bench(
     pg_runs: int,
     pg_paused: int,
     scale_cycles: int,
+    peers: bool,
+    peer_cycles: int,
 ) -> None:
     """Measure pause, resume, throughput, size and listing, on SQLite and PostgreSQL (README)."""
-    from baton.bench import run_bench
+    from baton.bench import run_bench, scratch_root
+    from baton.bench_peers import peer_figures, peers_available
 
     configure_logging("WARNING")
     settings = Settings()
     configure_telemetry(settings)
+    load1 = round(os.getloadavg()[0], 2)
     figures = asyncio.run(
         run_bench(
             runs=runs,
@@ -630,8 +639,15 @@ def bench(
             scale_cycles=scale_cycles,
         )
     )
-    if "pg_unavailable" in figures:
-        click.echo(f"warning: PostgreSQL figures missing: {figures['pg_unavailable']}", err=True)
+    if peers and (missing := peers_available()):
+        figures["peers_unavailable"] = missing
+    elif peers:
+        figures |= peer_figures(peer_cycles, root=scratch_root())
+    figures["load1"] = load1  # at the start; `load1_end` at the end
+    figures["load1_end"] = round(os.getloadavg()[0], 2)
+    for what in ("pg", "peers"):
+        if why := figures.get(f"{what}_unavailable"):
+            click.echo(f"warning: {what} figures missing: {why}", err=True)
     if not as_json:
         for key, value in figures.items():
             _say(f"{key:>28}: {value}")

@@ -7,9 +7,11 @@ throwaway one `baton.devpg` starts), each on a new database of it.
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 
 from baton.bench import postgres_figures, run_bench
+from baton.bench_peers import SYSTEMS, peer_figures, peers_available
 
 CYCLE_KEYS = {
     "pause_ms_p50",
@@ -58,3 +60,21 @@ async def test_an_unreachable_postgres_is_said_not_skipped(tmp_path: Path) -> No
 
     assert list(figures) == ["pg_unavailable"]
     assert "cannot use the PostgreSQL server" in str(figures["pg_unavailable"])
+
+
+def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_cycle(tmp_path: Path) -> None:
+    assert peers_available() is None, "the bench extra (LangGraph) is part of the dev install"
+
+    figures = peer_figures(cycles=3, rounds=1, root=tmp_path)
+
+    for system in SYSTEMS:
+        assert figures[f"minimal_{system}_cycles_per_s"] > 0, system
+        assert figures[f"minimal_{system}_cpu_ms"] > 0, system
+    for ratio in ("minimal_vs_langgraph", "minimal_cpu_vs_bare_maf", "peers_load1_max"):
+        assert isinstance(figures[ratio], float), ratio
+    if shutil.which("strace"):  # counted where strace may trace: durable peers sync, MAF never
+        assert figures["minimal_fsyncs_per_cycle"] == figures["minimal_baton_fsyncs_per_cycle"]
+        assert float(figures["minimal_baton_fsyncs_per_cycle"]) >= 2  # the pause, the answer
+        assert float(figures["minimal_langgraph_fsyncs_per_cycle"]) > 0
+        assert figures["minimal_maf_file_fsyncs_per_cycle"] == 0
+        assert figures["minimal_maf_memory_fsyncs_per_cycle"] == 0
