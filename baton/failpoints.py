@@ -10,6 +10,7 @@ logger = logging.getLogger(__name__)
 
 KNOWN = frozenset(
     {
+        "start.after_commit",
         "pause.after_checkpoint",
         "pause.after_commit",
         "answer.after_commit",

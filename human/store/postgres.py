@@ -235,9 +235,15 @@ class PostgresStore(SqlStore):
         """`fn` in one transaction on a pooled connection."""
         return await self._transaction(fn, readonly=False)
 
-    async def _write_tx(self, fn: TxFn[T]) -> T:
-        """One transaction on a pooled connection."""
-        return await self._write(lambda conn: fn(self._writing(_Tx(conn))))
+    async def _write_tx(self, fn: TxFn[T], *, durable: bool = True) -> T:
+        """One transaction on a pooled connection (`durable`: see `SqlStore._write_tx`)."""
+
+        async def write(conn: Conn) -> T:
+            if not durable:  # this transaction alone; the WAL is flushed by the next commit
+                await conn.execute("SET LOCAL synchronous_commit TO OFF")
+            return await fn(self._writing(_Tx(conn)))
+
+        return await self._write(write)
 
     async def _read_tx(self, fn: TxFn[T]) -> T:
         """Reads on one snapshot (a read-only, repeatable-read transaction)."""

@@ -161,7 +161,9 @@ class SqliteStore(SqlStore):
             conn = self._local.conn = self._connect()
         return conn
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+    async def _run(
+        self, fn: Callable[[sqlite3.Connection], T], *, write: bool, durable: bool = True
+    ) -> T:
         # A connection that met the file unavailable, or could not roll back, is not used again:
         # a new one sees the file as it is then (a connection opened on a read-only file stays
         # read-only after the file is writable again).
@@ -179,9 +181,16 @@ class SqliteStore(SqlStore):
         def body() -> T:
             conn = self._conn()
             try:
-                return _in_transaction(conn, "BEGIN IMMEDIATE", fn)
+                if not durable:  # this commit alone: the WAL is synced by the next FULL one
+                    conn.execute("PRAGMA synchronous=NORMAL")
+                try:
+                    return _in_transaction(conn, "BEGIN IMMEDIATE", fn)
+                finally:
+                    if not durable:
+                        conn.execute("PRAGMA synchronous=FULL")
             except BaseException as exc:
-                if conn.in_transaction or _unavailable(exc):
+                # A connection left at NORMAL is never used again: the next one is FULL.
+                if conn.in_transaction or _unavailable(exc) or not durable:
                     conn.close()
                     self._local.conn = None
                 raise
@@ -191,9 +200,11 @@ class SqliteStore(SqlStore):
         except sqlite3.Error as exc:
             raise _failure(exc) from exc
 
-    async def _write_tx(self, fn: TxFn[T]) -> T:
-        """One write transaction on the writer thread: one hop, one commit."""
-        return await self._run(lambda conn: _finish(fn(self._writing(_Tx(conn)))), write=True)
+    async def _write_tx(self, fn: TxFn[T], *, durable: bool = True) -> T:
+        """One write transaction on the writer thread: one hop, one commit (see `SqlStore`)."""
+        return await self._run(
+            lambda conn: _finish(fn(self._writing(_Tx(conn)))), write=True, durable=durable
+        )
 
     async def _read_tx(self, fn: TxFn[T]) -> T:
         """One read transaction on the event loop's connection (WAL never blocks it)."""

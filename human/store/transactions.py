@@ -125,8 +125,15 @@ class SqlStore:
 
     # what a backend supplies ----------------------------------------------------------------
 
-    async def _write_tx(self, fn: TxFn[T]) -> T:
-        """Run `fn` as one write transaction: all of it commits, or none of it."""
+    async def _write_tx(self, fn: TxFn[T], *, durable: bool = True) -> T:
+        """Run `fn` as one write transaction: all of it commits, or none of it.
+
+        `durable=False` commits without waiting for the disk (SQLite `synchronous=NORMAL`,
+        PostgreSQL `synchronous_commit=off`): a crash of the process keeps it, a crash of the
+        machine (or of the database server) may not, until the next durable commit, which makes
+        every earlier one durable too. Only a write whose loss a restart repairs is so: a run's
+        start (its pause follows, durable) and a drive's end (lost, its job drives it again).
+        """
         raise NotImplementedError
 
     async def _read_tx(self, fn: TxFn[T]) -> T:
@@ -191,7 +198,7 @@ class SqlStore:
             await _events(tx, events, run.created_at)
             return await _queue_drive(tx, "start", run.id, payload, lease)
 
-        return await self._write_tx(write)
+        return await self._write_tx(write, durable=False)  # made durable by the pause
 
     async def run_of_key(self, created_by: str, key: str) -> RunKey | None:
         """The run a person's idempotency key started, with the digest of what it asked."""
@@ -301,7 +308,9 @@ class SqlStore:
                 await tx.run("DELETE FROM jobs WHERE id = :id", id=progress.job_id)
             return True
 
-        return await self._write_tx(write)
+        # A drive's end need not wait for the disk: lost with the machine, its job is still
+        # there and drives the run again from the pause (effects dedupe on their keys).
+        return await self._write_tx(write, durable=progress.status not in TERMINAL_RUN)
 
     async def cancel_run(self, run_id: str, actor: str) -> Run | None:
         """Cancel an unfinished run, its open requests and queued work."""

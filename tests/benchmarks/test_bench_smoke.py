@@ -74,7 +74,8 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_cycle(tmp_p
         assert isinstance(figures[ratio], float), ratio
     if shutil.which("strace"):  # counted where strace may trace: durable peers sync, MAF never
         assert figures["minimal_fsyncs_per_cycle"] == figures["minimal_baton_fsyncs_per_cycle"]
-        assert float(figures["minimal_baton_fsyncs_per_cycle"]) >= 2  # the pause, the answer
+        # The pause and the answer wait for the disk; the start and the end ride on them.
+        assert 2 <= float(figures["minimal_baton_fsyncs_per_cycle"]) < 3
         assert float(figures["minimal_langgraph_fsyncs_per_cycle"]) > 0
         assert figures["minimal_maf_file_fsyncs_per_cycle"] == 0
         assert figures["minimal_maf_memory_fsyncs_per_cycle"] == 0

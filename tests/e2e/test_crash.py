@@ -20,11 +20,12 @@ from tests.harness import (
     eventually,
     fired_failpoints,
     refunds,
+    sql,
     stored_run,
     types_of,
 )
 
-PAUSE_POINTS = ("pause.after_checkpoint", "pause.after_commit")
+PAUSE_POINTS = ("start.after_commit", "pause.after_checkpoint", "pause.after_commit")
 # the process dies after lee's answer, somewhere between it and the run's end
 ANSWER_POINTS = (
     "answer.after_commit",
@@ -42,7 +43,7 @@ def _what_the_crash_left(failpoint: str, stored: dict[str, Any], refunded: int) 
     """Where each failpoint sits, told by what the dead process committed before it died."""
     statuses = [r["status"] for r in stored["requests"]]
     events = types_of(stored["events"])
-    if failpoint == "pause.after_checkpoint":  # the pause was never committed: nothing visible
+    if failpoint in ("start.after_commit", "pause.after_checkpoint"):  # no pause: nothing visible
         assert (stored["status"], statuses, stored["checkpoint_id"]) == ("running", [], None)
     elif failpoint == "pause.after_commit":
         assert (stored["status"], statuses) == ("waiting", ["pending"])
@@ -69,7 +70,12 @@ async def test_crash_at_failpoint_then_restart_refunds_exactly_once(
 ) -> None:
     armed = {"BATON_FAILPOINTS": f"{failpoint}=exit"}
     async with baton_server(db_url, tokens, server_log, armed) as server:
-        run = await server.start_run(REFUND_120)
+        if failpoint == "start.after_commit":  # dies before it can reply: the run is stored
+            with pytest.raises(httpx.TransportError):
+                await server.start_run(REFUND_120)
+            [run] = sql(db_url, "SELECT id FROM runs")
+        else:
+            run = await server.start_run(REFUND_120)
         if failpoint not in PAUSE_POINTS:
             pending = await server.wait_for_request(run["id"])
             if failpoint == "answer.after_commit":  # dies before it can reply
@@ -108,7 +114,7 @@ async def test_crash_at_failpoint_then_restart_refunds_exactly_once(
     assert effect["data"]["idempotency_key"] == refund["idempotency_key"]
 
 
-@pytest.mark.parametrize("failpoint", PAUSE_POINTS)
+@pytest.mark.parametrize("failpoint", ["pause.after_checkpoint", "pause.after_commit"])
 async def test_crash_while_an_edit_pauses_on_a_new_request_asks_finance_once(
     failpoint: str, db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:

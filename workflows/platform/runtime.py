@@ -130,6 +130,7 @@ class Runtime:
         job = await self.store.create_run(
             run, [event], lease=self._worker.lease if self._worker else None, key=key
         )
+        failpoints.hit("start.after_commit")  # the start committed without waiting for the disk
         if job is not None and self._worker is not None:
             self._worker.accept(job)
         self._on_change("run", run.id)
