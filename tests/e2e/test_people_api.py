@@ -283,4 +283,9 @@ async def test_the_demo_seeds_legal_and_managers_with_distinct_people(db_url: st
     linked = _baton(db_url, "users", "add", "lee", "--team", "support-leads", "--slack-id", "U0LEE")
     assert linked.returncode == 0, linked.stderr
     [lee] = [r for r in _baton(db_url, "users", "list").stdout.splitlines() if r.startswith("lee ")]
-    assert lee.split()[-2:] == ["lee@example.com", "U0LEE"]  # the email it had is kept
+    assert lee.split()[-3:] == ["lee@example.com", "U0LEE", "-"]  # the email it had is kept
+    oid = "eeeeeeee-0000-4000-8000-00000000000e"
+    entra = _baton(db_url, "users", "add", "lee", "--team", "support-leads", "--entra-id", oid)
+    assert entra.returncode == 0, entra.stderr
+    [lee] = [r for r in _baton(db_url, "users", "list").stdout.splitlines() if r.startswith("lee ")]
+    assert lee.split()[-3:] == ["lee@example.com", "U0LEE", oid]
