@@ -55,11 +55,11 @@ def _clip(text: str, limit: int) -> str:
 
 
 def facts_of(request: HumanRequest) -> list[tuple[str, str]]:
-    """What the card lists: the key arguments and context first, then team, priority, deadline."""
+    """What the card lists, in words: the key arguments and context, team, priority, deadline."""
     facts = [*key_context(request), ("team", request.team), ("priority", request.priority)]
     if request.expires_at:
         facts.append(("deadline", request.expires_at.strftime("%Y-%m-%d %H:%M UTC")))
-    return facts
+    return [(name.replace("_", " ").capitalize(), value) for name, value in facts]
 
 
 def request_card(

@@ -80,14 +80,14 @@ async def test_the_webhook_gets_a_card_with_a_signed_link(
     assert shown[1].startswith("Refunds of this size need approval by support-leads")
     # the proposed call's arguments first, then context, then team, priority and deadline
     assert shown[2:8] == [
-        "order_id: A-1002",
-        "amount: 120.0",
-        "reason: broken",
-        "customer: customer-02",
-        "team: support-leads",
-        "priority: normal",
+        "Order id: A-1002",
+        "Amount: 120.0",
+        "Reason: broken",
+        "Customer: customer-02",
+        "Team: support-leads",
+        "Priority: normal",
     ]
-    assert shown[8].startswith("deadline: ")
+    assert shown[8].startswith("Deadline: ")
     assert [a["type"] for a in card["actions"]] == ["Action.OpenUrl"]
     assert link.startswith(f"{BASE}/requests/{rid}?sig=")
     sig = link.split("sig=", 1)[1]
@@ -327,7 +327,7 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     assert connector.tokens_asked, "the managed identity endpoint was never asked"
     assert "client_id=" + APP_ID in connector.tokens_asked[0]["query"]
     assert card["body"][0]["text"] == "Refund 120.00 on order A-1002"
-    assert texts_of(card).splitlines()[2:4] == ["order_id: A-1002", "amount: 120.0"]
+    assert texts_of(card).splitlines()[2:4] == ["Order id: A-1002", "Amount: 120.0"]
     assert buttons["Approve"]["type"] == "Action.Execute"
     assert buttons["Approve"]["data"] == {"request_id": rid}
     assert buttons["Reject…"]["card"]["body"][0]["type"] == "Input.Text"
