@@ -165,6 +165,16 @@ def answer_actions(request: HumanRequest) -> list[dict[str, Any]]:
     ]
 
 
+def bot_actions(request: HumanRequest, url: str) -> list[dict[str, Any]]:
+    """The bot card's buttons: Approve and Reject while open, and the page.
+
+    Beside Approve and Reject the page's button is "Details", short enough for the three to fit
+    a phone's width; alone it says "Open in Baton".
+    """
+    answers = answer_actions(request)
+    return [*answers, open_action(url, "Details" if answers else "Open in Baton")]
+
+
 def attachment(card: dict[str, Any]) -> dict[str, Any]:
     """A card as a message attachment."""
     return {"contentType": CARD_TYPE, "contentUrl": None, "content": card}
@@ -287,10 +297,7 @@ class TeamsBotChannel:
                 f"no Teams channel is linked to team {request.team} "
                 f"(a Baton admin says '@Baton link {request.team}' in one)"
             )
-        actions = [
-            *answer_actions(request),
-            open_action(self._links.signed(request.id, notice.delivery_id)),
-        ]
+        actions = bot_actions(request, self._links.signed(request.id, notice.delivery_id))
         card = notice_card(request, notice.event, actions)
         try:
             activity_id = await self._connector.post(

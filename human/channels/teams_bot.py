@@ -51,7 +51,7 @@ from human.channels.teams import (
     REASON_INPUT,
     REJECT,
     BotConnector,
-    answer_actions,
+    bot_actions,
     card_activity,
     open_action,
     request_card,
@@ -277,7 +277,7 @@ class TeamsBot:
             request = await self._requests.get(request_id, viewer=user)
         except BatonError:
             return _invoke_reply(message_card(why))
-        actions = [*answer_actions(request), open_action(self._links.page(request.id))]
+        actions = bot_actions(request, self._links.page(request.id))
         return _invoke_reply(request_card(request, actions=actions, note=why, tone="attention"))
 
     def _outcome_card(self, request: HumanRequest, who: str, verb: str) -> dict[str, Any]:
@@ -287,7 +287,7 @@ class TeamsBot:
         note = f"{past} by {who} from Teams" + (
             "" if done else f" ({len(request.answers)} of {request.approvals_required} approvals)"
         )
-        actions = [*answer_actions(request), open_action(self._links.page(request.id))]
+        actions = bot_actions(request, self._links.page(request.id))
         tone = "good" if verb == APPROVE else "attention"
         return request_card(request, actions=actions, note=note, tone=tone)
 
