@@ -26,6 +26,7 @@ from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qs
 
 import jwt
 from aiosmtpd.controller import Controller
@@ -430,3 +431,49 @@ def bot_connector() -> Iterator[BotConnectorStandIn]:
 
     with _serving(Handler) as stand_in.port:
         yield stand_in
+
+
+@dataclass
+class TokenEndpoint(Loopback):
+    """An Entra token endpoint over TLS (a certificate made for the test, `cafile`): what the
+    client-credentials grant asks (`asked`: each form), and the token it is given."""
+
+    cafile: Path = Path()
+    token: str = "bot-token-from-the-secret"
+    asked: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def authority(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+
+@contextlib.contextmanager
+def token_endpoint(directory: Path) -> Iterator[TokenEndpoint]:
+    """A running HTTPS token endpoint (`/{tenant}/oauth2/v2.0/token`); stopped after the block."""
+    cert, key = self_signed(directory)
+    endpoint = TokenEndpoint(cafile=cert)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+
+    class Handler(_Quiet):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            form = {k: v[-1] for k, v in parse_qs(body).items()}
+            endpoint.asked.append({"path": self.path, **form})
+            self.send_response(200 if self.path.endswith("/oauth2/v2.0/token") else 404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            answer = {"token_type": "Bearer", "expires_in": 3600, "access_token": endpoint.token}
+            self.wfile.write(json.dumps(answer).encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    endpoint.port = int(server.server_address[1])
+    try:
+        yield endpoint
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

@@ -30,6 +30,7 @@ from tests.receivers import (
     BotConnectorStandIn,
     bot_connector,
     http_receiver,
+    token_endpoint,
 )
 
 SECRET = "teams-link-secret"
@@ -381,3 +382,57 @@ async def test_the_bot_endpoint_without_an_app_id_is_not_there(
 
     assert reply.status_code == 404
     assert "BATON_TEAMS_APP_ID" in reply.json()["detail"]
+
+
+@pytest.mark.process
+async def test_a_bot_with_a_client_secret_gets_its_tokens_from_entra_and_answers(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    """`baton serve` as a child process, on each backend: the bot's tokens come from its app
+    registration's secret (azure-identity's client-credentials grant, over TLS to a stand-in
+    Entra authority), and a card is linked, posted and approved in place."""
+    with bot_connector() as connector, token_endpoint(tmp_path) as entra:
+        env = {
+            "BATON_TEAMS_APP_ID": APP_ID,
+            "BATON_TEAMS_APP_PASSWORD": "the-bots-client-secret",
+            "BATON_TEAMS_TENANT_ID": TENANT,
+            "BATON_TEAMS_OPENID_METADATA_URL": connector.metadata_url,
+            # azure-identity's own setting for a sovereign cloud's authority; the child trusts
+            # the stand-in's certificate as it would a real one
+            "AZURE_AUTHORITY_HOST": entra.authority,
+            "SSL_CERT_FILE": str(entra.cafile),
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            await _link_people(server)
+            async with server.client("ada") as admin:
+                linked = await admin.patch("/api/users/lee", json={"entra_id": LEE})
+                assert linked.status_code == 200, linked.text
+            say = _activity(connector, "ada", ADA, type="message", text="link support-leads")
+            assert (await _send(server, say, _token(connector))).status_code == 200
+            await _posts(connector, 1)
+            run = await server.start_run(REFUND_120)
+            await server.wait_for_request(run["id"])
+            [_, posted] = await _posts(connector, 2)
+            approve = actions_of(cards_in(posted)[0])["Approve"]
+            approved = _card_of(
+                await _send(server, _click(connector, "lee", LEE, approve), _token(connector))
+            )
+            done = await server.wait_for_run(run["id"], status="completed")
+
+            async def updated() -> Any:
+                return connector.updates() or None
+
+            [update] = await eventually(updated, what="the posted card updated")
+
+    assert connector.posts()[0].json()["text"].startswith("Linked: requests for support-leads")
+    assert "Approved by lee from Teams" in texts_of(approved)
+    assert "Approved by lee from Teams" in texts_of(cards_in(update.json())[0])
+    assert "Refunded 120.00" in done["output"]["text"]
+    for call in (*connector.posts(), update):
+        assert call.headers["authorization"] == f"Bearer {entra.token}"
+    asked = entra.asked[0]
+    assert asked["path"] == f"/{TENANT}/oauth2/v2.0/token"
+    assert (asked["grant_type"], asked["client_id"]) == ("client_credentials", APP_ID)
+    assert asked["client_secret"] == "the-bots-client-secret"
+    assert asked["scope"] == "https://api.botframework.com/.default"
+    assert connector.tokens_asked == []  # no managed identity was asked
