@@ -38,10 +38,11 @@ BASE = "https://baton.example"
 APP_ID = "00000000-0000-4000-8000-00000000b0a7"
 TENANT = "11111111-1111-4111-8111-111111111111"
 CHANNEL = "19:support-leads-channel@thread.tacv2"
-ADA, FAY, LEE = (
+ADA, FAY, LEE, SAM = (
     "aaaaaaaa-0000-4000-8000-00000000000a",
     "ffffffff-0000-4000-8000-00000000000f",
     "eeeeeeee-0000-4000-8000-00000000000e",
+    "5a5a5a5a-0000-4000-8000-000000000005",
 )
 
 
@@ -184,9 +185,10 @@ async def _posts(connector: BotConnectorStandIn, count: int) -> list[dict[str, A
 
 
 async def _link_people(server: Server) -> None:
-    """ada and fay by their Entra object ids; lee only by email (found through the connector)."""
+    """ada, fay and sam by their Entra object ids; lee only by email (found through the
+    connector)."""
     async with server.client("ada") as admin:
-        for name, oid in (("ada", ADA), ("fay", FAY)):
+        for name, oid in (("ada", ADA), ("fay", FAY), ("sam", SAM)):
             linked = await admin.patch(f"/api/users/{name}", json={"entra_id": oid})
             assert linked.status_code == 200, linked.text
 
@@ -269,6 +271,11 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
                 server, _click(connector, "fay", FAY, buttons["Approve"]), _token(connector)
             )
         )
+        starter = _card_of(
+            await _send(
+                server, _click(connector, "sam", SAM, buttons["Approve"]), _token(connector)
+            )
+        )
         no_reason = _card_of(
             await _send(
                 server, _click(connector, "lee", None, buttons["Reject…/Reject"]), _token(connector)
@@ -347,6 +354,9 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     }
     assert f"Could not approve: no request {rid}" in texts_of(foreign)
     assert "Refund 120.00" not in texts_of(foreign)  # fay may not see it: nothing shown
+    # sam started the run and is in another team: he sees the card, and why he may not answer
+    assert "Could not approve: sam is not in team support-leads" in texts_of(starter)
+    assert "Refund 120.00 on order A-1002" in texts_of(starter)
     assert "A reason is required" in texts_of(no_reason)
 
     # the answer: one, by lee; the card says so, for the clicker and (updated) for everyone
