@@ -500,8 +500,12 @@ resource webAuth 'Microsoft.App/containerApps/authConfigs@2024-03-01' = if (easy
     globalValidation: {
       unauthenticatedClientAction: authUnauthenticatedAction
       redirectToProvider: 'azureactivedirectory'
+      // Slack's callbacks and the Teams bot's activities prove themselves (a signature, the Bot
+      // Connector's JWT) and never carry a sign-in: the platform must let them through.
       excludedPaths: [
         '/healthz'
+        '/integrations/slack/actions'
+        '/integrations/teams/messages'
       ]
     }
     identityProviders: {
