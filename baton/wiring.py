@@ -251,6 +251,7 @@ async def open_parts(
             worker=worker if local_worker else None,
             claim_s=settings.claim_seconds,
             notify_channels=sorted(channels),
+            answer_channels=sorted(n for n, c in channels.items() if c.follows_answers),
         )
         yield Parts(
             settings=settings,

@@ -47,7 +47,7 @@ class Run(Record):
 
 NotificationStatus = Literal["queued", "sent", "failed", "skipped"]
 # What a notification tells: a request waits, moved up its ladder, or was handed to someone else.
-NotificationEvent = Literal["created", "escalated", "reassigned"]
+NotificationEvent = Literal["created", "escalated", "reassigned", "answered"]
 
 
 class Notification(Record):

@@ -165,6 +165,30 @@ def answer_actions(request: HumanRequest) -> list[dict[str, Any]]:
     ]
 
 
+_DONE: Final = {
+    "approve": "Approved",
+    "reject": "Rejected",
+    "edit": "Edited",
+    "answer": "Answered",
+    "resolve": "Resolved",
+    "return": "Handed back",
+}
+
+
+def answered_card(request: HumanRequest, url: str) -> dict[str, Any]:
+    """The card once someone answered, the same for everyone.
+
+    It says who answered what, and keeps its buttons only while more approvals are needed.
+    """
+    last = request.answers[-1] if request.answers else None
+    verb = _DONE.get(last.decision, "Answered") if last else "Answered"
+    note = f"{verb} by {last.actor if last else request.answered_by or 'someone'}"
+    if request.status in OPEN_STATUSES:
+        note += f" ({len(request.answers)} of {request.approvals_required} approvals)"
+    tone = "attention" if last and last.decision == "reject" else "good"
+    return request_card(request, actions=bot_actions(request, url), note=note, tone=tone)
+
+
 def bot_actions(request: HumanRequest, url: str) -> list[dict[str, Any]]:
     """The bot card's buttons: Approve and Reject while open, and the page.
 
@@ -191,6 +215,7 @@ class TeamsWebhookChannel:
     """Posts cards to a Teams incoming webhook or a Power Automate Workflows URL."""
 
     name = "teams"
+    follows_answers = False
 
     def __init__(self, url: str, links: LinkSigner, *, timeout_s: float = 10.0) -> None:
         self._url = url
@@ -277,6 +302,7 @@ class TeamsBotChannel:
     """Posts a card through the bot to the Teams channel linked to the request's team."""
 
     name = "teams-bot"
+    follows_answers = True
 
     def __init__(
         self,
@@ -289,8 +315,14 @@ class TeamsBotChannel:
         self._links = links
 
     async def send(self, notice: Notice) -> str | None:
-        """Post the card and remember it; why not, when no channel is linked to the team."""
+        """Post the card and remember it; why not, when no channel is linked to the team.
+
+        Once the request is answered (event `answered`), every card posted about it is replaced
+        by one saying who answered, for everyone in the conversation.
+        """
         request = notice.request
+        if notice.event == "answered":
+            return await self._update(request)
         link = await self._store.teams_conversation(request.team)
         if link is None:
             return (
@@ -314,4 +346,17 @@ class TeamsBotChannel:
                     activity_id=activity_id,
                 )
             )
+        return None
+
+    async def _update(self, request: HumanRequest) -> str | None:
+        posted = await self._store.teams_cards(request.id)
+        if not posted:
+            return "no card was posted about this request"
+        card = answered_card(request, self._links.page(request.id))
+        activity = card_activity(card, summary=f"Answered: {request.title}")
+        for each in posted:
+            try:
+                await self._connector.update(each, activity)
+            except CONNECTOR_ERRORS as exc:
+                raise NotificationFailed(f"teams-bot: {type(exc).__name__}: {exc}") from exc
         return None

@@ -51,12 +51,12 @@ from human.channels.teams import (
     REASON_INPUT,
     REJECT,
     BotConnector,
+    answered_card,
     bot_actions,
-    card_activity,
     open_action,
     request_card,
 )
-from human.records import OPEN_STATUSES, HumanRequest, NewEvent, TeamsConversation, User
+from human.records import NewEvent, TeamsConversation, User
 from human.service import RequestService
 from human.store.base import PeopleStore, TeamsStore
 
@@ -218,7 +218,7 @@ class TeamsBot:
         if activity.channel_id != TEAMS_CHANNEL:
             return TeamsResult()
         if activity.type == "invoke" and activity.name == "adaptiveCard/action":
-            return TeamsResult(*await self._execute(activity))
+            return TeamsResult(response=await self._execute(activity))
         if activity.type == "message":
             return TeamsResult(later=[lambda: self._message(activity)])
         if activity.type == "conversationUpdate" and self._bot_added(activity):
@@ -227,7 +227,7 @@ class TeamsBot:
 
     # Action.Execute -------------------------------------------------------------------------
 
-    async def _execute(self, activity: Activity) -> tuple[dict[str, Any], list[Later]]:
+    async def _execute(self, activity: Activity) -> dict[str, Any]:
         try:
             value = AdaptiveCardInvokeValue.model_validate(activity.value)
         except ValidationError as exc:
@@ -237,21 +237,21 @@ class TeamsBot:
         request_id = str(data.get("request_id") or "")
         page = self._links.page(request_id) if request_id else None
         if verb not in (APPROVE, REJECT) or not request_id:
-            return _invoke_reply(message_card("This button is not one of Baton's.")), []
+            return _invoke_reply(message_card("This button is not one of Baton's."))
         user, who = await self._user_of(activity)
         if user is None:
             text = (
                 f"Your Teams account ({who}) is not linked to a Baton user: ask a Baton admin "
                 "to set your Entra object id (`baton users add NAME --entra-id …`)."
             )
-            return _invoke_reply(message_card(text, url=page)), []
+            return _invoke_reply(message_card(text, url=page))
         answer: dict[str, Any] = {"decision": verb}
         if verb == REJECT:
             reason = str(data.get(REASON_INPUT) or "").strip()
             if not reason:
                 return await self._refused(
                     request_id, user, "A reason is required to reject: the agent is told why."
-                ), []
+                )
             answer["reason"] = reason
         try:
             result = await self._requests.respond(request_id, answer, responder=user)
@@ -260,16 +260,14 @@ class TeamsBot:
                 "teams answer refused",
                 extra={"request_id": request_id, "user": user.name, "error": exc.code},
             )
-            return await self._refused(request_id, user, f"Could not {verb}: {exc}"), []
+            return await self._refused(request_id, user, f"Could not {verb}: {exc}")
         logger.info(
             "teams answer applied",
             extra={"request_id": request_id, "user": user.name, "outcome": result.outcome},
         )
-        card = self._outcome_card(result.request, user.name, verb)
-        later: list[Later] = (
-            [lambda: self._update_cards(result.request.id, card)] if result.changed else []
-        )
-        return _invoke_reply(card), later
+        # Everyone's cards are updated through the outbox (event `answered`, written with the
+        # answer): the same for an answer given here, on the web, by the API or in Slack.
+        return _invoke_reply(answered_card(result.request, self._links.page(request_id)))
 
     async def _refused(self, request_id: str, user: User, why: str) -> dict[str, Any]:
         """The card as `user` may see it now, with why their click did nothing (only theirs)."""
@@ -279,31 +277,6 @@ class TeamsBot:
             return _invoke_reply(message_card(why))
         actions = bot_actions(request, self._links.page(request.id))
         return _invoke_reply(request_card(request, actions=actions, note=why, tone="attention"))
-
-    def _outcome_card(self, request: HumanRequest, who: str, verb: str) -> dict[str, Any]:
-        """The card after an answer: who answered, and buttons only while it is still open."""
-        done = request.status not in OPEN_STATUSES
-        past = {APPROVE: "Approved", REJECT: "Rejected"}[verb]
-        note = f"{past} by {who} from Teams" + (
-            "" if done else f" ({len(request.answers)} of {request.approvals_required} approvals)"
-        )
-        actions = bot_actions(request, self._links.page(request.id))
-        tone = "good" if verb == APPROVE else "attention"
-        return request_card(request, actions=actions, note=note, tone=tone)
-
-    async def _update_cards(self, request_id: str, card: dict[str, Any]) -> None:
-        """Replace every card the bot posted about the request, for everyone.
-
-        A failure is logged: the answer stands, and a late clicker's card says it was answered.
-        """
-        for posted in await self._teams.teams_cards(request_id):
-            try:
-                await self._connector.update(posted, card_activity(card, summary="Answered"))
-            except CONNECTOR_ERRORS as exc:
-                logger.warning(
-                    "teams card update failed",
-                    extra={"request_id": request_id, "error": repr(exc)},
-                )
 
     async def _user_of(self, activity: Activity) -> tuple[User | None, str]:
         """The Baton person behind a Teams user: by Entra object id, else by email."""

@@ -290,10 +290,12 @@ class RequestStore(Protocol):
         final: dict[str, Any],
         lease: Lease | None = None,
         audit: dict[str, Any] | None = None,
+        notifications: Sequence[NewNotification] = (),
     ) -> AnswerOutcome:
         """Apply an answer if the request is open: first answer wins, approvals are counted.
 
-        `audit` is added to the `request.answered` event's data (e.g. an edit's diff).
+        `audit` is added to the `request.answered` event's data (e.g. an edit's diff);
+        `notifications` are outbox rows written with the answer (none if it changed nothing).
         """
         ...
 

@@ -405,6 +405,7 @@ class SqlStore:
         final: dict[str, Any],
         lease: Lease | None = None,
         audit: dict[str, Any] | None = None,
+        notifications: Sequence[NewNotification] = (),
     ) -> AnswerOutcome:
         """First answer wins; approvals of a multi-approver request are counted per person.
 
@@ -455,6 +456,7 @@ class SqlStore:
                 at=answer.at,
             )
             await _events(tx, [event], answer.at)
+            await _insert_notifications(tx, notifications, now)
             job = None
             if result == "closed":
                 await tx.run(

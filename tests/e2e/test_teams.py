@@ -318,6 +318,18 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
             )
         )
         assert len(connector.updates()) == stranger_updates
+
+        # answered on the web side (the API): the card in Teams says so too
+        third = await server.start_run(REFUND_120)
+        elsewhere = (await server.wait_for_request(third["id"]))["id"]
+        await _notified(server, elsewhere, "teams-bot", "sent")
+        answered_by_api = await server.respond(elsewhere, {"decision": "approve"}, user="ada")
+        assert answered_by_api.status_code == 200, answered_by_api.text
+
+        async def three_updated() -> Any:
+            return connector.updates() if len(connector.updates()) >= 3 else None
+
+        api_update = (await eventually(three_updated, what="the third card updated"))[2]
         the_refunds = await refunds(db_url)
 
     # linking: lee is told only admins link; ada links; the bot said hello when added
@@ -360,7 +372,7 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     assert "A reason is required" in texts_of(no_reason)
 
     # the answer: one, by lee; the card says so, for the clicker and (updated) for everyone
-    assert "Approved by lee from Teams" in texts_of(approved)
+    assert "Approved by lee" in texts_of(approved)
     assert list(actions_of(approved)) == ["Open in Baton"]
     assert again == approved
     assert "Refunded 120.00" in done["output"]["text"]
@@ -369,16 +381,19 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     assert answered["actor"] == "lee"
     assert update.path == connector.posts()[3].path + "/" + "activity-4"
     [shown_to_all] = cards_in(update.json())
-    assert "Approved by lee from Teams" in texts_of(shown_to_all)
+    assert "Approved by lee" in texts_of(shown_to_all)
     assert "Action.Execute" not in str(shown_to_all)
 
     # the rejection's reason reached the agent; a late click is told, and changes nothing
-    assert "Rejected by lee from Teams" in texts_of(rejected)
+    assert "Rejected by lee" in texts_of(rejected)
     assert reason in closed["output"]["text"]
     [request] = closed["requests"]
     assert request["answer"] == {"decision": "reject", "reason": reason}
     assert "Could not reject" in texts_of(late)
-    assert len(the_refunds) == 1
+    assert len(the_refunds) == 2
+    [api_card] = cards_in(api_update.json())
+    assert "Approved by ada" in texts_of(api_card)
+    assert list(actions_of(api_card)) == ["Open in Baton"]
 
 
 async def test_the_bot_endpoint_without_an_app_id_is_not_there(
@@ -435,8 +450,8 @@ async def test_a_bot_with_a_client_secret_gets_its_tokens_from_entra_and_answers
             [update] = await eventually(updated, what="the posted card updated")
 
     assert connector.posts()[0].json()["text"].startswith("Linked: requests for support-leads")
-    assert "Approved by lee from Teams" in texts_of(approved)
-    assert "Approved by lee from Teams" in texts_of(cards_in(update.json())[0])
+    assert "Approved by lee" in texts_of(approved)
+    assert "Approved by lee" in texts_of(cards_in(update.json())[0])
     assert "Refunded 120.00" in done["output"]["text"]
     for call in (*connector.posts(), update):
         assert call.headers["authorization"] == f"Bearer {entra.token}"
