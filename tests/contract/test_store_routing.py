@@ -206,6 +206,29 @@ async def test_the_holders_share_of_a_two_approver_request_ends_their_claim(
     assert (await store.record_answer(second, final=final_of(second))).result == "closed"
 
 
+async def test_an_answer_writes_its_outbox_rows_only_when_it_changes_the_request(
+    clocked: Clocked,
+) -> None:
+    store, clock = clocked.store, clocked.clock
+    request = deadline_request(clock, expires_h=None).model_copy(update={"approvals_required": 2})
+    [request] = await clocked.paused([request])
+    rows = notifications_for(request, ["teams-bot"], "answered")
+
+    first = an_answer(request.id, "fay", at=clock.now)
+    assert (await store.record_answer(first, final=final_of(first), notifications=rows)).result == (
+        "partial"
+    )
+    again = await store.record_answer(first, final=final_of(first), notifications=rows)
+    second = an_answer(request.id, "fin", at=clock.now)
+    closed = await store.record_answer(second, final=final_of(second), notifications=rows)
+    late = an_answer(request.id, "max", at=clock.now)
+    after = await store.record_answer(late, final=final_of(late), notifications=rows)
+
+    assert (again.result, closed.result, after.result) == ("repeated", "closed", "not_open")
+    answered = [n for n in after.request.notifications if n.event == "answered"]
+    assert [(n.channel, n.status) for n in answered] == [("teams-bot", "queued")] * 2
+
+
 async def test_release_ends_only_a_live_claim_and_only_the_holders_unless_forced(
     clocked: Clocked,
 ) -> None:
