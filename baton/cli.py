@@ -198,6 +198,11 @@ def users() -> None:
 @click.option("--password-stdin", is_flag=True, help="Read a password for sign-in from stdin.")
 @click.option("--email", default=None, help="Where email notifications go ('' clears it).")
 @click.option("--slack-id", default=None, help="Their Slack user id, U… ('' clears it).")
+@click.option(
+    "--entra-id",
+    default=None,
+    help="Their Entra object id, for answers from Microsoft Teams ('' clears it).",
+)
 def users_add(
     name: str,
     teams: tuple[str, ...],
@@ -205,8 +210,9 @@ def users_add(
     password_stdin: bool,
     email: str | None,
     slack_id: str | None,
+    entra_id: str | None,
 ) -> None:
-    """Create or update a person and set their teams (email and Slack id kept unless given)."""
+    """Create or update a person and set their teams (email, Slack, Entra ids kept unless given)."""
     settings = _settings()
     password_hash = None
     if password_stdin:
@@ -225,6 +231,7 @@ def users_add(
             password_hash=password_hash,
             email=email,
             slack_id=slack_id,
+            entra_id=entra_id,
         )
         if password_hash is not None:
             await store.clear_failed_sign_ins(user.name)  # a new password lifts a lockout
@@ -235,14 +242,14 @@ def users_add(
 
 @users.command("list")
 def users_list() -> None:
-    """List people: name, role, teams, email, Slack id."""
+    """List people: name, role, teams, email, Slack id, Entra object id."""
     settings = _settings()
 
     async def work(store: Store) -> None:
         for u in await store.list_users():
             _say(
                 f"{u.name:<12} {u.role:<9} {','.join(u.teams) or '-':<30} {u.email or '-'} "
-                f"{u.slack_id or '-'}"
+                f"{u.slack_id or '-'} {u.entra_id or '-'}"
             )
 
     _run(_with_store(settings, work))

@@ -59,6 +59,22 @@ class Settings(BaseSettings):
     slack_api_url: str = Field(
         "https://slack.com/api/", description="Slack's Web API (tests point it at a stand-in)."
     )
+    teams_webhook_url: str | None = Field(
+        None, description="A Teams incoming webhook or Workflows URL: cards with signed links."
+    )
+    teams_app_id: str | None = Field(
+        None, description="Baton's bot: its Microsoft app id (the Azure Bot's; the JWT audience)."
+    )
+    teams_app_password: SecretStr | None = Field(
+        None, description="The bot's client secret; unset with an app id: its managed identity."
+    )
+    teams_tenant_id: str | None = Field(
+        None, description="The Entra tenant the bot's app registration lives in (single-tenant)."
+    )
+    teams_openid_metadata_url: str = Field(
+        "https://login.botframework.com/v1/.well-known/openidconfiguration",
+        description="Where the Bot Connector's signing keys are found (tests: a stand-in).",
+    )
     smtp_url: str | None = None
     webhook_url: str | None = None
     webhook_secret: SecretStr | None = None

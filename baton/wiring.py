@@ -4,7 +4,8 @@ It loads the workflows (the shipped ones, then `BATON_WORKFLOWS`), reads the pol
 store, and wires the runtime, the request and people services, the worker (drives, `notify` jobs
 through the outbox dispatcher, `timer` jobs through the timer runner) and the notification
 channels the settings configure (`BATON_WEBHOOK_URL`, `BATON_SLACK_WEBHOOK_URL`,
-`BATON_SMTP_URL`); links in messages are signed with `BATON_SECRET_KEY`.
+`BATON_SMTP_URL`, `BATON_TEAMS_WEBHOOK_URL`, `BATON_TEAMS_APP_ID`); links in messages are signed
+with `BATON_SECRET_KEY`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from azure.identity.aio import ClientSecretCredential, ManagedIdentityCredential
 from slack_sdk.web.async_client import AsyncWebClient
 
 from baton.clock import clock_of
+from baton.errors import InvalidSettings
 from baton.settings import SHIPPED_WORKFLOWS, Settings
 from executors.platform.chat_clients import ProviderConfig
 from executors.platform.services import Resources
@@ -25,6 +28,8 @@ from human.channels import Channel
 from human.channels.email import EmailChannel, SmtpRelay
 from human.channels.links import LinkSigner
 from human.channels.slack import SlackActions, SlackChannel
+from human.channels.teams import BotConnector, TeamsBotChannel, TeamsWebhookChannel
+from human.channels.teams_bot import BotTokenValidator, TeamsBot
 from human.channels.webhook import WebhookChannel
 from human.notify import Dispatcher
 from human.people import PeopleService
@@ -52,7 +57,29 @@ def link_signer(settings: Settings) -> LinkSigner:
     return LinkSigner(settings.secret_key.get_secret_value(), settings.base_url)
 
 
-def notification_channels(settings: Settings, store: Store) -> dict[str, Channel]:
+def teams_connector(settings: Settings) -> BotConnector | None:
+    """The Bot Connector as Baton's bot, when `BATON_TEAMS_APP_ID` is set.
+
+    With `BATON_TEAMS_APP_PASSWORD` the bot's tokens come from its app registration's client
+    secret in `BATON_TEAMS_TENANT_ID`; without it, from the managed identity whose client id is
+    the app id (an Azure Bot of type user-assigned managed identity).
+    """
+    app_id = settings.teams_app_id
+    if not app_id:
+        return None
+    password = settings.teams_app_password.get_secret_value() if settings.teams_app_password else ""
+    if not password:
+        return BotConnector(ManagedIdentityCredential(client_id=app_id))
+    if not settings.teams_tenant_id:
+        raise InvalidSettings(
+            "BATON_TEAMS_TENANT_ID is required with BATON_TEAMS_APP_PASSWORD (a single-tenant bot)"
+        )
+    return BotConnector(ClientSecretCredential(settings.teams_tenant_id, app_id, password))
+
+
+def notification_channels(
+    settings: Settings, store: Store, *, teams: BotConnector | None = None
+) -> dict[str, Channel]:
     """The channels the settings configure, by name (none: no outbox rows are written)."""
     timeout = settings.notify_timeout_seconds
     channels: dict[str, Channel] = {}
@@ -70,6 +97,12 @@ def notification_channels(settings: Settings, store: Store) -> dict[str, Channel
             links=link_signer(settings),
             timeout_s=timeout,
         )
+    if settings.teams_webhook_url:
+        channels["teams"] = TeamsWebhookChannel(
+            settings.teams_webhook_url, link_signer(settings), timeout_s=timeout
+        )
+    if teams is not None:
+        channels["teams-bot"] = TeamsBotChannel(store, teams, link_signer(settings))
     return channels
 
 
@@ -120,6 +153,20 @@ def slack_actions(
     )
 
 
+def teams_bot(
+    settings: Settings, store: Store, requests: RequestService, connector: BotConnector | None
+) -> TeamsBot | None:
+    """The Teams bot's endpoint logic, when `BATON_TEAMS_APP_ID` is set."""
+    if connector is None or not settings.teams_app_id:
+        return None
+    validator = BotTokenValidator(
+        settings.teams_app_id,
+        settings.teams_openid_metadata_url,
+        timeout_s=settings.notify_timeout_seconds,
+    )
+    return TeamsBot(store, store, requests, link_signer(settings), validator, connector)
+
+
 @dataclass
 class Parts:
     """What one process runs on: opened by `open_parts`, closed when its block ends."""
@@ -131,6 +178,7 @@ class Parts:
     people: PeopleService
     worker: Worker
     slack: SlackActions | None = None
+    teams: TeamsBot | None = None
 
 
 Prepared = tuple[ProviderConfig, Policy]
@@ -164,8 +212,10 @@ async def open_parts(
     clock = clock_of(settings.clock_file)
     store = await open_store(settings.database_url, clock=clock)
     resources = Resources(settings.database_url)
+    connector: BotConnector | None = None
     try:
-        channels = notification_channels(settings, store)
+        connector = teams_connector(settings)
+        channels = notification_channels(settings, store, teams=connector)
         wake: list[Worker] = []
 
         def on_change(kind: str, ident: str) -> None:
@@ -201,6 +251,7 @@ async def open_parts(
             worker=worker if local_worker else None,
             claim_s=settings.claim_seconds,
             notify_channels=sorted(channels),
+            answer_channels=sorted(n for n, c in channels.items() if c.follows_answers),
         )
         yield Parts(
             settings=settings,
@@ -210,7 +261,10 @@ async def open_parts(
             people=PeopleService(store),
             worker=worker,
             slack=slack_actions(settings, store, requests),
+            teams=teams_bot(settings, store, requests, connector),
         )
     finally:
+        if connector is not None:
+            await connector.close()
         await resources.close()
         await store.close()

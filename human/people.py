@@ -27,6 +27,8 @@ _NAME = r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$"
 # Deliberately loose: internal domains (corp.local) are fine; the SMTP relay has the last word.
 _EMAIL = r"^[^@\s]+@[^@\s]+$"
 _SLACK_ID = r"^[UW][A-Z0-9]+$"
+_ENTRA_ID = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+_CLEARABLE = ("email", "slack_id", "entra_id")
 
 
 def new_token() -> str:
@@ -72,6 +74,9 @@ class NewUser(BaseModel):
     teams: list[str] = Field(default_factory=list)
     email: str | None = Field(None, max_length=254, pattern=_EMAIL)
     slack_id: str | None = Field(None, max_length=40, pattern=_SLACK_ID)
+    entra_id: str | None = Field(
+        None, pattern=_ENTRA_ID, description="Their Entra object id (Microsoft Teams answers)."
+    )
 
 
 class UserChange(BaseModel):
@@ -83,8 +88,11 @@ class UserChange(BaseModel):
     teams: list[str] | None = None
     email: str | None = Field(None, max_length=254, pattern=_EMAIL)
     slack_id: str | None = Field(None, max_length=40, pattern=_SLACK_ID)
+    entra_id: str | None = Field(
+        None, pattern=_ENTRA_ID, description="Their Entra object id (Microsoft Teams answers)."
+    )
     clear: list[str] = Field(
-        default_factory=list, description="Fields to clear: 'email', 'slack_id'."
+        default_factory=list, description="Fields to clear: 'email', 'slack_id', 'entra_id'."
     )
 
 
@@ -192,6 +200,7 @@ class PeopleService:
             raise AlreadyExists(f"user {body.name} exists already")
         await self._check_teams(body.teams)
         await self._check_slack_id(body.slack_id, body.name)
+        await self._check_entra_id(body.entra_id, body.name)
         data = body.model_dump(exclude_none=True)
         return await self._store.add_user(
             body.name,
@@ -199,26 +208,33 @@ class PeopleService:
             teams=body.teams,
             email=body.email,
             slack_id=body.slack_id,
+            entra_id=body.entra_id,
             events=[
                 NewEvent(type="user.added", actor=actor.name, data={"user": body.name, **data})
             ],
         )
 
     async def update_user(self, actor: User, name: str, body: UserChange) -> User:
-        """Change a user's role, teams (exactly these), email or Slack id; audited."""
+        """Change a user's role, teams (exactly these), email, Slack or Entra id; audited."""
         check_can_manage_people(actor)
         user = await self._store.get_user(name)
         if user is None:
             raise UserNotFound(f"no user {name}")
-        unknown = [f for f in body.clear if f not in ("email", "slack_id")]
+        unknown = [f for f in body.clear if f not in _CLEARABLE]
         if unknown:
             raise Invalid(
                 f"cannot clear {unknown[0]!r}",
-                [{"loc": ["clear"], "msg": "only 'email' and 'slack_id' can be cleared"}],
+                [
+                    {
+                        "loc": ["clear"],
+                        "msg": "only 'email', 'slack_id' and 'entra_id' can be cleared",
+                    }
+                ],
             )
         if body.teams is not None:
             await self._check_teams(body.teams)
         await self._check_slack_id(body.slack_id, name)
+        await self._check_entra_id(body.entra_id, name)
         changes: dict[str, Any] = body.model_dump(exclude_none=True, exclude={"clear"})
         changes |= {f: None for f in body.clear}
         return await self._store.add_user(
@@ -227,6 +243,7 @@ class PeopleService:
             teams=user.teams if body.teams is None else body.teams,
             email="" if "email" in body.clear else body.email,
             slack_id="" if "slack_id" in body.clear else body.slack_id,
+            entra_id="" if "entra_id" in body.clear else body.entra_id,
             events=[
                 NewEvent(
                     type="user.updated", actor=actor.name, data={"user": name, "changes": changes}
@@ -249,3 +266,10 @@ class PeopleService:
         holder = await self._store.user_for_slack_id(slack_id)
         if holder is not None and holder.name != name:
             raise AlreadyExists(f"Slack id {slack_id} belongs to {holder.name} already")
+
+    async def _check_entra_id(self, entra_id: str | None, name: str) -> None:
+        if entra_id is None:
+            return
+        holder = await self._store.user_for_entra_id(entra_id)
+        if holder is not None and holder.name != name:
+            raise AlreadyExists(f"Entra object id {entra_id} belongs to {holder.name} already")

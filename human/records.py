@@ -47,7 +47,7 @@ class Run(Record):
 
 NotificationStatus = Literal["queued", "sent", "failed", "skipped"]
 # What a notification tells: a request waits, moved up its ladder, or was handed to someone else.
-NotificationEvent = Literal["created", "escalated", "reassigned"]
+NotificationEvent = Literal["created", "escalated", "reassigned", "answered"]
 
 
 class Notification(Record):
@@ -143,6 +143,7 @@ class User(Record):
     teams: tuple[str, ...] = ()
     email: str | None = None
     slack_id: str | None = None
+    entra_id: str | None = None
 
 
 JobLane = Literal["work", "delivery"]
@@ -180,6 +181,26 @@ class Team(Record):
     name: str
     description: str = ""
     members: tuple[str, ...] = ()
+
+
+class TeamsConversation(Record):
+    """The Microsoft Teams conversation (a channel) a Baton team's requests are posted to."""
+
+    team: str
+    service_url: str
+    conversation_id: str
+    tenant_id: str | None = None
+    linked_by: str
+    linked_at: datetime
+
+
+class TeamsCard(Record):
+    """A card the Teams bot posted about a request: where, and the activity to update."""
+
+    request_id: str
+    service_url: str
+    conversation_id: str
+    activity_id: str
 
 
 class ApiToken(Record):

@@ -45,7 +45,7 @@ from human.access import (
 from human.answer_schema import answer_schema
 from human.kinds import KINDS, Kind
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
-from human.routing import blocks
+from human.routing import blocks, notifications_for
 from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
 
 logger = logging.getLogger(__name__)
@@ -88,9 +88,11 @@ class RequestService:
         worker: LocalWorker | None = None,
         claim_s: float = 900.0,
         notify_channels: Sequence[str] = (),
+        answer_channels: Sequence[str] = (),
     ) -> None:
         self._store = store
         self._channels = tuple(notify_channels)
+        self._answer_channels = tuple(answer_channels)
         self._clock = clock
         self._on_change = on_change or (lambda kind, request_id: None)
         self._worker = worker
@@ -236,6 +238,7 @@ class RequestService:
             final=answer,
             lease=self._worker.lease if self._worker else None,
             audit=audit,
+            notifications=notifications_for(request, self._answer_channels, "answered"),
         )
         if outcome.job is not None and self._worker is not None:
             self._worker.accept(outcome.job)

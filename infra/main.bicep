@@ -141,6 +141,20 @@ param slackSigningSecret string = ''
 param slackBotToken string = ''
 
 @secure()
+@description('BATON_TEAMS_WEBHOOK_URL: a Teams incoming webhook or Workflows URL (Key Vault). Empty: off.')
+param teamsWebhookUrl string = ''
+
+@description('BATON_TEAMS_APP_ID: the Azure Bot\'s Microsoft app id (single-tenant, or the client id of its user-assigned managed identity). Empty: no Teams bot.')
+param teamsAppId string = ''
+
+@secure()
+@description('BATON_TEAMS_APP_PASSWORD: the bot\'s client secret (Key Vault). Empty: the managed identity whose client id is teamsAppId.')
+param teamsAppPassword string = ''
+
+@description('BATON_TEAMS_TENANT_ID: the tenant of the bot\'s app registration. Empty: this deployment\'s tenant.')
+param teamsTenantId string = ''
+
+@secure()
 @description('BATON_SMTP_URL, with its password (Key Vault). Empty: off.')
 param smtpUrl string = ''
 
@@ -273,6 +287,8 @@ module vault 'modules/vault.bicep' = {
     slackWebhookUrl: slackWebhookUrl
     slackSigningSecret: slackSigningSecret
     slackBotToken: slackBotToken
+    teamsWebhookUrl: teamsWebhookUrl
+    teamsAppPassword: teamsAppPassword
     smtpUrl: smtpUrl
     webhookSecret: webhookSecret
   }
@@ -321,6 +337,8 @@ module apps 'modules/apps.bicep' = {
     easyAuthGroups: easyAuthGroups
     easyAuthAdminGroup: easyAuthAdminGroup
     webhookUrl: webhookUrl
+    teamsAppId: teamsAppId
+    teamsTenantId: teamsTenantId
     smtpFrom: smtpFrom
     claimSeconds: claimSeconds
     maxBodyBytes: maxBodyBytes

@@ -1,4 +1,4 @@
-"""Real servers that receive what Baton sends: an HTTP receiver (webhooks, Slack) and SMTP.
+"""Real servers that receive what Baton sends: HTTP receivers (webhooks, Slack, Teams) and SMTP.
 
 Both run in a thread of the test process on a loopback port, so a `baton serve` child process
 talks to them over real sockets. The HTTP receiver answers each request with the next status of
@@ -26,12 +26,14 @@ from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qs
 
+import jwt
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
 from tests.harness import free_port
@@ -327,3 +329,151 @@ def smtp_server(directory: Path, *, pause_s: float = 0.0) -> Iterator[SmtpServer
         yield server
     finally:
         controller.stop()
+
+
+# Microsoft Teams: the Bot Connector --------------------------------------------------------
+
+BOT_ISSUER = "https://api.botframework.com"
+IDENTITY_HEADER = "identity-header-for-tests"
+
+
+@dataclass
+class BotConnectorStandIn(Loopback):
+    """What the bot's side of Teams sees: the Bot Connector's OpenID metadata and signing keys
+    (`/openid`, `/keys`), its conversations API (`/v3/conversations/...`: posts, updates,
+    members) and a managed-identity token endpoint (`/msi/token`). `key` signs the tokens a test
+    sends as the Bot Connector would; the keys served endorse it for `msteams`.
+    """
+
+    key: rsa.RSAPrivateKey = field(default_factory=lambda: rsa.generate_private_key(65537, 2048))
+    kid: str = "baton-test-key"
+    members: dict[str, dict[str, Any]] = field(default_factory=dict)
+    received: list[Received] = field(default_factory=list)
+    tokens_asked: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def metadata_url(self) -> str:
+        return f"{self.url}/openid"
+
+    @property
+    def service_url(self) -> str:
+        return f"{self.url}/teams/"
+
+    def jwks(self) -> dict[str, Any]:
+        public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
+        return {"keys": [public | {"kid": self.kid, "use": "sig", "endorsements": ["msteams"]}]}
+
+    def posts(self) -> list[Received]:
+        return [r for r in list(self.received) if r.status == 201]
+
+    def updates(self) -> list[Received]:
+        return [r for r in list(self.received) if r.path.count("/activities/") == 1]
+
+
+@contextlib.contextmanager
+def bot_connector() -> Iterator[BotConnectorStandIn]:
+    """A running Bot Connector stand-in; stopped when the block ends."""
+    stand_in = BotConnectorStandIn()
+    lock = threading.Lock()
+    counter = iter(range(1, 1_000_000))
+
+    class Handler(_Quiet):
+        def _answer(self, status: int, body: Any) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps(body).encode())
+
+        def _record(self, status: int) -> Received:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            received = Received(self.path, headers, body, status)
+            with lock:
+                stand_in.received.append(received)
+            return received
+
+        def do_GET(self) -> None:
+            path, _, query = self.path.partition("?")
+            if path == "/openid":
+                self._answer(200, {"issuer": BOT_ISSUER, "jwks_uri": f"{stand_in.url}/keys"})
+            elif path == "/keys":
+                self._answer(200, stand_in.jwks())
+            elif path == "/msi/token":
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                stand_in.tokens_asked.append({"query": query, **headers})
+                if headers.get("x-identity-header") != IDENTITY_HEADER:
+                    self._answer(401, {"error": "bad identity header"})
+                    return
+                self._answer(
+                    200,
+                    {
+                        "access_token": "bot-connector-token",
+                        "expires_on": str(int(time.time()) + 3600),
+                        "resource": "https://api.botframework.com",
+                        "token_type": "Bearer",
+                    },
+                )
+            elif "/members/" in path:
+                self._record(200)
+                member = stand_in.members.get(path.rsplit("/", 1)[1].replace("%3A", ":"))
+                self._answer(200 if member else 404, member or {"error": "no such member"})
+            else:
+                self._answer(404, {"error": "not here"})
+
+        def do_POST(self) -> None:
+            self._record(201)
+            self._answer(201, {"id": f"activity-{next(counter)}"})
+
+        def do_PUT(self) -> None:
+            self._record(200)
+            self._answer(200, {"id": self.path.rsplit("/", 1)[1]})
+
+    with _serving(Handler) as stand_in.port:
+        yield stand_in
+
+
+@dataclass
+class TokenEndpoint(Loopback):
+    """An Entra token endpoint over TLS (a certificate made for the test, `cafile`): what the
+    client-credentials grant asks (`asked`: each form), and the token it is given."""
+
+    cafile: Path = Path()
+    token: str = "bot-token-from-the-secret"
+    asked: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def authority(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+
+@contextlib.contextmanager
+def token_endpoint(directory: Path) -> Iterator[TokenEndpoint]:
+    """A running HTTPS token endpoint (`/{tenant}/oauth2/v2.0/token`); stopped after the block."""
+    cert, key = self_signed(directory)
+    endpoint = TokenEndpoint(cafile=cert)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+
+    class Handler(_Quiet):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            form = {k: v[-1] for k, v in parse_qs(body).items()}
+            endpoint.asked.append({"path": self.path, **form})
+            self.send_response(200 if self.path.endswith("/oauth2/v2.0/token") else 404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            answer = {"token_type": "Bearer", "expires_in": 3600, "access_token": endpoint.token}
+            self.wfile.write(json.dumps(answer).encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    endpoint.port = int(server.server_address[1])
+    try:
+        yield endpoint
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

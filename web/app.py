@@ -38,6 +38,7 @@ from web.routes import (
     pages_signin,
     slack,
     stream,
+    teams,
 )
 from web.templating import STATIC_DIR
 
@@ -112,7 +113,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.add_exception_handler(BatonError, on_baton_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
-    for module in (health, docs, api_runs, api_requests, stream, api_people, slack):
+    for module in (health, docs, api_runs, api_requests, stream, api_people, slack, teams):
         app.include_router(module.router)
     add_pages(app, settings)
     return app

@@ -26,9 +26,11 @@ class Notice:
     @property
     def headline(self) -> str:
         """One line: what happened to which request."""
-        prefix = {"escalated": "Escalated to ", "reassigned": "Reassigned to "}.get(
-            self.event, "For "
-        )
+        prefix = {
+            "escalated": "Escalated to ",
+            "reassigned": "Reassigned to ",
+            "answered": "Answered in ",
+        }.get(self.event, "For ")
         if self.event == "reassigned" and self.request.assignee:
             return f"{prefix}{self.request.assignee} ({self.request.team}): {self.request.title}"
         return f"{prefix}{self.request.team}: {self.request.title}"
@@ -42,6 +44,9 @@ class Channel(Protocol):
     """
 
     name: str
+    follows_answers: bool
+    """Whether it is also told when a request is answered (event `answered`): a channel whose
+    posted message shows the request's state, and changes with it."""
 
     async def send(self, notice: Notice) -> str | None:
         """Deliver; None when sent, or why there was nothing to send (e.g. no recipients)."""

@@ -72,6 +72,7 @@ class EmailChannel:
     """Sends one message per notice to the request's team."""
 
     name = "email"
+    follows_answers = False
 
     def __init__(
         self,

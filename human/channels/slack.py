@@ -148,6 +148,7 @@ class SlackChannel:
     """Posts Block Kit messages to an incoming webhook."""
 
     name = "slack"
+    follows_answers = False
 
     def __init__(self, webhook_url: str, *, timeout_s: float = 10.0) -> None:
         self._url = webhook_url

@@ -69,6 +69,7 @@ class WebhookChannel:
     """POSTs signed JSON to one URL."""
 
     name = "webhook"
+    follows_answers = False
 
     def __init__(self, url: str, secret: str | None, *, timeout_s: float = 10.0) -> None:
         self._url = url

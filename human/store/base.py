@@ -27,6 +27,8 @@ from human.records import (
     Run,
     RunStatus,
     Team,
+    TeamsCard,
+    TeamsConversation,
     User,
 )
 
@@ -309,10 +311,12 @@ class RequestStore(Protocol):
         final: dict[str, Any],
         lease: Lease | None = None,
         audit: dict[str, Any] | None = None,
+        notifications: Sequence[NewNotification] = (),
     ) -> AnswerOutcome:
         """Apply an answer if the request is open: first answer wins, approvals are counted.
 
-        `audit` is added to the `request.answered` event's data (e.g. an edit's diff).
+        `audit` is added to the `request.answered` event's data (e.g. an edit's diff);
+        `notifications` are outbox rows written with the answer (none if it changed nothing).
         """
         ...
 
@@ -406,12 +410,13 @@ class PeopleStore(Protocol):
         password_hash: str | None = None,
         email: str | None = None,
         slack_id: str | None = None,
+        entra_id: str | None = None,
         events: Sequence[NewEvent] = (),
     ) -> User:
         """Create or update a user and set their teams (with `events`, audit).
 
-        `password_hash`, `email` and `slack_id` left None keep what is stored; "" clears the
-        email or Slack id.
+        `password_hash`, `email`, `slack_id` and `entra_id` left None keep what is stored; ""
+        clears the email, Slack id or Entra object id.
         """
         ...
 
@@ -433,6 +438,14 @@ class PeopleStore(Protocol):
 
     async def user_for_slack_id(self, slack_id: str) -> User | None:
         """The user whose Slack user id this is."""
+        ...
+
+    async def user_for_entra_id(self, entra_id: str) -> User | None:
+        """The user whose Entra object id (a Teams user's `aadObjectId`) this is."""
+        ...
+
+    async def user_for_email(self, email: str) -> User | None:
+        """The user with this email address, compared without regard to case."""
         ...
 
     async def credentials(self, name: str) -> tuple[User, str | None] | None:
@@ -531,6 +544,28 @@ class OutboxStore(Protocol):
         ...
 
 
+class TeamsStore(Protocol):
+    """Where the Teams bot posts each team's requests, and the cards it posted."""
+
+    async def link_teams_conversation(
+        self, link: TeamsConversation, *, events: Sequence[NewEvent] = ()
+    ) -> None:
+        """Post `link.team`'s requests to this conversation from now on (replacing any other)."""
+        ...
+
+    async def teams_conversation(self, team: str) -> TeamsConversation | None:
+        """The conversation a team's requests are posted to, if one is linked."""
+        ...
+
+    async def add_teams_card(self, card: TeamsCard) -> None:
+        """Remember a card the bot posted (the same card twice is kept once)."""
+        ...
+
+    async def teams_cards(self, request_id: str) -> list[TeamsCard]:
+        """The cards the bot posted about a request, oldest first."""
+        ...
+
+
 class AuditStore(Protocol):
     """The append-only audit trail, and a live feed of it."""
 
@@ -559,6 +594,7 @@ class Store(
     EffectStore,
     PeopleStore,
     OutboxStore,
+    TeamsStore,
     AuditStore,
     Protocol,
 ):

@@ -36,6 +36,8 @@ from human.records import (
     Page,
     Run,
     Team,
+    TeamsCard,
+    TeamsConversation,
     User,
 )
 from human.routing import (
@@ -64,6 +66,7 @@ from human.store.dialect import Dialect, Tx
 from human.store.rows import (
     AnswerResult,
     Row,
+    at,
     cancelled_events,
     claim_blocks,
     counts_approvals,
@@ -429,6 +432,7 @@ class SqlStore:
         final: dict[str, Any],
         lease: Lease | None = None,
         audit: dict[str, Any] | None = None,
+        notifications: Sequence[NewNotification] = (),
     ) -> AnswerOutcome:
         """First answer wins; approvals of a multi-approver request are counted per person.
 
@@ -479,6 +483,7 @@ class SqlStore:
                 at=answer.at,
             )
             await _events(tx, [event], answer.at)
+            await _insert_notifications(tx, notifications, now)
             job = None
             if result == "closed":
                 await tx.run(
@@ -657,11 +662,12 @@ class SqlStore:
         password_hash: str | None = None,
         email: str | None = None,
         slack_id: str | None = None,
+        entra_id: str | None = None,
         events: Sequence[NewEvent] = (),
     ) -> User:
         """Create or update a user, creating missing teams, and set exactly these memberships.
 
-        `email` and `slack_id` left None keep what is stored; "" clears them.
+        `email`, `slack_id` and `entra_id` left None keep what is stored; "" clears them.
         """
         now = self._clock()
 
@@ -679,7 +685,7 @@ class SqlStore:
             )
             assert row is not None
             user_id = row["id"]
-            for column, value in (("email", email), ("slack_id", slack_id)):
+            for column, value in (("email", email), ("slack_id", slack_id), ("entra_id", entra_id)):
                 if value is not None:
                     await tx.run(
                         f"UPDATE users SET {column} = NULLIF(:value, '') WHERE id = :id",
@@ -734,6 +740,14 @@ class SqlStore:
         """The user whose Slack user id this is."""
         return await self._user_where("u.slack_id = :slack_id", slack_id=slack_id)
 
+    async def user_for_entra_id(self, entra_id: str) -> User | None:
+        """The user whose Entra object id this is (ids compared in lower case, as Entra's are)."""
+        return await self._user_where("lower(u.entra_id) = lower(:entra_id)", entra_id=entra_id)
+
+    async def user_for_email(self, email: str) -> User | None:
+        """The user with this email address, compared without regard to case (first by name)."""
+        return await self._user_where("lower(u.email) = lower(:email)", email=email)
+
     async def _user_where(self, clause: str, /, **params: Any) -> User | None:
         found = await self._users_where(clause, **params)
         return found[0] if found else None
@@ -741,7 +755,7 @@ class SqlStore:
     async def _users_where(self, clause: str, /, **params: Any) -> list[User]:
         """Users and their teams: a row per membership, in one statement, grouped here."""
         found = await self._all(
-            "SELECT u.id, u.name, u.role, u.email, u.slack_id, m.team FROM users u "
+            "SELECT u.id, u.name, u.role, u.email, u.slack_id, u.entra_id, m.team FROM users u "
             f"LEFT JOIN memberships m ON m.user_id = u.id WHERE {clause} ORDER BY u.name, m.team",
             **params,
         )
@@ -758,6 +772,7 @@ class SqlStore:
                 teams=tuple(teams),
                 email=u["email"],
                 slack_id=u["slack_id"],
+                entra_id=u["entra_id"],
             )
             for u, teams in users.values()
         ]
@@ -980,6 +995,77 @@ class SqlStore:
             return notification_of(updated)
 
         return await self._write_tx(write)
+
+    # Microsoft Teams --------------------------------------------------------------------------
+
+    async def link_teams_conversation(
+        self, link: TeamsConversation, *, events: Sequence[NewEvent] = ()
+    ) -> None:
+        """Post `link.team`'s requests to this conversation from now on, with `events`."""
+
+        async def write(tx: Tx) -> None:
+            await tx.run(
+                "INSERT INTO teams_conversations (team, service_url, conversation_id, tenant_id, "
+                "linked_by, linked_at) VALUES (:team, :service_url, :conversation_id, :tenant_id, "
+                ":linked_by, :linked_at) ON CONFLICT (team) DO UPDATE SET "
+                "service_url = excluded.service_url, conversation_id = excluded.conversation_id, "
+                "tenant_id = excluded.tenant_id, linked_by = excluded.linked_by, "
+                "linked_at = excluded.linked_at",
+                **link.model_dump(),
+            )
+            await _events(tx, events, link.linked_at)
+
+        await self._write_tx(write)
+
+    async def teams_conversation(self, team: str) -> TeamsConversation | None:
+        """The conversation a team's requests are posted to, if one is linked."""
+        row = await self._one(
+            "SELECT team, service_url, conversation_id, tenant_id, linked_by, linked_at "
+            "FROM teams_conversations WHERE team = :team",
+            team=team,
+        )
+        if row is None:
+            return None
+        return TeamsConversation(
+            team=row["team"],
+            service_url=row["service_url"],
+            conversation_id=row["conversation_id"],
+            tenant_id=row["tenant_id"],
+            linked_by=row["linked_by"],
+            linked_at=at(row["linked_at"]),
+        )
+
+    async def add_teams_card(self, card: TeamsCard) -> None:
+        """Remember a card the bot posted (the same card twice is kept once)."""
+        now = self._clock()
+
+        async def write(tx: Tx) -> None:
+            await tx.run(
+                "INSERT INTO teams_cards (request_id, service_url, conversation_id, activity_id, "
+                "posted_at) VALUES (:request_id, :service_url, :conversation_id, :activity_id, "
+                ":now) ON CONFLICT DO NOTHING",
+                now=now,
+                **card.model_dump(),
+            )
+
+        await self._write_tx(write)
+
+    async def teams_cards(self, request_id: str) -> list[TeamsCard]:
+        """The cards the bot posted about a request, oldest first."""
+        found = await self._all(
+            "SELECT request_id, service_url, conversation_id, activity_id FROM teams_cards "
+            "WHERE request_id = :request_id ORDER BY posted_at, activity_id",
+            request_id=request_id,
+        )
+        return [
+            TeamsCard(
+                request_id=r["request_id"],
+                service_url=r["service_url"],
+                conversation_id=r["conversation_id"],
+                activity_id=r["activity_id"],
+            )
+            for r in found
+        ]
 
     # audit ----------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@
 // not set: BATON_OLLAMA_MODEL: for BATON_MODEL=ollama; this deployment calls Azure OpenAI
 // not set: BATON_CLOCK_FILE: tests only; it moves Baton's clock by an offset read from a file
 // not set: BATON_SLACK_API_URL: Slack's own Web API, the default; tests point it at a stand-in
+// not set: BATON_TEAMS_OPENID_METADATA_URL: the Bot Connector's own metadata, the default; tests point it at a stand-in
 param location string
 param tags object
 param environmentName string
@@ -41,6 +42,10 @@ param authUnauthenticatedAction string
 param easyAuthGroups string
 param easyAuthAdminGroup string
 param webhookUrl string
+@description('BATON_TEAMS_APP_ID: the Azure Bot\'s Microsoft app id. Empty: no Teams bot.')
+param teamsAppId string
+@description('BATON_TEAMS_TENANT_ID; empty: this deployment\'s tenant.')
+param teamsTenantId string
 param smtpFrom string
 param claimSeconds int
 param maxBodyBytes int
@@ -137,6 +142,20 @@ var sharedSecrets = concat(
     {
       name: 'slack-bot-token'
       keyVaultUrl: secretUris.slackBotToken
+      identity: identityId
+    }
+  ],
+  empty(secretUris.teamsWebhookUrl) ? [] : [
+    {
+      name: 'teams-webhook-url'
+      keyVaultUrl: secretUris.teamsWebhookUrl
+      identity: identityId
+    }
+  ],
+  empty(secretUris.teamsAppPassword) ? [] : [
+    {
+      name: 'teams-app-password'
+      keyVaultUrl: secretUris.teamsAppPassword
       identity: identityId
     }
   ],
@@ -282,6 +301,32 @@ var channelEnv = concat(
     {
       name: 'BATON_SLACK_BOT_TOKEN'
       secretRef: 'slack-bot-token'
+    }
+  ],
+  empty(secretUris.teamsWebhookUrl) ? [] : [
+    {
+      name: 'BATON_TEAMS_WEBHOOK_URL'
+      secretRef: 'teams-webhook-url'
+    }
+  ],
+  empty(teamsAppId) ? [] : [
+    {
+      // The bot: its app id (the Bot Connector's JWT audience) and its registration's tenant;
+      // with no password below, its tokens come from the managed identity of that client id.
+      name: 'BATON_TEAMS_APP_ID'
+      value: teamsAppId
+    }
+  ],
+  [
+    {
+      name: 'BATON_TEAMS_TENANT_ID'
+      value: empty(teamsTenantId) ? tenant().tenantId : teamsTenantId
+    }
+  ],
+  empty(secretUris.teamsAppPassword) ? [] : [
+    {
+      name: 'BATON_TEAMS_APP_PASSWORD'
+      secretRef: 'teams-app-password'
     }
   ],
   empty(secretUris.smtpUrl) ? [] : [
@@ -455,8 +500,12 @@ resource webAuth 'Microsoft.App/containerApps/authConfigs@2024-03-01' = if (easy
     globalValidation: {
       unauthenticatedClientAction: authUnauthenticatedAction
       redirectToProvider: 'azureactivedirectory'
+      // Slack's callbacks and the Teams bot's activities prove themselves (a signature, the Bot
+      // Connector's JWT) and never carry a sign-in: the platform must let them through.
       excludedPaths: [
         '/healthz'
+        '/integrations/slack/actions'
+        '/integrations/teams/messages'
       ]
     }
     identityProviders: {

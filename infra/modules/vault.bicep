@@ -24,6 +24,10 @@ param slackSigningSecret string
 @secure()
 param slackBotToken string
 @secure()
+param teamsWebhookUrl string
+@secure()
+param teamsAppPassword string
+@secure()
 param smtpUrl string
 @secure()
 param webhookSecret string
@@ -124,6 +128,22 @@ resource slackBotTokenSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if
   }
 }
 
+resource teamsWebhookUrlSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (!empty(teamsWebhookUrl)) {
+  parent: vault
+  name: 'teams-webhook-url'
+  properties: {
+    value: teamsWebhookUrl
+  }
+}
+
+resource teamsAppPasswordSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (!empty(teamsAppPassword)) {
+  parent: vault
+  name: 'teams-app-password'
+  properties: {
+    value: teamsAppPassword
+  }
+}
+
 resource smtpUrlSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (!empty(smtpUrl)) {
   parent: vault
   name: 'smtp-url'
@@ -149,6 +169,8 @@ output secretUris object = {
   slackWebhookUrl: empty(slackWebhookUrl) ? '' : slackWebhookUrlSecret.properties.secretUri
   slackSigningSecret: empty(slackSigningSecret) ? '' : slackSigningSecretSecret.properties.secretUri
   slackBotToken: empty(slackBotToken) ? '' : slackBotTokenSecret.properties.secretUri
+  teamsWebhookUrl: empty(teamsWebhookUrl) ? '' : teamsWebhookUrlSecret.properties.secretUri
+  teamsAppPassword: empty(teamsAppPassword) ? '' : teamsAppPasswordSecret.properties.secretUri
   smtpUrl: empty(smtpUrl) ? '' : smtpUrlSecret.properties.secretUri
   webhookSecret: empty(webhookSecret) ? '' : webhookSecretSecret.properties.secretUri
 }

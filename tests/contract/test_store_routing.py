@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from human.records import HumanRequest, Job, NewEvent
+from human.records import HumanRequest, Job, NewEvent, TeamsCard, TeamsConversation
 from human.routing import notifications_for, timers_for
 from human.store import open_store
 from human.store.base import Progress, Store
@@ -204,6 +204,29 @@ async def test_the_holders_share_of_a_two_approver_request_ends_their_claim(
     assert (partial.request.status, partial.request.claimed_by) == ("pending", None)
     second = an_answer(request.id, "fin", at=clock.now)
     assert (await store.record_answer(second, final=final_of(second))).result == "closed"
+
+
+async def test_an_answer_writes_its_outbox_rows_only_when_it_changes_the_request(
+    clocked: Clocked,
+) -> None:
+    store, clock = clocked.store, clocked.clock
+    request = deadline_request(clock, expires_h=None).model_copy(update={"approvals_required": 2})
+    [request] = await clocked.paused([request])
+    rows = notifications_for(request, ["teams-bot"], "answered")
+
+    first = an_answer(request.id, "fay", at=clock.now)
+    assert (await store.record_answer(first, final=final_of(first), notifications=rows)).result == (
+        "partial"
+    )
+    again = await store.record_answer(first, final=final_of(first), notifications=rows)
+    second = an_answer(request.id, "fin", at=clock.now)
+    closed = await store.record_answer(second, final=final_of(second), notifications=rows)
+    late = an_answer(request.id, "max", at=clock.now)
+    after = await store.record_answer(late, final=final_of(late), notifications=rows)
+
+    assert (again.result, closed.result, after.result) == ("repeated", "closed", "not_open")
+    answered = [n for n in after.request.notifications if n.event == "answered"]
+    assert [(n.channel, n.status) for n in answered] == [("teams-bot", "queued")] * 2
 
 
 async def test_release_ends_only_a_live_claim_and_only_the_holders_unless_forced(
@@ -552,6 +575,49 @@ async def test_teams_users_addresses_and_slack_ids(store: Store) -> None:
     [event] = await collect(store.watch(after_id=0), 1)
     assert (event.type, event.actor, event.data) == ("team.added", "ada", {"team": "legal"})
     assert await store.last_event_id() == event.id
+
+
+async def test_entra_ids_emails_and_the_teams_channels_cards_are_posted_to(store: Store) -> None:
+    oid = "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
+    await store.add_user("lex", role="responder", teams=["legal"], email="Lex@Example.com")
+    linked = await store.add_user("lex", role="responder", teams=["legal"], entra_id=oid)
+    assert (linked.entra_id, linked.email) == (oid, "Lex@Example.com")
+    by_oid = await store.user_for_entra_id(oid.upper())
+    by_email = await store.user_for_email("lex@example.COM")
+    assert (by_oid and by_oid.name, by_email and by_email.name) == ("lex", "lex")
+    cleared = await store.add_user("lex", role="responder", teams=["legal"], entra_id="")
+    assert cleared.entra_id is None
+    assert await store.user_for_entra_id(oid) is None
+    assert await store.user_for_email("nobody@example.com") is None
+
+    assert await store.teams_conversation("legal") is None
+    at = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+    first = TeamsConversation(
+        team="legal",
+        service_url="https://smba.example/emea/",
+        conversation_id="19:a@thread.tacv2",
+        tenant_id="t1",
+        linked_by="ada",
+        linked_at=at,
+    )
+    await store.link_teams_conversation(
+        first, events=[NewEvent(type="teams.linked", actor="ada", data={"team": "legal"})]
+    )
+    moved = first.model_copy(update={"conversation_id": "19:b@thread.tacv2", "linked_by": "max"})
+    await store.link_teams_conversation(moved)
+    assert await store.teams_conversation("legal") == moved
+    [event] = await collect(store.watch(after_id=0), 1)
+    assert (event.type, event.actor) == ("teams.linked", "ada")
+
+    card = TeamsCard(
+        request_id="req_1", service_url=moved.service_url, conversation_id="19:b", activity_id="1"
+    )
+    await store.add_teams_card(card)
+    await store.add_teams_card(card)  # the same post recorded twice is kept once
+    later = card.model_copy(update={"activity_id": "2"})
+    await store.add_teams_card(later)
+    assert await store.teams_cards("req_1") == [card, later]
+    assert await store.teams_cards("req_2") == []
 
 
 async def test_tokens_are_listed_without_secrets_and_revoked_once(store: Store) -> None:

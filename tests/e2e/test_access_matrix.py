@@ -104,6 +104,10 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         "Slack's signature over the body, never a bearer token",
         dict.fromkeys(PEOPLE, 401),
     ),
+    ("POST", "/integrations/teams/messages"): (
+        "the Bot Connector's JWT for the bot's app id, never a Baton bearer token",
+        dict.fromkeys(PEOPLE, 401),
+    ),
     ("POST", "/api/requests/{request_id}/takeover"): (
         "a responder of the owning team or an admin takes the request over",
         SEE | {"sam": 403, "val": 403},
@@ -277,8 +281,13 @@ async def test_every_route_for_every_person(
     await add_vic(db_url, tokens)
     passwords = await demo_passwords(db_url, extra=("vic",))
     mismatches = []
-    slack = {"BATON_SLACK_SIGNING_SECRET": "matrix"}  # configured: only its signature counts
-    async with baton_server(db_url, tokens, server_log, PAGE_ENV | slack) as server:
+    integrations = {"BATON_SLACK_SIGNING_SECRET": "matrix"}  # configured: only its signature counts
+    # the Teams bot configured: only a Bot Connector token counts (none is fetched: no JWT comes)
+    integrations |= {
+        "BATON_TEAMS_APP_ID": "matrix-bot",
+        "BATON_TEAMS_OPENID_METADATA_URL": "http://127.0.0.1:9/",
+    }
+    async with baton_server(db_url, tokens, server_log, PAGE_ENV | integrations) as server:
         shared = await a_paused_refund(server)
         async with server.client("lee") as lee:
             token = await lee.post("/api/tokens", json={"label": "to revoke"})

@@ -143,12 +143,19 @@ async def test_the_cli_lists_and_revokes_tokens(
     assert "no token tok_nothing" in unknown.stderr
 
 
+FIN_OID = "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
+PIA_OID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+
+
 async def test_admins_manage_teams_and_users_and_nobody_else_does(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     async with baton_server(db_url, tokens, server_log) as server:
-        linked = await _call(server, "ada", "PATCH", "/api/users/fin", {"slack_id": "U0SHARED"})
+        linked = await _call(
+            server, "ada", "PATCH", "/api/users/fin", {"slack_id": "U0SHARED", "entra_id": FIN_OID}
+        )
         assert linked.status_code == 200, linked.text
+        assert linked.json()["entra_id"] == FIN_OID
         users_before = (await _call(server, "ada", "GET", "/api/users")).json()
         teams_before = (await _call(server, "ada", "GET", "/api/teams")).json()
 
@@ -169,6 +176,12 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
             "bad slack id": await _call(
                 server, "ada", "POST", "/api/users", {"name": "pia", "slack_id": "lowercase"}
             ),
+            "bad entra id": await _call(
+                server, "ada", "PATCH", "/api/users/fay", {"entra_id": "not-an-object-id"}
+            ),
+            "taken entra id": await _call(
+                server, "ada", "PATCH", "/api/users/fay", {"entra_id": FIN_OID.upper()}
+            ),
             "taken name": await _call(server, "ada", "POST", "/api/users", {"name": "lee"}),
             "taken team": await _call(server, "ada", "POST", "/api/teams", {"name": "finance"}),
             "taken slack id": await _call(
@@ -186,6 +199,8 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
             "unknown team": 422,
             "bad role": 422,
             "bad slack id": 422,
+            "bad entra id": 422,
+            "taken entra id": 409,
             "taken name": 409,
             "taken team": 409,
             "nobody": 404,
@@ -212,6 +227,7 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
                 "teams": ["procurement"],
                 "email": "pia@example.com",
                 "slack_id": "U0PIA",
+                "entra_id": PIA_OID,
             },
         )
         assert added.status_code == 201, added.text
@@ -221,7 +237,7 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
             "ada",
             "PATCH",
             "/api/users/pia",
-            {"role": "admin", "teams": ["finance", "procurement"], "clear": ["email"]},
+            {"role": "admin", "teams": ["finance", "procurement"], "clear": ["email", "entra_id"]},
         )
         assert moved.status_code == 200, moved.text
         assert moved.json() | {"id": None} == {
@@ -231,6 +247,7 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
             "teams": ["finance", "procurement"],
             "email": None,
             "slack_id": "U0PIA",
+            "entra_id": None,
         }
         teams = {t["name"]: t for t in (await _call(server, "ada", "GET", "/api/teams")).json()}
         assert teams["procurement"] == {
@@ -266,4 +283,9 @@ async def test_the_demo_seeds_legal_and_managers_with_distinct_people(db_url: st
     linked = _baton(db_url, "users", "add", "lee", "--team", "support-leads", "--slack-id", "U0LEE")
     assert linked.returncode == 0, linked.stderr
     [lee] = [r for r in _baton(db_url, "users", "list").stdout.splitlines() if r.startswith("lee ")]
-    assert lee.split()[-2:] == ["lee@example.com", "U0LEE"]  # the email it had is kept
+    assert lee.split()[-3:] == ["lee@example.com", "U0LEE", "-"]  # the email it had is kept
+    oid = "eeeeeeee-0000-4000-8000-00000000000e"
+    entra = _baton(db_url, "users", "add", "lee", "--team", "support-leads", "--entra-id", oid)
+    assert entra.returncode == 0, entra.stderr
+    [lee] = [r for r in _baton(db_url, "users", "list").stdout.splitlines() if r.startswith("lee ")]
+    assert lee.split()[-3:] == ["lee@example.com", "U0LEE", oid]
