@@ -188,7 +188,7 @@ class RequestFilter(BaseModel):
         None,
         description="Only requests of the viewer's teams, assigned to them or claimed by them.",
     )
-    order: Literal["newest", "urgent"] = Field(
+    sort: Literal["newest", "urgent"] = Field(
         "newest",
         description="`newest` first, or most `urgent` first: priority, then the nearest "
         "deadline (none last), then the newest.",

@@ -109,7 +109,7 @@ _SELECT_REQUESTS: Final = (
 # Most urgent first: priority, the nearest deadline (none last), the newest (human.store.rows).
 _URGENCY: Final = URGENCY_SQL
 _DUE: Final = "COALESCE(r.expires_at, :far)"
-_URGENT_ORDER: Final = f"{_URGENCY} DESC, {_DUE} ASC, r.seq DESC"
+_URGENT_SORT: Final = f"{_URGENCY} DESC, {_DUE} ASC, r.seq DESC"
 _SELECT_TOKENS: Final = """SELECT t.id, t.label, t.hint, t.created_at, t.revoked_at,
     u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id"""
 # A closed request's timers have nothing left to do: the jobs table keeps only work in flight.
@@ -360,18 +360,18 @@ class SqlStore:
         return await self._read_tx(lambda tx: _request_in(tx, request_id))
 
     async def list_requests(self, flt: RequestFilter) -> Page:
-        """Requests, newest or most urgent first, keyset-paginated (`RequestFilter.order`)."""
+        """Requests, newest or most urgent first, keyset-paginated (`RequestFilter.sort`)."""
         where, params = _request_where(self.dialect, flt, with_status=True)
 
         async def read(tx: Tx) -> Page:
-            order = _URGENT_ORDER if flt.order == "urgent" else "r.seq DESC"
+            sort = _URGENT_SORT if flt.sort == "urgent" else "r.seq DESC"
             found = await tx.all(
-                f"{_SELECT_REQUESTS} WHERE {where} ORDER BY {order} LIMIT :limit",
+                f"{_SELECT_REQUESTS} WHERE {where} ORDER BY {sort} LIMIT :limit",
                 **params,
                 limit=flt.limit + 1,
             )
             items = await _requests_of(tx, found[: flt.limit])
-            if flt.order == "urgent":
+            if flt.sort == "urgent":
                 return urgent_page(found, items, flt.limit)
             return page(found, items, flt.limit)
 
@@ -1268,7 +1268,7 @@ def _request_where(
         )
         params |= {"mine": flt.waiting_for.name, "mine_teams": list(flt.waiting_for.teams)}
     if flt.cursor and with_status:
-        if flt.order == "urgent":
+        if flt.sort == "urgent":
             rank, due, seq = urgency_cursor(flt.cursor)
             where.append(
                 f"({_URGENCY} < :c_rank OR ({_URGENCY} = :c_rank AND ({_DUE} > :c_due "
@@ -1278,7 +1278,7 @@ def _request_where(
         else:
             where.append("r.seq < :cursor")
             params["cursor"] = cursor_seq(flt.cursor)
-    if flt.order == "urgent":
+    if flt.sort == "urgent":
         params["far"] = NO_DEADLINE
     return " AND ".join(where), params
 

@@ -222,7 +222,7 @@ async def test_most_urgent_first_pages_by_priority_then_deadline_then_newest(sto
     seen: list[str] = []
     cursor = None
     for _ in range(len(made)):
-        page = await store.list_requests(RequestFilter(order="urgent", limit=2, cursor=cursor))
+        page = await store.list_requests(RequestFilter(sort="urgent", limit=2, cursor=cursor))
         seen += [r.id for r in page.items]
         cursor = page.next_cursor
         if cursor is None:
@@ -230,6 +230,6 @@ async def test_most_urgent_first_pages_by_priority_then_deadline_then_newest(sto
     assert seen == [r.id for r in expected]
     assert cursor is None
     with pytest.raises(Invalid):
-        await store.list_requests(RequestFilter(order="urgent", cursor="s12"))
+        await store.list_requests(RequestFilter(sort="urgent", cursor="s12"))
     with pytest.raises(Invalid):
-        await store.list_requests(RequestFilter(order="urgent", cursor="u1.x.3"))
+        await store.list_requests(RequestFilter(sort="urgent", cursor="u1.x.3"))
