@@ -119,6 +119,7 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
     ("GET", "/"): ("signed in; lists only the requests one may see", PAGE),
     ("GET", "/inbox"): ("signed in; lists only the requests one may see", PAGE),
     ("GET", "/requests/{request_id}"): ("who may see the run", SEE_PAGE),
+    ("GET", "/requests/{request_id}/live"): ("who may see the run", SEE_PAGE),
     ("POST", "/requests/{request_id}"): (
         "a responder of the owning team or an admin; never the run's starter approving",
         SEE_FORM | {"sam": 403, "val": 403},
@@ -216,9 +217,7 @@ PAGE_FORMS: dict[str, dict[str, str]] = {
 
 
 def is_page(method: str, path: str) -> bool:
-    return method != "MOUNT" and not path.startswith(
-        ("/api", "/healthz", "/docs", "/openapi")
-    )
+    return method != "MOUNT" and not path.startswith(("/api", "/healthz", "/docs", "/openapi"))
 
 
 async def call_page(
@@ -324,9 +323,8 @@ def headers_missing(reply: httpx.Response, path: str, *, credentialed: bool) -> 
     policy = reply.headers.get("content-security-policy", "")
     if "frame-ancestors 'none'" not in policy:
         missing.append("content-security-policy")
-    if (
-        reply.headers.get("content-type", "").startswith("text/html")
-        and ("script-src 'self'" not in policy or "unsafe-inline" in policy)
+    if reply.headers.get("content-type", "").startswith("text/html") and (
+        "script-src 'self'" not in policy or "unsafe-inline" in policy
     ):
         missing.append("content-security-policy for a page")
     if credentialed and not reply.headers.get("cache-control"):
