@@ -287,8 +287,9 @@ async def shoot(
     ]
     for context, name in shots:
         written += await photograph(context, f"/requests/{pages[name]}", name)
-    for name in ("run-waiting", "run-rejected", "run-refunded", "run-support"):
+    for name in ("run-waiting", "run-rejected", "run-refunded"):
         written += await photograph(lee, f"/runs/{pages[name]}", name)
+    written += await photograph(sam, f"/runs/{pages['run-support']}", "run-support")
     written += await photograph(max_, f"/runs/{pages['run-escalated']}", "run-escalated")
     written += await photograph(lee, "/runs", "runs")
     written += await photograph(lee, "/runs/new?workflow=refund", "run-new")
