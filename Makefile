@@ -9,7 +9,7 @@ PORT   ?= 8000
 TEST_WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: install run postgres postgres-stop test test-fast fuzz bench lint format clean
+.PHONY: install run postgres postgres-stop test test-fast fuzz bench lint format clean screenshots
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,11 @@ FUZZ_EXAMPLES ?= 50
 fuzz: install
 	BATON_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) BATON_FUZZ_PHASES=examples,coverage,fuzzing \
 		$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/e2e/test_fuzz_api.py
+
+# Every page at 1366x768 and 390x844 as the demo people see it, requests in every state, as PNGs
+# in var/screenshots/ (git-ignored): the whole UI in one go (README: Web pages).
+screenshots: install
+	$(BIN)/python -m tests.screenshots
 
 bench: install
 	$(BIN)/baton bench --json

@@ -26,7 +26,7 @@ import pytest
 
 from baton import devpg
 from human.store import open_store
-from tests.harness import SERVING, Server, baton_server, seed
+from tests.harness import SERVING, MovableClock, Server, baton_server, seed
 from tests.pages import PAGE_ENV, demo_passwords
 from tests.samples import MODULES as SAMPLES
 
@@ -143,6 +143,26 @@ async def page_server(
 ) -> AsyncIterator[Server]:
     """The app with a known BATON_SECRET_KEY (tests.pages) and the demo passwords set."""
     async with baton_server(db_url, tokens, server_log, PAGE_ENV) as running:
+        yield running
+
+
+@pytest.fixture
+def clock(tmp_path: Path) -> MovableClock:
+    """Baton's clock for this test's servers, moved by `clock.jump(...)`."""
+    return MovableClock(tmp_path / "clock")
+
+
+@pytest.fixture
+async def clocked_server(
+    db_url: str,
+    tokens: dict[str, str],
+    passwords: dict[str, str],
+    server_log: Path,
+    clock: MovableClock,
+) -> AsyncIterator[Server]:
+    """`samples_server` on the test's movable `clock`."""
+    env = PAGE_ENV | clock.env | {"BATON_WORKFLOWS": SAMPLES}
+    async with baton_server(db_url, tokens, server_log, env) as running:
         yield running
 
 

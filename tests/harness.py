@@ -45,6 +45,16 @@ REFUND_120 = {
     "workflow": "refund",
     "input": {"order_id": "A-1002", "amount": 120, "reason": "broken"},
 }
+LATE_PURCHASE = {
+    "workflow": "purchase",
+    "input": {
+        "item": "laptop",
+        "amount": 2400,
+        "vendor": "Contoso",
+        "requester": "sam",
+        "approve_within_hours": 0.05,  # its approvals escalate to managers after 90 s
+    },
+}
 REFUND_1500 = {
     "workflow": "refund",
     "input": {"order_id": "A-1003", "amount": 1500, "reason": "lost"},

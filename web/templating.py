@@ -99,6 +99,14 @@ def duration(seconds: float) -> str:
     return f"{days} d {hours} h" if hours else f"{days} d"
 
 
+def exact_duration(seconds: float) -> str:
+    """A length of time to the second under ten minutes (`1 min 40 s`), else as `duration`."""
+    whole = math.floor(abs(seconds))
+    if 60 <= whole < 600 and whole % 60:
+        return f"{whole // 60} min {whole % 60} s"
+    return duration(whole)
+
+
 def time_left(deadline: datetime | None, now: datetime | None = None) -> str:
     """What is left until a deadline: `2 h 5 min left`, `overdue by 3 min`, or `no deadline`."""
     if deadline is None:
@@ -143,6 +151,11 @@ def gist(event: AuditEvent) -> str:
     return ""
 
 
+def shown_status(status: str) -> str:
+    """A request's status as a person reads it: `resumed` (delivered to the run) is `answered`."""
+    return "answered" if status == "resumed" else status
+
+
 def without(mapping: Any, *keys: str) -> dict[str, Any]:
     """A mapping less some keys (a non-mapping: empty)."""
     if not isinstance(mapping, dict):
@@ -158,6 +171,8 @@ templates.env.filters.update(
     humanize=humanize,
     gist=gist,
     without=without,
+    shown_status=shown_status,
     duration=duration,
+    exact_duration=exact_duration,
 )
 templates.env.globals.update(duration=duration)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from baton.errors import NotPermitted, WorkflowNotFound
 from baton.wiring import Parts
+from human import summary
 from human.access import (
     check_can_answer,
     check_can_cancel,
@@ -32,6 +34,7 @@ from human.kinds import KINDS
 from human.records import (
     OPEN_STATUSES,
     TERMINAL_RUN,
+    AuditEvent,
     HumanRequest,
     RequestStatus,
     Run,
@@ -39,7 +42,7 @@ from human.records import (
     User,
 )
 from human.routing import claim_is_live
-from human.store.base import RequestFilter
+from human.store.base import RequestFilter, Viewer
 from web.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from web.graph import GraphLayout, lay_out
 from workflows.platform import registry
@@ -71,7 +74,6 @@ INBOX_EVENTS: Final = (
     "run.resumed",
 )
 
-
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -94,12 +96,33 @@ def _blank_is_none(value: Any) -> Any:
     return None if isinstance(value, str) and not value.strip() else value
 
 
+View = Literal["mine", "unassigned", "claimed", "overdue", "answered", "all"]
+VIEWS: Final[tuple[tuple[View, str], ...]] = (
+    ("mine", "My work"),
+    ("unassigned", "Unassigned"),
+    ("claimed", "Claimed by me"),
+    ("overdue", "Overdue"),
+    ("answered", "Answered by me"),
+    ("all", "All requests"),
+)
+"""The inbox's saved views, in the order of its tabs; `mine` is the default."""
+
+SHOWN_STATUSES: Final = ("pending", "claimed", "escalated", "answered", "expired", "cancelled")
+"""The statuses a person is shown: `resumed` (answered and delivered) is shown as answered."""
+
+
 class InboxQuery(BaseModel):
-    """The inbox's filters, from its query string (an empty field means no filter)."""
+    """The inbox's view and filters, from its query string (an empty field means no filter).
+
+    A view is a saved filter: `mine` (the default) is everything open that waits for me (my
+    teams', assigned to me, claimed by me), most urgent first. Filters narrow any view; filters
+    without a view are `all`.
+    """
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    status: RequestStatus | Literal["any"] = "pending"
+    view: View | None = None
+    status: RequestStatus | Literal["any"] | None = None
     team: str = MY_TEAMS
     kind: str | None = None
     workflow: str | None = None
@@ -107,15 +130,10 @@ class InboxQuery(BaseModel):
     overdue: bool = False
     cursor: str | None = None
 
-    @field_validator("kind", "workflow", "assignee", "cursor", mode="before")
+    @field_validator("kind", "workflow", "assignee", "cursor", "status", "view", mode="before")
     @classmethod
     def _blank(cls, value: Any) -> Any:
         return _blank_is_none(value)
-
-    @field_validator("status", mode="before")
-    @classmethod
-    def _status(cls, value: Any) -> Any:
-        return _blank_is_none(value) or "pending"
 
     @field_validator("kind")
     @classmethod
@@ -124,11 +142,26 @@ class InboxQuery(BaseModel):
             raise ValueError(f"must be one of {', '.join(KINDS)}")
         return value
 
-    def request_filter(self, user: User, now: datetime) -> RequestFilter:
-        """The store filter these choices mean for `user` (overdue: deadline before `now`)."""
-        return RequestFilter(
-            status=None if self.status == "any" else self.status,
-            team=None if self.team in (MY_TEAMS, ALL_TEAMS) else self.team,
+    @property
+    def shown_view(self) -> View:
+        """The view in effect: the one named; else `all` when a filter is set; else `mine`."""
+        if self.view is not None:
+            return self.view
+        filtered = self.status or self.kind or self.workflow or self.assignee or self.overdue
+        return "all" if filtered or self.team != MY_TEAMS else "mine"
+
+    def request_filter(self, user: User, now: datetime, view: View | None = None) -> RequestFilter:
+        """The store filter of `view` (else the view in effect) and these filters for `user`."""
+        view = view or self.shown_view
+        statuses: tuple[str, ...] | None = None
+        if self.status == "answered":
+            statuses = ("answered", "resumed")
+        elif self.status not in (None, "any"):
+            statuses = (str(self.status),)
+        team_given = self.team not in (MY_TEAMS, ALL_TEAMS)
+        flt = RequestFilter(
+            statuses=statuses,
+            team=self.team if team_given else None,
             teams=tuple(user.teams) if self.team == MY_TEAMS else None,
             kind=self.kind,
             workflow=self.workflow,
@@ -137,6 +170,21 @@ class InboxQuery(BaseModel):
             cursor=self.cursor,
             limit=PAGE_SIZE,
         )
+        waiting = {
+            "waiting_for": Viewer(name=user.name, teams=tuple(user.teams)),
+            "teams": None,
+            "sort": "urgent",
+        }
+        opened = {"statuses": statuses or OPEN_STATUSES}
+        changes: dict[View, dict[str, Any]] = {
+            "mine": waiting | opened,
+            "unassigned": opened | {"unassigned": True, "sort": "urgent"},
+            "claimed": {"claimed_by": user.name, "statuses": ("claimed",), "sort": "urgent"},
+            "overdue": waiting | opened | {"overdue_at": now},
+            "answered": {"answered_by": user.name, "teams": None},
+            "all": {},
+        }
+        return flt.model_copy(update=changes[view])
 
     def link(self, **changes: Any) -> str:
         """The inbox URL of these filters with `changes` (a new filter starts a new page)."""
@@ -144,8 +192,6 @@ class InboxQuery(BaseModel):
         query = {
             k: ("1" if v is True else v) for k, v in values.items() if v not in (None, "", False)
         }
-        if query.get("status") == "pending":
-            del query["status"]
         return "/" + (f"?{urlencode(query)}" if query else "")
 
 
@@ -190,26 +236,54 @@ RUN_EVENTS: Final = (
 
 
 async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, Any]:
-    """The inbox: one page of requests under `query`, counts per status, the filter choices."""
+    """The inbox: one page of the view's requests, each view's count, the filter choices."""
+    after = await parts.store.last_event_id()  # first: what is written from now on goes live
     now = parts.requests.now()
+    view = query.shown_view
     flt = query.request_filter(user, now)
     page = await parts.requests.list(flt, viewer=user)
-    counts = await parts.requests.count(flt, viewer=user)
+    tabs = []
+    for name, label in VIEWS:
+        counted = await parts.requests.count(
+            query.request_filter(user, now, name).model_copy(update={"cursor": None}), viewer=user
+        )
+        wanted = query.request_filter(user, now, name).statuses
+        n = sum(v for k, v in counted.items() if wanted is None or k in wanted)
+        tabs.append(
+            {"view": name, "label": label, "count": n, "link": InboxQuery(view=name).link()}
+        )
+    runs = {r.run_id: await parts.store.get_run(r.run_id) for r in page.items}
     return {
         "query": query,
+        "view": view,
+        "tabs": tabs,
+        "view_label": dict(VIEWS)[view],
         "requests": page.items,
+        "rows": {r.id: inbox_row(r, runs.get(r.run_id), now) for r in page.items},
         "next_link": query.link(cursor=page.next_cursor) if page.next_cursor else None,
         "first_link": query.link() if query.cursor else None,
-        "counts": [(s, counts.get(s, 0)) for s in REQUEST_STATUSES],
-        "total": sum(counts.values()),
-        "statuses": REQUEST_STATUSES,
+        "statuses": SHOWN_STATUSES,
         "kinds": tuple(KINDS),
         "workflows": [w.name for w in registry.all_workflows()],
         "teams": tuple(user.teams),
         "live_types": ",".join(INBOX_EVENTS),
+        "after": after,
         "section": "inbox",
-        "approvals": {r.id: approvals_given(r) for r in page.items},
-        "overdue": {r.id for r in page.items if is_overdue(r, now)},
+    }
+
+
+def inbox_row(request: HumanRequest, run: Run | None, now: datetime) -> dict[str, Any]:
+    """What a row tells about a request: what is decided on, who started it, how urgent it is."""
+    is_open = request.status in OPEN_STATUSES
+    return {
+        "arguments": summary.key_arguments(request, most=3),
+        "started_by": run.created_by if run else None,
+        "workflow": run.workflow if run else None,
+        "snippet": summary.snippet(request.reason),
+        "open": is_open,
+        "overdue": is_overdue(request, now),
+        "deadline": request.expires_at if is_open else None,
+        "approvals": len(summary.approvers(request)),
     }
 
 
@@ -228,11 +302,6 @@ def _four_eyes_allow(user: User, request: HumanRequest, run: Run, decision: str)
     except NotPermitted:
         return False
     return True
-
-
-def approvals_given(request: HumanRequest) -> int:
-    """How many distinct people approved so far (for two-approver requests)."""
-    return len({a.actor for a in request.answers if a.decision == "approve"})
 
 
 # one request --------------------------------------------------------------------------------
@@ -267,55 +336,101 @@ def context_view(context: dict[str, Any], *, reason: str | None = None) -> Conte
         echoed=bool(echoes),
         rest=[(k, v) for k, v in rest.items() if not isinstance(v, dict)],
         records=[(k, v) for k, v in rest.items() if isinstance(v, dict)],
-        conversation=[_message(m) for m in conversation if m is not None],
+        conversation=messages_of([m for m in conversation if m is not None]),
     )
 
 
-def _message(entry: Any) -> dict[str, Any]:
-    """One conversation entry in one shape: who, and text, a tool call or a tool's result.
+_SPEAKERS: Final = {"user": "User", "assistant": "Agent", "tool": "Tool", "system": "System"}
+_SAID_BY: Final = re.compile(r"^(?P<who>[\w.-]{1,30}): (?P<text>.+)$", re.DOTALL)
+_TRAILING_JSON: Final = re.compile(r"^(?P<lead>[^{}\[\]]*?):?\s*(?P<json>\{.*\})\s*$", re.DOTALL)
 
-    Takes an agent's own entries (`role` with `text`, `tool_call` or `tool_result`), the
-    recorded transcript's (`type`: message, tool_call, tool_result, handoff, request, answer) and
-    plain lines of text.
+
+def _structured(value: Any) -> Any:
+    """A tool's result or arguments as data: JSON text parsed, anything else as it is."""
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _raw(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, indent=2, default=str)
+
+
+def _message(entry: Any) -> dict[str, Any] | None:
+    """One conversation entry in one shape, or None for an entry that says nothing.
+
+    The shape: `speaker` (who, in words), `role` (for styling), and one of `text` (with `data`
+    when the text ends in a JSON object), `tool_call` with `arguments`, or `tool_result` (data
+    when it is JSON); `raw` keeps the JSON of a call or result for a disclosure. Takes an agent's
+    own entries (`role` with `text`, `tool_call` or `tool_result`), the recorded transcript's
+    (`type`: message, tool_call, tool_result, handoff, request, answer) and plain lines of text.
     """
+    if isinstance(entry, dict) and set(entry) == {"line"}:
+        entry = entry["line"]
     if not isinstance(entry, dict):
-        return {"role": "note", "text": str(entry)}
+        text = str(entry).strip()
+        said = _SAID_BY.match(text)
+        if said:  # "customer: the words" is the customer speaking
+            who = said.group("who")
+            return {"role": who.lower(), "speaker": who.capitalize(), "text": said.group("text")}
+        return {"role": "note", "speaker": "Note", "text": text} if text else None
     kind = entry.get("type")
     who = entry.get("role") or entry.get("agent") or entry.get("by") or entry.get("author")
+    name = entry.get("name") or entry.get("agent")
     if "tool_call" in entry or kind == "tool_call":
+        arguments = _structured(entry.get("arguments")) or {}
+        speaker = _SPEAKERS.get(str(who or "assistant"), str(who or "Agent"))
         return {
-            "role": str(who or "assistant"),
+            "role": "assistant",
+            "speaker": speaker if not name or name == who else f"{speaker} · {name}",
             "tool_call": str(entry.get("tool_call") or entry.get("tool")),
-            "arguments": entry.get("arguments") or {},
+            "arguments": arguments,
+            "raw": _raw(arguments),
         }
     if "tool_result" in entry or kind == "tool_result":
-        result = entry.get("tool_result", entry.get("result"))
-        shown = result if isinstance(result, str) else json.dumps(result, default=str)
+        result = _structured(entry.get("tool_result", entry.get("result")))
+        tool = entry.get("tool") or entry.get("name")
         return {
-            "role": str(entry.get("role") or "tool"),
-            "name": entry.get("tool"),
-            "tool_result": shown,
+            "role": "tool",
+            "speaker": f"Tool · {tool}" if tool else "Tool",
+            "tool_result": result,
+            "raw": _raw(result),
         }
     if kind == "handoff":
-        return {
-            "role": "handoff",
-            "text": f"{entry.get('from')} hands the case to {entry.get('to')}",
-        }
+        text = f"{entry.get('from')} hands the case to {entry.get('to')}"
+        return {"role": "handoff", "speaker": "Handoff", "text": text}
     if kind == "request":
         text = f"asked {entry.get('team')} ({entry.get('kind')}): {entry.get('title')}"
-        return {"role": "baton", "text": text}
+        return {"role": "baton", "speaker": "Baton", "text": text}
     if kind == "answer":
         note = f": {entry['text']}" if entry.get("text") else ""
         text = f"{entry.get('by')} answered with {entry.get('decision')}{note}"
-        return {"role": "person", "text": text}
+        return {"role": "person", "speaker": str(entry.get("by") or "Person"), "text": text}
     said = entry.get("text", entry.get("content"))
+    text = said if isinstance(said, str) else ("" if said is None else str(said))
+    if not text.strip():
+        return None
+    role = str(who or "message")
+    speaker = _SPEAKERS.get(role, role.capitalize())
     message: dict[str, Any] = {
-        "role": str(who or "message"),
-        "text": said if isinstance(said, str) else ("" if said is None else str(said)),
+        "role": role,
+        "speaker": f"{speaker} · {name}" if name and name != who else speaker,
+        "text": text,
     }
-    if entry.get("name"):
-        message["name"] = str(entry["name"])
+    trailing = _TRAILING_JSON.match(text)
+    if trailing:
+        data = _structured(trailing.group("json"))
+        if isinstance(data, dict):
+            message |= {"text": trailing.group("lead").strip(), "data": data, "raw": _raw(data)}
     return message
+
+
+def messages_of(entries: list[Any]) -> list[dict[str, Any]]:
+    """A conversation's entries in one shape (`_message`), those that say nothing left out."""
+    return [m for m in map(_message, entries) if m is not None]
 
 
 async def request_page(
@@ -344,6 +459,7 @@ async def request_page(
     Returns:
         The page's context.
     """
+    after = await parts.store.last_event_id()  # first: what is written from now on goes live
     request = await parts.requests.get(request_id, viewer=user)
     run = await parts.runtime.get(request.run_id, viewer=user)
     events = await parts.requests.events(request.id, viewer=user)
@@ -382,7 +498,34 @@ async def request_page(
                 f"{request.kind} requests; another member of {request.team} must."
             )
         forms = tuple(allowed)
+    approvers = summary.approvers(request)
+    approved_by_me = next(
+        (a.at for a in request.answers if a.actor == user.name and a.decision == "approve"), None
+    )
+    if is_open and approved_by_me is not None:
+        forms = ()  # an approver of a two-approver request has nothing more to decide
+    run_effects = [
+        str(e.data.get("tool"))
+        for e in await parts.runtime.events(run.id, viewer=user)
+        if e.type == "effect.executed"
+    ]
+    run_requests = (await parts.requests.list(RequestFilter(run_id=run.id, limit=500))).items
+    outcome = summary.outcome_of(run, run_requests, run_effects)
+    queue = (await parts.requests.list(_my_work(user, now, 12), viewer=user)).items
     return {
+        "after": after,
+        "live_types": ",".join(REQUEST_EVENTS),
+        "approvers": approvers,
+        "approvals_left": max(request.approvals_required - len(approvers), 0),
+        "approved_by_me": approved_by_me if is_open else None,
+        "choices": summary.choices(request),
+        "outcome_text": outcome_text(request, run, events, outcome),
+        "closed_at": _closed_at(request, events),
+        "escalations": escalations_of(request, events),
+        "run_outcome": outcome,
+        "run_outcome_tone": summary.outcome_tone(outcome),
+        "queue": queue if len(queue) > 1 or (queue and queue[0].id != request.id) else [],
+        "queue_overdue": {q.id for q in queue if is_overdue(q, now)},
         "human_request": request,
         "run": run,
         "events": events,
@@ -400,13 +543,117 @@ async def request_page(
         "forms": forms,
         "problem": problem,
         "confirm": confirm,
-        "approvals": approvals_given(request),
         "section": "inbox",
         "question": request.payload.get("question"),
         "options": request.payload.get("options") or [],
         "claim": claim,
         "may_release": claim is not None and _may_release(user, request.claimed_by),
     }
+
+
+# Audit events that may change an open request's page while someone looks at it.
+REQUEST_EVENTS: Final = (
+    "request.answered",
+    "request.expired",
+    "request.cancelled",
+    "request.escalated",
+    "request.claimed",
+    "request.released",
+    "request.reassigned",
+)
+
+
+def _my_work(user: User, now: datetime, limit: int) -> RequestFilter:
+    """The `mine` view's filter: what waits for `user`, most urgent first."""
+    flt = InboxQuery(view="mine").request_filter(user, now)
+    return flt.model_copy(update={"limit": limit})
+
+
+async def next_request(parts: Parts, user: User, after: str) -> HumanRequest | None:
+    """The most urgent open request that waits for `user`, other than `after`."""
+    found = await parts.requests.list(_my_work(user, parts.requests.now(), 2), viewer=user)
+    return next((r for r in found.items if r.id != after), None)
+
+
+def _closed_at(request: HumanRequest, events: list[AuditEvent]) -> datetime | None:
+    """When a closed request closed: its answer, or the event that expired or cancelled it."""
+    if request.status in OPEN_STATUSES:
+        return None
+    if request.answered_at:
+        return request.answered_at
+    ended = [e.at for e in events if e.type in ("request.expired", "request.cancelled")]
+    return ended[-1] if ended else None
+
+
+def escalations_of(request: HumanRequest, events: list[AuditEvent]) -> list[dict[str, Any]]:
+    """Each escalation as it happened (from its audit event): when, to whom, how long after."""
+    return [
+        {
+            "team": e.data.get("to_team"),
+            "at": e.at,
+            "after": (e.at - request.created_at).total_seconds(),
+            "priority": e.data.get("priority"),
+        }
+        for e in events
+        if e.type == "request.escalated"
+    ]
+
+
+def outcome_text(
+    request: HumanRequest, run: Run, events: list[AuditEvent], outcome: str | None
+) -> str:
+    """What became of a closed request, and of its run after it, in words from the records."""
+    if request.status in OPEN_STATUSES:
+        return ""
+    approvers = summary.approvers(request)
+    decided = (request.answer or {}).get("decision")
+    when = _closed_at(request, events)
+    at = f" at {when:%Y-%m-%d %H:%M} UTC" if when else ""
+    if request.status in ("answered", "resumed"):
+        if decided == "approve" and len(approvers) > 1:
+            said = f"Approved by {summary.words(approvers)}{at}."
+        else:
+            shown = f": {decided}" if decided and decided != "answer" else ""
+            said = f"Answered by {request.answered_by}{at}{shown}."
+    elif request.status == "expired":
+        said = f"Expired{at}: nobody answered before the deadline."
+    elif request.status == "cancelled":
+        said = f"Cancelled{at}: it takes no answer."
+    else:
+        said = f"{request.status.capitalize()}{at}."
+    if run.status in TERMINAL_RUN:
+        ended = f" ({outcome})" if outcome else ""
+        return f"{said} The run has ended: {run.status}{ended}."
+    if request.status == "resumed":
+        return f"{said} The run carried on with it."
+    if request.status == "answered":
+        return f"{said} The run resumes with it shortly."
+    return said
+
+
+async def request_live(parts: Parts, user: User, request_id: str, after: int) -> dict[str, Any]:
+    """A request's page after `after`: what others did to it since, and its decision now."""
+    page = await request_page(parts, user, request_id)
+    since = [e for e in page["events"] if e.id > after and e.type in REQUEST_EVENTS]
+    return page | {"changes": [change_text(e) for e in since]}
+
+
+def change_text(event: AuditEvent) -> str:
+    """One thing that happened to a request, for the banner of a page drawn before it."""
+    data, at = event.data, f"{event.at:%H:%M} UTC"
+    if event.type == "request.answered":
+        return f"{event.actor} answered {data.get('decision') or ''} at {at}".replace("  ", " ")
+    if event.type == "request.expired":
+        return f"it expired at {at}, nobody having answered"
+    if event.type == "request.cancelled":
+        return f"it was cancelled at {at}"
+    if event.type == "request.escalated":
+        return f"it was escalated to {data.get('to_team')} at {at}"
+    if event.type == "request.claimed":
+        return f"{event.actor} claimed it at {at}"
+    if event.type == "request.released":
+        return f"the claim on it was released at {at}"
+    return f"it was reassigned at {at}"
 
 
 def _may_release(user: User, holder: str | None) -> bool:
@@ -445,6 +692,7 @@ async def run_page(
     parts: Parts, user: User, run_id: str, *, problem: str | None = None
 ) -> dict[str, Any]:
     """A run: its graph with where it waits, its requests, conversation and audit trail."""
+    after = await parts.store.last_event_id()  # first: what is written from now on goes live
     run = await parts.runtime.get(run_id, viewer=user)
     # as the API's run: who may see a run sees all of its requests
     requests = (await parts.requests.list(RequestFilter(run_id=run_id, limit=500))).items
@@ -457,14 +705,19 @@ async def run_page(
     faults = [f"the run's {f}" for f in run.faults]
     faults += [f"request {r.id}'s {f}" for r in requests for f in r.faults]
     recorded = await parts.runtime.conversation(run_id)
+    effects = [str(e.data.get("tool")) for e in events if e.type == "effect.executed"]
+    outcome = summary.outcome_of(run, requests, effects)
     return {
+        "after": after,
+        "outcome": outcome,
+        "outcome_tone": summary.outcome_tone(outcome),
         "run": run,
         "requests": requests,
         "events": events,
         "graph": shown("the graph", lambda: graph_of(parts, run, requests), None, faults),
         "conversation": shown(
             "the conversation",
-            lambda: [_message(e) for e in recorded] or conversation_of(run, requests),
+            lambda: messages_of(recorded) or conversation_of(run, requests),
             list[dict[str, Any]](),
             faults,
         ),

@@ -178,6 +178,23 @@ class RequestFilter(BaseModel):
     visible_to: Viewer | None = Field(
         None, description="Only requests of runs this viewer may see (None: every request)."
     )
+    statuses: tuple[str, ...] | None = Field(
+        None, description="Only requests in one of these statuses (besides `status`)."
+    )
+    claimed_by: str | None = Field(None, description="Only requests this person holds a claim on.")
+    answered_by: str | None = Field(
+        None, description="Only requests this person answered (an approval of two counts)."
+    )
+    unassigned: bool = Field(False, description="Only requests nobody is assigned or claims.")
+    waiting_for: Viewer | None = Field(
+        None,
+        description="Only requests of the viewer's teams, assigned to them or claimed by them.",
+    )
+    sort: Literal["newest", "urgent"] = Field(
+        "newest",
+        description="`newest` first, or most `urgent` first: priority, then the nearest "
+        "deadline (none last), then the newest.",
+    )
     limit: int = Field(50, ge=1, le=500)
     cursor: str | None = None
 

@@ -12,7 +12,7 @@ import logging
 import secrets
 import typing
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -148,6 +148,52 @@ def cursor_seq(cursor: str) -> int:
             [{"loc": ["cursor"], "msg": "invalid cursor"}],
         )
     return int(digits)
+
+
+PRIORITY_RANK: Final = {"urgent": 3, "high": 2, "normal": 1, "low": 0}
+"""How urgent each priority is (an unknown one counts as normal)."""
+
+URGENCY_SQL: Final = (
+    "CASE r.priority "
+    + " ".join(f"WHEN '{p}' THEN {n}" for p, n in PRIORITY_RANK.items())
+    + " ELSE 1 END"
+)
+NO_DEADLINE: Final = datetime(9999, 12, 31, tzinfo=UTC)
+"""Where a request without a deadline sorts among deadlines: last."""
+
+
+def urgency_cursor(cursor: str) -> tuple[int, datetime, int]:
+    """The (priority rank, deadline, seq) an urgency cursor stands for; 422 for another."""
+    parts = cursor.removeprefix("u").split(".")
+    if (
+        not cursor.startswith("u")
+        or len(parts) != 3
+        or not all(p.isdigit() and len(p) <= 18 for p in parts)
+    ):
+        raise Invalid(
+            "cursor is not one this API issued",
+            [{"loc": ["cursor"], "msg": "invalid cursor"}],
+        )
+    rank, micros, seq = (int(p) for p in parts)
+    try:
+        due = datetime.fromtimestamp(0, UTC) + timedelta(microseconds=micros)
+    except OverflowError as exc:
+        raise Invalid(
+            "cursor is not one this API issued",
+            [{"loc": ["cursor"], "msg": "invalid cursor"}],
+        ) from exc
+    return rank, due, seq
+
+
+def urgent_page(rows: Sequence[Row], items: list[HumanRequest], limit: int) -> Page:
+    """A keyset page from `limit + 1` rows ordered most urgent first (see `urgency_cursor`)."""
+    if len(rows) <= limit:
+        return Page(items=items, next_cursor=None)
+    last = items[limit - 1]
+    due = last.expires_at or NO_DEADLINE
+    micros = (due - datetime.fromtimestamp(0, UTC)) // timedelta(microseconds=1)
+    rank = PRIORITY_RANK.get(last.priority, 1)
+    return Page(items=items[:limit], next_cursor=f"u{rank}.{micros}.{rows[limit - 1]['seq']}")
 
 
 def page(rows: Sequence[Row], items: list[Any], limit: int) -> Page:

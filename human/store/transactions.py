@@ -64,6 +64,8 @@ from human.store.base import (
 )
 from human.store.dialect import Dialect, Tx
 from human.store.rows import (
+    NO_DEADLINE,
+    URGENCY_SQL,
     AnswerResult,
     Row,
     at,
@@ -88,6 +90,8 @@ from human.store.rows import (
     run_of,
     timer_payload,
     token_of,
+    urgency_cursor,
+    urgent_page,
 )
 
 T = TypeVar("T")
@@ -107,6 +111,10 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
 _SELECT_REQUESTS: Final = (
     f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash"
 )
+# Most urgent first: priority, the nearest deadline (none last), the newest (human.store.rows).
+_URGENCY: Final = URGENCY_SQL
+_DUE: Final = "COALESCE(r.expires_at, :far)"
+_URGENT_SORT: Final = f"{_URGENCY} DESC, {_DUE} ASC, r.seq DESC"
 _SELECT_TOKENS: Final = """SELECT t.id, t.label, t.hint, t.created_at, t.revoked_at,
     u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id"""
 # A closed request's timers have nothing left to do: the jobs table keeps only work in flight.
@@ -366,16 +374,20 @@ class SqlStore:
         return await self._read_tx(lambda tx: _request_in(tx, request_id))
 
     async def list_requests(self, flt: RequestFilter) -> Page:
-        """Requests, newest first, keyset-paginated on their sequence number."""
+        """Requests, newest or most urgent first, keyset-paginated (`RequestFilter.sort`)."""
         where, params = _request_where(self.dialect, flt, with_status=True)
 
         async def read(tx: Tx) -> Page:
+            sort = _URGENT_SORT if flt.sort == "urgent" else "r.seq DESC"
             found = await tx.all(
-                f"{_SELECT_REQUESTS} WHERE {where} ORDER BY r.seq DESC LIMIT :limit",
+                f"{_SELECT_REQUESTS} WHERE {where} ORDER BY {sort} LIMIT :limit",
                 **params,
                 limit=flt.limit + 1,
             )
-            return page(found, await _requests_of(tx, found[: flt.limit]), flt.limit)
+            items = await _requests_of(tx, found[: flt.limit])
+            if flt.sort == "urgent":
+                return urgent_page(found, items, flt.limit)
+            return page(found, items, flt.limit)
 
         return await self._read_tx(read)
 
@@ -1349,9 +1361,38 @@ def _request_where(
         params["overdue_at"] = flt.overdue_at
     if flt.visible_to is not None:
         where.append(_visible(dialect, "r.run_id", flt.visible_to, params))
+    if flt.statuses is not None and with_status:
+        where.append(dialect.any_of("r.status", "statuses"))
+        params["statuses"] = list(flt.statuses)
+    if flt.claimed_by:
+        where.append("r.claimed_by = :claimed_by")
+        params["claimed_by"] = flt.claimed_by
+    if flt.answered_by:
+        where.append(
+            "EXISTS (SELECT 1 FROM answers a WHERE a.request_id = r.id AND a.actor = :answered_by)"
+        )
+        params["answered_by"] = flt.answered_by
+    if flt.unassigned:
+        where.append("r.assignee IS NULL AND r.claimed_by IS NULL")
+    if flt.waiting_for is not None:
+        where.append(
+            f"({dialect.any_of('r.team', 'mine_teams')} OR r.assignee = :mine "
+            "OR r.claimed_by = :mine)"
+        )
+        params |= {"mine": flt.waiting_for.name, "mine_teams": list(flt.waiting_for.teams)}
     if flt.cursor and with_status:
-        where.append("r.seq < :cursor")
-        params["cursor"] = cursor_seq(flt.cursor)
+        if flt.sort == "urgent":
+            rank, due, seq = urgency_cursor(flt.cursor)
+            where.append(
+                f"({_URGENCY} < :c_rank OR ({_URGENCY} = :c_rank AND ({_DUE} > :c_due "
+                f"OR ({_DUE} = :c_due AND r.seq < :c_seq))))"
+            )
+            params |= {"c_rank": rank, "c_due": due, "c_seq": seq}
+        else:
+            where.append("r.seq < :cursor")
+            params["cursor"] = cursor_seq(flt.cursor)
+    if flt.sort == "urgent":
+        params["far"] = NO_DEADLINE
     return " AND ".join(where), params
 
 

@@ -31,6 +31,9 @@ expect.set_options(timeout=20_000)
 
 PageAs = Callable[..., Awaitable[Page]]
 
+LAPTOP = (1366, 768)
+PHONE = (390, 844)
+
 
 @pytest.fixture
 def server(page_server: Server) -> Server:
@@ -56,11 +59,13 @@ def javascript(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture
 def page_as(browser: Browser, server: Server, passwords: dict[str, str]) -> PageAs:
-    async def open_page(name: str, *, javascript: bool = True, width: int = 1200) -> Page:
+    async def open_page(
+        name: str, *, javascript: bool = True, width: int = 1200, height: int = 900
+    ) -> Page:
         context = await browser.new_context(
             base_url=server.base_url,
             java_script_enabled=javascript,
-            viewport={"width": width, "height": 900},
+            viewport={"width": width, "height": height},
         )
         page = await context.new_page()
         await page.goto("/")

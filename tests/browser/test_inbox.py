@@ -72,7 +72,11 @@ async def test_sam_starts_a_refund_lee_approves_it_and_the_run_page_shows_it_com
     await expect(lee.locator(".conversation")).to_contain_text("lookup_order")
     await lee.get_by_role("button", name="Approve").click()
 
-    await expect(lee.locator(STATUS)).to_have_text("Answer recorded: approve. The run carries on.")
+    # nothing else waits for lee: the inbox, naming what was just done
+    await expect(lee.locator(STATUS)).to_have_text(
+        "Approved: “Refund 120.00 on order A-1005”. Nothing else waits for you."
+    )
+    await lee.goto(f"/requests/{pending['id']}")
     await expect(lee.locator(".outcome")).to_contain_text("Answered by lee")
     await lee.get_by_role("link", name=re.compile(r"^refund · ")).click()
     await shows(lee, lee.locator("#run-status"), "completed", javascript=javascript)
@@ -87,7 +91,7 @@ async def test_a_new_request_arrives_live_and_an_answered_one_leaves_without_a_r
     lee = await page_as("lee")
     await expect(lee.locator("#inbox-list")).to_contain_text("Nothing here")
     await lee.evaluate("window.notReloaded = true")
-    pending_count = lee.locator(".count[data-status='pending']")
+    pending_count = lee.locator(".count[data-view='mine']")
 
     run, pending = await pending_request(server)
     row = lee.locator(f"tr[data-request-id='{pending['id']}']")
@@ -171,7 +175,7 @@ async def test_an_invalid_edit_shows_its_error_and_stores_nothing_then_a_valid_o
         assert await server.snapshot(pending["id"]) == before  # nothing sent before confirming
         await confirm.get_by_role("button", name="Confirm edit").click()
 
-    await expect(lee.locator(STATUS)).to_have_text("Answer recorded: edit. The run carries on.")
+    await expect(lee.locator(STATUS)).to_contain_text("Approved with your edit: “Refund 120.00")
     done = await server.wait_for_run(run["id"], status="completed")
     assert "Refunded 30.00" in done["output"]["text"]
     assert [r["amount"] for r in await refunds(db_url)] == [30.0]
@@ -190,7 +194,8 @@ async def test_a_rejection_with_a_reason_reaches_the_agent(
     await reason.fill("a replacement parcel is already on its way")
     await lee.locator("#form-reject").get_by_role("button", name="Reject").click()
 
-    await expect(lee.locator(STATUS)).to_have_text("Answer recorded: reject. The run carries on.")
+    await expect(lee.locator(STATUS)).to_contain_text("Rejected: “Refund 120.00")
+    await lee.goto(f"/requests/{pending['id']}")
     await lee.get_by_role("link", name=re.compile(r"^refund · ")).click()
     await shows(lee, lee.locator("#run-status"), "completed", javascript=javascript)
     await expect(lee.locator("#run-output")).to_contain_text("a replacement parcel")
@@ -234,7 +239,7 @@ async def test_lee_signs_in_and_approves_with_the_keyboard_alone(
     assert outline not in ("", "none"), "focus is not visible"
     await lee.keyboard.press("Enter")
 
-    await expect(lee.locator(STATUS)).to_have_text("Answer recorded: approve. The run carries on.")
+    await expect(lee.locator(STATUS)).to_contain_text("Approved: “Refund 120.00")
     await server.wait_for_run(run["id"], status="completed")
 
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
+
+from baton.errors import Invalid
+from human.records import HumanRequest
 from human.store import open_store
 from human.store.base import RequestFilter, Store, Viewer
 from tests.contract.conftest import Backend
@@ -148,3 +152,84 @@ async def test_a_viewer_sees_the_runs_they_started_and_those_their_teams_take_pa
 
     assert await store.teams_of_run(purchase.id) == frozenset({"legal", "finance"})
     assert await store.teams_of_run(quiet.id) == frozenset()
+
+
+async def test_my_work_unassigned_claimed_and_answered_by_filters(store: Store) -> None:
+    run = await started(store)
+    mine = a_request(run.id, team="support-leads")
+    assigned = a_request(run.id, team="finance").model_copy(update={"assignee": "lee"})
+    claimed = a_request(run.id, team="legal")
+    elsewhere = a_request(run.id, team="legal")
+    answered = a_request(run.id, team="legal")
+    two = a_request(run.id, team="finance", approvals=2)
+    await paused(store, run.id, [mine, assigned, claimed, elsewhere, answered, two])
+    await store.claim_request(claimed.id, "lee", until=T0 + timedelta(hours=1))
+    await store.record_answer(
+        an_answer(answered.id, "lee"), final=final_of(an_answer(answered.id, "lee"))
+    )
+    await store.record_answer(an_answer(two.id, "lee"), final=final_of(an_answer(two.id, "lee")))
+
+    def ids(found: list[HumanRequest]) -> set[str]:
+        return {r.id for r in found}
+
+    lee = Viewer(name="lee", teams=("support-leads",))
+    open_ = ("pending", "claimed", "escalated")
+    waiting = await store.list_requests(RequestFilter(waiting_for=lee, statuses=open_))
+    assert ids(waiting.items) == {mine.id, assigned.id, claimed.id}
+    assert await store.count_requests(RequestFilter(waiting_for=lee, statuses=open_)) == {
+        "pending": 2,
+        "claimed": 1,
+    }
+    claims = await store.list_requests(RequestFilter(claimed_by="lee"))
+    assert ids(claims.items) == {claimed.id}
+    free = await store.list_requests(RequestFilter(unassigned=True, statuses=open_))
+    assert ids(free.items) == {mine.id, elsewhere.id, two.id}
+    # an approval of two counts as answered by its approver, though the request is still open
+    by_lee = await store.list_requests(RequestFilter(answered_by="lee"))
+    assert ids(by_lee.items) == {answered.id, two.id}
+    assert (await store.list_requests(RequestFilter(answered_by="fay"))).items == []
+
+
+async def test_most_urgent_first_pages_by_priority_then_deadline_then_newest(store: Store) -> None:
+    run = await started(store)
+
+    def asked(priority: str, hours: float | None) -> HumanRequest:
+        due = None if hours is None else T0 + timedelta(hours=hours)
+        return a_request(run.id).model_copy(update={"priority": priority, "expires_at": due})
+
+    made = [
+        asked("normal", 5),
+        asked("high", None),
+        asked("normal", None),
+        asked("high", 2),
+        asked("low", 1),
+        asked("normal", 1),
+        asked("high", 2),
+        asked("urgent", 48),
+        asked("normal", None),
+    ]
+    await paused(store, run.id, made)
+    rank = {"urgent": 3, "high": 2, "normal": 1, "low": 0}
+    by_seq = {r.id: i for i, r in enumerate(made)}
+    expected = sorted(
+        made,
+        key=lambda r: (
+            -rank[r.priority],
+            r.expires_at or datetime.max.replace(tzinfo=T0.tzinfo),
+            -by_seq[r.id],
+        ),
+    )
+    seen: list[str] = []
+    cursor = None
+    for _ in range(len(made)):
+        page = await store.list_requests(RequestFilter(sort="urgent", limit=2, cursor=cursor))
+        seen += [r.id for r in page.items]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == [r.id for r in expected]
+    assert cursor is None
+    with pytest.raises(Invalid):
+        await store.list_requests(RequestFilter(sort="urgent", cursor="s12"))
+    with pytest.raises(Invalid):
+        await store.list_requests(RequestFilter(sort="urgent", cursor="u1.x.3"))

@@ -124,6 +124,7 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
     ("GET", "/"): ("signed in; lists only the requests one may see", PAGE),
     ("GET", "/inbox"): ("signed in; lists only the requests one may see", PAGE),
     ("GET", "/requests/{request_id}"): ("who may see the run", SEE_PAGE),
+    ("GET", "/requests/{request_id}/live"): ("who may see the run", SEE_PAGE),
     ("POST", "/requests/{request_id}"): (
         "a responder of the owning team or an admin; never the run's starter approving",
         SEE_FORM | {"sam": 403, "val": 403},

@@ -505,25 +505,31 @@ async def test_answer_forms_for_unknown_answered_and_cancelled_requests(
         assert unknown.status_code == 404, unknown.text
 
         first = await lee.post(f"/requests/{pending['id']}", {"decision": "approve"})
-        assert (first.status_code, first.headers["location"]) == (
-            303,
-            f"/requests/{pending['id']}",
-        )
+        # nothing else waits for lee: the inbox, telling what was done
+        assert (first.status_code, first.headers["location"]) == (303, "/")
         shown = await lee.http.get(first.headers["location"])
-        assert "Answer recorded: approve. The run carries on." in shown.text
+        assert "Approved: “Refund 120.00 on order A-1002”. Nothing else waits" in shown.text
         await server.wait_for_run(pending["run_id"], status="completed")
         before = await server.snapshot(pending["id"])
+        page = await lee.http.get(f"/requests/{pending['id']}")
+        assert "Answered by lee at " in page.text
+        assert "The run has ended: completed (issue_refund done)." in page.text
+        assert "The run carries on" not in page.text
 
         again = await lee.post(f"/requests/{pending['id']}", {"decision": "approve"})
         assert again.status_code == 303  # the same answer again changes nothing
         repeated = await lee.http.get(again.headers["location"])
-        assert "You had already given this answer; nothing changed." in repeated.text
+        assert "You had already given this answer to “Refund 120.00" in repeated.text
+        async with signed_in(server, "ada", passwords["ada"]) as ada:
+            stale = await ada.post(f"/requests/{pending['id']}", {"decision": "approve"})
+            told = await ada.http.get(stale.headers["location"])
+            assert "lee had already given this answer to “Refund 120.00" in told.text
         other = await lee.post(
             f"/requests/{pending['id']}", {"decision": "reject", "reason": "changed my mind"}
         )
         assert other.status_code == 409, other.text
         assert "already answered by lee" in other.text
-        assert "Answered by <strong>lee</strong>" in other.text
+        assert "Answered by lee at " in other.text
         assert await server.snapshot(pending["id"]) == before
 
         cancelled = await waiting_refund(server)
@@ -801,10 +807,10 @@ async def test_the_inbox_filters_counts_and_pages_by_keyset(
     async with signed_in(server, "ada", passwords["ada"]) as ada:
         first = await ada.http.get("/")
         assert first.status_code == 200
-        assert re.search(r'data-status="pending">28<', first.text)
+        assert re.search(r'data-view="mine">28<', first.text)
         page_one = ids_of(first.text)
         assert len(page_one) == 25
-        older = re.search(r'<a href="([^"]+)" rel="next">Older requests</a>', first.text)
+        older = re.search(r'<a href="([^"]+)" rel="next">More requests</a>', first.text)
         assert older
         second = await ada.http.get(older.group(1).replace("&amp;", "&"))
         page_two = ids_of(second.text)
@@ -827,7 +833,7 @@ async def test_the_inbox_filters_counts_and_pages_by_keyset(
             assert f"query.{name}" in bad.text
     async with signed_in(server, "lee", passwords["lee"]) as lee:
         mine = await lee.http.get("/")
-        assert re.search(r'data-status="pending">27<', mine.text)
+        assert re.search(r'data-view="mine">27<', mine.text)
         assert "Refund 1500.00" not in mine.text
 
 

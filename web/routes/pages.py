@@ -14,7 +14,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from baton.errors import BatonError, InvalidAnswer
 from baton.wiring import Parts
-from human.records import User
+from human import summary
+from human.records import HumanRequest, User
 from web import views
 from web.auth import csrf_checked_form
 from web.deps import PageUserDep, PartsDep
@@ -24,10 +25,13 @@ from web.templating import notify, render
 
 router = APIRouter(include_in_schema=False)
 
-OUTCOMES: Final = {
-    "closed": "Answer recorded{decided}. The run carries on.",
-    "partial": "Your approval is recorded; another approver is still needed.",
-    "repeated": "You had already given this answer; nothing changed.",
+DONE: Final = {
+    "approve": "Approved",
+    "edit": "Approved with your edit",
+    "reject": "Rejected",
+    "answer": "Answered",
+    "resolve": "Resolved",
+    "return": "Handed back to the agent",
 }
 
 
@@ -74,10 +78,38 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
         return render(request, "request.html", page, user=user, status_code=422)
     except PAGE_PROBLEMS as exc:
         return await _refused(request, parts, user, request_id, exc)
-    # "Answer recorded: approve", but never "Answer recorded: answer"
-    decided = "" if body["decision"] == "answer" else f": {body['decision']}"
-    notify(request, OUTCOMES[result.outcome].format(decided=decided))
-    return RedirectResponse(f"/requests/{request_id}", status_code=303)
+    following = await views.next_request(parts, user, after=request_id)
+    then = " Next, the most urgent of your work:" if following else " Nothing else waits for you."
+    notify(request, _answered(result.outcome, body["decision"], result.request, user) + then)
+    return RedirectResponse(f"/requests/{following.id}" if following else "/", status_code=303)
+
+
+def _answered(outcome: str, decision: str, done: HumanRequest, user: User) -> str:
+    """What an answer did, for the notice on the next page (which is another request's)."""
+    title = f"“{done.title}”"
+    if outcome == "repeated":
+        who = "You" if done.answered_by == user.name else done.answered_by
+        return f"{who} had already given this answer to {title}; nothing changed."
+    if outcome == "partial":
+        left = done.approvals_required - len(summary.approvers(done))
+        return (
+            f"Your approval of {title} is recorded; {left} more approval by another person "
+            f"of {done.team} is needed."
+        )
+    return f"{DONE.get(decision, 'Answered')}: {title}."
+
+
+@router.get("/requests/{request_id}/live", name="request_live")
+async def request_live(
+    request: Request,
+    request_id: str,
+    parts: PartsDep,
+    user: PageUserDep,
+    after: Annotated[int, Query(ge=0, le=2**63 - 1)] = 0,
+) -> HTMLResponse:
+    """What changed on a request since its page was drawn (htmx): a banner and its decision."""
+    page = await views.request_live(parts, user, request_id, after)
+    return render(request, "_partials/request_live.html", page, user=user)
 
 
 @router.post("/requests/{request_id}/preview")

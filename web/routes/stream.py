@@ -4,8 +4,10 @@ Each event is one audit event (`id:` its id, `event:` its type, `data:` the even
 its transaction commits in whichever process wrote it: the store's feed is PostgreSQL's
 LISTEN/NOTIFY, or a poll of the SQLite file. The first message, `ready`, carries the id the stream
 starts after; a client that reconnects with `Last-Event-ID` (browsers do) gets every event it
-missed, then the live ones. `?run_id=` keeps one run's events; `?types=` a comma-separated list of
-types. A caller sees the events of the runs they may see (human.access), an admin every event.
+missed, then the live ones; `?after=` starts after a given id (a page passes the newest id it was
+drawn from, so an event written between drawing it and connecting still reaches it).
+`?run_id=` keeps one run's events; `?types=` a comma-separated list of types. A caller sees
+the events of the runs they may see (human.access), an admin every event.
 The stream checks its caller's credential again every `RECHECK_S`: a revoked token, a session
 signed out or gone idle (an open stream is not a use of it), or a change of the caller's role or
 teams ends it with an `ended` message.
@@ -87,8 +89,19 @@ async def stream(
     run_id: str | None = None,
     types: Annotated[str | None, Query(description="Comma-separated event types.")] = None,
     last_event_id: Annotated[str | None, Header()] = None,
+    after: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            le=2**63 - 1,
+            description="Start after this event id (a page passes the last id it was drawn "
+            "from, so nothing written meanwhile is missed); `Last-Event-ID` wins.",
+        ),
+    ] = None,
 ) -> EventSourceResponse:
     """Audit events as they happen (text/event-stream)."""
+    if after is not None and not (last_event_id or "").strip():
+        last_event_id = str(after)
     after = await _after(last_event_id, parts)
     wanted = {t.strip() for t in types.split(",") if t.strip()} if types else None
 

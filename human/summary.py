@@ -1,0 +1,205 @@
+"""A request and a run in plain words, derived from their records and nothing else.
+
+What a person decides on (the key arguments of a proposed call, money with its currency), what
+each choice does, who approved so far, and what a run's output says happened to the business
+(`outcome_of`). Generic over workflows: it reads a request's kind, proposed action, context and
+answers, and a run's output; it names no workflow's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from human.records import HumanRequest, Run
+
+MONEY_KEYS: Final = frozenset({"amount", "total", "price", "cost", "sum", "value"})
+"""Argument names whose numbers are money, shown with two decimals and the currency found."""
+
+GOOD_OUTCOMES: Final = frozenset(
+    {"approved", "completed", "done", "ordered", "paid", "refunded", "resolved", "sent", "shipped"}
+)
+BAD_OUTCOMES: Final = frozenset(
+    {"cancelled", "declined", "denied", "expired", "failed", "refused", "rejected", "returned"}
+)
+
+
+def humanize(key: str) -> str:
+    """A field name as words: `order_id` -> `order id`."""
+    return str(key).replace("_", " ").replace(".", " ").strip()
+
+
+def currency_of(request: HumanRequest) -> str | None:
+    """The one currency a request's arguments or context name (a record's too), if just one."""
+    found: set[str] = set()
+    arguments = (request.proposed_action or {}).get("arguments") or {}
+    for source in (arguments, request.context, *request.context.values()):
+        if isinstance(source, dict) and isinstance(source.get("currency"), str):
+            found.add(source["currency"])
+    return found.pop() if len(found) == 1 else None
+
+
+def shown_value(key: str, value: Any, currency: str | None = None) -> str:
+    """One value as words: money with two decimals and its currency, lists joined."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float) and key.lower() in MONEY_KEYS:
+        return f"{value:.2f}" + (f" {currency}" if currency else "")
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ", ".join(shown_value(key, v, currency) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{humanize(k)} {shown_value(k, v, currency)}" for k, v in value.items())
+    return str(value)
+
+
+def key_arguments(request: HumanRequest, *, most: int = 4) -> list[tuple[str, str]]:
+    """What the decision is about: the proposed call's arguments, else short facts of the context.
+
+    Money comes with the currency the request names (`currency_of`).
+    """
+    currency = currency_of(request)
+    arguments = (request.proposed_action or {}).get("arguments")
+    if isinstance(arguments, dict) and arguments:
+        items: Iterable[tuple[str, Any]] = arguments.items()
+    else:
+        items = (
+            (k, v)
+            for k, v in request.context.items()
+            if isinstance(v, int | float | str)
+            and not isinstance(v, bool)
+            and len(str(v)) <= 40
+            and str(v).strip() != request.reason.strip()
+        )
+    shown = [(humanize(k), shown_value(k, v, currency)) for k, v in items if k != "currency"]
+    return shown[:most]
+
+
+def approvers(request: HumanRequest) -> list[str]:
+    """The different people who approved so far, in the order they did."""
+    names: list[str] = []
+    for answer in request.answers:
+        if answer.decision == "approve" and answer.actor not in names:
+            names.append(answer.actor)
+    return names
+
+
+def words(names: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def choices(request: HumanRequest) -> dict[str, str]:
+    """What each decision the request allows does, in one sentence each, from its record."""
+    action = request.proposed_action or {}
+    tool = action.get("tool")
+    arguments = key_arguments(request, most=8) if tool else []
+    call = (
+        f"{tool} runs with {', '.join(f'{k} {v}' for k, v in arguments)}"
+        if arguments
+        else f"{tool} runs"
+    )
+    left = request.approvals_required - len(approvers(request))
+    more = (
+        f" once {left} more {'person' if left == 1 else 'people'} of {request.team} approved "
+        f"({request.approvals_required} different people must)"
+        if tool and request.approvals_required > 1 and left > 1
+        else ""
+    )
+    by_kind: dict[str, dict[str, str]] = {
+        "approval": {
+            "approve": f"{call}{more}." if tool else "The agent goes ahead as it proposes.",
+            "edit": (
+                f"{tool} runs with the arguments as you change them, once the policy allows them."
+                if tool
+                else "The agent goes ahead with your changes."
+            ),
+            "reject": (
+                f"{tool} does not run; the agent is told your reason."
+                if tool
+                else "The agent does not go ahead; it is told your reason."
+            ),
+        },
+        "question": {"answer": "The agent receives your answer and carries on with it."},
+        "review": {
+            "approve": "The draft is used as it is.",
+            "edit": "Your edited version is used instead of the draft.",
+            "reject": "The draft is not used; the agent is told your reason.",
+        },
+        "takeover": {
+            "resolve": "You have handled the case: your resolution and outcome are recorded "
+            "and the agent stops working on it.",
+            "return": "The agent takes the case back, with your guidance.",
+        },
+        "input": {"answer": "The workflow receives your answer and carries on with it."},
+    }
+    said = by_kind.get(request.kind, {})
+    return {d: said.get(d, f"The workflow receives your {d}.") for d in request.allowed_decisions}
+
+
+def snippet(text: str, length: int = 110) -> str:
+    """The first line of `text`, cut at a word to about `length` characters."""
+    line = " ".join(text.split())
+    if len(line) <= length:
+        return line
+    return line[:length].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
+
+
+def _said(output: Any) -> str | None:
+    """The `status` (or `outcome`) word of an output object, or of the last object of a list."""
+    if isinstance(output, list):
+        return next((w for w in map(_said, reversed(output)) if w), None)
+    if not isinstance(output, dict):
+        return None
+    for key in ("status", "outcome"):
+        said = output.get(key)
+        if isinstance(said, str) and said.strip() and len(said) <= 40:
+            return said.strip()
+    return None
+
+
+def outcome_of(
+    run: Run, requests: Iterable[HumanRequest], effects: Iterable[str] = ()
+) -> str | None:
+    """What happened to the business when the run completed, from what was recorded.
+
+    The output's own `status` word when it has one (`ordered`, `rejected`, ...); else the last
+    request's end when it stopped the work (`rejected`, `expired`); else the effects that ran
+    (`issue_refund done`); else nothing. A run that has not completed has no outcome.
+    """
+    if run.status != "completed":
+        return None
+    said = _said(run.output)
+    if said:
+        return said
+    closed = sorted(
+        (r for r in requests if r.answered_at or r.status == "expired"),
+        key=lambda r: r.answered_at or r.expires_at or r.created_at,
+    )
+    done = list(dict.fromkeys(effects))
+    if closed and not done:
+        last = closed[-1]
+        if last.status == "expired":
+            return "expired"
+        if (last.answer or {}).get("decision") == "reject":
+            return "rejected"
+    if done:
+        return ", ".join(f"{tool} done" for tool in done)
+    return None
+
+
+def outcome_tone(outcome: str | None) -> str:
+    """`good`, `bad` or `neutral`: how an outcome word reads (a rejection is not a success)."""
+    if outcome is None:
+        return "neutral"
+    word = outcome.lower()
+    if word.endswith(" done"):
+        return "good"
+    if word in GOOD_OUTCOMES:
+        return "good"
+    if word in BAD_OUTCOMES:
+        return "bad"
+    return "neutral"

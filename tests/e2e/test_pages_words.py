@@ -1,0 +1,156 @@
+"""Every sentence a page says about a request or a run is derived from what was recorded.
+
+Each test makes a fact happen through the API (an escalation at a moved clock, two approvals, a
+takeover resolved, a rejection) and reads the page's words over real HTTP: when an escalation
+fired, who approved, whether the run carried on, what the run did for the business, that a
+closed request has no deadline left, and that `resumed` is shown as answered.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from tests.harness import LATE_PURCHASE, REFUND_120, REFUND_1500, MovableClock, Server, eventually
+from tests.pages import signed_in
+from tests.supportkit import SYNC_BROKEN, pending_request
+
+REFUND_300_LATE = {
+    "workflow": "refund",
+    "input": {"order_id": "A-1004", "amount": 300, "reason": "late"},
+}
+
+
+@pytest.fixture
+def server(clocked_server: Server) -> Server:
+    return clocked_server
+
+
+def text_of(page: str) -> str:
+    """A page's words, tags dropped and spaces folded."""
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    return re.sub(r" ([;:,.])", r"\1", words)
+
+
+async def page_text(server: Server, passwords: dict[str, str], who: str, path: str) -> str:
+    async with signed_in(server, who, passwords[who]) as client:
+        reply = await client.http.get(path)
+        assert reply.status_code == 200, reply.text
+        return text_of(reply.text)
+
+
+async def test_the_escalation_says_when_it_fired_from_its_audit_event(
+    server: Server, passwords: dict[str, str], clock: MovableClock
+) -> None:
+    run = await server.start_run(LATE_PURCHASE)
+    asked = await server.wait_for_request(run["id"])
+    clock.jump(seconds=100)  # the ladder says "after 1 min"; the timer fires when it next looks
+
+    async def escalated() -> dict[str, Any] | None:
+        found = await server.request(asked["id"])
+        return found if found["status"] == "escalated" else None
+
+    await eventually(escalated, what="the escalation")
+    events = await server.audit(run["id"])
+    fired = next(
+        e for e in events if e["type"] == "request.escalated" and e["request_id"] == asked["id"]
+    )
+    at = fired["at"][:16].replace("T", " ")
+    page = await page_text(server, passwords, "max", f"/requests/{asked['id']}")
+    assert f"Escalated to managers {at} UTC" in page
+    # how long after it was asked, from the two recorded times, to the second
+    after = datetime.fromisoformat(fired["at"]) - datetime.fromisoformat(asked["created_at"])
+    minutes, seconds = divmod(int(after.total_seconds()), 60)
+    assert f"{minutes} min {seconds} s after it was asked" in page
+
+
+async def test_approved_by_names_each_person_who_approved(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    run = await server.start_run(REFUND_1500)
+    asked = await server.wait_for_request(run["id"])
+    for who in ("fay", "fin"):
+        reply = await server.respond(asked["id"], {"decision": "approve"}, user=who)
+        assert reply.status_code == 200, reply.text
+    await server.wait_for_run(run["id"], status="completed")
+    page = await page_text(server, passwords, "fay", f"/requests/{asked['id']}")
+    assert "Approved by fay and fin at " in page
+    assert "Answered by fin" not in page  # the last approver alone is not who approved
+    run_page = await page_text(server, passwords, "fay", f"/runs/{run['id']}")
+    assert "fay, fin: approve" in run_page
+
+
+async def test_the_run_carries_on_only_when_it_did(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    run = await server.start_run(SYNC_BROKEN, user="sue")
+    takeover = await pending_request(server, run["id"], kind="takeover")
+    resolve = {"decision": "resolve", "resolution": "Restarted by hand.", "outcome": {"t": "1"}}
+    reply = await server.respond(takeover["id"], resolve, user="sam")
+    assert reply.status_code == 200, reply.text
+    await server.wait_for_run(run["id"], status="completed")
+    page = await page_text(server, passwords, "sam", f"/requests/{takeover['id']}")
+    assert "Answered by sam at " in page
+    assert ": resolve. The run has ended: completed." in page
+    assert "carries on" not in page
+    assert "carried on" not in page
+
+    waiting = await server.start_run(REFUND_1500)
+    half = await server.wait_for_request(waiting["id"])
+    assert (await server.respond(half["id"], {"decision": "approve"}, user="fay")).is_success
+    page = await page_text(server, passwords, "fin", f"/requests/{half['id']}")
+    assert "Approved by fay; 1 more approval by a different person of finance is needed" in page
+
+
+async def test_a_rejected_refund_is_not_shown_as_a_success(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    run = await server.start_run(REFUND_300_LATE)
+    asked = await server.wait_for_request(run["id"])
+    no = {"decision": "reject", "reason": "Delivered on time."}
+    assert (await server.respond(asked["id"], no, user="lee")).is_success
+    await server.wait_for_run(run["id"], status="completed")
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        page = (await lee.http.get(f"/runs/{run['id']}")).text
+    assert re.search(r'class="badge status-completed quiet" id="run-status">completed<', page)
+    assert re.search(r'class="badge outcome-bad" id="run-outcome"[^>]*>rejected<', page)
+
+    approved = await server.start_run(REFUND_120)
+    yes = await server.wait_for_request(approved["id"])
+    assert (await server.respond(yes["id"], {"decision": "approve"}, user="lee")).is_success
+    await server.wait_for_run(approved["id"], status="completed")
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        page = (await lee.http.get(f"/runs/{approved['id']}")).text
+    assert re.search(r'class="badge outcome-good" id="run-outcome"[^>]*>issue_refund done<', page)
+
+
+async def test_closed_requests_have_no_deadline_and_resumed_reads_answered(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    run = await server.start_run(REFUND_120)
+    asked = await server.wait_for_request(run["id"])
+    open_page = await page_text(server, passwords, "lee", f"/requests/{asked['id']}")
+    assert re.search(r"Deadline .* \d+ h \d+ min left", open_page)
+    assert (await server.respond(asked["id"], {"decision": "approve"}, user="lee")).is_success
+    await server.wait_for_run(run["id"], status="completed")
+    assert (await server.request(asked["id"]))["status"] == "resumed"
+
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        page = (await lee.http.get(f"/requests/{asked['id']}")).text
+        inbox = (await lee.http.get("/?view=answered")).text
+    assert ">resumed<" not in page
+    assert 'id="request-status">answered<' in page
+    words = text_of(page)
+    assert " left" not in words
+    assert "overdue" not in words
+    assert "Deadline" not in words
+    assert "Closed " in words
+    row = re.search(rf'data-request-id="{asked["id"]}".*?</tr>', inbox, re.DOTALL)
+    assert row
+    assert "status-answered" in row.group(0)
+    assert " left" not in text_of(row.group(0))
+    assert "closed" in text_of(row.group(0))

@@ -1,0 +1,110 @@
+"""`human.summary`: what a request asks and a run did, in words derived from their records."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from human.records import AnswerRecord, HumanRequest, Run
+from human.summary import choices, key_arguments, outcome_of, outcome_tone, snippet
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def asked(kind: str = "approval", **changes: Any) -> HumanRequest:
+    base: dict[str, Any] = {
+        "id": "req_1",
+        "run_id": "run_1",
+        "maf_request_id": "m1",
+        "kind": kind,
+        "title": "Send 120.00",
+        "reason": "Policy says so.",
+        "allowed_decisions": ["approve", "edit", "reject"],
+        "response_schema": {},
+        "team": "finance",
+        "status": "pending",
+        "created_at": T0,
+    }
+    return HumanRequest(**(base | changes))
+
+
+def ran(output: Any, status: str = "completed") -> Run:
+    return Run(
+        id="run_1",
+        workflow="any",
+        input={},
+        status=status,  # type: ignore[arg-type]
+        output=output,
+        created_at=T0,
+        updated_at=T0,
+    )
+
+
+def approved_by(*names: str) -> list[AnswerRecord]:
+    return [
+        AnswerRecord(request_id="req_1", actor=n, decision="approve", body={}, at=T0) for n in names
+    ]
+
+
+def test_approving_a_tool_call_says_what_runs_with_money_in_its_currency() -> None:
+    request = asked(
+        proposed_action={"tool": "pay_out", "arguments": {"account": "X-7", "amount": 120}},
+        context={"ledger": {"currency": "EUR", "owner": "c-5"}},
+    )
+    said = choices(request)
+    assert said["approve"] == "pay_out runs with account X-7, amount 120.00 EUR."
+    assert said["reject"] == "pay_out does not run; the agent is told your reason."
+    assert key_arguments(request) == [("account", "X-7"), ("amount", "120.00 EUR")]
+
+
+def test_two_currencies_name_none_and_a_second_approval_is_counted() -> None:
+    request = asked(
+        proposed_action={"tool": "pay_out", "arguments": {"amount": 1500.0}},
+        context={"a": {"currency": "EUR"}, "b": {"currency": "USD"}},
+        approvals_required=3,
+        answers=approved_by("fay"),
+    )
+    assert choices(request)["approve"] == (
+        "pay_out runs with amount 1500.00 once 2 more people of finance approved "
+        "(3 different people must)."
+    )
+
+
+def test_each_kind_says_what_its_choices_do() -> None:
+    assert choices(asked("question", allowed_decisions=["answer"])) == {
+        "answer": "The agent receives your answer and carries on with it."
+    }
+    review = choices(asked("review"))
+    assert review["edit"] == "Your edited version is used instead of the draft."
+    takeover = choices(asked("takeover", allowed_decisions=["resolve", "return"]))
+    assert takeover["return"] == "The agent takes the case back, with your guidance."
+    assert choices(asked("input", allowed_decisions=["answer"]))["answer"].startswith(
+        "The workflow receives your answer"
+    )
+
+
+def test_the_outcome_is_the_outputs_word_else_the_last_decision_else_the_effects() -> None:
+    assert outcome_of(ran({"status": "ordered", "total": 5}), []) == "ordered"
+    assert outcome_of(ran([{"text": "x"}, {"status": "expired"}]), []) == "expired"
+    assert outcome_of(ran({"status": "ordered"}, status="waiting"), []) is None
+    rejected = asked(
+        status="resumed", answer={"decision": "reject", "reason": "no"}, answered_at=T0
+    )
+    assert outcome_of(ran({"text": "No refund."}), [rejected]) == "rejected"
+    approved = asked(status="resumed", answer={"decision": "approve"}, answered_at=T0)
+    assert outcome_of(ran({"text": "Done."}), [approved], ["pay_out"]) == "pay_out done"
+    assert outcome_of(ran("free text"), []) is None
+    assert [outcome_tone(w) for w in ("rejected", "ordered", "pay_out done", "odd", None)] == [
+        "bad",
+        "good",
+        "good",
+        "neutral",
+        "neutral",
+    ]
+
+
+def test_a_snippet_is_one_line_cut_at_a_word() -> None:
+    text = "First line\nsecond " + "word " * 40
+    cut = snippet(text, 30)
+    assert "\n" not in cut
+    assert cut == "First line second word word…"
