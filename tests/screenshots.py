@@ -293,6 +293,10 @@ async def shoot(
     written += await photograph(max_, f"/runs/{pages['run-escalated']}", "run-escalated")
     written += await photograph(lee, "/runs", "runs")
     written += await photograph(lee, "/runs/new?workflow=refund", "run-new")
+    written += await photograph(lee, "/dashboard", "dashboard-lee")
+    written += await photograph(max_, "/dashboard?days=30", "dashboard-max")
+    written += await photograph(anonymous, "/docs", "api-docs")
+    written += await photograph(anonymous, "/redoc", "api-reference")
     return written
 
 
