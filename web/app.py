@@ -27,6 +27,7 @@ from web.guard import BodyGuard
 from web.headers import SecurityHeaders
 from web.openapi import BatonApi
 from web.routes import (
+    agui,
     api_people,
     api_requests,
     api_runs,
@@ -108,7 +109,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.add_exception_handler(BatonError, on_baton_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
-    for module in (health, api_runs, api_requests, stream, api_people, slack):
+    for module in (health, api_runs, api_requests, stream, api_people, slack, agui):
         app.include_router(module.router)
     add_pages(app, settings)
     return app

@@ -1,0 +1,208 @@
+"""A Baton run as an AG-UI event stream (https://docs.ag-ui.com), its requests as interrupts.
+
+The stream is built from the run's audit feed (`web.watch`, the feed `/api/stream` serves), so it
+shows what any process committed: a pause, an answer given in the inbox, Slack or the API, the
+resume and the end. Each audit event goes out as a `CUSTOM` event named by its type. The run's
+state decides the AG-UI lifecycle (`RunTracker`):
+
+- while the run works, an AG-UI run is open (`RUN_STARTED`);
+- when it waits on people, that AG-UI run ends with `RUN_FINISHED` whose outcome is `interrupt`,
+  one `Interrupt` per open request (`interrupt_of`): its id is the request's id, its `reason` the
+  request's kind, its `message` the title, its `responseSchema` the request's `response_schema`,
+  and `metadata.baton` the rest (Baton's reason, context, proposed action, decisions, team...);
+- when the run moves on (an answer from anywhere), a new AG-UI run opens in the same stream
+  (`RUN_STARTED`, `parentRunId` the one that ended on the interrupt);
+- when it ends: `RUN_FINISHED` with the run's output as `result`, `RUN_ERROR` if it failed,
+  `RUN_FINISHED` with outcome `cancelled` if it was cancelled; then the stream ends.
+
+A stream that `follow`s (the default) stays open across interrupts until the run ends; one that
+does not ends at the first interrupt, as a plain AG-UI producer would.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    Interrupt,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunStartedEvent,
+)
+from ag_ui.encoder import EventEncoder
+from fastapi import Request
+
+from baton.wiring import Parts
+from human.records import OPEN_STATUSES, HumanRequest, Run, User
+from human.store.base import RequestFilter
+from web.watch import Ended, audit_feed
+
+KEEP_ALIVE: Final = ": keep-alive\n\n"
+"""An SSE comment: AG-UI clients read only `data:` lines, proxies see the stream is alive."""
+
+
+@dataclass(frozen=True)
+class View:
+    """What the stream shows of a run at one moment: the run and its open requests."""
+
+    run: Run
+    open: tuple[HumanRequest, ...]
+
+    @property
+    def asking(self) -> frozenset[str]:
+        """The requests the run waits on (none while it works or after it ended)."""
+        if self.run.status != "waiting":
+            return frozenset()
+        return frozenset(r.id for r in self.open)
+
+
+async def view_of(parts: Parts, run_id: str) -> View:
+    """The run and its open requests, as stored now."""
+    run = await parts.runtime.get(run_id)
+    requests = await parts.requests.list(RequestFilter(run_id=run_id, limit=500))
+    return View(run, tuple(r for r in requests.items if r.status in OPEN_STATUSES))
+
+
+def interrupt_of(request: HumanRequest, base_url: str) -> Interrupt:
+    """A request as an AG-UI interrupt; a resume entry answers it with the API's answer body."""
+    baton = {
+        "request_id": request.id,
+        "run_id": request.run_id,
+        "kind": request.kind,
+        "title": request.title,
+        "reason": request.reason,
+        "context": request.context,
+        "proposed_action": request.proposed_action,
+        "allowed_decisions": request.allowed_decisions,
+        "team": request.team,
+        "assignee": request.assignee,
+        "priority": request.priority,
+        "status": request.status,
+        "approvals_required": request.approvals_required,
+        "approvals_given": len(request.answers),
+        "executor_id": request.executor_id,
+        "url": f"{base_url.rstrip('/')}/requests/{request.id}",
+    }
+    return Interrupt(
+        id=request.id,
+        reason=request.kind,
+        message=request.title,
+        response_schema=request.response_schema,
+        expires_at=request.expires_at.isoformat() if request.expires_at else None,
+        metadata={"baton": baton},
+    )
+
+
+@dataclass
+class RunTracker:
+    """Turns successive `View`s of one Baton run into the AG-UI lifecycle (module docstring)."""
+
+    thread_id: str
+    run_id: str
+    base_url: str
+    open: bool = False
+    finished: bool = False
+    asked: frozenset[str] = field(default_factory=frozenset)
+    started: int = 0
+
+    def step(self, view: View, event: BaseEvent | None = None) -> list[BaseEvent]:
+        """The AG-UI events that take a client from what it was last shown to `view`.
+
+        `event` (an audit event as a CUSTOM event) is sent only inside an open AG-UI run: between
+        an interrupt and the run moving on, nothing else may be sent.
+        """
+        out: list[BaseEvent] = []
+        if self.finished:
+            return out
+        ended = view.run.status in ("completed", "failed", "cancelled")
+        if not self.open and (ended or view.asking != self.asked or self.started == 0):
+            out.append(self._start())
+        if event is not None and self.open:
+            out.append(event)
+        if ended:
+            out.append(self._end(view.run))
+            self.open, self.finished = False, True
+        elif view.asking and self.open:
+            interrupts = [interrupt_of(r, self.base_url) for r in view.open if r.id in view.asking]
+            out.append(
+                RunFinishedEvent(
+                    thread_id=self.thread_id,
+                    run_id=self.run_id,
+                    outcome=RunFinishedInterruptOutcome(interrupts=interrupts),
+                )
+            )
+            self.open, self.asked = False, view.asking
+        return out
+
+    def _start(self) -> RunStartedEvent:
+        parent = None
+        if self.started:  # the run moved on without this client: a run of the server's own
+            parent, self.run_id = self.run_id, f"{self.run_id}.{uuid.uuid4().hex[:8]}"
+        self.started += 1
+        self.open = True
+        return RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id, parent_run_id=parent)
+
+    def _end(self, run: Run) -> BaseEvent:
+        if run.status == "failed":
+            return RunErrorEvent(message=run.error or "the run failed", code="run_failed")
+        if run.status == "cancelled":
+            return RunFinishedEvent(
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                outcome=RunFinishedCancelledOutcome(),
+            )
+        return RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, result=run.output)
+
+
+async def run_stream(
+    request: Request,
+    parts: Parts,
+    user: User,
+    run_id: str,
+    agui: RunAgentInput,
+    *,
+    after: int,
+    follow: bool,
+) -> AsyncIterator[str]:
+    """The AG-UI events of Baton run `run_id` as SSE text, from audit event `after` on."""
+    encoder = EventEncoder()
+    tracker = RunTracker(agui.thread_id, agui.run_id, parts.settings.base_url)
+
+    def over() -> bool:
+        return tracker.finished or (not follow and not tracker.open)
+
+    for event in tracker.step(await view_of(parts, run_id)):
+        yield encoder.encode(event)
+    if over():
+        return
+    feed = audit_feed(request, parts, user, after=after, run_id=run_id)
+    try:
+        async for item in feed:
+            if item is None:
+                yield KEEP_ALIVE
+                continue
+            if isinstance(item, Ended):
+                yield encoder.encode(RunErrorEvent(message=item.reason, code="credential_ended"))
+                return
+            audit = CustomEvent(name=item.type, value=item.model_dump(mode="json"))
+            for event in tracker.step(await view_of(parts, run_id), audit):
+                yield encoder.encode(event)
+            if over():
+                return
+    finally:
+        await feed.aclose()
+
+
+def follows(agui: RunAgentInput) -> bool:
+    """Whether to stay open past interrupts: `forwardedProps.baton.follow`, default true."""
+    props: Any = agui.forwarded_props
+    baton = props.get("baton") if isinstance(props, dict) else None
+    return not (isinstance(baton, dict) and baton.get("follow") is False)
