@@ -5,7 +5,9 @@ shows what any process committed: a pause, an answer given in the inbox, Slack o
 resume and the end. Each audit event goes out as a `CUSTOM` event named by its type. The run's
 state decides the AG-UI lifecycle (`RunTracker`):
 
-- while the run works, an AG-UI run is open (`RUN_STARTED`);
+- while the run works, an AG-UI run is open (`RUN_STARTED`); whenever the run's recorded
+  conversation grew (each agent's text, tool calls and results: `messages_of`), a
+  `MESSAGES_SNAPSHOT` of all of it (a snapshot, so a client that reconnects doubles nothing);
 - when it waits on people, that AG-UI run ends with `RUN_FINISHED` whose outcome is `interrupt`,
   one `Interrupt` per open request (`interrupt_of`): its id is the request's id, its `reason` the
   request's kind, its `message` the title, its `responseSchema` the request's `response_schema`,
@@ -21,21 +23,29 @@ does not ends at the first interrupt, as a plain AG-UI producer would.
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ag_ui.core import (
+    AssistantMessage,
     BaseEvent,
     CustomEvent,
+    FunctionCall,
     Interrupt,
+    Message,
+    MessagesSnapshotEvent,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunStartedEvent,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
 )
 from ag_ui.encoder import EventEncoder
 from fastapi import Request
@@ -51,10 +61,11 @@ KEEP_ALIVE: Final = ": keep-alive\n\n"
 
 @dataclass(frozen=True)
 class View:
-    """What the stream shows of a run at one moment: the run and its open requests."""
+    """What the stream shows of a run at one moment: the run, open requests, conversation."""
 
     run: Run
     open: tuple[HumanRequest, ...]
+    conversation: tuple[dict[str, Any], ...] = ()
 
     @property
     def asking(self) -> frozenset[str]:
@@ -65,10 +76,42 @@ class View:
 
 
 async def view_of(parts: Parts, run_id: str) -> View:
-    """The run and its open requests, as stored now."""
+    """The run, its open requests and its conversation, as stored now."""
     run = await parts.runtime.get(run_id)
     requests = await parts.requests.list(RequestFilter(run_id=run_id, limit=500))
-    return View(run, tuple(r for r in requests.items if r.status in OPEN_STATUSES))
+    conversation = await parts.runtime.conversation(run_id)
+    return View(
+        run, tuple(r for r in requests.items if r.status in OPEN_STATUSES), tuple(conversation)
+    )
+
+
+def messages_of(run_id: str, conversation: Sequence[dict[str, Any]]) -> list[Message]:
+    """The run's recorded conversation as AG-UI messages: text, tool calls, tool results.
+
+    Ids are the entry's place in the run (`<run id>-<n>`): the same message has the same id in
+    every stream. Hand-offs, asks and answers stay in the CUSTOM audit events.
+    """
+    messages: list[Message] = []
+    calls: set[str] = set()
+    for n, entry in enumerate(conversation):
+        kind, id_ = entry.get("type"), f"{run_id}-{n}"
+        if kind == "message" and entry.get("role") == "user":
+            messages.append(UserMessage(id=id_, content=str(entry.get("text", ""))))
+        elif kind == "message":
+            name = entry.get("agent")
+            text = str(entry.get("text", ""))
+            messages.append(AssistantMessage(id=id_, content=text, name=name))
+        elif kind == "tool_call":
+            call_id = str(entry.get("call_id") or id_)
+            calls.add(call_id)
+            arguments = json.dumps(entry.get("arguments", {}), default=str)
+            function = FunctionCall(name=str(entry.get("tool")), arguments=arguments)
+            call = ToolCall(id=call_id, function=function)
+            messages.append(AssistantMessage(id=id_, name=entry.get("agent"), tool_calls=[call]))
+        elif kind == "tool_result" and str(entry.get("call_id")) in calls:
+            result, call_id = str(entry.get("result", "")), str(entry["call_id"])
+            messages.append(ToolMessage(id=id_, tool_call_id=call_id, content=result))
+    return messages
 
 
 def interrupt_of(request: HumanRequest, base_url: str) -> Interrupt:
@@ -112,6 +155,7 @@ class RunTracker:
     finished: bool = False
     asked: frozenset[str] = field(default_factory=frozenset)
     started: int = 0
+    shown: int = 0
 
     def step(self, view: View, event: BaseEvent | None = None) -> list[BaseEvent]:
         """The AG-UI events that take a client from what it was last shown to `view`.
@@ -127,6 +171,10 @@ class RunTracker:
             out.append(self._start())
         if event is not None and self.open:
             out.append(event)
+        if self.open and len(view.conversation) != self.shown:
+            self.shown = len(view.conversation)
+            messages = messages_of(view.run.id, view.conversation)
+            out.append(MessagesSnapshotEvent(messages=messages))
         if ended:
             out.append(self._end(view.run))
             self.open, self.finished = False, True

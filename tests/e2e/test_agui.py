@@ -22,6 +22,7 @@ from ag_ui.core import (
     BaseEvent,
     CustomEvent,
     Event,
+    MessagesSnapshotEvent,
     ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
@@ -179,6 +180,11 @@ async def test_a_refund_asks_by_interrupt_and_finishes_on_the_typed_answer_poste
     interrupt = the_interrupt(first[-1])
     baton = interrupt.metadata["baton"]
     pending = await server.request(interrupt.id, user="lee")
+    # the agent's conversation up to the pause, as AG-UI messages
+    [*_, said] = [e for e in first if isinstance(e, MessagesSnapshotEvent)]
+    calls = [c.function for m in said.messages if m.role == "assistant" for c in m.tool_calls or ()]
+    assert [c.name for c in calls][-1] == "issue_refund"
+    assert json.loads(calls[-1].arguments) == pending["proposed_action"]["arguments"]
     # the interrupt is the request: id, kind, title, reason, proposed action, answer schema
     assert (interrupt.reason, interrupt.message) == ("approval", pending["title"])
     assert interrupt.response_schema == pending["response_schema"]
@@ -228,6 +234,9 @@ async def test_a_refund_asks_by_interrupt_and_finishes_on_the_typed_answer_poste
     assert rest[-1].outcome is None
     assert rest[-1].result == done["output"]
     assert done["requests"][0]["answers"][0]["actor"] == "lee"
+    [*_, said] = [e for e in rest if isinstance(e, MessagesSnapshotEvent)]
+    assert said.messages[-1].role == "assistant"
+    assert said.messages[-1].content == done["conversation"][-1]["text"]  # the agent's last word
     audit = {e["id"] for e in await server.audit(run_id)}
     customs = [e for e in rest if isinstance(e, CustomEvent)]
     assert all(c.value["id"] in audit and c.value["type"] == c.name for c in customs)
