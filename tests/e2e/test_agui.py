@@ -14,6 +14,7 @@ import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,7 +32,7 @@ from ag_ui.core import (
 )
 from pydantic import TypeAdapter
 
-from tests.harness import REFUND_120, Server, digest
+from tests.harness import REFUND_120, Server, baton_server, digest
 from tests.pages import signed_in
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
@@ -367,3 +368,29 @@ async def test_no_credential_is_401_a_viewer_may_neither_start_nor_answer(server
     assert (await refused(server, "lee", "nothing", approve)).status_code == 404
     assert (await refused(server, "lee", "refund", {"threadId": 3})).status_code == 422
     assert (await server.request(interrupt.id))["status"] == "pending"
+
+
+@pytest.mark.process
+async def test_a_thread_outlives_a_kill_9_of_its_server_and_is_answered_after(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    thread = "page-that-outlives"
+    start = run_input(thread, state=REFUND_120["input"])
+    async with (
+        baton_server(db_url, tokens, server_log) as server,
+        agui(server, "sam", "refund", start) as stream,
+    ):
+        interrupt = the_interrupt((await stream.until(interrupted))[-1])
+        server.kill()  # SIGKILL while the stream is open
+    async with baton_server(db_url, tokens, server_log) as server:  # a new process, same database
+        async with agui(server, "sam", "refund", run_input(thread, follow=False)) as again:
+            assert the_interrupt((await again.until(interrupted))[-1]).id == interrupt.id
+        run_id = interrupt.metadata["baton"]["run_id"]
+        approve = run_input(run_id, resume=answer(interrupt.id, {"decision": "approve"}))
+        async with agui(server, "lee", "refund", approve) as stream:
+            rest = await stream.until(finished)
+        done = await server.wait_for_run(run_id, status="completed")
+        assert await server.run_count() == 1
+    ending = rest[-1]
+    assert isinstance(ending, RunFinishedEvent)
+    assert ending.result == done["output"]
