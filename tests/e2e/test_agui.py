@@ -370,6 +370,28 @@ async def test_no_credential_is_401_a_viewer_may_neither_start_nor_answer(server
     assert (await server.request(interrupt.id))["status"] == "pending"
 
 
+async def test_a_signed_in_page_answers_with_its_session_and_csrf_token(
+    server: Server, db_url: str, passwords: dict[str, str]
+) -> None:
+    start = run_input("t-3", state=REFUND_120["input"], follow=False)
+    async with agui(server, "sam", "refund", start) as stream:
+        interrupt = the_interrupt((await stream.until(interrupted))[-1])
+    run_id = interrupt.metadata["baton"]["run_id"]
+    approve = run_input(run_id, resume=answer(interrupt.id, {"decision": "approve"}))
+    async with signed_in(server, "lee", passwords["lee"]) as page:
+        before = digest(db_url)
+        forged = await page.api_post("/agui/refund", approve, csrf=False)  # another site's page
+        assert forged.status_code == 403, forged.text
+        assert digest(db_url) == before
+        answered = await page.api_post("/agui/refund", approve, csrf=True)
+    assert answered.status_code == 200, answered.text
+    done = await server.wait_for_run(run_id, status="completed")
+    assert done["requests"][0]["answers"][0]["actor"] == "lee"
+    ending = EVENTS.validate_json(answered.text.strip().split("\n")[-1].removeprefix("data: "))
+    assert isinstance(ending, RunFinishedEvent)
+    assert ending.result == done["output"]
+
+
 @pytest.mark.process
 async def test_a_thread_outlives_a_kill_9_of_its_server_and_is_answered_after(
     db_url: str, tokens: dict[str, str], server_log: Path
