@@ -18,11 +18,14 @@ state decides the AG-UI lifecycle (`RunTracker`):
   `RUN_FINISHED` with outcome `cancelled` if it was cancelled; then the stream ends.
 
 A stream that `follow`s (the default) stays open across interrupts until the run ends; one that
-does not ends at the first interrupt, as a plain AG-UI producer would.
+does not ends at the first interrupt, as a plain AG-UI producer would. A newer call of the same
+person's thread takes over from an older stream of it in this process (`Followers`): the AG-UI
+client keeps the older stream open when it resumes, which would show the continuation twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -210,6 +213,47 @@ class RunTracker:
         return RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, result=run.output)
 
 
+class Followers:
+    """This process's open streams, one per (person, workflow, thread): the newest wins.
+
+    An older stream that is taken over ends at its next interrupt (or at once, between runs) rather
+    than showing the continuation the newer one shows.
+    """
+
+    def __init__(self) -> None:
+        self._latest: dict[tuple[str, str, str], asyncio.Event] = {}
+
+    def take_over(self, key: tuple[str, str, str]) -> Follow:
+        """Mark the stream of `key` taken over; the new stream's own place."""
+        previous = self._latest.get(key)
+        if previous is not None:
+            previous.set()
+        self._latest[key] = mine = asyncio.Event()
+        return Follow(self, key, mine)
+
+    def release(self, key: tuple[str, str, str], mine: asyncio.Event) -> None:
+        """Forget the stream of `key` that ended, unless a newer one took its place."""
+        if self._latest.get(key) is mine:
+            del self._latest[key]
+
+
+@dataclass(frozen=True)
+class Follow:
+    """One stream's place among `Followers`."""
+
+    followers: Followers
+    key: tuple[str, str, str]
+    mark: asyncio.Event
+
+    def taken_over(self) -> bool:
+        """Whether a newer call of the same thread took over."""
+        return self.mark.is_set()
+
+    def end(self) -> None:
+        """The stream ended."""
+        self.followers.release(self.key, self.mark)
+
+
 async def run_stream(
     request: Request,
     parts: Parts,
@@ -219,21 +263,28 @@ async def run_stream(
     *,
     after: int,
     follow: bool,
+    place: Follow,
 ) -> AsyncIterator[str]:
-    """The AG-UI events of Baton run `run_id` as SSE text, from audit event `after` on."""
+    """The AG-UI events of Baton run `run_id` as SSE text, from audit event `after` on.
+
+    Ends when the run ended, at an interrupt unless it `follow`s, and between runs once its
+    `place` was taken over.
+    """
     encoder = EventEncoder()
     tracker = RunTracker(agui.thread_id, agui.run_id, parts.settings.base_url)
 
     def over() -> bool:
-        return tracker.finished or (not follow and not tracker.open)
+        return tracker.finished or (not tracker.open and (not follow or place.taken_over()))
 
-    for event in tracker.step(await view_of(parts, run_id)):
-        yield encoder.encode(event)
-    if over():
-        return
     feed = audit_feed(request, parts, user, after=after, run_id=run_id)
     try:
+        for event in tracker.step(await view_of(parts, run_id)):
+            yield encoder.encode(event)
+        if over():
+            return
         async for item in feed:
+            if over():
+                return
             if item is None:
                 yield KEEP_ALIVE
                 continue
@@ -247,6 +298,7 @@ async def run_stream(
                 return
     finally:
         await feed.aclose()
+        place.end()
 
 
 def follows(agui: RunAgentInput) -> bool:

@@ -21,6 +21,7 @@ from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import correlation_id
 from baton.wiring import open_parts, prepare
+from web.agui import Followers
 from web.auth import SESSION_COOKIE, Authenticator
 from web.errors import on_baton_error, on_http_error, on_validation_error
 from web.guard import BodyGuard
@@ -104,6 +105,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.auth = Authenticator.from_settings(settings)
+    app.state.agui_followers = Followers()
     app.add_middleware(CorrelationMiddleware)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders)

@@ -113,11 +113,10 @@ async def test_the_reference_client_is_asked_answers_and_follows_an_inbox_answer
     assert interrupt["responseSchema"] == pending["response_schema"]
     run_id = interrupt["metadata"]["baton"]["run_id"]
 
-    # lee's page opens the run by its id: the same interrupt
+    # lee's page opens the run by its id and follows it: the same interrupt
     lees = {"as": lee, "threadId": run_id, **refund}
-    await page.send({"id": "open", "follow": False, **lees})
+    await page.send({"id": "open", **lees})
     assert [i["id"] for i in (await page.report("open"))["interrupts"]] == [interrupt["id"]]
-    await page.report("open")
 
     # a rejection without its reason: the client gets the API's 422, nothing is stored
     before = digest(db_url)
@@ -129,14 +128,18 @@ async def test_the_reference_client_is_asked_answers_and_follows_an_inbox_answer
     assert (refused["status"], refused["payload"]) == (422, api.json()), refused
     assert digest(db_url) == before
 
-    # approved from lee's page: the client's run finishes with the run's output
-    await page.send(
-        {"id": "approve", "resume": [entry | {"payload": {"decision": "approve"}}], **lees}
-    )
+    # approved from lee's page: the client's run finishes with the run's output; the stream the
+    # page opened before ends at its interrupt instead of showing the same continuation again
+    approve = [entry | {"payload": {"decision": "approve"}}]
+    await page.send({"id": "approve", "resume": approve, **lees})
     approved = await page.report("approve")
     done = await server.wait_for_run(run_id, status="completed")
     assert approved.get("error") is None, approved
     assert (approved["result"], approved["pending"]) == (done["output"], [])
+    opened = await page.report("open")
+    assert opened.get("error") is None, opened
+    assert opened["events"].count("RUN_STARTED") == 1
+    assert opened["events"][-1] == "RUN_FINISHED"
 
     # sam's page follows another refund; lee answers in the inbox; sam's page sees the end
     await page.send({"id": "follow", "as": sam, "threadId": "page-2", **refund})

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from baton.errors import Invalid, RunNotFound
 from human.access import check_can_run
 from human.records import Run, User
-from web.agui import follows, run_stream
+from web.agui import Followers, follows, run_stream
 from web.deps import PartsDep, UserDep
 from web.errors import sent_in
 from workflows.platform import registry
@@ -51,10 +51,16 @@ async def run_workflow(
     agui = _parsed(body)
     after = await parts.store.last_event_id()  # the stream shows everything from here on
     run = await _run_of_thread(parts, workflow, agui.thread_id, user)
+    followers: Followers = request.app.state.agui_followers
+    thread = (user.name, workflow, agui.thread_id)
     if agui.resume:
         if run is None:
             raise RunNotFound(f"no run of thread {agui.thread_id!r} to resume")
-        await _answer(parts, run, agui.resume, user)
+        answers = await _checked(parts, run, agui.resume, user)
+        place = followers.take_over(thread)  # before the answer moves the run on
+        for request_id, payload in answers:
+            with sent_in("body"):
+                await parts.requests.respond(request_id, payload, responder=user)
     elif run is None:
         check_can_run(user)
         with sent_in("body"):
@@ -64,7 +70,11 @@ async def run_workflow(
                 )
             except Invalid as exc:
                 raise _as_state(exc) from exc
-    events = run_stream(request, parts, user, run.id, agui, after=after, follow=follows(agui))
+    if not agui.resume:
+        place = followers.take_over(thread)
+    events = run_stream(
+        request, parts, user, run.id, agui, after=after, follow=follows(agui), place=place
+    )
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return StreamingResponse(events, media_type=EventEncoder().get_content_type(), headers=headers)
 
@@ -100,8 +110,10 @@ async def _run_of_thread(parts: PartsDep, workflow: str, thread_id: str, user: U
     return run
 
 
-async def _answer(parts: PartsDep, run: Run, resume: list[ResumeEntry], user: User) -> None:
-    """Check every resolved entry as `respond` would, then record each: all or none refused."""
+async def _checked(
+    parts: PartsDep, run: Run, resume: list[ResumeEntry], user: User
+) -> list[tuple[str, dict[str, Any]]]:
+    """Every resolved entry, checked as `respond` checks it: all pass, or the first refusal."""
     checked: list[tuple[str, dict[str, Any]]] = []
     with sent_in("body"):
         for index, entry in enumerate(resume):
@@ -115,8 +127,7 @@ async def _answer(parts: PartsDep, run: Run, resume: list[ResumeEntry], user: Us
                 raise Invalid(msg, [{"loc": ["resume", index, "interruptId"], "msg": msg}])
             payload: Any = entry.payload  # an object: it passed as an answer
             checked.append((asked.id, payload))
-        for request_id, payload in checked:
-            await parts.requests.respond(request_id, payload, responder=user)
+    return checked
 
 
 def _as_state(exc: Invalid) -> Invalid:
