@@ -262,6 +262,7 @@ async def call(client: httpx.AsyncClient, method: str, path: str, ids: dict[str,
             "threadId": ids["run_id"],
             "runId": "matrix",
             "messages": [],
+            "forwardedProps": {"baton": {"follow": False}},  # ends with the run: read it whole
             "resume": [
                 {
                     "interruptId": ids["request_id"],
@@ -270,10 +271,7 @@ async def call(client: httpx.AsyncClient, method: str, path: str, ids: dict[str,
                 }
             ],
         }
-        async with client.stream("POST", url, json=body) as reply:
-            if reply.status_code != 200:  # a refusal's body says who and why; a stream runs on
-                await reply.aread()
-            return reply
+        return await client.post(url, json=body)
     body: Any = None
     if path == "/api/runs" and method == "POST":
         body = REFUND_120
