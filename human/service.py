@@ -183,16 +183,31 @@ class RequestService:
         with _tracer.start_as_current_span(
             "baton.answer", attributes={"baton.request_id": request_id}
         ) as span:
-            request, run = await self._answerable(request_id, responder)
+            request, answer = await self._checked(request_id, body, responder)
             span.set_attribute("baton.run_id", request.run_id)
-            if request.status in ("expired", "cancelled"):
-                raise closed_error(request)
-            _check_whole(request)
-            answer = _checked_answer(request, run, body, responder)
             span.set_attribute("baton.decision", str(answer["decision"]))
             result = await self._record(request, answer, responder, edit_diff(request, answer))
             span.set_attribute("baton.outcome", result.outcome)
             return result
+
+    async def check_answer(self, request_id: str, body: Any, *, responder: User) -> HumanRequest:
+        """Refuse `body` as `respond` would refuse it, storing nothing; the request if it passes.
+
+        For a caller that gives several answers at once and must give none when one is wrong (an
+        AG-UI resume); whether the answer still wins is decided when it is recorded.
+        """
+        request, _ = await self._checked(request_id, body, responder)
+        return request
+
+    async def _checked(
+        self, request_id: str, body: Any, responder: User
+    ) -> tuple[HumanRequest, dict[str, Any]]:
+        """The request and the validated answer `responder` may give it, or the refusal."""
+        request, run = await self._answerable(request_id, responder)
+        if request.status in ("expired", "cancelled"):
+            raise closed_error(request)
+        _check_whole(request)
+        return request, _checked_answer(request, run, body, responder)
 
     async def take_over(self, request_id: str, *, responder: User) -> RespondResult:
         """A person takes an open request over, from its page.

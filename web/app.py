@@ -21,12 +21,14 @@ from baton.observability import configure_telemetry
 from baton.settings import Settings
 from baton.telemetry import correlation_id
 from baton.wiring import open_parts, prepare
+from web.agui import Followers
 from web.auth import SESSION_COOKIE, Authenticator
 from web.errors import on_baton_error, on_http_error, on_validation_error
 from web.guard import BodyGuard
 from web.headers import SecurityHeaders
 from web.openapi import BatonApi
 from web.routes import (
+    agui,
     api_people,
     api_requests,
     api_runs,
@@ -108,12 +110,13 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
         redoc_url=None,
     )
     app.state.auth = Authenticator.from_settings(settings)
+    app.state.agui_followers = Followers()
     app.add_middleware(CorrelationMiddleware)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders)
     app.add_exception_handler(BatonError, on_baton_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
-    for module in (health, docs, api_runs, api_requests, stream, api_people, slack, teams):
+    for module in (health, docs, api_runs, api_requests, stream, api_people, slack, teams, agui):
         app.include_router(module.router)
     add_pages(app, settings)
     return app

@@ -108,6 +108,10 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         "the Bot Connector's JWT for the bot's app id, never a Baton bearer token",
         dict.fromkeys(PEOPLE, 401),
     ),
+    ("POST", "/agui/{workflow}"): (
+        "AG-UI: as answering (here a resume approving the run's request); a stream after",
+        SEE | {"sam": 403, "val": 403},
+    ),
     ("POST", "/api/requests/{request_id}/takeover"): (
         "a responder of the owning team or an admin takes the request over",
         SEE | {"sam": 403, "val": 403},
@@ -224,7 +228,7 @@ PAGE_FORMS: dict[str, dict[str, str]] = {
 
 def is_page(method: str, path: str) -> bool:
     return method != "MOUNT" and not path.startswith(
-        ("/api", "/healthz", "/docs", "/redoc", "/openapi")
+        ("/api", "/healthz", "/docs", "/redoc", "/openapi", "/agui")
     )
 
 
@@ -252,12 +256,27 @@ async def call_page(
 
 
 async def call(client: httpx.AsyncClient, method: str, path: str, ids: dict[str, Any]) -> Any:
-    url = path.format(**ids)
+    url = path.format(**{"workflow": "refund", **ids})
     if method == "MOUNT":
         return await client.get(f"{url}/app.css")
     if (method, path) == ("GET", "/api/stream"):
         async with client.stream("GET", url) as reply:
             return reply  # the status is known once the headers arrive
+    if path == "/agui/{workflow}":
+        body = {
+            "threadId": ids["run_id"],
+            "runId": "matrix",
+            "messages": [],
+            "forwardedProps": {"baton": {"follow": False}},  # ends with the run: read it whole
+            "resume": [
+                {
+                    "interruptId": ids["request_id"],
+                    "status": "resolved",
+                    "payload": {"decision": "approve"},
+                }
+            ],
+        }
+        return await client.post(url, json=body)
     body: Any = None
     if path == "/api/runs" and method == "POST":
         body = REFUND_120

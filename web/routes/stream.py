@@ -15,21 +15,18 @@ teams ends it with an `ended` message.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request
 from sse_starlette import EventSourceResponse
 
-from baton.errors import Invalid, Unauthenticated
+from baton.errors import Invalid
 from human.records import AuditEvent
-from web.auth import user_from_request
 from web.deps import PartsDep, WatcherDep
 from web.openapi import schema_ref
+from web.watch import Ended, audit_feed
 
 router = APIRouter(prefix="/api", tags=["stream"])
 
@@ -105,45 +102,20 @@ async def stream(
     after = await _after(last_event_id, parts)
     wanted = {t.strip() for t in types.split(",") if t.strip()} if types else None
 
-    async def allowed() -> bool:
-        try:
-            again = await user_from_request(request, parts.store, use=False)
-        except Unauthenticated:
-            return False
-        return again.name == user.name and again.role == user.role and again.teams == user.teams
-
     async def messages() -> AsyncIterator[dict[str, str]]:
         yield {"event": "ready", "data": json.dumps({"after": after, "user": user.name})}
-        feed = parts.requests.watch(user, after_id=after, run_id=run_id, types=wanted)
-        waiting: asyncio.Future[AuditEvent] | None = None
-        checked = time.monotonic()
+        feed = audit_feed(
+            request, parts, user, after=after, run_id=run_id, types=wanted, recheck_s=RECHECK_S
+        )
         try:
-            while True:
-                if waiting is None:
-                    waiting = asyncio.ensure_future(anext(feed))
-                done, _ = await asyncio.wait({waiting}, timeout=RECHECK_S)
-                if time.monotonic() - checked >= RECHECK_S:
-                    checked = time.monotonic()
-                    if not await allowed():
-                        ended = {"reason": "the credential this stream was opened with ended"}
-                        yield {"event": "ended", "data": json.dumps(ended)}
-                        return
-                if waiting in done:
-                    try:
-                        event = waiting.result()
-                    except StopAsyncIteration:
-                        return
-                    waiting = None
-                    yield {
-                        "id": str(event.id),
-                        "event": event.type,
-                        "data": event.model_dump_json(),
-                    }
+            async for event in feed:
+                if isinstance(event, Ended):
+                    yield {"event": "ended", "data": json.dumps({"reason": event.reason})}
+                    return
+                if event is not None:
+                    data = event.model_dump_json()
+                    yield {"id": str(event.id), "event": event.type, "data": data}
         finally:
-            if waiting is not None:  # let the feed's pending step end before closing it
-                waiting.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await waiting
             await feed.aclose()
 
     return EventSourceResponse(messages(), ping=PING_S)

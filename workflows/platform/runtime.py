@@ -108,6 +108,11 @@ class Runtime:
             )
         return await self.get(found.key), True
 
+    async def started_with(self, key: str, *, actor: str) -> Run | None:
+        """The run `actor` started with idempotency key `key` (`start_once`), if any."""
+        found = await self.store.run_of_key(actor, key)
+        return None if found is None else await self.store.get_run(found.key)
+
     async def _start(
         self, workflow: str, typed: BaseModel, actor: str, *, key: RunKey | None = None
     ) -> Run:

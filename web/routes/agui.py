@@ -1,0 +1,140 @@
+"""`POST /agui/{workflow}`: a registered workflow as an AG-UI endpoint (`web.agui`).
+
+The body is AG-UI's `RunAgentInput`. Its `threadId` names the Baton run: a Baton run id
+(`run_...`, any run of this workflow the caller may see), or the client's own thread id, which
+starts a run the first time (through `Runtime.start_once`, as `POST /api/runs` with an
+`Idempotency-Key` does; the input is the body's `state`) and finds that run again after. Its
+`resume` answers interrupts: each `resolved` entry's `payload` is the body `POST
+/api/requests/{id}/respond` takes, checked and recorded by the same `RequestService.respond`; all
+entries are checked before any is recorded, so a refused one stores nothing. A `cancelled` entry
+leaves its request open for someone else. Refusals are the API's (401, 403, 404, 409, 410, 422),
+given before the stream starts; then the stream (`text/event-stream`) follows the run.
+
+Not in /openapi.json: its body and its events are AG-UI's, documented at docs.ag-ui.com, and the
+published contract's tests (schemathesis) would hold them to Baton's own shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from ag_ui.core import ResumeEntry, RunAgentInput
+from ag_ui.encoder import EventEncoder
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import StreamingResponse
+from pydantic import ValidationError
+
+from baton.errors import Invalid, RunNotFound
+from human.access import check_can_run
+from human.records import Run, User
+from web.agui import Followers, follows, run_stream
+from web.deps import PartsDep, UserDep
+from web.errors import sent_in
+from workflows.platform import registry
+
+router = APIRouter(prefix="/agui", tags=["ag-ui"], include_in_schema=False)
+
+_THREAD: Final = re.compile(r"^[\x21-\x7e]{1,200}$")
+
+
+@router.post("/{workflow}")
+async def run_workflow(
+    workflow: str,
+    request: Request,
+    parts: PartsDep,
+    user: UserDep,
+    body: Any = Body(...),  # noqa: B008
+) -> StreamingResponse:
+    """Start, resume or follow a run of `workflow` as AG-UI events (module docstring)."""
+    registry.get(workflow)  # 404 for a workflow that is not registered
+    agui = _parsed(body)
+    after = await parts.store.last_event_id()  # the stream shows everything from here on
+    run = await _run_of_thread(parts, workflow, agui.thread_id, user)
+    followers: Followers = request.app.state.agui_followers
+    thread = (user.name, workflow, agui.thread_id)
+    if agui.resume:
+        if run is None:
+            raise RunNotFound(f"no run of thread {agui.thread_id!r} to resume")
+        answers = await _checked(parts, run, agui.resume, user)
+        place = followers.take_over(thread)  # before the answer moves the run on
+        for request_id, payload in answers:
+            with sent_in("body"):
+                await parts.requests.respond(request_id, payload, responder=user)
+    elif run is None:
+        check_can_run(user)
+        with sent_in("body"):
+            try:
+                run, _ = await parts.runtime.start_once(
+                    workflow, agui.state or {}, actor=user.name, key=_key(workflow, agui.thread_id)
+                )
+            except Invalid as exc:
+                raise _as_state(exc) from exc
+    if not agui.resume:
+        place = followers.take_over(thread)
+    events = run_stream(
+        request, parts, user, run.id, agui, after=after, follow=follows(agui), place=place
+    )
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(events, media_type=EventEncoder().get_content_type(), headers=headers)
+
+
+def _parsed(body: Any) -> RunAgentInput:
+    try:
+        agui = RunAgentInput.model_validate(body)
+    except ValidationError as exc:
+        errors = [
+            {"loc": ["body", *(str(p) for p in e["loc"])], "msg": e["msg"]}
+            for e in exc.errors(include_url=False)
+        ]
+        raise Invalid(f"not an AG-UI RunAgentInput: {errors[0]['msg']}", errors) from exc
+    if not _THREAD.match(agui.thread_id):
+        msg = "1 to 200 visible ASCII characters"
+        raise Invalid(f"threadId: {msg}", [{"loc": ["body", "threadId"], "msg": msg}])
+    return agui
+
+
+def _key(workflow: str, thread_id: str) -> str:
+    """The idempotency key a client's thread starts its run with (one run per person and thread)."""
+    return f"agui:{workflow}:{thread_id}"
+
+
+async def _run_of_thread(parts: PartsDep, workflow: str, thread_id: str, user: User) -> Run | None:
+    """The run the thread names, None for a client thread that has started none yet."""
+    if thread_id.startswith("run_"):
+        run: Run | None = await parts.runtime.get(thread_id, viewer=user)
+    else:
+        run = await parts.runtime.started_with(_key(workflow, thread_id), actor=user.name)
+    if run is not None and run.workflow != workflow:
+        raise RunNotFound(f"no run {thread_id} of workflow {workflow}")
+    return run
+
+
+async def _checked(
+    parts: PartsDep, run: Run, resume: list[ResumeEntry], user: User
+) -> list[tuple[str, dict[str, Any]]]:
+    """Every resolved entry, checked as `respond` checks it: all pass, or the first refusal."""
+    checked: list[tuple[str, dict[str, Any]]] = []
+    with sent_in("body"):
+        for index, entry in enumerate(resume):
+            if entry.status != "resolved":
+                continue
+            asked = await parts.requests.check_answer(
+                entry.interrupt_id, entry.payload, responder=user
+            )
+            if asked.run_id != run.id:
+                msg = f"request {asked.id} is not of this thread's run {run.id}"
+                raise Invalid(msg, [{"loc": ["resume", index, "interruptId"], "msg": msg}])
+            payload: Any = entry.payload  # an object: it passed as an answer
+            checked.append((asked.id, payload))
+    return checked
+
+
+def _as_state(exc: Invalid) -> Invalid:
+    """A run input's errors located where AG-UI carries the input: `state`, not `input`."""
+    moved = exc.at()
+    moved.errors = [
+        {**e, "loc": ["state", *e["loc"][1:]]} if e["loc"][:1] == ["input"] else e
+        for e in exc.errors
+    ]
+    return moved
