@@ -31,6 +31,7 @@ from web.routes import (
     api_requests,
     api_runs,
     health,
+    mcp,
     pages,
     pages_runs,
     pages_signin,
@@ -84,6 +85,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
             task = asyncio.create_task(parts.worker.run_forever()) if worker else None
             app.state.parts = parts
             app.state.runs_worker = worker
+            mcp_task = asyncio.create_task(app.state.mcp.run(app))
             logger.info(
                 "baton started",
                 extra={"worker": worker, "database": parts.store.__class__.__name__},
@@ -91,6 +93,9 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
             try:
                 yield
             finally:
+                mcp_task.cancel()  # MCP's sessions end first, and their calls' waits
+                with contextlib.suppress(asyncio.CancelledError):
+                    await mcp_task
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -111,6 +116,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     for module in (health, api_runs, api_requests, stream, api_people, slack):
         app.include_router(module.router)
     add_pages(app, settings)
+    mcp.add_mcp(app)
     return app
 
 

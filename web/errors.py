@@ -99,7 +99,9 @@ async def problem_page(
 def is_page(request: Request) -> bool:
     """Whether `request` is for a page (HTML) rather than the JSON API or an integration."""
     path = request.url.path
-    return not (path in ("/api", "/healthz") or path.startswith(("/api/", "/integrations/")))
+    return not (
+        path in ("/api", "/healthz", "/mcp") or path.startswith(("/api/", "/integrations/"))
+    )
 
 
 async def on_baton_error(request: Request, exc: Exception) -> Response:
