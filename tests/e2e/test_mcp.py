@@ -1,5 +1,6 @@
 """The MCP server driven by the `mcp` SDK's own client: over HTTP (`/mcp` of the app `baton serve`
-runs, in this process) and over stdio (`baton mcp` child processes on the same database).
+runs, in this process) and over stdio (`baton mcp` child processes on the same database, one of
+them killed with SIGKILL while it waits).
 
 An agent acting for sam (support-agents) asks; lee (support-leads) answers on the request's page
 with the form's real post, or through the API; the waiting MCP call returns the typed answer.
@@ -365,7 +366,6 @@ async def test_a_call_without_a_valid_token_is_refused_over_http(
     assert after == before
 
 
-@pytest.mark.process
 async def test_over_stdio_a_client_killed_while_waiting_gets_the_answer_after_restarting(
     db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
 ) -> None:
@@ -400,7 +400,6 @@ async def test_over_stdio_a_client_killed_while_waiting_gets_the_answer_after_re
     assert pending["context"]["asked_by"] == "sam"
 
 
-@pytest.mark.process
 async def test_over_stdio_an_approval_is_answered_in_the_web_form_while_the_call_waits(
     db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
 ) -> None:
@@ -435,7 +434,6 @@ async def test_over_stdio_an_approval_is_answered_in_the_web_form_while_the_call
     assert outcome["answered_by"] == ["lee"]
 
 
-@pytest.mark.process
 async def test_over_stdio_a_token_that_is_missing_wrong_or_revoked_is_refused(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
