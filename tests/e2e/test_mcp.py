@@ -53,6 +53,9 @@ rules:
     tool: deploy_service
     action: approval(support-leads)
     deadline: 4h
+  - id: outage.person
+    tool: restart_everything
+    action: takeover(managers)
 requests:
   - id: mcp.questions
     workflow: ask
@@ -275,6 +278,23 @@ async def test_the_policy_allows_refuses_and_routes_before_anyone_is_asked(
         again = await eventually(reasked, what="the edit asked again")
         events = await server.audit(allowed["request_id"])
 
+        # a takeover band hands the case to a person; resolving it is no approval for the agent
+        taken = outcome_of(
+            await agent.call_tool(
+                "request_approval",
+                {"action": "restart_everything", "arguments": {}, "reason": "all is down"}
+                | {"wait_seconds": 0},
+            )
+        )
+        case = await server.request(taken["human_request_id"])
+        resolve = {"decision": "resolve", "resolution": "I restarted the one broken node."}
+        assert (await server.respond(case["id"], resolve, user="max")).status_code == 200
+        resolved = outcome_of(
+            await agent.call_tool(
+                "get_answer", {"request_id": taken["request_id"], "wait_seconds": 60}
+            )
+        )
+
     assert allowed["status"] == "decided"
     assert allowed["answer"]["decision"] == "approve"
     assert allowed["policy_rule"] == "status.read"
@@ -291,6 +311,13 @@ async def test_the_policy_allows_refuses_and_routes_before_anyone_is_asked(
     assert again["status"] == "waiting"
     assert again["team"] == "finance"
     assert again["policy_rule"] == "deploy.big"
+    assert case["kind"] == "takeover"
+    assert case["team"] == "managers"
+    assert resolved["answer"] == {
+        "decision": "reject",
+        "reason": "max took this over and resolved it: I restarted the one broken node.",
+    }
+    assert resolved["answered_by"] == ["max"]
 
 
 async def test_bad_arguments_get_a_precise_error_and_store_nothing(

@@ -14,7 +14,6 @@ teams ends it with an `ended` message.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -25,6 +24,7 @@ from sse_starlette import EventSourceResponse
 
 from baton.errors import Invalid, Unauthenticated
 from human.records import AuditEvent
+from human.service import close_feed
 from web.auth import user_from_request
 from web.deps import PartsDep, WatcherDep
 from web.openapi import schema_ref
@@ -127,11 +127,7 @@ async def stream(
                         "data": event.model_dump_json(),
                     }
         finally:
-            if waiting is not None:  # let the feed's pending step end before closing it
-                waiting.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await waiting
-            await feed.aclose()
+            await close_feed(feed, waiting)
 
     return EventSourceResponse(messages(), ping=PING_S)
 

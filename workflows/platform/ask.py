@@ -10,7 +10,6 @@ caller, read where an ask stands, and wait for its answer on the audit feed (`/a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
@@ -23,7 +22,7 @@ from executors.platform.asks import AskDesk, AskInput, Asks
 from executors.platform.services import RunServices
 from human.access import check_can_run
 from human.records import AuditEvent, HumanRequest, Run, User
-from human.service import RequestService
+from human.service import RequestService, close_feed
 from human.store.base import RequestFilter
 from workflows.platform import registry
 from workflows.platform.registry import register
@@ -157,11 +156,7 @@ class AskService:
                 if event.type not in ENDED and wait_s > 0:
                     await progress(elapsed, _in_words(event))
         finally:
-            if step is not None:  # let the feed's pending step end before closing it
-                step.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await step
-            await feed.aclose()
+            await close_feed(feed, step)
 
     async def position(self) -> int:
         """The feed's position now: waiting from here misses nothing that happens next."""
