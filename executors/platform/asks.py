@@ -81,7 +81,8 @@ class AskInput(BaseModel):
         for name in needed[self.kind]:
             value = getattr(self, name)
             if value is None or (isinstance(value, str) and not value.strip()):
-                raise ValueError(f"{name}: required for an {self.kind}")
+                article = "an" if self.kind == "approval" else "a"
+                raise ValueError(f"{name}: required for {article} {self.kind}")
         if self.kind == "review" and self.draft in (None, "", {}, []):
             raise ValueError("draft: required for a review")
         if any(not o.strip() or len(o) > 500 for o in self.options):
