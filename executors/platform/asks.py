@@ -258,6 +258,14 @@ class Asks:
                 )
             if after.action != "auto":  # the edit needs more than its editor could give
                 return self._approval(asked, edited, after, scene, edited=True)
+        if (
+            isinstance(answer, ApprovalAnswer)
+            and answer.decision == "approve"
+            and origin.get("edited")
+        ):
+            # approving an edit's re-ask approves the edited call: the agent gets its arguments
+            changed = dict(origin.get("arguments") or {})
+            return Reply(ApprovalAnswer(decision="edit", arguments=changed, reason=answer.reason))
         return Reply(answer)
 
     def _approval(
@@ -288,6 +296,8 @@ class Asks:
         origin: dict[str, Any] = {
             "asked": asked.model_dump(mode="json"),
             "decision": decision.model_dump(mode="json"),
+            "arguments": arguments,
+            "edited": edited,
         }
         what = f"{_agent(asked)} wants to run {asked.action}"
         if decision.action == "takeover":

@@ -277,6 +277,15 @@ async def test_the_policy_allows_refuses_and_routes_before_anyone_is_asked(
 
         again = await eventually(reasked, what="the edit asked again")
         events = await server.audit(allowed["request_id"])
+        for approver in ("fay", "fin"):
+            approve = {"decision": "approve"}
+            reply = await server.respond(again["human_request_id"], approve, user=approver)
+            assert reply.status_code == 200, reply.text
+        edited = outcome_of(
+            await agent.call_tool(
+                "get_answer", {"request_id": small["request_id"], "wait_seconds": 60}
+            )
+        )
 
         # a takeover band hands the case to a person; resolving it is no approval for the agent
         taken = outcome_of(
@@ -311,6 +320,9 @@ async def test_the_policy_allows_refuses_and_routes_before_anyone_is_asked(
     assert again["status"] == "waiting"
     assert again["team"] == "finance"
     assert again["policy_rule"] == "deploy.big"
+    # approving the edit's re-ask approves the edited call: the agent is given its arguments
+    assert edited["answer"] == {"decision": "edit", "arguments": edit["arguments"]}
+    assert edited["answered_by"] == ["lee", "fay", "fin"]
     assert case["kind"] == "takeover"
     assert case["team"] == "managers"
     assert resolved["answer"] == {
