@@ -85,7 +85,6 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
             task = asyncio.create_task(parts.worker.run_forever()) if worker else None
             app.state.parts = parts
             app.state.runs_worker = worker
-            mcp_task = asyncio.create_task(app.state.mcp.run(app))
             logger.info(
                 "baton started",
                 extra={"worker": worker, "database": parts.store.__class__.__name__},
@@ -93,9 +92,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
             try:
                 yield
             finally:
-                mcp_task.cancel()  # MCP's sessions end first, and their calls' waits
-                with contextlib.suppress(asyncio.CancelledError):
-                    await mcp_task
+                await app.state.mcp.stop()  # MCP's sessions end first, and their calls' waits
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):

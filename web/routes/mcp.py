@@ -4,14 +4,16 @@ The token is checked as the API checks it (`web.auth`): none, an unknown or a re
 401 in Baton's error body before the MCP layer sees anything. The route is not in the OpenAPI
 document: it speaks MCP, not the JSON API.
 
-The MCP SDK is imported, and its session manager started, beside the app's start (`McpMount.run`,
-in a thread for the import) rather than before it: `baton serve` is ready as soon as without it,
-and a message that arrives before MCP is up waits for it.
+The MCP SDK is imported (in a thread) and its session manager started by the first message to
+`/mcp`, not when the app starts: `baton serve` starts as fast as without it, and only a server that
+is asked over MCP pays for the SDK.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import importlib
 import logging
 from typing import Any, Final
@@ -33,24 +35,38 @@ SCOPE_USER: Final = "baton.mcp_user"
 
 
 class McpMount:
-    """MCP's session manager for the app's lifetime, started in the background."""
+    """MCP's session manager, started by the first message to `/mcp` and stopped with the app."""
 
     def __init__(self) -> None:
         self._manager: Any = None
         self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
 
-    async def run(self, app: FastAPI) -> None:
-        """Import the SDK (off the event loop), then serve MCP's sessions until cancelled."""
-        module = await asyncio.to_thread(importlib.import_module, "web.mcp")
+    async def handle(self, app: FastAPI, scope: Scope, receive: Receive, send: Send) -> None:
+        """Hand one authenticated message to the session manager, starting it the first time."""
+        if self._task is None:  # in a context of its own, not the first message's
+            self._task = asyncio.create_task(self._run(app), context=contextvars.Context())
+        ready = asyncio.ensure_future(self._ready.wait())
+        await asyncio.wait({ready, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        if not self._ready.is_set():  # it failed to start: say why, as any server error
+            ready.cancel()
+            self._task.result()
+            raise RuntimeError("MCP's session manager stopped before it started")
+        await self._manager.handle_request(scope, receive, send)
+
+    async def stop(self) -> None:
+        """End MCP's sessions, and the waits of their calls with them."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self, app: FastAPI) -> None:
+        module = await asyncio.to_thread(importlib.import_module, "web.mcp")  # off the loop
         async with module.mcp_sessions(app) as manager:
             self._manager = manager
             self._ready.set()
-            await asyncio.Event().wait()  # until the app stops and cancels this
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Hand one authenticated message to the session manager, once it runs."""
-        await self._ready.wait()
-        await self._manager.handle_request(scope, receive, send)
+            await asyncio.Event().wait()  # until stopped
 
 
 class McpEndpoint:
@@ -68,11 +84,11 @@ class McpEndpoint:
             return
         scope[SCOPE_USER] = user
         mount: McpMount = app.state.mcp
-        await mount.handle(scope, receive, send)
+        await mount.handle(app, scope, receive, send)
 
 
 def add_mcp(app: FastAPI) -> McpMount:
-    """Serve `/mcp`; the returned mount's `run(app)` is the app's to run while it serves."""
+    """Serve `/mcp`; the returned mount's `stop()` is the app's to call when it stops."""
     app.state.mcp = McpMount()
     app.router.routes.append(Route(PATH, McpEndpoint(), methods=["GET", "POST", "DELETE"]))
     mount: McpMount = app.state.mcp
