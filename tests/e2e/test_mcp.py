@@ -419,7 +419,12 @@ async def test_over_stdio_a_client_killed_while_waiting_gets_the_answer_after_re
                 )
             )
             pending = await pending_ask(server)
-            ask_id = heard.messages[0].split()[1].rstrip(":")  # "request_id run_…: waiting …"
+
+            async def first_heard() -> str | None:
+                return heard.messages[0] if heard.messages else None
+
+            first = await eventually(first_heard, what="the first progress notification")
+            ask_id = first.split()[1].rstrip(":")  # "request_id run_…: waiting …"
             child = mcp_child()
             os.kill(child.pid, signal.SIGKILL)  # the agent's server dies while the call waits
             with contextlib.suppress(BaseException):
