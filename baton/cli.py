@@ -342,6 +342,53 @@ def tokens_revoke(token_id: str) -> None:
     _run(_with_store(settings, work))
 
 
+@main.command("mcp")
+@click.option(
+    "--token",
+    default=None,
+    help="The API token of the person the agent asks for (default BATON_TOKEN); checked at "
+    "every call.",
+)
+@click.option(
+    "--as", "actor", default=None, help="Or the name of that person (as `baton run --as`)."
+)
+@click.option(
+    "--no-worker",
+    is_flag=True,
+    help="Only ask; a `baton serve` or `baton worker` on the same database drives the asks.",
+)
+def mcp(token: str | None, actor: str | None, no_worker: bool) -> None:
+    """Serve MCP on stdin/stdout: an agent asks people through Baton's inbox (README: MCP)."""
+    from baton.wiring import open_parts
+    from web.mcp import named_caller, serve_stdio, token_caller
+
+    settings = _settings()
+    given = token or (settings.mcp_token.get_secret_value() if settings.mcp_token else "")
+    if given and actor:
+        raise click.UsageError("give --token (or BATON_TOKEN) or --as, not both")
+    if not given and not actor:
+        raise click.UsageError(
+            "who does the agent ask for? give --token (or BATON_TOKEN: an API token from "
+            "`baton tokens create NAME`) or --as NAME"
+        )
+
+    async def work() -> None:
+        async with open_parts(settings, local_worker=not no_worker) as parts:
+            _warn_unavailable()
+            identify = token_caller(parts, given) if given else named_caller(parts, str(actor))
+            await identify(None)  # a wrong token or an unknown name: refuse before serving
+            task = None if no_worker else asyncio.create_task(parts.worker.run_forever())
+            try:
+                await serve_stdio(parts, identify)
+            finally:
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+
+    _run(work())
+
+
 @main.command("run")
 @click.argument("workflow")
 @click.option("--input", "input_json", required=True, help="The run's input as JSON.")

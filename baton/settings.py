@@ -144,6 +144,18 @@ class Settings(BaseSettings):
         gt=0,
         description="The deadline of one delivery attempt as a whole (connect, send, answer).",
     )
+    # MCP (`/mcp` and `baton mcp`)
+    mcp_max_wait_seconds: float = Field(
+        900.0,
+        gt=0,
+        le=86_400,
+        description="The longest an MCP call may wait for a person's answer (its wait_seconds).",
+    )
+    mcp_token: SecretStr | None = Field(
+        None,
+        validation_alias="BATON_TOKEN",
+        description="`baton mcp` (stdio) only: the API token of whoever the agent asks for.",
+    )
     clock_file: str | None = Field(
         None, description="Tests only: a file holding an offset in seconds added to the clock."
     )

@@ -39,6 +39,7 @@ from human.store import open_store
 from human.store.base import Store
 from human.timers import TimerRunner
 from workflows.platform import registry
+from workflows.platform.ask import AskService
 from workflows.platform.runtime import Runtime
 from workflows.platform.worker import JobHandler, Worker
 
@@ -177,6 +178,7 @@ class Parts:
     requests: RequestService
     people: PeopleService
     worker: Worker
+    asks: AskService
     slack: SlackActions | None = None
     teams: TeamsBot | None = None
 
@@ -191,7 +193,7 @@ def prepare(settings: Settings) -> Prepared:
     A model provider missing a setting, or a policies file that does not validate, raises
     `InvalidSettings` / `InvalidPolicy` here.
     """
-    registry.load(settings.workflow_modules())
+    registry.load((*registry.PLATFORM_WORKFLOWS, *settings.workflow_modules()))
     provider = ProviderConfig.from_settings(settings)
     provider.check()
     return provider, policy_of(settings)
@@ -260,6 +262,7 @@ async def open_parts(
             requests=requests,
             people=PeopleService(store),
             worker=worker,
+            asks=AskService(runtime, requests, base_url=settings.base_url),
             slack=slack_actions(settings, store, requests),
             teams=teams_bot(settings, store, requests, connector),
         )

@@ -7,7 +7,9 @@ decide: the first answer wins, the same answer again is a no-op, a different one
 
 from __future__ import annotations
 
+import asyncio
 import builtins
+import contextlib
 import logging
 from collections.abc import AsyncGenerator, Callable, Collection, Sequence
 from datetime import datetime, timedelta
@@ -519,3 +521,14 @@ def _check_whole(request: HumanRequest) -> None:
             f"request {request.id} cannot be answered: part of its stored record could not be "
             f"read ({'; '.join(request.faults)[:300]}); an admin can cancel its run"
         )
+
+
+async def close_feed(
+    feed: AsyncGenerator[AuditEvent, None], pending: asyncio.Future[AuditEvent] | None
+) -> None:
+    """Close a `watch` feed, letting a step of it that is still pending end first."""
+    if pending is not None:
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+            await pending
+    await feed.aclose()

@@ -60,6 +60,18 @@ REFUND_1500 = {
     "input": {"order_id": "A-1003", "amount": 1500, "reason": "lost"},
 }
 
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+"""MCP's first message, as a client without the SDK sends it to `/mcp`."""
+
 
 async def seed(db_url: str) -> dict[str, str]:
     """Seed the demo into a database file; a token per demo person."""

@@ -34,6 +34,7 @@ from web.routes import (
     api_runs,
     docs,
     health,
+    mcp,
     pages,
     pages_dashboard,
     pages_runs,
@@ -96,6 +97,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
             try:
                 yield
             finally:
+                await app.state.mcp.stop()  # MCP's sessions end first, and their calls' waits
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -119,6 +121,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     for module in (health, docs, api_runs, api_requests, stream, api_people, slack, teams, agui):
         app.include_router(module.router)
     add_pages(app, settings)
+    mcp.add_mcp(app)
     return app
 
 

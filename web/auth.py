@@ -179,14 +179,14 @@ class Authenticator:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         token = token.strip() if scheme.lower() == "bearer" else ""
         if self.mode == "local" or token.startswith(TOKEN_PREFIX):
-            return await _user_of_token(token, store)
+            return await user_of_token(token, store)
         principal = request.headers.get(PRINCIPAL_HEADER)
         if principal is not None:
             if request.method not in SAFE_METHODS:
                 refuse_cross_site(request)
             return await self._user_of_principal(request, principal, store)
         if token:
-            return await _user_of_token(token, store)
+            return await user_of_token(token, store)
         if request.headers.get(PRINCIPAL_NAME_HEADER):
             raise Unauthenticated("X-MS-CLIENT-PRINCIPAL-NAME came without X-MS-CLIENT-PRINCIPAL")
         raise Unauthenticated(
@@ -262,7 +262,8 @@ def refuse_cross_site(request: Request) -> None:
         raise CsrfRefused(f"a write from another site's page is refused (Origin: {origin})")
 
 
-async def _user_of_token(token: str, store: Store) -> User:
+async def user_of_token(token: str, store: Store) -> User:
+    """The owner of a Baton API token; `Unauthenticated` for none, an unknown or a revoked one."""
     if not token:
         raise Unauthenticated("missing bearer token: send 'Authorization: Bearer <token>'")
     user = await store.user_for_token(token_hash(token))

@@ -100,7 +100,8 @@ def is_page(request: Request) -> bool:
     """Whether `request` is for a page (HTML) rather than the JSON API or an integration."""
     path = request.url.path
     return not (
-        path in ("/api", "/healthz") or path.startswith(("/api/", "/integrations/", "/agui/"))
+        path in ("/api", "/healthz", "/mcp")
+        or path.startswith(("/api/", "/integrations/", "/agui/"))
     )
 
 

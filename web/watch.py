@@ -9,7 +9,6 @@ stream is no use of it), or a change of role or teams ends the feed with `Ended`
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncGenerator, Collection
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from fastapi import Request
 from baton.errors import Unauthenticated
 from baton.wiring import Parts
 from human.records import AuditEvent, User
+from human.service import close_feed
 from web.auth import user_from_request
 
 RECHECK_S = 5.0
@@ -78,8 +78,4 @@ async def audit_feed(
             waiting = None
             yield event
     finally:
-        if waiting is not None:  # let the feed's pending step end before closing it
-            waiting.cancel()
-            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                await waiting
-        await feed.aclose()
+        await close_feed(feed, waiting)  # the feed's pending step ends before it closes

@@ -106,6 +106,8 @@ class RunServices:
     case_context: CaseContext | None = None
     party: str = "user"
     """What the workflow calls the person it serves, in the words people read (`register`)."""
+    started_by: str | None = None
+    """Who started the run (its `created_by`): the caller, as Baton authenticated them."""
     store_failures: list[StoreError] = field(default_factory=list)
     """The store's failures a tool call met in this drive: MAF hands a tool's exception to the
     model as the call's result, where the runtime must see it and try the drive again."""

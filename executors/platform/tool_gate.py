@@ -180,6 +180,24 @@ def approval_request(
     """
     if edited:
         reason = f"An edit changed the call, and the new arguments need approval. {reason}"
+    action = ProposedAction(
+        tool=tool.name, arguments=arguments, arguments_schema=schema_of(tool.arguments)
+    )
+    return routed_approval(
+        action, decision, title=title, reason=reason, context=context, default_team=default_team
+    )
+
+
+def routed_approval(
+    action: ProposedAction,
+    decision: Decision,
+    *,
+    title: str,
+    reason: str,
+    context: dict[str, Any],
+    default_team: str,
+) -> ApprovalRequest:
+    """An approval of `action` as the policy's `decision` routes it: team, approvers, deadline."""
     return ApprovalRequest(
         title=title,
         reason=reason,
@@ -190,9 +208,7 @@ def approval_request(
         policy_rule=decision.rule_id,
         expires_in_s=decision.expires_in_s,
         escalation=list(decision.escalation),
-        proposed_action=ProposedAction(
-            tool=tool.name, arguments=arguments, arguments_schema=schema_of(tool.arguments)
-        ),
+        proposed_action=action,
     )
 
 

@@ -18,6 +18,7 @@
 // not set: BATON_CLOCK_FILE: tests only; it moves Baton's clock by an offset read from a file
 // not set: BATON_SLACK_API_URL: Slack's own Web API, the default; tests point it at a stand-in
 // not set: BATON_TEAMS_OPENID_METADATA_URL: the Bot Connector's own metadata, the default; tests point it at a stand-in
+// not set: BATON_TOKEN: read by `baton mcp` (MCP over stdio, on an agent's machine) only, never by a serving process
 param location string
 param tags object
 param environmentName string
@@ -383,6 +384,12 @@ var webEnv = concat(sharedEnv, channelEnv, [
   {
     name: 'BATON_SIGNIN_LOCKOUT_SECONDS'
     value: '300'
+  }
+  {
+    // The longest an MCP call (/mcp) may wait for a person's answer, in seconds. The ingress
+    // holds a streamed answer open this long; the MCP client's own read timeout must allow it.
+    name: 'BATON_MCP_MAX_WAIT_SECONDS'
+    value: '900'
   }
   {
     name: 'OTEL_SERVICE_NAME'

@@ -27,7 +27,7 @@ from starlette.routing import Mount, Route
 
 from baton.settings import Settings
 from human.store import open_store
-from tests.harness import REFUND_120, Server, baton_server
+from tests.harness import MCP_INITIALIZE, REFUND_120, Server, baton_server
 from tests.pages import (
     PAGE_ENV,
     PageClient,
@@ -115,6 +115,15 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
     ("POST", "/api/requests/{request_id}/takeover"): (
         "a responder of the owning team or an admin takes the request over",
         SEE | {"sam": 403, "val": 403},
+    ),
+    ("POST", "/mcp"): ("a Baton API token (MCP's initialize here); never a session", ANY),
+    ("GET", "/mcp"): (
+        "a Baton API token; MCP's stream then wants its session (400 without one)",
+        ANY | dict.fromkeys(PEOPLE[1:], 400),
+    ),
+    ("DELETE", "/mcp"): (
+        "a Baton API token; ending an MCP session wants one (400 without one)",
+        ANY | dict.fromkeys(PEOPLE[1:], 400),
     ),
     # the pages, called signed in (session cookie and CSRF token): the same rules as the API's,
     # anonymous GETs redirected to sign in (303), anonymous posts 401, success of a form a 303
@@ -228,7 +237,7 @@ PAGE_FORMS: dict[str, dict[str, str]] = {
 
 def is_page(method: str, path: str) -> bool:
     return method != "MOUNT" and not path.startswith(
-        ("/api", "/healthz", "/docs", "/redoc", "/openapi", "/agui")
+        ("/api", "/healthz", "/docs", "/redoc", "/openapi", "/agui", "/mcp")
     )
 
 
@@ -259,6 +268,10 @@ async def call(client: httpx.AsyncClient, method: str, path: str, ids: dict[str,
     url = path.format(**{"workflow": "refund", **ids})
     if method == "MOUNT":
         return await client.get(f"{url}/app.css")
+    if path == "/mcp":  # MCP's streamable HTTP: JSON-RPC that accepts a stream back
+        headers = {"Accept": "application/json, text/event-stream"}
+        body = MCP_INITIALIZE if method == "POST" else None
+        return await client.request(method, url, json=body, headers=headers)
     if (method, path) == ("GET", "/api/stream"):
         async with client.stream("GET", url) as reply:
             return reply  # the status is known once the headers arrive

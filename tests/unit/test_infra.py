@@ -38,6 +38,7 @@ WEB_ONLY = {
     "BATON_SESSION_IDLE_S",
     "BATON_SIGNIN_MAX_FAILURES",
     "BATON_SIGNIN_LOCKOUT_SECONDS",
+    "BATON_MCP_MAX_WAIT_SECONDS",
 }
 # Set on the apps for libraries, not read by `Settings`.
 LIBRARY_ENV = {"AZURE_CLIENT_ID"}

@@ -103,6 +103,9 @@ class WorkflowSpec:
         return self.start_message(typed_input) if self.start_message else typed_input
 
 
+PLATFORM_WORKFLOWS = ("workflows.platform.ask",)
+"""The workflows the platform itself registers (knowing no business): loaded before any other."""
+
 _REGISTRY: dict[str, WorkflowSpec] = {}
 _UNAVAILABLE: dict[str, str] = {}
 

@@ -220,7 +220,12 @@ class Runtime:
         return consumed
 
     def services(
-        self, spec: registry.WorkflowSpec, run_id: str, run_input: dict[str, Any] | None = None
+        self,
+        spec: registry.WorkflowSpec,
+        run_id: str,
+        run_input: dict[str, Any] | None = None,
+        *,
+        started_by: str | None = None,
     ) -> RunServices:
         """What the executors of one run of `spec` may use."""
         return RunServices(
@@ -232,11 +237,12 @@ class Runtime:
             run_input=dict(run_input or {}),
             case_context=spec.case_context,
             party=spec.party,
+            started_by=started_by,
         )
 
     async def _advance(self, run: Run, job_id: int | None, *, deliver: HumanRequest | None) -> bool:
         spec = registry.get(run.workflow)
-        services = self.services(spec, run.id, run.input)
+        services = self.services(spec, run.id, run.input, started_by=run.created_by)
         scene = Scene(services)
         try:
             if spec.adapters is not None:
