@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import AsyncGenerator, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,6 +21,7 @@ from baton import failpoints
 from baton.errors import (
     AlreadyTakeover,
     AnswerConflict,
+    EditRefused,
     Invalid,
     InvalidAnswer,
     NotClaimed,
@@ -44,6 +45,7 @@ from human.access import (
 )
 from human.answer_schema import answer_schema
 from human.kinds import KINDS, Kind
+from human.policy import Decision, EditedCall, Invariant, Policy, consequences
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
 from human.routing import blocks
 from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
@@ -74,6 +76,7 @@ class AnswerPreview(BaseModel):
 
     answer: dict[str, Any]
     diff: dict[str, Any] | None = None
+    consequences: list[str] = []
 
 
 class RequestService:
@@ -88,8 +91,12 @@ class RequestService:
         worker: LocalWorker | None = None,
         claim_s: float = 900.0,
         notify_channels: Sequence[str] = (),
+        policy: Policy | None = None,
+        invariants: Mapping[str, Invariant] | None = None,
     ) -> None:
         self._store = store
+        self._policy = policy
+        self._invariants = dict(invariants or {})
         self._channels = tuple(notify_channels)
         self._clock = clock
         self._on_change = on_change or (lambda kind, request_id: None)
@@ -188,6 +195,7 @@ class RequestService:
             _check_whole(request)
             answer = _checked_answer(request, run, body, responder)
             span.set_attribute("baton.decision", str(answer["decision"]))
+            await self.check_edit(request, run, answer)
             result = await self._record(request, answer, responder, edit_diff(request, answer))
             span.set_attribute("baton.outcome", result.outcome)
             return result
@@ -359,8 +367,68 @@ class RequestService:
         answer = _checked_answer(request, run, body, responder)
         if blocks(request, responder.name, self._clock()):
             raise claimed_error(request)
+        told = await self.check_edit(request, run, answer)
         diff = edit_diff(request, answer)
-        return AnswerPreview(answer=answer, diff=diff["diff"] if diff else None)
+        return AnswerPreview(answer=answer, diff=diff["diff"] if diff else None, consequences=told)
+
+    async def check_edit(
+        self, request: HumanRequest, run: Run, answer: dict[str, Any]
+    ) -> builtins.list[str]:
+        """Refuse an edit its policy rule does not allow; else say what it leads to.
+
+        An approval's edited arguments may change only what the request's rule lets them
+        (`editable`, `keep`) and must keep the rule's invariants (and those of the rule the edited
+        call now meets); an invariant no workflow registers refuses every edit (fail closed).
+
+        Returns:
+            The edit's consequences in words (another rule, more approvers, a refusal); none
+            for anything but an approval's edit.
+
+        Raises:
+            EditRefused: Naming each argument it may not change, or each invariant it breaks.
+        """
+        action = request.proposed_action
+        if (
+            self._policy is None
+            or request.kind != "approval"
+            or answer.get("decision") != "edit"
+            or not action
+        ):
+            return []
+        tool = str(action.get("tool"))
+        before: dict[str, Any] = action.get("arguments") or {}
+        after: dict[str, Any] = answer.get("arguments") or {}
+        errors = [
+            _err(["arguments", arg], f"{arg} may not be changed: {why}")
+            for arg, why in self._policy.edit_refusals(request.policy_rule, tool, before, after)
+        ]
+        if not errors:
+            call = EditedCall(tool, before, after, context=request.context, run_input=run.input)
+            for name in self._policy.invariants_of(request.policy_rule, tool, before, after):
+                why = await self._broken(name, call)
+                if why:
+                    errors.append(_err(["arguments"], f"the edit breaks {name}: {why}"))
+        if errors:
+            raise EditRefused(f"edit refused: {errors[0]['msg']}", errors)
+        asking = self._policy.asking_rule(request.policy_rule, tool, before)
+        asked = Decision(
+            action="approval",
+            rule_id=request.policy_rule or (asking.id if asking else "default.approval"),
+            team=request.team,
+            approvals_required=request.approvals_required,
+        )
+        return consequences(asked, self._policy.recheck_edit(asked, tool, after))
+
+    async def _broken(self, name: str, call: EditedCall) -> str | None:
+        """Why `call` breaks the invariant `name`, or None; a check that fails refuses."""
+        check = self._invariants.get(name)
+        if check is None:
+            return "no workflow registers this invariant, so no edit can be checked against it"
+        try:
+            return await check(call)
+        except Exception as exc:  # a workflow's own check: whatever it raises refuses the edit
+            logger.exception("invariant check failed", extra={"invariant": name})
+            return f"it could not be checked ({type(exc).__name__}); nothing was changed"
 
 
 def _seen_by(flt: RequestFilter, viewer: User | None) -> RequestFilter:
