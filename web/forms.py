@@ -655,17 +655,6 @@ def errors_by_field(
     return by_field, rest
 
 
-def flatten(values: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """A JSON object as `(dotted name, text)` pairs: the hidden inputs that post it again."""
-    pairs: list[tuple[str, str]] = []
-    for key, value in values.items():
-        if isinstance(value, dict):
-            pairs += flatten(value, f"{prefix}{key}.")
-        else:
-            pairs.append((f"{prefix}{key}", _text(value)))
-    return pairs
-
-
 # run inputs ---------------------------------------------------------------------------------
 
 

@@ -339,7 +339,7 @@ async def request_page(
         raw: That post, shown again as typed.
         errors: Why it was refused, by field.
         problem: A refusal naming no field (answered by someone else, closed).
-        confirm: An edit to confirm: its `diff`, `digest` and `hidden` fields.
+        confirm: An edit to confirm: its `diff`, `consequences` and `digest`.
 
     Returns:
         The page's context.

@@ -656,7 +656,9 @@ async def test_an_edit_is_confirmed_before_it_is_sent(
         edit = EDIT | {"arguments.amount": "45", "reason": "partial damage"}
         step = await lee.post(f"/requests/{pending['id']}", edit)
         assert step.status_code == 200, step.text
-        assert "Check your edit before it is sent" in step.text
+        assert "Check your edit, then confirm it" in step.text  # inside the edit form
+        assert step.text.index('id="form-edit"') < step.text.index("Check your edit")
+        assert "Rule refund.small applies to the changed call instead of refund.medium" in step.text
         assert "<del>120</del>" in step.text
         assert "<ins>45</ins>" in step.text
         assert await server.snapshot(pending["id"]) == before
@@ -689,10 +691,11 @@ async def test_the_edit_preview_shows_a_diff_or_the_errors(
         assert good.status_code == 200, good.text
         assert "<del>120</del>" in good.text
         assert "<ins>80</ins>" in good.text
-        assert 'name="confirm"' in good.text
+        assert "Rule refund.medium still applies: your approval is enough" in good.text
+        assert 'name="confirm"' not in good.text  # confirmed only on the step Send edit shows
         bad = await lee.post(url, EDIT | {"arguments.amount": "-1"})
         assert bad.status_code == 422, bad.text
-        assert "arguments.amount" in bad.text
+        assert "<li>Amount: -1 is less than or equal to the minimum of 0</li>" in bad.text
         assert 'name="confirm"' not in bad.text
     async with signed_in(server, "val", passwords["val"]) as val:
         refused = await val.post(url, EDIT | {"arguments.amount": "80"})
