@@ -211,20 +211,38 @@ class RequestService:
         with _tracer.start_as_current_span(
             "baton.takeover", attributes={"baton.request_id": request_id}
         ) as span:
-            request = await self.get(request_id, viewer=responder)
+            request = await self.check_take_over(request_id, responder=responder)
             span.set_attribute("baton.run_id", request.run_id)
-            if request.status in ("expired", "cancelled"):
-                raise closed_error(request)
-            check_can_answer(responder, request)
-            _check_whole(request)
-            if request.kind == "takeover":
-                raise AlreadyTakeover(
-                    f"request {request_id} is already a takeover: answer it with resolve or return"
-                )
             answer = {"decision": TAKEOVER, "by": responder.name}
             result = await self._record(request, answer, responder, {"takeover_by": responder.name})
             span.set_attribute("baton.outcome", result.outcome)
             return result
+
+    async def check_take_over(self, request_id: str, *, responder: User) -> HumanRequest:
+        """The request, if `responder` may take it over now; else the refusal `take_over` raises."""
+        request = await self.get(request_id, viewer=responder)
+        if request.status in ("expired", "cancelled"):
+            raise closed_error(request)
+        check_can_answer(responder, request)
+        _check_whole(request)
+        if request.kind == "takeover":
+            raise AlreadyTakeover(
+                f"request {request_id} is already a takeover: answer it with resolve or return"
+            )
+        return request
+
+    async def takeover_of(self, request: HumanRequest, *, viewer: User) -> HumanRequest | None:
+        """The takeover request a take-over of `request` became, once its run has asked it."""
+        taker = request.answered_by
+        if (request.answer or {}).get("decision") != TAKEOVER or taker is None:
+            return None
+        found = await self.list(
+            RequestFilter(run_id=request.run_id, kind="takeover", limit=100), viewer=viewer
+        )
+        return next(
+            (r for r in found.items if r.assignee == taker and r.created_at >= request.created_at),
+            None,
+        )
 
     async def _record(
         self,
@@ -471,7 +489,17 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
         _check_arguments(request.proposed_action.get("arguments_schema") or {}, answer["arguments"])
     if request.kind == "input" and decision == "answer":
         answer["answer"] = _typed_answer(request, answer["answer"])
+    if request.kind == "question" and decision == "answer":
+        _check_option(request, answer["answer"])
     return answer
+
+
+def _check_option(request: HumanRequest, answer: str) -> None:
+    """`InvalidAnswer` unless `answer` is one of a question's options, where it takes no other."""
+    options = [str(o) for o in request.payload.get("options") or []]
+    if options and not request.payload.get("other", True) and answer not in options:
+        msg = f"must be one of the options: {', '.join(options)}"
+        raise InvalidAnswer(f"answer {msg}", [_err(["answer"], msg)])
 
 
 def _typed_answer(request: HumanRequest, value: Any) -> Any:

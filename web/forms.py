@@ -35,7 +35,9 @@ from human.records import HumanRequest
 
 Control = Literal["text", "textarea", "number", "select", "radio", "json", "lines", "fieldset"]
 
-RADIO_MAX: Final = 4  # enums with at most this many options are radio groups, longer ones selects
+RADIO_MAX: Final = 5  # choices of at most this many options are radio groups, longer ones selects
+OTHER: Final = "__other__"
+"""A question's "Something else" choice: the answer is then the text typed beside it."""
 _FORMATS: Final = {"email": "email", "uri": "url", "date": "date"}
 
 DECISION_LABELS: Final = {
@@ -81,6 +83,8 @@ class Field:
     error: str | None = None
     skippable: bool = False
     if_filled: bool = False
+    other: str | None = None
+    """A choice that also takes free text: the text typed beside "Something else" (else None)."""
 
     @property
     def dom_id(self) -> str:
@@ -526,20 +530,33 @@ def answer_forms(
             )
         )
     options = request.payload.get("options") if request.kind == "question" else None
-    if options:  # free text, or one of the options: a one-line input that suggests them
+    if options:  # one of the options (or, where the question takes it, something else typed)
         forms = [
-            replace(
-                f,
-                fields=tuple(
-                    replace(x, control="text", suggestions=tuple(map(str, options)), attrs=())
-                    if x.name == "answer"
-                    else x
-                    for x in f.fields
-                ),
-            )
+            replace(f, fields=tuple(_choice(x, options, request, raw) for x in f.fields))
             for f in forms
         ]
     return tuple(forms)
+
+
+def _choice(
+    answer: Field, options: Sequence[Any], request: HumanRequest, raw: FormValues | None
+) -> Field:
+    """A question's answer field as a choice of its options: radios, or a select when many."""
+    if answer.name != "answer":
+        return answer
+    other = request.payload.get("other", True)
+    chosen = answer.value
+    typed = raw.get(f"{answer.name}_other") if raw is not None else None
+    if other and chosen and chosen not in map(str, options):  # an answer typed, shown again
+        chosen, typed = OTHER, chosen
+    return replace(
+        answer,
+        control="radio" if len(options) + other <= RADIO_MAX else "select",
+        options=tuple((str(o), str(o)) for o in options),
+        value=chosen,
+        other=(typed or "") if other else None,
+        attrs=(),
+    )
 
 
 def _input_fields(
@@ -609,6 +626,11 @@ def answer_from_form(request: HumanRequest, form: FormValues) -> dict[str, Any]:
             content.setdefault("type", "object" if isinstance(draft, dict) else "array")
         schema = {**schema, "properties": {**schema["properties"], "content": content}}
     body = {"decision": decision, **values_of(schema, form, names=names, problems=problems)}
+    if request.kind == "question" and body.get("answer") in (OTHER, None):
+        typed = (form.get("answer_other") or "").strip()
+        body["answer"] = typed or None  # "Something else", and what was typed beside it
+        if body["answer"] is None:
+            del body["answer"]
     if problems:
         raise InvalidAnswer(
             f"{problems[0][0]} {problems[0][1]}",

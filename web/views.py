@@ -406,6 +406,7 @@ async def request_page(
         "options": request.payload.get("options") or [],
         "claim": claim,
         "may_release": claim is not None and _may_release(user, request.claimed_by),
+        "takeover_request": await parts.requests.takeover_of(request, viewer=user),
     }
 
 

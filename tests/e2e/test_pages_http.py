@@ -568,15 +568,20 @@ async def test_a_request_is_taken_over_from_its_page(
     pending = await waiting_refund(server)
     async with signed_in(server, "lee", passwords["lee"]) as lee:
         page = await lee.http.get(f"/requests/{pending['id']}")
-        assert f'action="/requests/{pending["id"]}/takeover"' in page.text
-        taken = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        assert f'action="/requests/{pending["id"]}/takeover#take-over"' in page.text
+        before = await server.snapshot(pending["id"])
+        asked = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        assert asked.status_code == 200, asked.text
+        assert "Take this case over?" in asked.text  # confirmed first, without JavaScript too
+        assert await server.snapshot(pending["id"]) == before
+        taken = await lee.post(f"/requests/{pending['id']}/takeover", {"confirm": "yes"})
         assert (taken.status_code, taken.headers["location"]) == (
             303,
             f"/requests/{pending['id']}",
         )
         shown = await lee.http.get(taken.headers["location"])
         assert "You took this over" in shown.text
-        again = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        again = await lee.post(f"/requests/{pending['id']}/takeover", {"confirm": "yes"})
         assert again.status_code in (200, 303, 409), again.text
 
     async def takeover_for_lee() -> dict[str, Any] | None:
@@ -586,6 +591,10 @@ async def test_a_request_is_taken_over_from_its_page(
 
     takeover = await eventually(takeover_for_lee, what="the takeover request")
     assert (takeover["assignee"], takeover["status"]) == ("lee", "pending")
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        taken_page = await lee.http.get(f"/requests/{pending['id']}")
+    link = f'<a href="/requests/{takeover["id"]}" id="takeover-link">Open the takeover request</a>'
+    assert link in taken_page.text
 
 
 async def test_claiming_or_taking_over_a_closed_request_shows_its_page_with_why(

@@ -17,9 +17,7 @@ from human.records import HumanRequest
 from human.service import validate_answer
 from tests.samples.typed_review import ReviewDecision
 from web.forms import (
-    Field as FormField,
-)
-from web.forms import (
+    OTHER,
     FormValues,
     answer_forms,
     answer_from_form,
@@ -29,6 +27,9 @@ from web.forms import (
     input_form,
     input_from_form,
     values_of,
+)
+from web.forms import (
+    Field as FormField,
 )
 
 
@@ -164,7 +165,7 @@ def test_every_json_type_gets_its_control() -> None:
     assert fields["colour"].control == "radio"  # a $ref to an enum of two
     assert fields["colour"].options == (("red", "Red"), ("green", "Green"))
     assert fields["colour"].required
-    assert fields["size"].control == "select"  # five options
+    assert fields["size"].control == "radio"  # five options: still radios
     assert fields["address"].control == "fieldset"
     assert ("pattern", r"^\d{5}$") in fields["address.zip"].attrs
     assert fields["tags"].control == "lines"
@@ -179,10 +180,37 @@ def test_every_json_type_gets_its_control() -> None:
     }
 
 
-def test_a_question_with_options_suggests_them_in_a_one_line_answer() -> None:
+def test_a_questions_options_are_radios_with_something_else_where_it_takes_other_answers() -> None:
     [form] = answer_forms(a_request("question", question="Which?", options=["one", "two"]))
+    [only] = answer_forms(
+        a_request("question", question="Which?", options=["one", "two"], other=False)
+    )
+    [many] = answer_forms(a_request("question", question="Which?", options=list("abcdef")))
+
     [answer] = form.fields
-    assert (answer.control, answer.suggestions, answer.required) == ("text", ("one", "two"), True)
+    assert (answer.control, answer.options, answer.required) == (
+        "radio",
+        (("one", "one"), ("two", "two")),
+        True,
+    )
+    assert answer.other == ""  # "Something else", free text beside it
+    assert only.fields[0].other is None  # only the options
+    assert (many.fields[0].control, many.fields[0].other) == ("select", "")
+
+
+def test_a_questions_answer_is_the_option_chosen_or_the_text_typed_for_something_else() -> None:
+    asked = a_request("question", question="Which?", options=["one", "two"])
+
+    chosen = answer_from_form(asked, posted(decision="answer", answer="two", answer_other="x"))
+    typed = answer_from_form(asked, posted(decision="answer", answer=OTHER, answer_other=" A-9 "))
+    untold = answer_from_form(asked, posted(decision="answer", answer_other="A-9"))
+    blank = answer_from_form(asked, posted(decision="answer", answer=OTHER, answer_other=""))
+    [again] = answer_forms(asked, submitted="answer", raw=posted(decision="answer", answer="zz"))
+
+    assert chosen == {"decision": "answer", "answer": "two"}
+    assert typed == untold == {"decision": "answer", "answer": "A-9"}
+    assert blank == {"decision": "answer"}  # the service says an answer is required
+    assert (again.fields[0].value, again.fields[0].other) == (OTHER, "zz")
 
 
 def test_a_refused_post_is_shown_again_as_typed_with_errors_next_to_their_fields() -> None:

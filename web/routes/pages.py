@@ -108,13 +108,20 @@ async def preview_edit(
 async def take_over(
     request: Request, request_id: str, parts: PartsDep, user: PageUserDep
 ) -> Response:
-    """Take an open request over (it comes back as a takeover assigned to me): 303, or 4xx."""
-    await csrf_checked_form(request)
+    """Take an open request over (it comes back as a takeover assigned to me): 303, or 4xx.
+
+    Confirmed first: a post without `confirm=yes` shows the page again asking, in place.
+    """
+    confirmed = (await csrf_checked_form(request)).get("confirm") == "yes"
     try:
+        if not confirmed:
+            await parts.requests.check_take_over(request_id, responder=user)
+            page = await views.request_page(parts, user, request_id)
+            return render(request, "request.html", page | {"take_over_check": True}, user=user)
         await parts.requests.take_over(request_id, responder=user)
     except PAGE_PROBLEMS as exc:
         return await _refused(request, parts, user, request_id, exc)
-    notify(request, "You took this over: it comes back to you as a takeover request.")
+    notify(request, "You took this over: it comes back to you as a takeover request, linked below.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
 
 
