@@ -151,6 +151,10 @@ class TakeoverRequest(Routing):
     """A person takes the case over from the agent."""
 
     conversation: list[dict[str, Any]] = Field(default_factory=list)
+    outcome_schema: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The JSON Schema of the outcome a resolution records ({}: any object).",
+    )
 
 
 class TakeoverAnswer(_Answer):

@@ -194,6 +194,7 @@ class RequestService:
                 raise closed_error(request)
             _check_whole(request)
             answer = _checked_answer(request, run, body, responder)
+            _refuse_second_word(request, answer, responder)
             span.set_attribute("baton.decision", str(answer["decision"]))
             await self.check_edit(request, run, answer)
             result = await self._record(request, answer, responder, edit_diff(request, answer))
@@ -383,6 +384,7 @@ class RequestService:
         if request.status not in OPEN_STATUSES:
             self._settle_closed(request, dict(body))  # raises unless it repeats the stored answer
         answer = _checked_answer(request, run, body, responder)
+        _refuse_second_word(request, answer, responder)
         if blocks(request, responder.name, self._clock()):
             raise claimed_error(request)
         told = await self.check_edit(request, run, answer)
@@ -487,6 +489,13 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
     answer = model.model_dump(mode="json", exclude_none=True)
     if request.kind == "approval" and decision == "edit" and request.proposed_action:
         _check_arguments(request.proposed_action.get("arguments_schema") or {}, answer["arguments"])
+    if request.kind == "takeover" and answer.get("outcome") is not None:
+        outcome = (request.response_schema.get("properties") or {}).get("outcome") or {}
+        if outcome.get("properties"):  # a workflow's own outcome model (else: any object)
+            defs = request.response_schema.get("$defs")
+            _check_arguments(
+                outcome | ({"$defs": defs} if defs else {}), answer["outcome"], "outcome"
+            )
     if request.kind == "input" and decision == "answer":
         answer["answer"] = _typed_answer(request, answer["answer"])
     if request.kind == "question" and decision == "answer":
@@ -527,6 +536,23 @@ def _checked_answer(
     return validate_answer(request, body)
 
 
+def _refuse_second_word(request: HumanRequest, answer: dict[str, Any], responder: User) -> None:
+    """`AnswerConflict` for an approver of a request that needs more, who now answers otherwise.
+
+    Where two people must approve, each gives one answer: one who approved may not then edit or
+    reject (a veto of their own approval); approving again repeats (a no-op).
+    """
+    if request.status not in OPEN_STATUSES or answer.get("decision") == "approve":
+        return
+    if any(a.actor == responder.name and a.decision == "approve" for a in request.answers):
+        raise AnswerConflict(
+            f"{responder.name} already approved request {request.id}; it waits for "
+            f"{request.approvals_required - 1} more approver(s) of {request.team}, not for "
+            f"another answer of theirs",
+            answered_by=responder.name,
+        )
+
+
 def edit_diff(request: HumanRequest, answer: dict[str, Any]) -> dict[str, Any] | None:
     """For an edit, `{"diff": {field: {"before": ..., "after": ...}}}` of what it changed."""
     if answer.get("decision") != "edit":
@@ -547,16 +573,18 @@ def edit_diff(request: HumanRequest, answer: dict[str, Any]) -> dict[str, Any] |
     return None
 
 
-def _check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+def _check_arguments(
+    schema: dict[str, Any], arguments: dict[str, Any], field: str = "arguments"
+) -> None:
+    """`InvalidAnswer` naming each place `arguments` (the answer's `field`) breaks `schema`."""
     if not schema:
         return
     validator = jsonschema.Draft202012Validator(schema)
     problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     if problems:
-        errors = [
-            _err(["arguments", *(str(p) for p in e.absolute_path)], e.message) for e in problems
-        ]
-        raise InvalidAnswer(f"edited arguments do not fit the tool: {errors[0]['msg']}", errors)
+        errors = [_err([field, *(str(p) for p in e.absolute_path)], e.message) for e in problems]
+        what = "edited arguments do not fit the tool" if field == "arguments" else f"bad {field}"
+        raise InvalidAnswer(f"{what}: {errors[0]['msg']}", errors)
 
 
 def _err(loc: list[str], msg: str) -> dict[str, Any]:

@@ -39,6 +39,10 @@ RADIO_MAX: Final = 5  # choices of at most this many options are radio groups, l
 OTHER: Final = "__other__"
 """A question's "Something else" choice: the answer is then the text typed beside it."""
 _FORMATS: Final = {"email": "email", "uri": "url", "date": "date"}
+MONEY: Final = "money"
+"""A number's `format` that says it is an amount of money: two decimals, its currency beside it."""
+CURRENCY: Final = "x-currency"
+"""A money field's currency: a code (`EUR`), or `{path}` into the request's context."""
 
 DECISION_LABELS: Final = {
     "approve": "Approve",
@@ -85,6 +89,8 @@ class Field:
     if_filled: bool = False
     other: str | None = None
     """A choice that also takes free text: the text typed beside "Something else" (else None)."""
+    unit: str | None = None
+    """Money's currency, shown beside the amount (`{path}`: read from the request's context)."""
 
     @property
     def dom_id(self) -> str:
@@ -240,12 +246,14 @@ def _field(
         shown = _shown(value, raw, typed)
         limits = bounds(schema)
         told = f"{limits[:1].upper()}{limits[1:]}." if limits else None
+        money = schema.get("format") == MONEY
         return replace(
             base,
             control="number",
-            value=shown,
+            value=_money(shown) if money and raw is None else shown,
             attrs=_number_hints(schema),
             help=" ".join(t for t in (base.help, told) if t) or None,
+            unit=str(schema.get(CURRENCY) or "") or None if money else None,
         )
     if kind == "string":
         long = multiline or _long_text(schema)
@@ -302,18 +310,43 @@ def _truthy(text: str) -> bool:
 
 
 def _number_hints(schema: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    hints = [("step", "1" if schema.get("type") == "integer" else "any")]
-    # An exclusive bound is hinted as inclusive; the server refuses the bound itself.
-    for key, attr in (
-        ("minimum", "min"),
-        ("exclusiveMinimum", "min"),
-        ("maximum", "max"),
-        ("exclusiveMaximum", "max"),
+    """The browser's limits of a number: the server's, an exclusive bound made the next step.
+
+    A browser knows only inclusive bounds: `exclusiveMinimum: 0` becomes `min` 1 for an integer,
+    0.01 for money (its step), and the least number above 0 a browser keeps apart from it for any
+    other number, so that the browser refuses exactly what the server refuses.
+    """
+    integer = schema.get("type") == "integer"
+    step = schema.get("multipleOf") or (
+        1 if integer else 0.01 if schema.get("format") == MONEY else None
+    )
+    hints = [("step", _text(step) if step else "any")]
+    nudge = step or 1e-9
+    for key, attr, sign in (
+        ("minimum", "min", 0),
+        ("exclusiveMinimum", "min", 1),
+        ("maximum", "max", 0),
+        ("exclusiveMaximum", "max", -1),
     ):
-        if isinstance(schema.get(key), int | float) and attr not in dict(hints):
-            hints.append((attr, _text(schema[key])))
-    hints.append(("inputmode", "numeric" if schema.get("type") == "integer" else "decimal"))
+        bound = schema.get(key)
+        if (
+            isinstance(bound, int | float)
+            and not isinstance(bound, bool)
+            and attr not in dict(hints)
+        ):
+            edge = round(bound + sign * nudge, 9)
+            exact = float(edge).is_integer()
+            hints.append((attr, _text(edge) if exact else f"{edge:.9f}".rstrip("0")))
+    hints.append(("inputmode", "numeric" if integer else "decimal"))
     return tuple(hints)
+
+
+def _money(text: str) -> str:
+    """An amount as money is written: two decimals (`120` -> `120.00`); other text as it is."""
+    try:
+        return f"{float(text):.2f}" if text else text
+    except ValueError:
+        return text
 
 
 def _string_hints(schema: dict[str, Any], *, long: bool) -> tuple[tuple[str, str], ...]:
@@ -529,6 +562,7 @@ def answer_forms(
                 open=mine,
             )
         )
+    forms = [replace(f, fields=_with_units(f.fields, request.context)) for f in forms]
     options = request.payload.get("options") if request.kind == "question" else None
     if options:  # one of the options (or, where the question takes it, something else typed)
         forms = [
@@ -536,6 +570,24 @@ def answer_forms(
             for f in forms
         ]
     return tuple(forms)
+
+
+def _with_units(fields: Sequence[Field], context: Mapping[str, Any]) -> tuple[Field, ...]:
+    """Fields with their currency read from `context` where it names a path in it (`{a.b}`)."""
+    return tuple(
+        replace(f, unit=_unit(f.unit, context), children=_with_units(f.children, context))
+        for f in fields
+    )
+
+
+def _unit(unit: str | None, context: Mapping[str, Any]) -> str | None:
+    """A currency as given, or read from `context` (`{order.currency}`); None if not found."""
+    if not unit or not (unit.startswith("{") and unit.endswith("}")):
+        return unit
+    found: Any = context
+    for part in unit[1:-1].split("."):
+        found = found.get(part) if isinstance(found, Mapping) else None
+    return str(found) if isinstance(found, str | int) and found != "" else None
 
 
 def _choice(
@@ -703,7 +755,7 @@ def input_form(
     return InputForm(
         workflow=workflow,
         description=description,
-        fields=fields_of(schema, raw=raw, errors=by_field),
+        fields=_with_units(fields_of(schema, raw=raw, errors=by_field), {}),
         errors=tuple(rest),
     )
 

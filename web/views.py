@@ -367,7 +367,10 @@ async def request_page(
     faults = [f"the request's {f}" for f in request.faults]
     forms: tuple[DecisionForm, ...] = ()
     four_eyes = None
-    if is_open and refusal is None and not faults:
+    approved_by_me = is_open and any(
+        a.actor == user.name and a.decision == "approve" for a in request.answers
+    )
+    if is_open and refusal is None and not faults and not approved_by_me:
         forms = shown(
             "the answer forms",
             lambda: answer_forms(request, submitted=submitted, raw=raw, errors=errors or []),
@@ -407,6 +410,7 @@ async def request_page(
         "claim": claim,
         "may_release": claim is not None and _may_release(user, request.claimed_by),
         "takeover_request": await parts.requests.takeover_of(request, viewer=user),
+        "approved_by_me": approved_by_me,
     }
 
 

@@ -106,6 +106,8 @@ class RunServices:
     case_context: CaseContext | None = None
     party: str = "user"
     """What the workflow calls the person it serves, in the words people read (`register`)."""
+    outcome_schema: dict[str, Any] = field(default_factory=dict)
+    """The JSON Schema of a takeover's resolved outcome (`register(outcome=...)`; {}: free-form)."""
     store_failures: list[StoreError] = field(default_factory=list)
     """The store's failures a tool call met in this drive: MAF hands a tool's exception to the
     model as the call's result, where the runtime must see it and try the drive again."""

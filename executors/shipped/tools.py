@@ -22,7 +22,12 @@ class RefundArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     order_id: str = Field(description="The order to refund, e.g. A-1001.", min_length=1)
-    amount: float = Field(description="Amount to refund, in the order's currency.", gt=0)
+    amount: float = Field(
+        description="Amount to refund, in the order's currency.",
+        gt=0,
+        # shown as money, in the currency of the order the request's context holds
+        json_schema_extra={"format": "money", "x-currency": "{order.currency}"},
+    )
 
 
 async def refund_problem(back_office: BackOffice, order_id: str, amount: Any) -> str | None:
@@ -139,7 +144,11 @@ class EmailArguments(BaseModel):
 
     customer_id: str = Field(description="The customer to write to.", min_length=1)
     subject: str = Field(description="Subject line.", min_length=1)
-    body: str = Field(description="The message, as the customer will read it.", min_length=1)
+    body: str = Field(
+        description="The message, as the customer will read it.",
+        min_length=1,
+        json_schema_extra={"format": "textarea"},
+    )
 
 
 class ServiceArguments(BaseModel):

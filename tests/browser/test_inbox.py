@@ -148,8 +148,14 @@ async def test_an_invalid_edit_shows_its_error_and_stores_nothing_then_a_valid_o
 
     await lee.locator("summary", has_text="Edit").click()
     amount = lee.locator("#a-edit-arguments-amount")
-    await expect(amount).to_have_value("120")
+    await expect(amount).to_have_value("120.00")
     await amount.fill("0")
+    await lee.get_by_role("button", name="Send edit").click()
+    # the browser refuses 0 as the server does (more than 0: min 0.01, money's step) ...
+    await expect(lee.locator("#a-edit-arguments-amount:invalid")).to_have_count(1)
+    assert await server.snapshot(pending["id"]) == before
+    # ... and a browser that does not meets the server's check
+    await lee.locator("#form-edit").evaluate("f => f.setAttribute('novalidate', '')")
     await lee.get_by_role("button", name="Send edit").click()
 
     error = lee.locator("#a-edit-arguments-amount-error")

@@ -716,7 +716,7 @@ async def test_the_edit_preview_shows_a_diff_or_the_errors(
 
 START = {"workflow": "refund", "order_id": "A-1002", "reason": "broken"}
 START_REFUSALS = [
-    ("no-amount", "sam", START, 422, ("in-amount-error", "Field required", 'value="broken"')),
+    ("no-amount", "sam", START, 422, ("in-amount-error", "Field required", ">broken</textarea>")),
     (
         "amount-not-a-number",
         "sam",
@@ -770,8 +770,10 @@ async def test_the_start_form_is_built_from_the_input_schema_and_starts_a_run(
         assert form.status_code == 200
         amount = control(form.text, "in-amount")
         assert amount.startswith('<input type="number"')
-        for hint in (" required", 'min="0"', 'step="any"', 'inputmode="decimal"'):
+        # money (the workflow says so): cents, and more than 0 as the server says
+        for hint in (" required", 'min="0.01"', 'step="0.01"', 'inputmode="decimal"'):
             assert hint in amount, amount
+        assert control(form.text, "in-reason").startswith("<textarea")  # a message: a text area
         order = control(form.text, "in-order_id")
         for hint in (" required", 'minlength="1"', 'type="text"'):
             assert hint in order, order

@@ -133,7 +133,8 @@ def test_an_approval_has_a_form_per_decision_with_the_fields_each_takes() -> Non
     assert dict(order.attrs) == {"minlength": "1", "type": "text"}
     assert order.help == "The order."
     assert (amount.control, amount.required, amount.value) == ("number", True, "120")
-    assert dict(amount.attrs) == {"step": "any", "min": "0", "inputmode": "decimal"}
+    # the server refuses 0 (exclusiveMinimum): so does the browser
+    assert dict(amount.attrs) == {"step": "any", "min": "0.000000001", "inputmode": "decimal"}
     assert edit["reason"].required is False
 
     [why] = forms["reject"].fields
@@ -196,6 +197,38 @@ def test_a_questions_options_are_radios_with_something_else_where_it_takes_other
     assert answer.other == ""  # "Something else", free text beside it
     assert only.fields[0].other is None  # only the options
     assert (many.fields[0].control, many.fields[0].other) == ("select", "")
+
+
+def test_money_has_cents_its_currency_from_the_context_and_no_zero() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "amount": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "format": "money",
+                "x-currency": "{order.currency}",
+            },
+            "fee": {"type": "number", "minimum": 0, "format": "money", "x-currency": "EUR"},
+            "count": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10},
+        },
+    }
+    asked = a_request("approval", schemas={"arguments": schema})
+    asked = asked.model_copy(
+        update={
+            "context": {"order": {"currency": "SEK"}},
+            "proposed_action": {"tool": "t", "arguments": {"amount": 120, "fee": 0, "count": 2}},
+        }
+    )
+    edit = by_name(next(f for f in answer_forms(asked) if f.decision == "edit").fields)
+    unknown = by_name(fields_of(schema, values={"amount": 5}))
+
+    amount, fee, count = edit["arguments.amount"], edit["arguments.fee"], edit["arguments.count"]
+    assert (amount.value, amount.unit) == ("120.00", "SEK")
+    assert dict(amount.attrs) == {"step": "0.01", "min": "0.01", "inputmode": "decimal"}
+    assert (fee.unit, dict(fee.attrs)["min"]) == ("EUR", "0")
+    assert (dict(count.attrs)["min"], dict(count.attrs)["max"]) == ("1", "9")
+    assert unknown["amount"].unit == "{order.currency}"  # resolved by the form it is in
 
 
 def test_a_questions_answer_is_the_option_chosen_or_the_text_typed_for_something_else() -> None:

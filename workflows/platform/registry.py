@@ -20,7 +20,7 @@ from baton.errors import WorkflowNotFound
 from executors.platform.adapters import RequestAdapter
 from executors.platform.builtin_adapters import RouteKey
 from executors.platform.services import CaseContext, Resources, RunServices
-from human.kinds import CHECKPOINT_TYPES
+from human.kinds import CHECKPOINT_TYPES, schema_of
 from human.policy import EditedCall, Invariant, Route
 from workflows.platform.checkpoints import checkpoint_types_of, type_key
 
@@ -48,6 +48,7 @@ class WorkflowSpec:
     case_context: CaseContext | None = None
     party: str = "user"
     routes: Mapping[RouteKey, Route] = field(default_factory=dict)
+    outcome: type[BaseModel] | None = None
 
     _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -61,6 +62,10 @@ class WorkflowSpec:
         if found is None:
             found = self._found["types"] = self.allowed_types | checkpoint_types_of(workflow)
         return found
+
+    def outcome_schema(self) -> dict[str, Any]:
+        """The JSON Schema of what a person's resolution of a takeover records ({}: free-form)."""
+        return schema_of(self.outcome) if self.outcome else {}
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the workflow's input."""
@@ -121,6 +126,7 @@ def register(
     case_context: CaseContext | None = None,
     party: str = "user",
     routes: Mapping[RouteKey, Route] | None = None,
+    outcome: type[BaseModel] | None = None,
 ) -> Callable[[Builder], Builder]:
     """Register `build_workflow` under `name`; its input model and extra types are allow-listed.
 
@@ -136,6 +142,8 @@ def register(
 
     Any other `ctx.request_info(data, response_type)` becomes an `input` request with no adapter;
     `routes` route them (team, title, priority, deadline) by request data type or executor id.
+    `outcome` is the model of what a person who takes a case over records when they resolve it:
+    its fields are the resolve form's (free-form JSON without one).
     """
 
     def decorate(build: Builder) -> Builder:
@@ -152,6 +160,7 @@ def register(
             case_context=case_context,
             party=party,
             routes=dict(routes or {}),
+            outcome=outcome,
         )
         return build
 

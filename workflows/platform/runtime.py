@@ -226,6 +226,7 @@ class Runtime:
             run_input=dict(run_input or {}),
             case_context=spec.case_context,
             party=spec.party,
+            outcome_schema=spec.outcome_schema(),
         )
 
     async def _advance(self, run: Run, job_id: int | None, *, deliver: HumanRequest | None) -> bool:
