@@ -61,7 +61,7 @@ async def test_moving_a_refund_to_another_order_is_refused_everywhere_and_change
         assert 'value="A-1005"' in reply.text  # what was typed stays
         assert "Your answer was not sent" in reply.text
     assert live.status_code == 422
-    assert f"<li>Order id: {MOVED}</li>" in html.unescape(live.text)
+    assert f"<li>Order ID: {MOVED}</li>" in html.unescape(live.text)
     assert 'name="confirm"' not in live.text
     assert cli.returncode != 0
     assert MOVED in cli.stderr
