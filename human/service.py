@@ -439,6 +439,17 @@ class RequestService:
         )
         return consequences(asked, self._policy.recheck_edit(asked, tool, after))
 
+    def fixed_arguments(self, request: HumanRequest) -> dict[str, str]:
+        """The proposed arguments an edit of `request` may not change, each with why (forms)."""
+        action = request.proposed_action
+        if self._policy is None or request.kind != "approval" or not action:
+            return {}
+        arguments: dict[str, Any] = action.get("arguments") or {}
+        rule = self._policy.asking_rule(request.policy_rule, str(action.get("tool")), arguments)
+        if rule is None:
+            return {}
+        return {arg: why for arg in arguments if (why := rule.fixed(arg)) is not None}
+
     async def _broken(self, name: str, call: EditedCall) -> str | None:
         """Why `call` breaks the invariant `name`, or None; a check that fails refuses."""
         check = self._invariants.get(name)

@@ -515,6 +515,7 @@ def answer_forms(
     submitted: str | None = None,
     raw: FormValues | None = None,
     errors: Sequence[dict[str, Any]] = (),
+    fixed: Mapping[str, str] | None = None,
 ) -> tuple[DecisionForm, ...]:
     """A form per decision the request allows, generated from its `response_schema`.
 
@@ -523,6 +524,8 @@ def answer_forms(
         submitted: The decision of a post being shown again (its form opens with `raw`).
         raw: The post, shown again as typed after a refusal or for a confirm step.
         errors: The refusal's errors (`loc`, `msg`), shown next to the fields they name.
+        fixed: The arguments an edit may not change, with why (`RequestService.fixed_arguments`):
+            read-only in the edit form, the why as their help (the server refuses them anyway).
 
     Returns:
         The forms, in the order of `allowed_decisions`.
@@ -563,6 +566,10 @@ def answer_forms(
             )
         )
     forms = [replace(f, fields=_with_units(f.fields, request.context)) for f in forms]
+    if fixed:
+        forms = [
+            replace(f, fields=_fixed(f.fields, fixed)) if f.decision == "edit" else f for f in forms
+        ]
     options = request.payload.get("options") if request.kind == "question" else None
     if options:  # one of the options (or, where the question takes it, something else typed)
         forms = [
@@ -570,6 +577,21 @@ def answer_forms(
             for f in forms
         ]
     return tuple(forms)
+
+
+def _fixed(fields: Sequence[Field], fixed: Mapping[str, str]) -> tuple[Field, ...]:
+    """An edit's fields with the arguments it may not change read-only, saying why."""
+    out = []
+    for f in fields:
+        why = (
+            fixed.get(f.name.removeprefix("arguments."))
+            if f.name.startswith("arguments.")
+            else None
+        )
+        if why is not None:
+            f = replace(f, attrs=(*f.attrs, ("readonly", "")), help=f"Fixed: {why}.")
+        out.append(replace(f, children=_fixed(f.children, fixed)))
+    return tuple(out)
 
 
 def _with_units(fields: Sequence[Field], context: Mapping[str, Any]) -> tuple[Field, ...]:

@@ -373,7 +373,13 @@ async def request_page(
     if is_open and refusal is None and not faults and not approved_by_me:
         forms = shown(
             "the answer forms",
-            lambda: answer_forms(request, submitted=submitted, raw=raw, errors=errors or []),
+            lambda: answer_forms(
+                request,
+                submitted=submitted,
+                raw=raw,
+                errors=errors or [],
+                fixed=parts.requests.fixed_arguments(request),
+            ),
             (),
             faults,
         )

@@ -29,7 +29,13 @@ async def test_moving_a_refund_to_another_order_is_refused_beside_the_order_and_
     before = await server.snapshot(pending["id"])
 
     await lee.locator("summary", has_text="Edit").click()
-    await lee.locator("#a-edit-arguments-order_id").fill("A-1005")
+    order = lee.locator("#a-edit-arguments-order_id")
+    await expect(order).not_to_be_editable()  # the form says so before anyone tries
+    await expect(lee.locator("#a-edit-arguments-order_id-help")).to_have_text(
+        "Fixed: rule refund.medium lets an approver change only amount."
+    )
+    await order.evaluate("e => e.removeAttribute('readonly')")  # a tampered page: the server says
+    await order.fill("A-1005")
     if javascript:  # told while typing, before anything is sent
         await expect(lee.locator("#edit-preview [role=alert]")).to_contain_text(MOVED)
     await lee.get_by_role("button", name="Send edit").click()

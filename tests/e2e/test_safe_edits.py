@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.test_pages_http import waiting_refund
+from tests.e2e.test_pages_http import control, waiting_refund
 from tests.harness import Server, baton_server, refunds
 from tests.pages import PAGE_ENV, signed_in
 from workflows.shipped import POLICIES
@@ -39,6 +39,9 @@ async def test_moving_a_refund_to_another_order_is_refused_everywhere_and_change
 
     api = await server.respond(pending["id"], moved, user="lee")
     async with signed_in(server, "lee", passwords["lee"]) as lee:
+        shown = await lee.http.get(url)
+        assert "readonly" in control(shown.text, "a-edit-arguments-order_id")
+        assert "readonly" not in control(shown.text, "a-edit-arguments-amount")
         page = await lee.post(url, edit_form("A-1005", "120"))
         confirmed = await lee.post(url, edit_form("A-1005", "120") | {"confirm": "forged"})
         live = await lee.post(f"{url}/preview", edit_form("A-1005", "120"))
