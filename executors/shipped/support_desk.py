@@ -103,7 +103,7 @@ class SupportInput(BaseModel):
 
 
 class CaseOutcome(BaseModel):
-    """What a person who took a support case over did for the customer, for the record."""
+    """What you did for the customer, for the record."""
 
     action: Literal["fixed", "refunded", "replaced", "explained", "closed account", "nothing"] = (
         Field(title="What you did")
