@@ -776,7 +776,7 @@ def input_form(
     by_field, rest = errors_by_field(errors, strip=("input",))
     return InputForm(
         workflow=workflow,
-        description=description,
+        description=_plain_words(description) or "",
         fields=_with_units(fields_of(schema, raw=raw, errors=by_field), {}),
         errors=tuple(rest),
     )

@@ -542,3 +542,9 @@ def test_a_text_answer_is_one_line_and_a_list_of_choices_a_select() -> None:
     many = Literal["a", "b", "c", "d", "e", "f"]
     [pick] = answer_forms(an_input(many))[0].fields
     assert (pick.control, len(pick.options)) == ("select", 6)
+
+
+def test_a_start_forms_description_is_plain_words() -> None:
+    form = input_form("w", "Start `w`: it asks a *person*.\n\nFor developers.", {"properties": {}})
+
+    assert form.description == "Start w: it asks a *person*."
