@@ -3,7 +3,8 @@
 A workflow is MAF executors plus one registration (`register`); Baton does persistence, routing,
 audit and resume. Ask people with `ctx.request_info(<Kind>Request, <Kind>Answer)`; put risky tools
 behind policy with `GatedTool` and `ToolGateAgent`, or map MAF's own request types to people with
-request adapters. `check_workflow` (in a test of your own) finds executors that lose state across
+request adapters; `invariant` registers a check an approver's edit must pass (a policies file's
+`invariants:`). `check_workflow` (in a test of your own) finds executors that lose state across
 a restart. The shipped workflows (`workflows.shipped`) import only this module: what they
 need, any workflow may use. Everything else in Baton is its own business and may change.
 """
@@ -43,9 +44,9 @@ from human.kinds import (
     TakeoverRequest,
     schema_of,
 )
-from human.policy import Decision, Route
+from human.policy import Decision, EditedCall, Route
 from workflows.platform.check import CheckReport
-from workflows.platform.registry import register
+from workflows.platform.registry import invariant, register
 
 __all__ = [
     "ApprovalAnswer",
@@ -57,6 +58,7 @@ __all__ = [
     "CloseCase",
     "Decision",
     "Draft",
+    "EditedCall",
     "Escalation",
     "Finish",
     "GatedTool",
@@ -89,6 +91,7 @@ __all__ = [
     "check_workflow",
     "end_run",
     "idempotency_key",
+    "invariant",
     "register",
     "schema_of",
     "scripted_plays",

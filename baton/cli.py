@@ -18,7 +18,7 @@ from baton.observability import configure_telemetry
 from baton.request_text import answer_value, request_text, run_text
 from baton.settings import Settings
 from baton.telemetry import configure_logging
-from human.policy import load_policy
+from human.policy import Rule, load_policy
 from human.records import HumanRequest, NewEvent, Run
 from human.store import open_store
 from human.store.base import RequestFilter, Store
@@ -632,9 +632,18 @@ def policies() -> None:
 @policies.command("check")
 @click.argument("file", type=click.Path(dir_okay=False))
 def policies_check(file: str) -> None:
-    """Validate a policies file: exit 0 with a summary, or 2 with line-numbered errors."""
+    """Validate a policies file: exit 0 with a summary, or 2 with line-numbered errors.
+
+    A file that names invariants is checked against those the workflows register (the shipped
+    ones and `BATON_WORKFLOWS`'), which loads them.
+    """
     try:
         policy = load_policy(file)
+        if policy.invariant_names():  # named by workflows: load them (MAF) only then
+            from workflows.platform import registry
+
+            registry.load((*registry.PLATFORM_WORKFLOWS, *_settings().workflow_modules()))
+            policy.check_invariants(registry.invariant_names(), file)
     except BatonError as exc:
         _fail(exc)
     _say(f"{file}: ok, {policy.summary()}")
@@ -643,6 +652,21 @@ def policies_check(file: str) -> None:
         team = f"({rule.team}{f', approvals={rule.approvals}' if rule.approvals > 1 else ''})"
         action = rule.action + (team if rule.team else "")
         _say(f"  line {rule.line}: {rule.id}: {rule.tool} when {when} -> {action}")
+        if rule.action == "approval":
+            _say(f"    {_edits(rule)}")
+
+
+def _edits(rule: Rule) -> str:
+    """What an approver's edit may change under `rule`, in one line."""
+    if rule.editable is None:
+        said = "an edit may change any argument"
+    else:
+        said = f"an edit may change only {', '.join(rule.editable) or 'nothing'}"
+    if rule.keep:
+        said += f", never {', '.join(rule.keep)}"
+    if rule.invariants:
+        said += f"; it must keep {', '.join(rule.invariants)}"
+    return said
 
 
 @main.command()

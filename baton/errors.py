@@ -8,8 +8,8 @@ BatonError
 │                             RequestClaimed, NotClaimed, RequestAnswered, AlreadyExists
 ├── Closed              410   RequestClosed
 ├── TooManySignIns      429   a name's failed sign-ins reached the bound; it waits out a lockout
-├── Invalid             422   InvalidAnswer, InvalidInput, InvalidPolicy, InvalidSettings
-│                             (carry per-field errors)
+├── Invalid             422   InvalidAnswer (EditRefused), InvalidInput, InvalidPolicy,
+│                             InvalidSettings (carry per-field errors)
 ├── StoreError          500   a backend failed
 │   └── StoreUnavailable  503   the database cannot serve now (disk full, read-only, locked
 │                               past its timeout, unreachable): retry after `retry_after_s`
@@ -142,6 +142,12 @@ class InvalidAnswer(Invalid):
     """An answer does not fit the request's schema or decisions."""
 
     code = "invalid_answer"
+
+
+class EditRefused(InvalidAnswer):
+    """An edit changes an argument the policy keeps, or breaks one of its invariants."""
+
+    code = "edit_refused"
 
 
 class InvalidInput(Invalid):

@@ -190,13 +190,15 @@ Prepared = tuple[ProviderConfig, Policy]
 def prepare(settings: Settings) -> Prepared:
     """Load the workflows and check what must hold before anything opens or serves.
 
-    A model provider missing a setting, or a policies file that does not validate, raises
-    `InvalidSettings` / `InvalidPolicy` here.
+    A model provider missing a setting, or a policies file that does not validate (or names an
+    invariant no workflow registers), raises `InvalidSettings` / `InvalidPolicy` here.
     """
     registry.load((*registry.PLATFORM_WORKFLOWS, *settings.workflow_modules()))
     provider = ProviderConfig.from_settings(settings)
     provider.check()
-    return provider, policy_of(settings)
+    policy = policy_of(settings)
+    policy.check_invariants(registry.invariant_names(), settings.policies or "policies.yaml")
+    return provider, policy
 
 
 @contextlib.asynccontextmanager
@@ -254,6 +256,8 @@ async def open_parts(
             claim_s=settings.claim_seconds,
             notify_channels=sorted(channels),
             answer_channels=sorted(n for n, c in channels.items() if c.follows_answers),
+            policy=policy,
+            invariants=registry.invariants(resources),
         )
         yield Parts(
             settings=settings,

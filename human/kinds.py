@@ -116,10 +116,13 @@ class QuestionRequest(Routing):
 
     question: str
     options: list[str] = Field(default_factory=list)
+    other: bool = Field(
+        True, description="With options: whether an answer other than them is taken (free text)."
+    )
 
 
 class QuestionAnswer(_Answer):
-    """`answer` with free text or one of the options."""
+    """`answer` with free text, or one of the options (only them, if the request takes no other)."""
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"answer": ("answer",)}
 
@@ -148,6 +151,10 @@ class TakeoverRequest(Routing):
     """A person takes the case over from the agent."""
 
     conversation: list[dict[str, Any]] = Field(default_factory=list)
+    outcome_schema: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The JSON Schema of the outcome a resolution records ({}: any object).",
+    )
 
 
 class TakeoverAnswer(_Answer):

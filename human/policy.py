@@ -5,18 +5,33 @@ matching rule decides. A call no rule matches needs an approval by the policy's 
 policy fails closed. Rules come from one YAML file (`BATON_POLICIES`, by default the
 shipped workflows' `policies.yaml`), validated when Baton starts; `load_policy` names the line of
 every mistake.
+
+A rule also says what a person's edit of the call it asks about may change: `editable` (the only
+arguments an approver may change; unset: any), `keep` (arguments no edit may change) and
+`invariants` (checks the edited call must pass, by the names workflows register them under:
+`baton.api.invariant`). `edit_refusals` and `consequences` are what the request service tells a
+person before an edit is recorded.
 """
 
 from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from baton.errors import InvalidPolicy
 from human.kinds import Escalation, Priority
@@ -76,7 +91,23 @@ class Rule(BaseModel):
     approvals: int = Field(1, ge=1, le=5)
     deadline_s: float | None = Field(None, gt=0)
     escalation: tuple[Escalation, ...] = ()
+    editable: tuple[str, ...] | None = Field(
+        None, description="The only arguments an edit may change (None: any of them)."
+    )
+    keep: tuple[str, ...] = Field((), description="Arguments no edit may change.")
+    invariants: tuple[str, ...] = Field(
+        (), description="Registered checks an edited call must pass (`baton.api.invariant`)."
+    )
     line: int | None = Field(None, description="Where the rule is written, for messages.")
+
+    def fixed(self, argument: str) -> str | None:
+        """Why an edit may not change `argument` under this rule, or None if it may."""
+        if argument in self.keep:
+            return f"rule {self.id} keeps {argument} as the agent proposed it"
+        if self.editable is not None and argument not in self.editable:
+            allowed = ", ".join(self.editable) if self.editable else "no argument"
+            return f"rule {self.id} lets an approver change only {allowed}"
+        return None
 
     def matches(
         self, tool: str, arguments: Mapping[str, Any], state: Mapping[str, Any] | None = None
@@ -103,6 +134,61 @@ class Decision(BaseModel):
         return {"auto": 0, "approval": self.approvals_required, "takeover": 90, "deny": 100}[
             self.action
         ]
+
+
+@dataclass(frozen=True)
+class EditedCall:
+    """What an invariant sees of an edit: the tool, its arguments before and after, the case.
+
+    `context` is what the request showed people (the workflow's case: a customer, an order);
+    `run_input` the input the run started with.
+    """
+
+    tool: str
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+    context: Mapping[str, Any] = field(default_factory=dict)
+    run_input: Mapping[str, Any] = field(default_factory=dict)
+
+
+Invariant = Callable[[EditedCall], Awaitable[str | None]]
+"""A check an edited call must pass: None when it holds, else why not, in one sentence."""
+
+
+def consequences(before: Decision, after: Decision) -> list[str]:
+    """What an edit leads to, in words: `after` is `Policy.recheck_edit`'s decision.
+
+    Args:
+        before: The decision the person answers (the request's rule, team and approvers).
+        after: The re-check of the edited call.
+
+    Returns:
+        Sentences for the edit's preview, the first one saying what happens to the call.
+    """
+    rule = after.rule_id
+    if after.action == "deny":
+        return [f"Rule {rule} refuses the changed call: it will not run, and the agent is told."]
+    if after.action == "takeover":
+        return [
+            f"Rule {rule} applies to the changed call: it does not run; the case goes to "
+            f"{after.team} for a person to take over."
+        ]
+    if after.action == "approval":
+        who = (
+            f"{after.approvals_required} different approvers from {after.team}"
+            if after.approvals_required > 1
+            else f"an approver from {after.team}"
+        )
+        return [
+            f"Rule {rule} applies to the changed call: it now needs {who}.",
+            f"Your edit does not run yet: it goes to {after.team} as a new request.",
+        ]
+    if rule == before.rule_id:
+        return [f"Rule {rule} still applies: your approval is enough; the changed call runs."]
+    return [
+        f"Rule {rule} applies to the changed call instead of {before.rule_id}: "
+        "no further approval is needed; the changed call runs."
+    ]
 
 
 class Route(BaseModel):
@@ -166,6 +252,79 @@ class Policy:
         self.rules = tuple(rules)
         self.default_team = default_team
         self.requests = tuple(requests)
+
+    def rule(self, rule_id: str | None) -> Rule | None:
+        """The rule of this id, if the policy has one."""
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+    def invariant_names(self) -> dict[str, tuple[int, int | None]]:
+        """Every invariant the rules name, with the index and line of the first rule naming it."""
+        named: dict[str, tuple[int, int | None]] = {}
+        for i, rule in enumerate(self.rules):
+            for name in rule.invariants:
+                named.setdefault(name, (i, rule.line))
+        return named
+
+    def check_invariants(self, known: Collection[str], name: str = "policies file") -> None:
+        """Raise `InvalidPolicy` naming the line of each invariant no workflow registered."""
+        errors = [
+            {
+                "loc": ["rules", str(i), "invariants"],
+                "line": line,
+                "msg": f"no workflow registers an invariant {missing!r} "
+                f"(registered: {', '.join(sorted(known)) or 'none'})",
+            }
+            for missing, (i, line) in self.invariant_names().items()
+            if missing not in known
+        ]
+        if errors:
+            raise InvalidPolicy(_message(name, errors), errors)
+
+    def edit_refusals(
+        self,
+        rule_id: str | None,
+        tool: str,
+        before: Mapping[str, Any],
+        after: Mapping[str, Any],
+    ) -> list[tuple[str, str]]:
+        """`(argument, why)` for each argument an edit changed that its rule does not let it.
+
+        The rule is the one that asked for the approval (`rule_id`); a request no rule of this
+        policy asked (the default, a rule since removed) is judged by the rule the proposed call
+        meets now.
+        """
+        rule = self.asking_rule(rule_id, tool, before)
+        if rule is None:
+            return []
+        changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+        return [(arg, why) for arg in changed if (why := rule.fixed(arg)) is not None]
+
+    def invariants_of(
+        self, rule_id: str | None, tool: str, before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> tuple[str, ...]:
+        """The invariants an edited call must keep: its asking rule's, then its new rule's."""
+        asking = self.asking_rule(rule_id, tool, before)
+        now = self._rule_for(tool, after)
+        names = [*(asking.invariants if asking else ()), *(now.invariants if now else ())]
+        return tuple(dict.fromkeys(names))
+
+    def asking_rule(
+        self, rule_id: str | None, tool: str, arguments: Mapping[str, Any]
+    ) -> Rule | None:
+        """The rule a request was asked by: by its id, else the one its proposed call meets."""
+        return self.rule(rule_id) or self._rule_for(tool, arguments)
+
+    def _rule_for(self, tool: str, arguments: Mapping[str, Any]) -> Rule | None:
+        """The first rule for this tool (by name, not `*`) whose argument conditions hold."""
+        return next(
+            (
+                r
+                for r in self.rules
+                if r.tool == tool
+                and all(c.holds(arguments) for c in r.when if not c.arg.startswith(STATE_PREFIX))
+            ),
+            None,
+        )
 
     def route(self, workflow: str, executor: str | None, request_type: str) -> RequestRule | None:
         """The first `requests:` rule that matches a typed request, if any."""
@@ -239,6 +398,10 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+_Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][\w.-]*$", max_length=100)]
+"""An argument's or an invariant's name in a rule."""
+
+
 def parse_duration(value: Any) -> float:
     """Seconds of `90`, `"90s"`, `"15m"`, `"4h"` or `"2d"`."""
     if isinstance(value, bool):
@@ -292,6 +455,28 @@ class _RuleSpec(BaseModel):
     action: str
     deadline: float | None = None
     escalation: list[_EscalationSpec] = Field(default_factory=list)
+    editable: list[_Name] | None = None
+    keep: list[_Name] = Field(default_factory=list)
+    invariants: list[_Name] = Field(default_factory=list)
+
+    @field_validator("editable", "keep", "invariants", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _edit_rules(self) -> _RuleSpec:
+        both = sorted(set(self.editable or ()) & set(self.keep))
+        if both:
+            raise ValueError(f"{', '.join(both)} cannot be both editable and kept")
+        found = _ACTION.match(self.action)
+        edits = self.editable is not None or self.keep or self.invariants
+        if edits and (found is None or found[2] != "approval"):
+            raise ValueError(
+                "editable, keep and invariants say what an approver's edit may change: "
+                "only an approval rule has them"
+            )
+        return self
 
     @field_validator("when", mode="before")
     @classmethod
@@ -329,6 +514,9 @@ class _RuleSpec(BaseModel):
             approvals=int(found[4] or 1),
             deadline_s=self.deadline,
             escalation=_ladder(self.escalation),
+            editable=None if self.editable is None else tuple(self.editable),
+            keep=tuple(self.keep),
+            invariants=tuple(self.invariants),
             line=line,
         )
 

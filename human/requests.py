@@ -13,7 +13,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
-from human.kinds import ApprovalRequest, InputRequest, Routing, kind_of
+from human.kinds import ApprovalRequest, InputRequest, Routing, TakeoverRequest, kind_of
 from human.records import HumanRequest
 
 ORIGIN = "origin"
@@ -53,8 +53,11 @@ def new_request(
         typed["arguments"] = data.proposed_action.arguments_schema
     if isinstance(data, InputRequest):
         typed["answer"] = data.answer_schema
+    if isinstance(data, TakeoverRequest):
+        typed["outcome"] = data.outcome_schema
     payload = data.model_dump(
-        mode="json", exclude=_ROUTING_FIELDS | {"proposed_action", "answer_schema"}
+        mode="json",
+        exclude=_ROUTING_FIELDS | {"proposed_action", "answer_schema", "outcome_schema"},
     )
     if origin:
         payload[ORIGIN] = origin

@@ -11,7 +11,7 @@ import asyncio
 import builtins
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,6 +23,7 @@ from baton import failpoints
 from baton.errors import (
     AlreadyTakeover,
     AnswerConflict,
+    EditRefused,
     Invalid,
     InvalidAnswer,
     NotClaimed,
@@ -46,6 +47,7 @@ from human.access import (
 )
 from human.answer_schema import answer_schema
 from human.kinds import KINDS, Kind
+from human.policy import Decision, EditedCall, Invariant, Policy, consequences
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
 from human.routing import blocks, notifications_for
 from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
@@ -76,6 +78,7 @@ class AnswerPreview(BaseModel):
 
     answer: dict[str, Any]
     diff: dict[str, Any] | None = None
+    consequences: list[str] = []
 
 
 class RequestService:
@@ -91,8 +94,12 @@ class RequestService:
         claim_s: float = 900.0,
         notify_channels: Sequence[str] = (),
         answer_channels: Sequence[str] = (),
+        policy: Policy | None = None,
+        invariants: Mapping[str, Invariant] | None = None,
     ) -> None:
         self._store = store
+        self._policy = policy
+        self._invariants = dict(invariants or {})
         self._channels = tuple(notify_channels)
         self._answer_channels = tuple(answer_channels)
         self._clock = clock
@@ -209,7 +216,10 @@ class RequestService:
         if request.status in ("expired", "cancelled"):
             raise closed_error(request)
         _check_whole(request)
-        return request, _checked_answer(request, run, body, responder)
+        answer = _checked_answer(request, run, body, responder)
+        _refuse_second_word(request, answer, responder)
+        await self.check_edit(request, run, answer)
+        return request, answer
 
     async def take_over(self, request_id: str, *, responder: User) -> RespondResult:
         """A person takes an open request over, from its page.
@@ -222,20 +232,38 @@ class RequestService:
         with _tracer.start_as_current_span(
             "baton.takeover", attributes={"baton.request_id": request_id}
         ) as span:
-            request = await self.get(request_id, viewer=responder)
+            request = await self.check_take_over(request_id, responder=responder)
             span.set_attribute("baton.run_id", request.run_id)
-            if request.status in ("expired", "cancelled"):
-                raise closed_error(request)
-            check_can_answer(responder, request)
-            _check_whole(request)
-            if request.kind == "takeover":
-                raise AlreadyTakeover(
-                    f"request {request_id} is already a takeover: answer it with resolve or return"
-                )
             answer = {"decision": TAKEOVER, "by": responder.name}
             result = await self._record(request, answer, responder, {"takeover_by": responder.name})
             span.set_attribute("baton.outcome", result.outcome)
             return result
+
+    async def check_take_over(self, request_id: str, *, responder: User) -> HumanRequest:
+        """The request, if `responder` may take it over now; else the refusal `take_over` raises."""
+        request = await self.get(request_id, viewer=responder)
+        if request.status in ("expired", "cancelled"):
+            raise closed_error(request)
+        check_can_answer(responder, request)
+        _check_whole(request)
+        if request.kind == "takeover":
+            raise AlreadyTakeover(
+                f"request {request_id} is already a takeover: answer it with resolve or return"
+            )
+        return request
+
+    async def takeover_of(self, request: HumanRequest, *, viewer: User) -> HumanRequest | None:
+        """The takeover request a take-over of `request` became, once its run has asked it."""
+        taker = request.answered_by
+        if (request.answer or {}).get("decision") != TAKEOVER or taker is None:
+            return None
+        found = await self.list(
+            RequestFilter(run_id=request.run_id, kind="takeover", limit=100), viewer=viewer
+        )
+        return next(
+            (r for r in found.items if r.assignee == taker and r.created_at >= request.created_at),
+            None,
+        )
 
     async def _record(
         self,
@@ -377,10 +405,82 @@ class RequestService:
         if request.status not in OPEN_STATUSES:
             self._settle_closed(request, dict(body))  # raises unless it repeats the stored answer
         answer = _checked_answer(request, run, body, responder)
+        _refuse_second_word(request, answer, responder)
         if blocks(request, responder.name, self._clock()):
             raise claimed_error(request)
+        told = await self.check_edit(request, run, answer)
         diff = edit_diff(request, answer)
-        return AnswerPreview(answer=answer, diff=diff["diff"] if diff else None)
+        return AnswerPreview(answer=answer, diff=diff["diff"] if diff else None, consequences=told)
+
+    async def check_edit(
+        self, request: HumanRequest, run: Run, answer: dict[str, Any]
+    ) -> builtins.list[str]:
+        """Refuse an edit its policy rule does not allow; else say what it leads to.
+
+        An approval's edited arguments may change only what the request's rule lets them
+        (`editable`, `keep`) and must keep the rule's invariants (and those of the rule the edited
+        call now meets); an invariant no workflow registers refuses every edit (fail closed).
+
+        Returns:
+            The edit's consequences in words (another rule, more approvers, a refusal); none
+            for anything but an approval's edit.
+
+        Raises:
+            EditRefused: Naming each argument it may not change, or each invariant it breaks.
+        """
+        action = request.proposed_action
+        if (
+            self._policy is None
+            or request.kind != "approval"
+            or answer.get("decision") != "edit"
+            or not action
+        ):
+            return []
+        tool = str(action.get("tool"))
+        before: dict[str, Any] = action.get("arguments") or {}
+        after: dict[str, Any] = answer.get("arguments") or {}
+        errors = [
+            _err(["arguments", arg], f"{arg} may not be changed: {why}")
+            for arg, why in self._policy.edit_refusals(request.policy_rule, tool, before, after)
+        ]
+        if not errors:
+            call = EditedCall(tool, before, after, context=request.context, run_input=run.input)
+            for name in self._policy.invariants_of(request.policy_rule, tool, before, after):
+                why = await self._broken(name, call)
+                if why:
+                    errors.append(_err(["arguments"], f"the edit breaks {name}: {why}"))
+        if errors:
+            raise EditRefused(f"edit refused: {errors[0]['msg']}", errors)
+        asking = self._policy.asking_rule(request.policy_rule, tool, before)
+        asked = Decision(
+            action="approval",
+            rule_id=request.policy_rule or (asking.id if asking else "default.approval"),
+            team=request.team,
+            approvals_required=request.approvals_required,
+        )
+        return consequences(asked, self._policy.recheck_edit(asked, tool, after))
+
+    def fixed_arguments(self, request: HumanRequest) -> dict[str, str]:
+        """The proposed arguments an edit of `request` may not change, each with why (forms)."""
+        action = request.proposed_action
+        if self._policy is None or request.kind != "approval" or not action:
+            return {}
+        arguments: dict[str, Any] = action.get("arguments") or {}
+        rule = self._policy.asking_rule(request.policy_rule, str(action.get("tool")), arguments)
+        if rule is None:
+            return {}
+        return {arg: why for arg in arguments if (why := rule.fixed(arg)) is not None}
+
+    async def _broken(self, name: str, call: EditedCall) -> str | None:
+        """Why `call` breaks the invariant `name`, or None; a check that fails refuses."""
+        check = self._invariants.get(name)
+        if check is None:
+            return "no workflow registers this invariant, so no edit can be checked against it"
+        try:
+            return await check(call)
+        except Exception as exc:  # a workflow's own check: whatever it raises refuses the edit
+            logger.exception("invariant check failed", extra={"invariant": name})
+            return f"it could not be checked ({type(exc).__name__}); nothing was changed"
 
 
 def _seen_by(flt: RequestFilter, viewer: User | None) -> RequestFilter:
@@ -421,9 +521,26 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
     answer = model.model_dump(mode="json", exclude_none=True)
     if request.kind == "approval" and decision == "edit" and request.proposed_action:
         _check_arguments(request.proposed_action.get("arguments_schema") or {}, answer["arguments"])
+    if request.kind == "takeover" and answer.get("outcome") is not None:
+        outcome = (request.response_schema.get("properties") or {}).get("outcome") or {}
+        if outcome.get("properties"):  # a workflow's own outcome model (else: any object)
+            defs = request.response_schema.get("$defs")
+            _check_arguments(
+                outcome | ({"$defs": defs} if defs else {}), answer["outcome"], "outcome"
+            )
     if request.kind == "input" and decision == "answer":
         answer["answer"] = _typed_answer(request, answer["answer"])
+    if request.kind == "question" and decision == "answer":
+        _check_option(request, answer["answer"])
     return answer
+
+
+def _check_option(request: HumanRequest, answer: str) -> None:
+    """`InvalidAnswer` unless `answer` is one of a question's options, where it takes no other."""
+    options = [str(o) for o in request.payload.get("options") or []]
+    if options and not request.payload.get("other", True) and answer not in options:
+        msg = f"must be one of the options: {', '.join(options)}"
+        raise InvalidAnswer(f"answer {msg}", [_err(["answer"], msg)])
 
 
 def _typed_answer(request: HumanRequest, value: Any) -> Any:
@@ -451,6 +568,23 @@ def _checked_answer(
     return validate_answer(request, body)
 
 
+def _refuse_second_word(request: HumanRequest, answer: dict[str, Any], responder: User) -> None:
+    """`AnswerConflict` for an approver of a request that needs more, who now answers otherwise.
+
+    Where two people must approve, each gives one answer: one who approved may not then edit or
+    reject (a veto of their own approval); approving again repeats (a no-op).
+    """
+    if request.status not in OPEN_STATUSES or answer.get("decision") == "approve":
+        return
+    if any(a.actor == responder.name and a.decision == "approve" for a in request.answers):
+        raise AnswerConflict(
+            f"{responder.name} already approved request {request.id}; it waits for "
+            f"{request.approvals_required - 1} more approver(s) of {request.team}, not for "
+            f"another answer of theirs",
+            answered_by=responder.name,
+        )
+
+
 def edit_diff(request: HumanRequest, answer: dict[str, Any]) -> dict[str, Any] | None:
     """For an edit, `{"diff": {field: {"before": ..., "after": ...}}}` of what it changed."""
     if answer.get("decision") != "edit":
@@ -471,16 +605,18 @@ def edit_diff(request: HumanRequest, answer: dict[str, Any]) -> dict[str, Any] |
     return None
 
 
-def _check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+def _check_arguments(
+    schema: dict[str, Any], arguments: dict[str, Any], field: str = "arguments"
+) -> None:
+    """`InvalidAnswer` naming each place `arguments` (the answer's `field`) breaks `schema`."""
     if not schema:
         return
     validator = jsonschema.Draft202012Validator(schema)
     problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     if problems:
-        errors = [
-            _err(["arguments", *(str(p) for p in e.absolute_path)], e.message) for e in problems
-        ]
-        raise InvalidAnswer(f"edited arguments do not fit the tool: {errors[0]['msg']}", errors)
+        errors = [_err([field, *(str(p) for p in e.absolute_path)], e.message) for e in problems]
+        what = "edited arguments do not fit the tool" if field == "arguments" else f"bad {field}"
+        raise InvalidAnswer(f"{what}: {errors[0]['msg']}", errors)
 
 
 def _err(loc: list[str], msg: str) -> dict[str, Any]:

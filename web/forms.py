@@ -35,8 +35,14 @@ from human.records import HumanRequest
 
 Control = Literal["text", "textarea", "number", "select", "radio", "json", "lines", "fieldset"]
 
-RADIO_MAX: Final = 4  # enums with at most this many options are radio groups, longer ones selects
+RADIO_MAX: Final = 5  # choices of at most this many options are radio groups, longer ones selects
+OTHER: Final = "__other__"
+"""A question's "Something else" choice: the answer is then the text typed beside it."""
 _FORMATS: Final = {"email": "email", "uri": "url", "date": "date"}
+MONEY: Final = "money"
+"""A number's `format` that says it is an amount of money: two decimals, its currency beside it."""
+CURRENCY: Final = "x-currency"
+"""A money field's currency: a code (`EUR`), or `{path}` into the request's context."""
 
 DECISION_LABELS: Final = {
     "approve": "Approve",
@@ -81,6 +87,10 @@ class Field:
     error: str | None = None
     skippable: bool = False
     if_filled: bool = False
+    other: str | None = None
+    """A choice that also takes free text: the text typed beside "Something else" (else None)."""
+    unit: str | None = None
+    """Money's currency, shown beside the amount (`{path}`: read from the request's context)."""
 
     @property
     def dom_id(self) -> str:
@@ -236,12 +246,14 @@ def _field(
         shown = _shown(value, raw, typed)
         limits = bounds(schema)
         told = f"{limits[:1].upper()}{limits[1:]}." if limits else None
+        money = schema.get("format") == MONEY
         return replace(
             base,
             control="number",
-            value=shown,
+            value=_money(shown) if money and raw is None else shown,
             attrs=_number_hints(schema),
             help=" ".join(t for t in (base.help, told) if t) or None,
+            unit=str(schema.get(CURRENCY) or "") or None if money else None,
         )
     if kind == "string":
         long = multiline or _long_text(schema)
@@ -298,18 +310,43 @@ def _truthy(text: str) -> bool:
 
 
 def _number_hints(schema: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    hints = [("step", "1" if schema.get("type") == "integer" else "any")]
-    # An exclusive bound is hinted as inclusive; the server refuses the bound itself.
-    for key, attr in (
-        ("minimum", "min"),
-        ("exclusiveMinimum", "min"),
-        ("maximum", "max"),
-        ("exclusiveMaximum", "max"),
+    """The browser's limits of a number: the server's, an exclusive bound made the next step.
+
+    A browser knows only inclusive bounds: `exclusiveMinimum: 0` becomes `min` 1 for an integer,
+    0.01 for money (its step), and the least number above 0 a browser keeps apart from it for any
+    other number, so that the browser refuses exactly what the server refuses.
+    """
+    integer = schema.get("type") == "integer"
+    step = schema.get("multipleOf") or (
+        1 if integer else 0.01 if schema.get("format") == MONEY else None
+    )
+    hints = [("step", _text(step) if step else "any")]
+    nudge = step or 1e-9
+    for key, attr, sign in (
+        ("minimum", "min", 0),
+        ("exclusiveMinimum", "min", 1),
+        ("maximum", "max", 0),
+        ("exclusiveMaximum", "max", -1),
     ):
-        if isinstance(schema.get(key), int | float) and attr not in dict(hints):
-            hints.append((attr, _text(schema[key])))
-    hints.append(("inputmode", "numeric" if schema.get("type") == "integer" else "decimal"))
+        bound = schema.get(key)
+        if (
+            isinstance(bound, int | float)
+            and not isinstance(bound, bool)
+            and attr not in dict(hints)
+        ):
+            edge = round(bound + sign * nudge, 9)
+            exact = float(edge).is_integer()
+            hints.append((attr, _text(edge) if exact else f"{edge:.9f}".rstrip("0")))
+    hints.append(("inputmode", "numeric" if integer else "decimal"))
     return tuple(hints)
+
+
+def _money(text: str) -> str:
+    """An amount as money is written: two decimals (`120` -> `120.00`); other text as it is."""
+    try:
+        return f"{float(text):.2f}" if text else text
+    except ValueError:
+        return text
 
 
 def _string_hints(schema: dict[str, Any], *, long: bool) -> tuple[tuple[str, str], ...]:
@@ -478,6 +515,7 @@ def answer_forms(
     submitted: str | None = None,
     raw: FormValues | None = None,
     errors: Sequence[dict[str, Any]] = (),
+    fixed: Mapping[str, str] | None = None,
 ) -> tuple[DecisionForm, ...]:
     """A form per decision the request allows, generated from its `response_schema`.
 
@@ -486,6 +524,8 @@ def answer_forms(
         submitted: The decision of a post being shown again (its form opens with `raw`).
         raw: The post, shown again as typed after a refusal or for a confirm step.
         errors: The refusal's errors (`loc`, `msg`), shown next to the fields they name.
+        fixed: The arguments an edit may not change, with why (`RequestService.fixed_arguments`):
+            read-only in the edit form, the why as their help (the server refuses them anyway).
 
     Returns:
         The forms, in the order of `allowed_decisions`.
@@ -525,21 +565,72 @@ def answer_forms(
                 open=mine,
             )
         )
-    options = request.payload.get("options") if request.kind == "question" else None
-    if options:  # free text, or one of the options: a one-line input that suggests them
+    forms = [replace(f, fields=_with_units(f.fields, request.context)) for f in forms]
+    if fixed:
         forms = [
-            replace(
-                f,
-                fields=tuple(
-                    replace(x, control="text", suggestions=tuple(map(str, options)), attrs=())
-                    if x.name == "answer"
-                    else x
-                    for x in f.fields
-                ),
-            )
+            replace(f, fields=_fixed(f.fields, fixed)) if f.decision == "edit" else f for f in forms
+        ]
+    options = request.payload.get("options") if request.kind == "question" else None
+    if options:  # one of the options (or, where the question takes it, something else typed)
+        forms = [
+            replace(f, fields=tuple(_choice(x, options, request, raw) for x in f.fields))
             for f in forms
         ]
     return tuple(forms)
+
+
+def _fixed(fields: Sequence[Field], fixed: Mapping[str, str]) -> tuple[Field, ...]:
+    """An edit's fields with the arguments it may not change read-only, saying why."""
+    out = []
+    for f in fields:
+        why = (
+            fixed.get(f.name.removeprefix("arguments."))
+            if f.name.startswith("arguments.")
+            else None
+        )
+        if why is not None:
+            f = replace(f, attrs=(*f.attrs, ("readonly", "")), help=f"Fixed: {why}.")
+        out.append(replace(f, children=_fixed(f.children, fixed)))
+    return tuple(out)
+
+
+def _with_units(fields: Sequence[Field], context: Mapping[str, Any]) -> tuple[Field, ...]:
+    """Fields with their currency read from `context` where it names a path in it (`{a.b}`)."""
+    return tuple(
+        replace(f, unit=_unit(f.unit, context), children=_with_units(f.children, context))
+        for f in fields
+    )
+
+
+def _unit(unit: str | None, context: Mapping[str, Any]) -> str | None:
+    """A currency as given, or read from `context` (`{order.currency}`); None if not found."""
+    if not unit or not (unit.startswith("{") and unit.endswith("}")):
+        return unit
+    found: Any = context
+    for part in unit[1:-1].split("."):
+        found = found.get(part) if isinstance(found, Mapping) else None
+    return str(found) if isinstance(found, str | int) and found != "" else None
+
+
+def _choice(
+    answer: Field, options: Sequence[Any], request: HumanRequest, raw: FormValues | None
+) -> Field:
+    """A question's answer field as a choice of its options: radios, or a select when many."""
+    if answer.name != "answer":
+        return answer
+    other = request.payload.get("other", True)
+    chosen = answer.value
+    typed = raw.get(f"{answer.name}_other") if raw is not None else None
+    if other and chosen and chosen not in map(str, options):  # an answer typed, shown again
+        chosen, typed = OTHER, chosen
+    return replace(
+        answer,
+        control="radio" if len(options) + other <= RADIO_MAX else "select",
+        options=tuple((str(o), str(o)) for o in options),
+        value=chosen,
+        other=(typed or "") if other else None,
+        attrs=(),
+    )
 
 
 def _input_fields(
@@ -609,6 +700,11 @@ def answer_from_form(request: HumanRequest, form: FormValues) -> dict[str, Any]:
             content.setdefault("type", "object" if isinstance(draft, dict) else "array")
         schema = {**schema, "properties": {**schema["properties"], "content": content}}
     body = {"decision": decision, **values_of(schema, form, names=names, problems=problems)}
+    if request.kind == "question" and body.get("answer") in (OTHER, None):
+        typed = (form.get("answer_other") or "").strip()
+        body["answer"] = typed or None  # "Something else", and what was typed beside it
+        if body["answer"] is None:
+            del body["answer"]
     if problems:
         raise InvalidAnswer(
             f"{problems[0][0]} {problems[0][1]}",
@@ -655,17 +751,6 @@ def errors_by_field(
     return by_field, rest
 
 
-def flatten(values: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """A JSON object as `(dotted name, text)` pairs: the hidden inputs that post it again."""
-    pairs: list[tuple[str, str]] = []
-    for key, value in values.items():
-        if isinstance(value, dict):
-            pairs += flatten(value, f"{prefix}{key}.")
-        else:
-            pairs.append((f"{prefix}{key}", _text(value)))
-    return pairs
-
-
 # run inputs ---------------------------------------------------------------------------------
 
 
@@ -691,8 +776,8 @@ def input_form(
     by_field, rest = errors_by_field(errors, strip=("input",))
     return InputForm(
         workflow=workflow,
-        description=description,
-        fields=fields_of(schema, raw=raw, errors=by_field),
+        description=_plain_words(description) or "",
+        fields=_with_units(fields_of(schema, raw=raw, errors=by_field), {}),
         errors=tuple(rest),
     )
 

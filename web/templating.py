@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
+from human.answer_schema import label
 from human.records import AuditEvent, User
 from human.store.base import utcnow
 from web.auth import CSRF_FIELD, csrf_token
@@ -128,9 +129,8 @@ def pretty_json(value: Any) -> str:
 
 
 def humanize(key: str) -> str:
-    """A field name as a label: `order_id` -> `Order id`."""
-    text = str(key).replace("_", " ").replace(".", " ").strip()
-    return text[:1].upper() + text[1:]
+    """A field name as a label, as forms say it: `order_id` -> `Order id` (`label`)."""
+    return label(str(key).replace(".", " ").strip())
 
 
 def gist(event: AuditEvent) -> str:

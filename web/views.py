@@ -454,7 +454,7 @@ async def request_page(
         raw: That post, shown again as typed.
         errors: Why it was refused, by field.
         problem: A refusal naming no field (answered by someone else, closed).
-        confirm: An edit to confirm: its `diff`, `digest` and `hidden` fields.
+        confirm: An edit to confirm: its `diff`, `consequences` and `digest`.
 
     Returns:
         The page's context.
@@ -483,10 +483,20 @@ async def request_page(
     faults = [f"the request's {f}" for f in request.faults]
     forms: tuple[DecisionForm, ...] = ()
     four_eyes = None
-    if is_open and refusal is None and not faults:
+    # An approver of a two-approver request has nothing more to decide.
+    approved_by_me = next(
+        (a.at for a in request.answers if a.actor == user.name and a.decision == "approve"), None
+    )
+    if is_open and refusal is None and not faults and approved_by_me is None:
         forms = shown(
             "the answer forms",
-            lambda: answer_forms(request, submitted=submitted, raw=raw, errors=errors or []),
+            lambda: answer_forms(
+                request,
+                submitted=submitted,
+                raw=raw,
+                errors=errors or [],
+                fixed=parts.requests.fixed_arguments(request),
+            ),
             (),
             faults,
         )
@@ -499,11 +509,6 @@ async def request_page(
             )
         forms = tuple(allowed)
     approvers = summary.approvers(request)
-    approved_by_me = next(
-        (a.at for a in request.answers if a.actor == user.name and a.decision == "approve"), None
-    )
-    if is_open and approved_by_me is not None:
-        forms = ()  # an approver of a two-approver request has nothing more to decide
     run_effects = [
         str(e.data.get("tool"))
         for e in await parts.runtime.events(run.id, viewer=user)
@@ -548,6 +553,7 @@ async def request_page(
         "options": request.payload.get("options") or [],
         "claim": claim,
         "may_release": claim is not None and _may_release(user, request.claimed_by),
+        "takeover_request": await parts.requests.takeover_of(request, viewer=user),
     }
 
 

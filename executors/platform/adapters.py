@@ -177,6 +177,7 @@ def take_over(request: HumanRequest, person: str, scene: Scene) -> Ask:
             priority=request.priority,
             policy_rule=request.policy_rule,
             conversation=[{"line": line} for line in conversation],
+            outcome_schema=scene.services.outcome_schema,
         ),
         origin=origin,
         assignee=person,
@@ -205,4 +206,5 @@ def takeover_request(
         expires_in_s=decision.expires_in_s,
         escalation=list(decision.escalation),
         conversation=[{"line": line} for line in scene.conversation(limit=200)],
+        outcome_schema=scene.services.outcome_schema,
     )

@@ -108,6 +108,8 @@ class RunServices:
     """What the workflow calls the person it serves, in the words people read (`register`)."""
     started_by: str | None = None
     """Who started the run (its `created_by`): the caller, as Baton authenticated them."""
+    outcome_schema: dict[str, Any] = field(default_factory=dict)
+    """The JSON Schema of a takeover's resolved outcome (`register(outcome=...)`; {}: free-form)."""
     store_failures: list[StoreError] = field(default_factory=list)
     """The store's failures a tool call met in this drive: MAF hands a tool's exception to the
     model as the call's result, where the runtime must see it and try the drive again."""

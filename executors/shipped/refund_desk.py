@@ -23,8 +23,14 @@ class RefundInput(BaseModel):
     """Input of the `refund` workflow."""
 
     order_id: str = Field(min_length=1, description="Order to refund, e.g. A-1005")
-    amount: float = Field(gt=0, description="Amount to refund")
-    reason: str = Field(min_length=1, description="Why the customer wants a refund")
+    amount: float = Field(
+        gt=0, description="Amount to refund", json_schema_extra={"format": "money"}
+    )
+    reason: str = Field(
+        min_length=1,
+        description="Why the customer wants a refund",
+        json_schema_extra={"format": "textarea"},
+    )
 
 
 class RefundDesk(ToolGateAgent):

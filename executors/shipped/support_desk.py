@@ -10,7 +10,7 @@ and close the case (`close_case`); replying to the customer waits for the custom
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from agent_framework import Agent, FunctionTool
 from pydantic import BaseModel, Field
@@ -95,7 +95,30 @@ class SupportInput(BaseModel):
     """Input of the `support` workflow: one customer's message."""
 
     customer_id: str = Field(min_length=1, description="The customer, e.g. customer-02")
-    message: str = Field(min_length=1, description="What the customer wrote")
+    message: str = Field(
+        min_length=1,
+        description="What the customer wrote",
+        json_schema_extra={"format": "textarea"},
+    )
+
+
+class CaseOutcome(BaseModel):
+    """What you did for the customer, for the record."""
+
+    action: Literal["fixed", "refunded", "replaced", "explained", "closed account", "nothing"] = (
+        Field(title="What you did")
+    )
+    amount: float | None = Field(
+        None,
+        ge=0,
+        title="Amount refunded",
+        description="If you refunded: how much.",
+        json_schema_extra={"format": "money"},
+    )
+    follow_up: bool = Field(False, title="Follow-up needed")
+    ticket: str | None = Field(
+        None, title="Ticket", description="A ticket in another system, if you opened one."
+    )
 
 
 def opening(ticket: SupportInput) -> str:

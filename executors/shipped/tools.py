@@ -7,7 +7,7 @@ from typing import Any
 from agent_framework import FunctionTool
 from pydantic import BaseModel, ConfigDict, Field
 
-from baton.api import Decision, GatedTool, RunServices, schema_of
+from baton.api import Decision, EditedCall, GatedTool, Resources, RunServices, invariant, schema_of
 from executors.shipped.back_office import BackOffice
 
 
@@ -22,7 +22,54 @@ class RefundArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     order_id: str = Field(description="The order to refund, e.g. A-1001.", min_length=1)
-    amount: float = Field(description="Amount to refund, in the order's currency.", gt=0)
+    amount: float = Field(
+        description="Amount to refund, in the order's currency.",
+        gt=0,
+        # shown as money, in the currency of the order the request's context holds
+        json_schema_extra={"format": "money", "x-currency": "{order.currency}"},
+    )
+
+
+async def refund_problem(back_office: BackOffice, order_id: str, amount: Any) -> str | None:
+    """Why a refund of `amount` on `order_id` cannot be, or None: no such order, over its total."""
+    order = await back_office.get_order(order_id)
+    if order is None:
+        return f"there is no order {order_id}"
+    total = float(order["total"])
+    if isinstance(amount, int | float) and amount > total:
+        return f"{amount:.2f} is more than order {order_id}'s total of {total:.2f}"
+    return None
+
+
+@invariant("refund.within_order")
+async def refund_within_order(call: EditedCall, resources: Resources) -> str | None:
+    """An edited refund is of an order that exists, for no more than its total."""
+    back_office = await resources.get(BackOffice.open)
+    return await refund_problem(
+        back_office, str(call.after.get("order_id")), call.after.get("amount")
+    )
+
+
+@invariant("refund.same_customer")
+async def refund_same_customer(call: EditedCall, resources: Resources) -> str | None:
+    """An edited refund goes to the case's customer: the order is one of theirs.
+
+    The case's customer is the run's (`customer_id` of a support ticket, the `customer` the refund
+    desk found), else the customer of the order the agent proposed.
+    """
+    back_office = await resources.get(BackOffice.open)
+    order_id = str(call.after.get("order_id"))
+    order = await back_office.get_order(order_id)
+    if order is None:
+        return f"there is no order {order_id}"
+    customer = call.run_input.get("customer_id") or call.context.get("customer")
+    if not customer:
+        proposed = await back_office.get_order(str(call.before.get("order_id")))
+        customer = proposed and proposed["customer"]
+    if order["customer"] != customer:
+        owner = order["customer"]
+        return f"order {order_id} belongs to {owner}, not to this case's customer {customer}"
+    return None
 
 
 class LookupArguments(BaseModel):
@@ -61,13 +108,7 @@ def issue_refund_tool(services: RunServices) -> GatedTool:
 
     async def refuse(arguments: BaseModel) -> str | None:
         args = RefundArguments.model_validate(arguments.model_dump())
-        order = await (await office(services)).get_order(args.order_id)
-        if order is None:
-            return f"there is no order {args.order_id}"
-        if args.amount > float(order["total"]):
-            total = float(order["total"])
-            return f"{args.amount:.2f} is more than order {args.order_id}'s total of {total:.2f}"
-        return None
+        return await refund_problem(await office(services), args.order_id, args.amount)
 
     return GatedTool(
         name="issue_refund",
@@ -103,7 +144,11 @@ class EmailArguments(BaseModel):
 
     customer_id: str = Field(description="The customer to write to.", min_length=1)
     subject: str = Field(description="Subject line.", min_length=1)
-    body: str = Field(description="The message, as the customer will read it.", min_length=1)
+    body: str = Field(
+        description="The message, as the customer will read it.",
+        min_length=1,
+        json_schema_extra={"format": "textarea"},
+    )
 
 
 class ServiceArguments(BaseModel):

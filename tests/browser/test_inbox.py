@@ -152,8 +152,14 @@ async def test_an_invalid_edit_shows_its_error_and_stores_nothing_then_a_valid_o
 
     await lee.locator("summary", has_text="Edit").click()
     amount = lee.locator("#a-edit-arguments-amount")
-    await expect(amount).to_have_value("120")
+    await expect(amount).to_have_value("120.00")
     await amount.fill("0")
+    await lee.get_by_role("button", name="Send edit").click()
+    # the browser refuses 0 as the server does (more than 0: min 0.01, money's step) ...
+    await expect(lee.locator("#a-edit-arguments-amount:invalid")).to_have_count(1)
+    assert await server.snapshot(pending["id"]) == before
+    # ... and a browser that does not meets the server's check
+    await lee.locator("#form-edit").evaluate("f => f.setAttribute('novalidate', '')")
     await lee.get_by_role("button", name="Send edit").click()
 
     error = lee.locator("#a-edit-arguments-amount-error")
@@ -163,17 +169,18 @@ async def test_an_invalid_edit_shows_its_error_and_stores_nothing_then_a_valid_o
     assert await server.snapshot(pending["id"]) == before
 
     await amount.fill("30")
-    if javascript:  # the diff shows as it is typed, and the edit goes at once
+    if javascript:  # the diff shows as it is typed ...
         await expect(lee.locator("#edit-preview table.diff")).to_contain_text("30")
         await expect(lee.locator("#edit-preview del")).to_have_text("120")
-        await lee.get_by_role("button", name="Send edit").click()
-    else:  # the server shows the diff on a confirm step
-        await lee.get_by_role("button", name="Send edit").click()
-        confirm = lee.get_by_role("region", name="Check your edit before it is sent")
-        await expect(confirm.locator("del")).to_have_text("120")
-        await expect(confirm.locator("ins")).to_have_text("30")
-        assert await server.snapshot(pending["id"]) == before  # nothing sent before confirming
-        await confirm.get_by_role("button", name="Confirm edit").click()
+    # ... and either way Send edit shows the check in place, inside the edit form, to confirm
+    await lee.get_by_role("button", name="Send edit").click()
+    check = lee.locator("#form-edit").get_by_role("region", name="Check your edit, then confirm it")
+    await expect(check.locator("del")).to_have_text("120")
+    await expect(check.locator("ins")).to_have_text("30")
+    await expect(check).to_contain_text("Rule refund.small applies to the changed call")
+    await expect(check).to_be_in_viewport()
+    assert await server.snapshot(pending["id"]) == before  # nothing sent before confirming
+    await lee.get_by_role("button", name="Confirm edit").click()
 
     await expect(lee.locator(STATUS)).to_contain_text("Approved with your edit: “Refund 120.00")
     done = await server.wait_for_run(run["id"], status="completed")

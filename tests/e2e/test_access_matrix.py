@@ -232,6 +232,7 @@ PAGE_FORMS: dict[str, dict[str, str]] = {
         "arguments.amount": "60",
     },
     "/runs/new": {"workflow": "refund", "order_id": "A-1002", "amount": "120", "reason": "x"},
+    "/requests/{request_id}/takeover": {"confirm": "yes"},  # (without: the page asks first)
 }
 
 

@@ -80,7 +80,7 @@ async def test_an_edit_is_audited_with_its_before_and_after(
     assert answered["data"]["diff"] == {"arguments": {"amount": {"before": 120.0, "after": 30}}}
 
 
-async def test_an_edit_beyond_the_order_total_refunds_nothing_and_says_why(
+async def test_an_edit_beyond_the_order_total_is_refused_before_it_is_recorded(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     edit = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 999}}
@@ -95,12 +95,23 @@ async def test_an_edit_beyond_the_order_total_refunds_nothing_and_says_why(
         second = await server.start_run(over)
         waiting = await server.wait_for_request(second["id"])
         big = {"decision": "edit", "arguments": {"order_id": "A-1002", "amount": 5000}}
-        # ... while 5000 is over the total: the tool refuses it and the run says so.
-        assert (await server.respond(waiting["id"], big, user="lee")).status_code == 200
-        refused = await server.wait_for_run(second["id"], status="completed")
+        # ... while 5000 is over the total: the policy's invariant refund.within_order (the
+        # shipped workflow's check) refuses the edit itself, and nothing is recorded.
+        before = await server.snapshot(waiting["id"])
+        refused = await server.respond(waiting["id"], big, user="lee")
+        assert await server.snapshot(waiting["id"]) == before
+        assert (await server.run(second["id"]))["status"] == "waiting"
 
     assert "Refunded 999.00" in done["output"]["text"]
-    assert "more than order A-1002's total" in refused["output"]["text"]
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"] == "edit_refused"
+    assert refused.json()["errors"] == [
+        {
+            "loc": ["body", "arguments"],
+            "msg": "the edit breaks refund.within_order: "
+            "5000.00 is more than order A-1002's total of 2150.00",
+        }
+    ]
     assert [r["amount"] for r in await refunds(db_url)] == [999.0]
 
 

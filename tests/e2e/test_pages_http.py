@@ -574,15 +574,20 @@ async def test_a_request_is_taken_over_from_its_page(
     pending = await waiting_refund(server)
     async with signed_in(server, "lee", passwords["lee"]) as lee:
         page = await lee.http.get(f"/requests/{pending['id']}")
-        assert f'action="/requests/{pending["id"]}/takeover"' in page.text
-        taken = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        assert f'action="/requests/{pending["id"]}/takeover#take-over"' in page.text
+        before = await server.snapshot(pending["id"])
+        asked = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        assert asked.status_code == 200, asked.text
+        assert "Take this case over?" in asked.text  # confirmed first, without JavaScript too
+        assert await server.snapshot(pending["id"]) == before
+        taken = await lee.post(f"/requests/{pending['id']}/takeover", {"confirm": "yes"})
         assert (taken.status_code, taken.headers["location"]) == (
             303,
             f"/requests/{pending['id']}",
         )
         shown = await lee.http.get(taken.headers["location"])
         assert "You took this over" in shown.text
-        again = await lee.post(f"/requests/{pending['id']}/takeover", {})
+        again = await lee.post(f"/requests/{pending['id']}/takeover", {"confirm": "yes"})
         assert again.status_code in (200, 303, 409), again.text
 
     async def takeover_for_lee() -> dict[str, Any] | None:
@@ -592,6 +597,10 @@ async def test_a_request_is_taken_over_from_its_page(
 
     takeover = await eventually(takeover_for_lee, what="the takeover request")
     assert (takeover["assignee"], takeover["status"]) == ("lee", "pending")
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        taken_page = await lee.http.get(f"/requests/{pending['id']}")
+    link = f'<a href="/requests/{takeover["id"]}" id="takeover-link">Open the takeover request</a>'
+    assert link in taken_page.text
 
 
 async def test_claiming_or_taking_over_a_closed_request_shows_its_page_with_why(
@@ -662,7 +671,9 @@ async def test_an_edit_is_confirmed_before_it_is_sent(
         edit = EDIT | {"arguments.amount": "45", "reason": "partial damage"}
         step = await lee.post(f"/requests/{pending['id']}", edit)
         assert step.status_code == 200, step.text
-        assert "Check your edit before it is sent" in step.text
+        assert "Check your edit, then confirm it" in step.text  # inside the edit form
+        assert step.text.index('id="form-edit"') < step.text.index("Check your edit")
+        assert "Rule refund.small applies to the changed call instead of refund.medium" in step.text
         assert "<del>120</del>" in step.text
         assert "<ins>45</ins>" in step.text
         assert await server.snapshot(pending["id"]) == before
@@ -695,10 +706,11 @@ async def test_the_edit_preview_shows_a_diff_or_the_errors(
         assert good.status_code == 200, good.text
         assert "<del>120</del>" in good.text
         assert "<ins>80</ins>" in good.text
-        assert 'name="confirm"' in good.text
+        assert "Rule refund.medium still applies: your approval is enough" in good.text
+        assert 'name="confirm"' not in good.text  # confirmed only on the step Send edit shows
         bad = await lee.post(url, EDIT | {"arguments.amount": "-1"})
         assert bad.status_code == 422, bad.text
-        assert "arguments.amount" in bad.text
+        assert "<li>Amount: -1 is less than or equal to the minimum of 0</li>" in bad.text
         assert 'name="confirm"' not in bad.text
     async with signed_in(server, "val", passwords["val"]) as val:
         refused = await val.post(url, EDIT | {"arguments.amount": "80"})
@@ -710,7 +722,7 @@ async def test_the_edit_preview_shows_a_diff_or_the_errors(
 
 START = {"workflow": "refund", "order_id": "A-1002", "reason": "broken"}
 START_REFUSALS = [
-    ("no-amount", "sam", START, 422, ("in-amount-error", "Field required", 'value="broken"')),
+    ("no-amount", "sam", START, 422, ("in-amount-error", "Field required", ">broken</textarea>")),
     (
         "amount-not-a-number",
         "sam",
@@ -764,8 +776,10 @@ async def test_the_start_form_is_built_from_the_input_schema_and_starts_a_run(
         assert form.status_code == 200
         amount = control(form.text, "in-amount")
         assert amount.startswith('<input type="number"')
-        for hint in (" required", 'min="0"', 'step="any"', 'inputmode="decimal"'):
+        # money (the workflow says so): cents, and more than 0 as the server says
+        for hint in (" required", 'min="0.01"', 'step="0.01"', 'inputmode="decimal"'):
             assert hint in amount, amount
+        assert control(form.text, "in-reason").startswith("<textarea")  # a message: a text area
         order = control(form.text, "in-order_id")
         for hint in (" required", 'minlength="1"', 'type="text"'):
             assert hint in order, order

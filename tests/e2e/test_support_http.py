@@ -300,7 +300,7 @@ async def test_third_failed_attempt_hands_over_and_a_person_resolves(
         resolve = {
             "decision": "resolve",
             "resolution": "Restarted the sync by hand.",
-            "outcome": {"ticket": "OPS-7"},
+            "outcome": {"action": "fixed", "ticket": "OPS-7"},  # the workflow's CaseOutcome
         }
         reply = await server.respond(takeover["id"], resolve, user="sam")
         assert reply.status_code == 200, reply.text
@@ -308,7 +308,7 @@ async def test_third_failed_attempt_hands_over_and_a_person_resolves(
 
     assert done["output"] == {
         "resolution": "Restarted the sync by hand.",
-        "outcome": {"ticket": "OPS-7"},
+        "outcome": {"action": "fixed", "ticket": "OPS-7"},
         "resolved_by": "sam",
         "resolver": "person",
     }

@@ -17,9 +17,7 @@ from human.records import HumanRequest
 from human.service import validate_answer
 from tests.samples.typed_review import ReviewDecision
 from web.forms import (
-    Field as FormField,
-)
-from web.forms import (
+    OTHER,
     FormValues,
     answer_forms,
     answer_from_form,
@@ -29,6 +27,9 @@ from web.forms import (
     input_form,
     input_from_form,
     values_of,
+)
+from web.forms import (
+    Field as FormField,
 )
 
 
@@ -132,7 +133,8 @@ def test_an_approval_has_a_form_per_decision_with_the_fields_each_takes() -> Non
     assert dict(order.attrs) == {"minlength": "1", "type": "text"}
     assert order.help == "The order."
     assert (amount.control, amount.required, amount.value) == ("number", True, "120")
-    assert dict(amount.attrs) == {"step": "any", "min": "0", "inputmode": "decimal"}
+    # the server refuses 0 (exclusiveMinimum): so does the browser
+    assert dict(amount.attrs) == {"step": "any", "min": "0.000000001", "inputmode": "decimal"}
     assert edit["reason"].required is False
 
     [why] = forms["reject"].fields
@@ -164,7 +166,7 @@ def test_every_json_type_gets_its_control() -> None:
     assert fields["colour"].control == "radio"  # a $ref to an enum of two
     assert fields["colour"].options == (("red", "Red"), ("green", "Green"))
     assert fields["colour"].required
-    assert fields["size"].control == "select"  # five options
+    assert fields["size"].control == "radio"  # five options: still radios
     assert fields["address"].control == "fieldset"
     assert ("pattern", r"^\d{5}$") in fields["address.zip"].attrs
     assert fields["tags"].control == "lines"
@@ -179,10 +181,69 @@ def test_every_json_type_gets_its_control() -> None:
     }
 
 
-def test_a_question_with_options_suggests_them_in_a_one_line_answer() -> None:
+def test_a_questions_options_are_radios_with_something_else_where_it_takes_other_answers() -> None:
     [form] = answer_forms(a_request("question", question="Which?", options=["one", "two"]))
+    [only] = answer_forms(
+        a_request("question", question="Which?", options=["one", "two"], other=False)
+    )
+    [many] = answer_forms(a_request("question", question="Which?", options=list("abcdef")))
+
     [answer] = form.fields
-    assert (answer.control, answer.suggestions, answer.required) == ("text", ("one", "two"), True)
+    assert (answer.control, answer.options, answer.required) == (
+        "radio",
+        (("one", "one"), ("two", "two")),
+        True,
+    )
+    assert answer.other == ""  # "Something else", free text beside it
+    assert only.fields[0].other is None  # only the options
+    assert (many.fields[0].control, many.fields[0].other) == ("select", "")
+
+
+def test_money_has_cents_its_currency_from_the_context_and_no_zero() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "amount": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "format": "money",
+                "x-currency": "{order.currency}",
+            },
+            "fee": {"type": "number", "minimum": 0, "format": "money", "x-currency": "EUR"},
+            "count": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10},
+        },
+    }
+    asked = a_request("approval", schemas={"arguments": schema})
+    asked = asked.model_copy(
+        update={
+            "context": {"order": {"currency": "SEK"}},
+            "proposed_action": {"tool": "t", "arguments": {"amount": 120, "fee": 0, "count": 2}},
+        }
+    )
+    edit = by_name(next(f for f in answer_forms(asked) if f.decision == "edit").fields)
+    unknown = by_name(fields_of(schema, values={"amount": 5}))
+
+    amount, fee, count = edit["arguments.amount"], edit["arguments.fee"], edit["arguments.count"]
+    assert (amount.value, amount.unit) == ("120.00", "SEK")
+    assert dict(amount.attrs) == {"step": "0.01", "min": "0.01", "inputmode": "decimal"}
+    assert (fee.unit, dict(fee.attrs)["min"]) == ("EUR", "0")
+    assert (dict(count.attrs)["min"], dict(count.attrs)["max"]) == ("1", "9")
+    assert unknown["amount"].unit == "{order.currency}"  # resolved by the form it is in
+
+
+def test_a_questions_answer_is_the_option_chosen_or_the_text_typed_for_something_else() -> None:
+    asked = a_request("question", question="Which?", options=["one", "two"])
+
+    chosen = answer_from_form(asked, posted(decision="answer", answer="two", answer_other="x"))
+    typed = answer_from_form(asked, posted(decision="answer", answer=OTHER, answer_other=" A-9 "))
+    untold = answer_from_form(asked, posted(decision="answer", answer_other="A-9"))
+    blank = answer_from_form(asked, posted(decision="answer", answer=OTHER, answer_other=""))
+    [again] = answer_forms(asked, submitted="answer", raw=posted(decision="answer", answer="zz"))
+
+    assert chosen == {"decision": "answer", "answer": "two"}
+    assert typed == untold == {"decision": "answer", "answer": "A-9"}
+    assert blank == {"decision": "answer"}  # the service says an answer is required
+    assert (again.fields[0].value, again.fields[0].other) == (OTHER, "zz")
 
 
 def test_a_refused_post_is_shown_again_as_typed_with_errors_next_to_their_fields() -> None:
@@ -481,3 +542,9 @@ def test_a_text_answer_is_one_line_and_a_list_of_choices_a_select() -> None:
     many = Literal["a", "b", "c", "d", "e", "f"]
     [pick] = answer_forms(an_input(many))[0].fields
     assert (pick.control, len(pick.options)) == ("select", 6)
+
+
+def test_a_start_forms_description_is_plain_words() -> None:
+    form = input_form("w", "Start `w`: it asks a *person*.\n\nFor developers.", {"properties": {}})
+
+    assert form.description == "Start w: it asks a *person*."

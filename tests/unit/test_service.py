@@ -107,21 +107,27 @@ async def desk(tmp_path: Path) -> AsyncIterator[Desk]:
             "root": await store.add_user("root", role="admin", teams=[]),
             "sam": await store.add_user("sam", role="responder", teams=["support-agents"]),
         }
-        run = Run(
-            id=f"run_{secrets.token_hex(6)}",
-            workflow="refund",
-            input={"order_id": "A-1", "amount": 120.0, "reason": "broken"},
-            status="running",
-            created_by="sam",
-            created_at=T0,
-            updated_at=T0,
-        )
-        await store.create_run(run, [NewEvent(type="run.started", run_id=run.id, actor="sam")])
-        [start] = await store.lease_jobs("test", limit=1, lease_s=60)
-        await store.finish_job(start.id, "test")
+        run = await started_run(store, {"order_id": "A-1", "amount": 120.0, "reason": "broken"})
         yield Desk(store=store, service=RequestService(store), run=run, people=people)
     finally:
         await store.close()
+
+
+async def started_run(store: Store, given: dict[str, Any]) -> Run:
+    """A refund run sam started, its start job done: waiting for its first pause."""
+    run = Run(
+        id=f"run_{secrets.token_hex(6)}",
+        workflow="refund",
+        input=given,
+        status="running",
+        created_by="sam",
+        created_at=T0,
+        updated_at=T0,
+    )
+    await store.create_run(run, [NewEvent(type="run.started", run_id=run.id, actor="sam")])
+    [start] = await store.lease_jobs("test", limit=1, lease_s=60)
+    await store.finish_job(start.id, "test")
+    return run
 
 
 async def no_resume_queued(desk: Desk) -> None:

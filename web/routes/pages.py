@@ -1,8 +1,10 @@
 """The inbox and the request pages: server-rendered HTML, every form a plain POST (303 or 4xx).
 
 JavaScript only enhances: the inbox reloads its list when `/api/stream` tells of a change, and an
-edit shows its before -> after diff while it is typed. Without JavaScript the same pages work: a
-refresh shows what the live update would, and an edit goes through a confirm step instead.
+edit shows its before -> after diff and what it leads to while it is typed. Without JavaScript the
+same pages work: a refresh shows what the live update would. An edit is sent the same way either
+way: "Send edit" shows the page again with the edit's check in place, inside the edit form (the
+diff, its consequences, or why it is refused), and "Confirm edit" records it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from web import views
 from web.auth import csrf_checked_form
 from web.deps import PageUserDep, PartsDep
 from web.errors import PAGE_PROBLEMS, problem_page
-from web.forms import FormValues, answer_from_form, confirmation, errors_by_field, flatten
+from web.forms import FormValues, answer_from_form, confirmation, errors_by_field
 from web.templating import notify, render
 
 router = APIRouter(include_in_schema=False)
@@ -67,7 +69,7 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
     try:
         body = answer_from_form(human_request, form)
         if body["decision"] == "edit" and form.get("confirm") != confirmation(body):
-            confirm = await _edit_preview(parts, user, request_id, body)
+            confirm = await _edit_preview(parts, user, request_id, body, confirms=True)
             page = await views.request_page(parts, user, request_id, confirm=confirm, **again)
             return render(request, "request.html", page, user=user)
         result = await parts.requests.respond(request_id, body, responder=user)
@@ -116,7 +118,11 @@ async def request_live(
 async def preview_edit(
     request: Request, request_id: str, parts: PartsDep, user: PageUserDep
 ) -> HTMLResponse:
-    """The before -> after diff of an edit being typed (htmx), with the digest that confirms it."""
+    """The before -> after diff of an edit being typed (htmx) and what it leads to, or why not.
+
+    It carries no digest: an edit is confirmed only on the check `Send edit` shows, with or
+    without JavaScript.
+    """
     form = FormValues((await csrf_checked_form(request)).multi_items())
     human_request = await parts.requests.get(request_id, viewer=user)
     try:
@@ -125,21 +131,29 @@ async def preview_edit(
     except InvalidAnswer as exc:
         by_field, rest = errors_by_field(exc.errors)
         errors = {"by_field": by_field, "rest": rest}
-        return render(request, "_partials/edit_preview.html", {"errors": errors}, status_code=422)
-    return render(request, "_partials/edit_preview.html", page | {"errors": None})
+        page = {"errors": errors, "preview": None}
+        return render(request, "_partials/edit_preview.html", page, status_code=422)
+    return render(request, "_partials/edit_preview.html", {"preview": page, "errors": None})
 
 
 @router.post("/requests/{request_id}/takeover")
 async def take_over(
     request: Request, request_id: str, parts: PartsDep, user: PageUserDep
 ) -> Response:
-    """Take an open request over (it comes back as a takeover assigned to me): 303, or 4xx."""
-    await csrf_checked_form(request)
+    """Take an open request over (it comes back as a takeover assigned to me): 303, or 4xx.
+
+    Confirmed first: a post without `confirm=yes` shows the page again asking, in place.
+    """
+    confirmed = (await csrf_checked_form(request)).get("confirm") == "yes"
     try:
+        if not confirmed:
+            await parts.requests.check_take_over(request_id, responder=user)
+            page = await views.request_page(parts, user, request_id)
+            return render(request, "request.html", page | {"take_over_check": True}, user=user)
         await parts.requests.take_over(request_id, responder=user)
     except PAGE_PROBLEMS as exc:
         return await _refused(request, parts, user, request_id, exc)
-    notify(request, "You took this over: it comes back to you as a takeover request.")
+    notify(request, "You took this over: it comes back to you as a takeover request, linked below.")
     return RedirectResponse(f"/requests/{request_id}", status_code=303)
 
 
@@ -170,11 +184,15 @@ async def release(
 
 
 async def _edit_preview(
-    parts: Parts, user: User, request_id: str, body: dict[str, Any]
+    parts: Parts, user: User, request_id: str, body: dict[str, Any], *, confirms: bool = False
 ) -> dict[str, Any]:
-    """An edit's before -> after `diff`, the `digest` that confirms it, its `hidden` fields."""
+    """An edit's before -> after `diff`, its `consequences` and (`confirms`) the `digest`."""
     preview = await parts.requests.preview(request_id, body, responder=user)
-    return {"diff": preview.diff or {}, "digest": confirmation(body), "hidden": flatten(body)}
+    return {
+        "diff": preview.diff or {},
+        "consequences": preview.consequences,
+        "digest": confirmation(body) if confirms else None,
+    }
 
 
 async def _refused(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,14 +19,16 @@ from pydantic import BaseModel
 from baton.errors import WorkflowNotFound
 from executors.platform.adapters import RequestAdapter
 from executors.platform.builtin_adapters import RouteKey
-from executors.platform.services import CaseContext, RunServices
-from human.kinds import CHECKPOINT_TYPES
-from human.policy import Route
+from executors.platform.services import CaseContext, Resources, RunServices
+from human.kinds import CHECKPOINT_TYPES, schema_of
+from human.policy import EditedCall, Invariant, Route
 from workflows.platform.checkpoints import checkpoint_types_of, type_key
 
 logger = logging.getLogger(__name__)
 
 Builder = Callable[[RunServices], Workflow]
+InvariantCheck = Callable[[EditedCall, Resources], Awaitable[str | None]]
+"""An invariant as a workflow writes it: the edited call, the process's resources (`Resources`)."""
 Adapters = Callable[[RunServices], Sequence[RequestAdapter]]
 StartMessage = Callable[[Any], Any]
 
@@ -46,6 +48,7 @@ class WorkflowSpec:
     case_context: CaseContext | None = None
     party: str = "user"
     routes: Mapping[RouteKey, Route] = field(default_factory=dict)
+    outcome: type[BaseModel] | None = None
 
     _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -59,6 +62,10 @@ class WorkflowSpec:
         if found is None:
             found = self._found["types"] = self.allowed_types | checkpoint_types_of(workflow)
         return found
+
+    def outcome_schema(self) -> dict[str, Any]:
+        """The JSON Schema of what a person's resolution of a takeover records ({}: free-form)."""
+        return schema_of(self.outcome) if self.outcome else {}
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the workflow's input."""
@@ -122,6 +129,7 @@ def register(
     case_context: CaseContext | None = None,
     party: str = "user",
     routes: Mapping[RouteKey, Route] | None = None,
+    outcome: type[BaseModel] | None = None,
 ) -> Callable[[Builder], Builder]:
     """Register `build_workflow` under `name`; its input model and extra types are allow-listed.
 
@@ -137,6 +145,8 @@ def register(
 
     Any other `ctx.request_info(data, response_type)` becomes an `input` request with no adapter;
     `routes` route them (team, title, priority, deadline) by request data type or executor id.
+    `outcome` is the model of what a person who takes a case over records when they resolve it:
+    its fields are the resolve form's (free-form JSON without one).
     """
 
     def decorate(build: Builder) -> Builder:
@@ -153,10 +163,57 @@ def register(
             case_context=case_context,
             party=party,
             routes=dict(routes or {}),
+            outcome=outcome,
         )
         return build
 
     return decorate
+
+
+_INVARIANTS: dict[str, InvariantCheck] = {}
+
+
+def invariant(name: str) -> Callable[[InvariantCheck], InvariantCheck]:
+    """Register a check an approver's edit must pass, under the name policies files use.
+
+    A rule's `invariants: [name]` runs it on every edit of a call the rule asked about (and of
+    a call the edit makes it meet), before the edit is recorded: it returns None when the edited
+    call keeps the invariant, else one sentence saying why not, which refuses the edit (422, with
+    that sentence). It gets the call before and after the edit, the request's context and the
+    run's input (`EditedCall`), and the systems the workflow's tools use (`Resources`): the
+    invariant's business is the workflow's, never Baton's.
+
+    Example:
+        ```python
+        @invariant("refund.same_customer")
+        async def same_customer(call: EditedCall, resources: Resources) -> str | None:
+            order = await (await resources.get(Office.open)).get_order(call.after["order_id"])
+            return None if order["customer"] == call.run_input["customer_id"] else "..."
+        ```
+    """
+
+    def decorate(check: InvariantCheck) -> InvariantCheck:
+        _INVARIANTS[name] = check
+        return check
+
+    return decorate
+
+
+def invariants(resources: Resources) -> dict[str, Invariant]:
+    """The registered invariants, each bound to this process's `resources`."""
+
+    def bound(check: InvariantCheck) -> Invariant:
+        async def run(call: EditedCall) -> str | None:
+            return await check(call, resources)
+
+        return run
+
+    return {name: bound(check) for name, check in _INVARIANTS.items()}
+
+
+def invariant_names() -> frozenset[str]:
+    """The names invariants are registered under."""
+    return frozenset(_INVARIANTS)
 
 
 def load(modules: str | Sequence[str]) -> dict[str, str]:

@@ -238,6 +238,7 @@ class Runtime:
             case_context=spec.case_context,
             party=spec.party,
             started_by=started_by,
+            outcome_schema=spec.outcome_schema(),
         )
 
     async def _advance(self, run: Run, job_id: int | None, *, deliver: HumanRequest | None) -> bool:

@@ -19,6 +19,7 @@ from agent_framework_orchestrations import HandoffBuilder
 from baton.api import RunServices, register
 from executors.shipped.support_desk import (
     SPECIALISTS,
+    CaseOutcome,
     SupportInput,
     customer_card,
     opening,
@@ -36,6 +37,7 @@ NAME = "support"
     start_message=opening,
     case_context=customer_card,
     party="customer",
+    outcome=CaseOutcome,
 )
 def build_workflow(services: RunServices) -> Workflow:
     """Customer support: triage hands the ticket to billing, technical or accounts specialists."""
