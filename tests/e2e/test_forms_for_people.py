@@ -33,7 +33,8 @@ async def test_one_who_approved_a_two_approver_request_is_offered_and_allowed_no
     async with signed_in(server, "fin", passwords["fin"]) as fin:
         other = await fin.http.get(url)
 
-    assert "You approved this request. It waits for 1 more approver of finance" in page.text
+    assert 'id="approved-by-me"' in page.text
+    assert "Nothing more is asked of you: it waits for another person of finance." in page.text
     assert 'id="form-approve"' not in page.text
     assert 'id="form-reject"' not in page.text
     assert "/takeover" not in page.text

@@ -89,7 +89,11 @@ async def test_the_run_carries_on_only_when_it_did(
 ) -> None:
     run = await server.start_run(SYNC_BROKEN, user="sue")
     takeover = await pending_request(server, run["id"], kind="takeover")
-    resolve = {"decision": "resolve", "resolution": "Restarted by hand.", "outcome": {"t": "1"}}
+    resolve = {
+        "decision": "resolve",
+        "resolution": "Restarted by hand.",
+        "outcome": {"action": "fixed"},
+    }
     reply = await server.respond(takeover["id"], resolve, user="sam")
     assert reply.status_code == 200, reply.text
     await server.wait_for_run(run["id"], status="completed")
