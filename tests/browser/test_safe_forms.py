@@ -72,7 +72,7 @@ async def test_an_edit_that_needs_two_finance_approvers_says_so_in_its_check(
     assert await server.snapshot(pending["id"]) == before
     await lee.get_by_role("button", name="Confirm edit").click()
 
-    await expect(lee.locator(STATUS)).to_have_text("Answer recorded: edit. The run carries on.")
+    await expect(lee.locator(STATUS)).to_contain_text("Approved with your edit: “Refund 120.00")
     finance = await server.wait_for_request(run["id"])
     assert (finance["team"], finance["approvals_required"]) == ("finance", 2)
 
@@ -94,7 +94,7 @@ async def test_a_questions_options_are_radios_and_the_choice_is_the_answer(
     await radio.check()
     await form.get_by_role("button", name="Send answer").click()
 
-    await expect(sam.locator(STATUS)).to_have_text("Answer recorded. The run carries on.")
+    await expect(sam.locator(STATUS)).to_contain_text("Answered: “billing asks:")
     answered = await server.request(question["id"])
     assert answered["answer"] == {"decision": "answer", "answer": option}
 
