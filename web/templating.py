@@ -129,7 +129,7 @@ def pretty_json(value: Any) -> str:
 
 
 def humanize(key: str) -> str:
-    """A field name as a label, as forms say it: `order_id` -> `Order id` (`label`)."""
+    """A field name as a label, as forms say it (`label`): `order_id` -> `Order ID`."""
     return label(str(key).replace(".", " ").strip())
 
 
