@@ -8,6 +8,7 @@ a timer's firing (`fire_timer`) and a delivery attempt (`record_delivery`).
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -321,6 +322,10 @@ class RequestStore(Protocol):
         """A run's requests still waiting for a person."""
         ...
 
+    async def run_in_play(self, run_id: str) -> InPlay | None:
+        """A run with its open and its answered-undelivered requests, read at once (a drive's)."""
+        ...
+
     async def record_answer(
         self,
         answer: AnswerRecord,
@@ -602,6 +607,17 @@ class AuditStore(Protocol):
     async def last_event_id(self) -> int:
         """The id of the newest audit event (0 if none)."""
         ...
+
+
+@dataclass(frozen=True)
+class InPlay:
+    """What a drive of a run starts from, read in one transaction."""
+
+    run: Run
+    open: list[HumanRequest]
+    """Requests still waiting for a person, oldest first."""
+    answered: list[HumanRequest]
+    """Requests answered (or expired) and not yet delivered, in answer order."""
 
 
 class Store(

@@ -51,6 +51,7 @@ from human.routing import (
 from human.store.base import (
     AnswerOutcome,
     ClaimOutcome,
+    InPlay,
     KeyTaken,
     Lease,
     NewNotification,
@@ -111,6 +112,10 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
 _SELECT_REQUESTS: Final = (
     f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash"
 )
+# A run's requests answered (or expired) and not yet delivered to it, and those still open.
+_UNDELIVERED: Final = "(r.status = 'answered' OR (r.status = 'expired' AND r.delivered_at IS NULL))"
+_ANSWERED: Final = f"r.run_id = :run_id AND {_UNDELIVERED} ORDER BY r.answered_at, r.seq"
+_OPEN_OF_RUN: Final = f"r.run_id = :run_id AND r.status IN {OPEN} ORDER BY r.seq"
 # Most urgent first: priority, the nearest deadline (none last), the newest (human.store.rows).
 _URGENCY: Final = URGENCY_SQL
 _DUE: Final = "COALESCE(r.expires_at, :far)"
@@ -425,17 +430,36 @@ class SqlStore:
 
     async def answered_requests(self, run_id: str) -> list[HumanRequest]:
         """A run's requests answered but not yet delivered, in answer order."""
-        return await self._requests_where(
-            "r.run_id = :run_id AND (r.status = 'answered' OR (r.status = 'expired' AND "
-            "r.delivered_at IS NULL)) ORDER BY r.answered_at, r.seq",
-            run_id=run_id,
-        )
+        return await self._requests_where(_ANSWERED, run_id=run_id)
 
     async def open_requests(self, run_id: str) -> list[HumanRequest]:
         """A run's requests still waiting for a person."""
-        return await self._requests_where(
-            f"r.run_id = :run_id AND r.status IN {OPEN} ORDER BY r.seq", run_id=run_id
-        )
+        return await self._requests_where(_OPEN_OF_RUN, run_id=run_id)
+
+    async def run_in_play(self, run_id: str) -> InPlay | None:
+        """A run with its open and its answered-undelivered requests, in one read transaction."""
+
+        async def read(tx: Tx) -> InPlay | None:
+            row = await tx.one("SELECT * FROM runs WHERE id = :id", id=run_id)
+            if row is None:
+                return None
+            found = await tx.all(
+                f"{_SELECT_REQUESTS} WHERE r.run_id = :run_id AND (r.status IN {OPEN} OR "
+                f"{_UNDELIVERED}) ORDER BY r.seq",
+                run_id=run_id,
+            )
+            requests = await _requests_of(tx, found)
+            ranks = {r["id"]: (r["answered_at"] is None, r["answered_at"] or "") for r in found}
+            return InPlay(
+                run=run_of(row),
+                open=[r for r in requests if r.status in OPEN_STATUSES],
+                answered=sorted(
+                    (r for r in requests if r.status not in OPEN_STATUSES),
+                    key=lambda r: ranks[r.id],  # answer order; a stable sort keeps seq order
+                ),
+            )
+
+        return await self._read_tx(read)
 
     async def record_answer(
         self,

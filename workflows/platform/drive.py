@@ -76,10 +76,14 @@ class Drive:
         # (MAF request id, ask, HumanRequest label, the executor that asked)
         self._asks: list[tuple[str, Ask, str, str | None]] = []
 
-    async def go(self, job_id: int | None, deliver: HumanRequest | None) -> Progress:
-        """Start the run (`deliver` None) or deliver one answer; what came of it, to commit."""
-        run, store = self._run, self._store
-        waiting = [*await store.open_requests(run.id), *await store.answered_requests(run.id)]
+    async def go(
+        self, job_id: int | None, deliver: HumanRequest | None, waiting: Sequence[HumanRequest]
+    ) -> Progress:
+        """Start the run (`deliver` None) or deliver one answer; what came of it, to commit.
+
+        `waiting` is the run's open and answered-undelivered requests, as the drive read them.
+        """
+        run = self._run
         still_open = {maf_request_id(r) for r in waiting if deliver is None or r.id != deliver.id}
         known = set(still_open)
         events: list[NewEvent] = []
