@@ -618,6 +618,8 @@ class InPlay:
     """Requests still waiting for a person, oldest first."""
     answered: list[HumanRequest]
     """Requests answered (or expired) and not yet delivered, in answer order."""
+    checkpoint: bytes | None = None
+    """The encoded body of the run's current checkpoint, when an answer waits to be delivered."""
 
 
 class Store(

@@ -437,7 +437,10 @@ class SqlStore:
         return await self._requests_where(_OPEN_OF_RUN, run_id=run_id)
 
     async def run_in_play(self, run_id: str) -> InPlay | None:
-        """A run with its open and its answered-undelivered requests, in one read transaction."""
+        """A run, its open and answered-undelivered requests and (for a resume) its checkpoint.
+
+        One read transaction: what a drive needs before it runs the workflow.
+        """
 
         async def read(tx: Tx) -> InPlay | None:
             row = await tx.one("SELECT * FROM runs WHERE id = :id", id=run_id)
@@ -450,13 +453,21 @@ class SqlStore:
             )
             requests = await _requests_of(tx, found)
             ranks = {r["id"]: (r["answered_at"] is None, r["answered_at"] or "") for r in found}
+            answered = sorted(
+                (r for r in requests if r.status not in OPEN_STATUSES),
+                key=lambda r: ranks[r.id],  # answer order; a stable sort keeps seq order
+            )
+            body = None
+            if answered and row["checkpoint_id"] is not None:  # a resume restores it: read it now
+                found_body = await tx.one(
+                    "SELECT body FROM checkpoints WHERE id = :id", id=row["checkpoint_id"]
+                )
+                body = bytes(found_body["body"]) if found_body else None
             return InPlay(
                 run=run_of(row),
                 open=[r for r in requests if r.status in OPEN_STATUSES],
-                answered=sorted(
-                    (r for r in requests if r.status not in OPEN_STATUSES),
-                    key=lambda r: ranks[r.id],  # answer order; a stable sort keeps seq order
-                ),
+                answered=answered,
+                checkpoint=body,
             )
 
         return await self._read_tx(read)

@@ -15,7 +15,7 @@ import json
 import types
 import typing
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_framework import Workflow, WorkflowCheckpoint
@@ -40,12 +40,21 @@ def type_key(cls: type) -> str:
 class RunCheckpointStorage:
     """Checkpoints of one run: the committed one from the store, this drive's in memory."""
 
-    def __init__(self, store: Store, run_id: str, allowed_types: Iterable[str]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        run_id: str,
+        allowed_types: Iterable[str],
+        *,
+        read: Mapping[str, bytes] | None = None,
+    ) -> None:
+        """`read`: encoded bodies already read from the store (the drive's), by checkpoint id."""
         self._store = store
         self._run_id = run_id
         self._allowed = frozenset(allowed_types)
         self._drafts: dict[str, WorkflowCheckpoint] = {}
         self._loaded: dict[str, WorkflowCheckpoint] = {}
+        self._read = dict(read or {})
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         """Keep the checkpoint (MAF's snapshot) for this drive; `draft` encodes and proves it."""
@@ -57,7 +66,9 @@ class RunCheckpointStorage:
         """A checkpoint of this drive, or the run's committed one."""
         if checkpoint_id in self._loaded:
             return self._loaded[checkpoint_id]
-        body = await self._store.load_checkpoint(checkpoint_id)
+        body = self._read.pop(checkpoint_id, None) or await self._store.load_checkpoint(
+            checkpoint_id
+        )
         if body is None:
             raise WorkflowCheckpointException(f"no checkpoint {checkpoint_id}")
         encoded = json.loads(zlib.decompress(body))

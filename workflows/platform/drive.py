@@ -60,8 +60,9 @@ class Drive:
         *,
         clock: Callable[[], datetime],
         notify_channels: Sequence[str],
+        checkpoint: bytes | None = None,
     ) -> None:
-        self._store = store
+        """`checkpoint`: the run's current checkpoint's body, if the runtime has read it."""
         self._clock = clock
         self._channels = tuple(notify_channels)
         self._run = run
@@ -70,7 +71,12 @@ class Drive:
         self._scene = scene
         self._workflow = spec.build(services)
         services.transcript.follow(agents_of(self._workflow))
-        self._storage = RunCheckpointStorage(store, run.id, spec.allow_list(self._workflow))
+        self._storage = RunCheckpointStorage(
+            store,
+            run.id,
+            spec.allow_list(self._workflow),
+            read={run.checkpoint_id: checkpoint} if run.checkpoint_id and checkpoint else None,
+        )
         self._adapters = spec.request_adapters(services, self._workflow)
         self._results: list[WorkflowRunResult] = []
         # (MAF request id, ask, HumanRequest label, the executor that asked)

@@ -267,6 +267,7 @@ class Runtime:
                 scene,
                 clock=self._clock,
                 notify_channels=self._channels,
+                checkpoint=state.checkpoint,
             )
             progress = await drive.go(job_id, deliver, [*state.open, *state.answered])
         except StoreError:
