@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_framework import AgentResponse, WorkflowRunResult, WorkflowRunState
+from agent_framework.exceptions import WorkflowCheckpointException
 from pydantic import BaseModel
 
 from baton.errors import PauseNotDurable
@@ -157,14 +158,7 @@ class Drive:
         if not pending and not ended and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
             raise PauseNotDurable("the workflow waits on requests Baton does not know of")
         if pending:
-            checkpoint_id = await self._workflow.resolve_pause_checkpoint_id(
-                pending, checkpoint_storage=self._storage
-            )
-            if checkpoint_id is None:
-                raise PauseNotDurable(
-                    f"no saved checkpoint covers requests {pending}; refusing a pause that a "
-                    "restart would lose"
-                )
+            checkpoint_id = await self._snapshot(pending)
             now = self._clock()
             requests = [
                 new_request(
@@ -230,11 +224,39 @@ class Drive:
         )
 
     async def _run_workflow(self, message: Any = None, **kwargs: Any) -> WorkflowRunResult:
-        result: WorkflowRunResult = await self._workflow.run(
-            message, checkpoint_storage=self._storage, **kwargs
-        )
+        """Run MAF without a checkpoint storage: no snapshot per superstep (`_snapshot`)."""
+        result: WorkflowRunResult = await self._workflow.run(message, **kwargs)
         self._results.append(result)
         return result
+
+    async def _restore(self) -> None:
+        """Restore the run's committed checkpoint into this drive's workflow instance.
+
+        MAF's runner applies a checkpoint it is handed (`restore_checkpoint`, what a nested
+        `WorkflowExecutor` uses): the next `run(responses=...)` continues from it.
+        """
+        if self._run.checkpoint_id is None:
+            raise WorkflowCheckpointException(f"run {self._run.id} has no checkpoint to resume")
+        checkpoint = await self._storage.load(self._run.checkpoint_id)
+        await self._workflow._runner.restore_checkpoint(checkpoint)
+
+    async def _snapshot(self, pending: Sequence[str]) -> str:
+        """The one snapshot of a drive: the workflow as it waits on `pending`, kept to commit.
+
+        MAF snapshots a workflow run with a checkpoint storage after every superstep (its
+        executors' states serialized, the shared state deep-copied), and Baton only ever commits
+        the last one: so the drive runs without a storage and takes the snapshot once, here, from
+        MAF's runner (`build_checkpoint`, as a nested `WorkflowExecutor` does). A snapshot that
+        does not hold every pending request would lose one on restart: `PauseNotDurable`.
+        """
+        checkpoint = await self._workflow._runner.build_checkpoint()
+        missing = set(pending) - set(checkpoint.pending_request_info_events)
+        if missing:
+            raise PauseNotDurable(
+                f"the workflow's checkpoint does not hold requests {sorted(missing)}; refusing a "
+                "pause that a restart would lose"
+            )
+        return await self._storage.save(checkpoint)
 
     async def _deliver(self, deliver: HumanRequest, known: set[str]) -> Finish | None:
         """Deliver one answer: MAF gets a response, a person is asked again, or the run ends."""
@@ -260,19 +282,16 @@ class Drive:
             if isinstance(outcome, Ask):
                 origin = {"adapter": adapter.name, **origin_of(deliver), **outcome.origin}
                 outcome = Ask(outcome.request, origin, outcome.assignee)
-        checkpoint_id = self._run.checkpoint_id
         if isinstance(outcome, Finish):
             return outcome
+        await self._restore()
         if isinstance(outcome, Reply):
-            await self._run_workflow(
-                checkpoint_id=checkpoint_id, responses={maf_id: outcome.response}
-            )
+            await self._run_workflow(responses={maf_id: outcome.response})
             return None
-        # asked again: the MAF request stays pending; restoring re-emits it in a fresh checkpoint
+        # asked again: the MAF request stays pending in the restored state, and in the snapshot
         known.add(maf_id)
         label = f"{maf_id}#{secrets.token_hex(4)}"
         self._asks.append((maf_id, outcome, label, deliver.executor_id))
-        await self._run_workflow(checkpoint_id=checkpoint_id)
         return None
 
     async def _settle(self, known: set[str]) -> Finish | None:
