@@ -1,11 +1,11 @@
 """MAF `CheckpointStorage` over the store, one per drive of a run.
 
-Superstep saves stay in memory for the length of one `run()` call; only the checkpoint the run
-stops at (its pause) is written, in the same transaction as the requests it pauses on. So a pause
-costs one durable commit, and a crash mid-drive leaves the run at its last committed checkpoint.
-Only that checkpoint is ever encoded: MAF saves one per superstep, and encoding the others (which
-nothing reads back but this drive, from memory) was a fifth of the checkpoint work of a cycle.
-Decoding always goes through an explicit allow-list; nothing is ever plainly unpickled.
+A drive runs MAF without a checkpoint storage and snapshots the workflow once, where it pauses
+(`workflows.platform.drive`); that checkpoint is written in the same transaction as the requests
+it pauses on. So a pause costs one snapshot and one durable commit, and a crash mid-drive leaves
+the run at its last committed checkpoint. `baton check` hands this storage to MAF's `run()`
+itself, which saves one per superstep: those stay in memory, and only the one committed is
+encoded. Decoding always goes through an explicit allow-list; nothing is ever plainly unpickled.
 """
 
 from __future__ import annotations

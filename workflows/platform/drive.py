@@ -2,6 +2,7 @@
 
 The runtime (`workflows.platform.runtime`) builds a fresh workflow instance for each drive and
 commits the `Progress` a drive returns in one fenced transaction; the drive itself writes nothing.
+MAF runs without a checkpoint storage: the one snapshot a drive takes is the pause's (`_snapshot`).
 """
 
 from __future__ import annotations
