@@ -24,6 +24,7 @@ from human.store.base import (
     KeyTaken,
     Lease,
     NewCheckpoint,
+    NewEffect,
     Progress,
     RequestFilter,
     RunKey,
@@ -935,26 +936,40 @@ async def test_answers_that_close_nothing_lease_nothing(store: Store) -> None:
 # effects and the back office ----------------------------------------------------------------
 
 
-async def test_record_effect_inserts_once_with_one_effect_executed_event(store: Store) -> None:
+async def test_a_drives_effects_are_recorded_with_its_progress_once_each(store: Store) -> None:
     run = await started(store)
     arguments = {"order_id": "A-1", "amount": 120.0}
 
-    first = await store.record_effect(
-        key="bk_1", run_id=run.id, tool="issue_refund", arguments=arguments, result={"id": "R-1"}
-    )
-    second = await store.record_effect(
-        key="bk_1", run_id=run.id, tool="issue_refund", arguments=arguments, result={"id": "R-2"}
+    def effect(key: str, result: str) -> NewEffect:
+        return NewEffect(
+            key=key, run_id=run.id, tool="issue_refund", arguments=arguments, result={"id": result}
+        )
+
+    def drive(expected: str | None, at: str, *effects: NewEffect) -> Progress:
+        return Progress(
+            run_id=run.id,
+            expected_checkpoint_id=expected,
+            job_id=None,
+            status="waiting",
+            checkpoint=checkpoint(at),
+            effects=effects,
+        )
+
+    first = await store.record_progress(drive(None, "cp-1", effect("bk_1", "R-1")))
+    fenced = await store.record_progress(drive("cp-0", "cp-x", effect("bk_fenced", "R-9")))
+    # a later drive that performed bk_1 again (its record lost) records only what is new
+    again = await store.record_progress(
+        drive("cp-1", "cp-2", effect("bk_1", "R-2"), effect("bk_2", "R-3"))
     )
 
-    assert (first, second) == (True, False)
-    effect = await store.get_effect("bk_1")
-    assert effect is not None
-    assert effect["result"] == {"id": "R-1"}
+    assert (first, fenced, again) == (True, False, True)
+    assert (await store.get_effect("bk_1") or {})["result"] == {"id": "R-1"}
+    assert (await store.get_effect("bk_2") or {})["result"] == {"id": "R-3"}
+    assert await store.get_effect("bk_fenced") is None  # lost with its drive's progress
     assert await store.get_effect("bk_other") is None
     executed = [e for e in await store.list_events(run_id=run.id) if e.type == "effect.executed"]
-    assert len(executed) == 1
+    assert [e.data["idempotency_key"] for e in executed] == ["bk_1", "bk_2"]
     assert executed[0].data["tool"] == "issue_refund"
-    assert executed[0].data["idempotency_key"] == "bk_1"
     assert executed[0].data["result"] == {"id": "R-1"}
 
 
