@@ -16,6 +16,7 @@ import pytest
 
 from baton.errors import Invalid, StoreError
 from baton.telemetry import correlation_id
+from human.effects import EffectLedger
 from human.kinds import KINDS
 from human.records import AnswerRecord, HumanRequest, Job, NewEvent, RequestStatus, Run
 from human.routing import notifications_for
@@ -971,6 +972,49 @@ async def test_a_drives_effects_are_recorded_with_its_progress_once_each(store: 
     assert [e.data["idempotency_key"] for e in executed] == ["bk_1", "bk_2"]
     assert executed[0].data["tool"] == "issue_refund"
     assert executed[0].data["result"] == {"id": "R-1"}
+
+
+async def test_the_ledger_calls_a_key_once_per_drive_and_its_record_rides_the_drive(
+    store: Store,
+) -> None:
+    run = await started(store)
+    ledger = EffectLedger(store)
+    calls: list[str] = []
+
+    async def refund(key: str) -> dict[str, str]:
+        calls.append(key)
+        return {"id": f"R-{len(calls)}"}
+
+    def perform(performed: list[NewEffect]) -> Any:
+        return ledger.perform(
+            key="bk_1",
+            run_id=run.id,
+            tool="issue_refund",
+            arguments={"amount": 120},
+            call=refund,
+            performed=performed,
+        )
+
+    drive: list[NewEffect] = []
+    first, again = await perform(drive), await perform(drive)
+    unrecorded = await store.get_effect("bk_1")  # nothing is written until the drive commits
+    committed = await store.record_progress(
+        Progress(
+            run_id=run.id,
+            expected_checkpoint_id=None,
+            job_id=None,
+            status="waiting",
+            checkpoint=checkpoint("cp-1"),
+            effects=drive,
+        )
+    )
+    later: list[NewEffect] = []
+    replayed = await perform(later)
+
+    assert (first, again, replayed) == ({"id": "R-1"},) * 3
+    assert calls == ["bk_1"]
+    assert [e.key for e in drive] == ["bk_1"]
+    assert (unrecorded, committed, later) == (None, True, [])
 
 
 # people -------------------------------------------------------------------------------------
