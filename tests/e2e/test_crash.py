@@ -49,9 +49,9 @@ def _what_the_crash_left(failpoint: str, stored: dict[str, Any], refunded: int) 
         assert (stored["status"], statuses) == ("waiting", ["pending"])
     elif failpoint in ("answer.after_commit", "resume.after_restore"):
         assert (stored["status"], statuses, refunded) == ("waiting", ["answered"], 0)
-    elif failpoint == "effect.before_commit":  # the back office refunded; the drive's commit
+    elif failpoint == "effect.before_commit":  # refunded; the drive (and its record) uncommitted
         assert (stored["status"], statuses, refunded) == ("waiting", ["answered"], 1)
-        assert "effect.executed" not in events  # (which records the effect) did not happen
+        assert "effect.executed" not in events
     elif failpoint == "effect.after_commit":  # the effect rode the completion's commit
         assert (stored["status"], statuses, refunded) == ("completed", ["resumed"], 1)
         assert events.count("effect.executed") == 1
