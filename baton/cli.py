@@ -686,6 +686,13 @@ def _edits(rule: Rule) -> str:
     "--peers/--no-peers", default=True, help="Beside LangGraph and bare MAF too (default: yes)."
 )
 @click.option("--peer-cycles", default=300, type=click.IntRange(1), help="Cycles per peer round.")
+@click.option(
+    "--peer-workload",
+    "peer_workloads",
+    multiple=True,
+    type=click.Choice(["minimal", "refund"]),
+    help="Beside its peers on this workload only (repeatable; default: both).",
+)
 def bench(
     as_json: bool,
     runs: int,
@@ -697,10 +704,11 @@ def bench(
     scale_cycles: int,
     peers: bool,
     peer_cycles: int,
+    peer_workloads: tuple[str, ...],
 ) -> None:
     """Measure pause, resume, throughput, size and listing, on SQLite and PostgreSQL (README)."""
     from baton.bench import run_bench, scratch_root
-    from baton.bench_peers import peer_figures, peers_available
+    from baton.bench_peers import WORKLOADS, peer_figures, peers_available
 
     configure_logging("WARNING")
     settings = Settings()
@@ -720,7 +728,8 @@ def bench(
     if peers and (missing := peers_available()):
         figures["peers_unavailable"] = missing
     elif peers:
-        figures |= peer_figures(peer_cycles, root=scratch_root())
+        workloads = peer_workloads or tuple(WORKLOADS)
+        figures |= peer_figures(peer_cycles, root=scratch_root(), workloads=workloads)
     figures["load1"] = load1  # at the start; `load1_end` at the end
     figures["load1_end"] = round(os.getloadavg()[0], 2)
     for what in ("pg", "peers"):

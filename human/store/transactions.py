@@ -6,10 +6,10 @@
 `human.routing.plan_claim`, `plan_timer`, …), so only reading and writing rows is left here. A
 backend adds what is its own: its connections, leasing jobs, `watch`, `wait_for_jobs` and set-up.
 
-An atomic method is one call of `_write_tx`: a pause (`record_progress`), an answer
-(`record_answer`), an effect (`record_effect`), a run's creation and cancellation, a timer's firing
-and a delivery attempt. On PostgreSQL a transaction locks the rows it decides on (`Dialect.lock`);
-on SQLite the one writer (`BEGIN IMMEDIATE`) already orders them.
+An atomic method is one call of `_write_tx`: a drive's progress (`record_progress`: a pause or a
+run's end, with the drive's effects), an answer (`record_answer`), a run's creation and
+cancellation, a timer's firing and a delivery attempt. On PostgreSQL a transaction locks the rows
+it decides on (`Dialect.lock`); on SQLite the one writer (`BEGIN IMMEDIATE`) already orders them.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Final, Literal, TypeVar
 
+from baton import failpoints
 from baton.errors import StoreError
 from human.records import (
     DELIVERY_KINDS,
@@ -54,6 +55,7 @@ from human.store.base import (
     InPlay,
     KeyTaken,
     Lease,
+    NewEffect,
     NewNotification,
     NewTimer,
     Progress,
@@ -316,6 +318,8 @@ class SqlStore:
                     f"WHERE {d.any_of('id', 'ids')} AND status = 'expired'",
                     **delivered,
                 )
+            for effect in progress.effects:
+                await _insert_effect(tx, effect, now)
             await _events(tx, progress.events, now)
             await _append_transcript(tx, run_id, progress.transcript, now)
             if progress.status in TERMINAL_RUN:
@@ -324,9 +328,16 @@ class SqlStore:
                 await tx.run("DELETE FROM jobs WHERE id = :id", id=progress.job_id)
             return True
 
-        # A drive's end need not wait for the disk: lost with the machine, its job is still
-        # there and drives the run again from the pause (effects dedupe on their keys).
-        return await self._write_tx(write, durable=progress.status not in TERMINAL_RUN)
+        if progress.effects:  # the called systems acted; their records are not yet stored
+            failpoints.hit("effect.before_commit")
+        # A drive's end need not wait for the disk, with its effects: lost with the machine, its
+        # job is still there (the answer's durable commit queued it) and drives the run again
+        # from the pause; the ledger finds no record, calls again with the same keys, and the
+        # called systems, which dedupe on them, return their first results without acting twice.
+        committed = await self._write_tx(write, durable=progress.status not in TERMINAL_RUN)
+        if committed and progress.effects:
+            failpoints.hit("effect.after_commit")
+        return committed
 
     async def cancel_run(self, run_id: str, actor: str) -> Run | None:
         """Cancel an unfinished run, its open requests and queued work."""
@@ -652,32 +663,6 @@ class SqlStore:
         if row is None:
             return None
         return {"key": row["key"], "tool": row["tool"], "result": loads(row["result"])}
-
-    async def record_effect(
-        self, *, key: str, run_id: str, tool: str, arguments: dict[str, Any], result: Any
-    ) -> bool:
-        """Record an effect and its single `effect.executed` event."""
-        now = self._clock()
-
-        async def write(tx: Tx) -> bool:
-            inserted = await tx.run(
-                "INSERT INTO effects (key, run_id, tool, arguments, result, at) "
-                "VALUES (:key, :run_id, :tool, :arguments, :result, :now) ON CONFLICT DO NOTHING",
-                key=key,
-                run_id=run_id,
-                tool=tool,
-                arguments=dumps(arguments),
-                result=dumps(result),
-                now=now,
-            )
-            if inserted:
-                event = effect_event(
-                    run_id=run_id, tool=tool, key=key, arguments=arguments, result=result
-                )
-                await _events(tx, [event], now)
-            return bool(inserted)
-
-        return await self._write_tx(write)
 
     # people and sign-in ---------------------------------------------------------------------
 
@@ -1163,6 +1148,29 @@ async def _events(tx: Tx, events: Sequence[NewEvent], at: datetime) -> None:
                 for e in events
             ],
         )
+
+
+async def _insert_effect(tx: Tx, effect: NewEffect, at: datetime) -> None:
+    """Record an effect and its single `effect.executed` event, unless its key is recorded."""
+    inserted = await tx.run(
+        "INSERT INTO effects (key, run_id, tool, arguments, result, at) "
+        "VALUES (:key, :run_id, :tool, :arguments, :result, :now) ON CONFLICT DO NOTHING",
+        key=effect.key,
+        run_id=effect.run_id,
+        tool=effect.tool,
+        arguments=dumps(effect.arguments),
+        result=dumps(effect.result),
+        now=at,
+    )
+    if inserted:
+        event = effect_event(
+            run_id=effect.run_id,
+            tool=effect.tool,
+            key=effect.key,
+            arguments=effect.arguments,
+            result=effect.result,
+        )
+        await _events(tx, [event], at)
 
 
 async def _queue_drive(

@@ -37,7 +37,7 @@ from human.records import HumanRequest, NewEvent, Run
 from human.requests import new_request, origin_of
 from human.routing import notifications_for, timers_for
 from human.service import TAKEOVER
-from human.store.base import Progress, Store
+from human.store.base import NewEffect, Progress, Store
 from workflows.platform.checkpoints import RunCheckpointStorage
 from workflows.platform.registry import WorkflowSpec
 
@@ -135,13 +135,22 @@ class Drive:
             "expected_checkpoint_id": run.checkpoint_id,
             "job_id": job_id,
             "delivered_request_ids": [deliver.id] if deliver else [],
+            "effects": self._services.effects,
         }
         failure = next((e for r in self._results for e in r if e.type == "failed"), None)
         state = self._results[-1].get_final_state() if self._results else None
         if failure is not None or state == WorkflowRunState.FAILED:
             details = getattr(failure, "details", None)
             message = getattr(details, "message", None) or "the workflow failed"
-            return failed(run, job_id, deliver, message, events, self._services.transcript.entries)
+            return failed(
+                run,
+                job_id,
+                deliver,
+                message,
+                events,
+                self._services.transcript.entries,
+                self._services.effects,
+            )
         if finish is not None:
             events.append(
                 NewEvent(type="run.completed", run_id=run.id, data={"output": finish.output})
@@ -343,8 +352,12 @@ def failed(
     error: str,
     events: Sequence[NewEvent] = (),
     transcript: Sequence[dict[str, Any]] = (),
+    effects: Sequence[NewEffect] = (),
 ) -> Progress:
-    """A run's failure as progress: the error on record, its events and conversation kept."""
+    """A run's failure as progress: the error on record, its events, conversation and effects kept.
+
+    The effects a failing drive performed are recorded with its failure: the called systems acted.
+    """
     return Progress(
         run_id=run.id,
         expected_checkpoint_id=run.checkpoint_id,
@@ -357,6 +370,7 @@ def failed(
             NewEvent(type="run.failed", run_id=run.id, data={"error": error}),
         ],
         transcript=list(transcript),
+        effects=list(effects),
     )
 
 

@@ -283,6 +283,7 @@ class Runtime:
                 f"{type(exc).__name__}: {exc}",
                 scene.events,
                 services.transcript.entries,
+                services.effects,
             )
         if services.store_failures:  # told to the model as the tool's error: the drive is void
             raise services.store_failures[0]
