@@ -154,12 +154,14 @@ def _calls(summary: str) -> int:
 async def _baton(cycles: int, folder: Path) -> Round:
     from baton.bench import MINIMAL_ANSWER, register_minimal
     from baton.demo import seed_demo
+    from baton.observability import configure_telemetry
     from baton.settings import Settings
     from baton.wiring import open_parts
     from human.store.base import RequestFilter
 
     register_minimal()
     settings = Settings(database_url=f"sqlite:///{folder / 'baton.db'}")
+    configure_telemetry(settings)  # as `baton serve` does: no meter kept per agent built
     async with open_parts(settings) as parts:
         await seed_demo(parts.store, settings.database_url)
         approver = await parts.store.get_user("lee")

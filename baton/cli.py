@@ -686,6 +686,15 @@ def _edits(rule: Rule) -> str:
     "--peers/--no-peers", default=True, help="Beside LangGraph and bare MAF too (default: yes)."
 )
 @click.option("--peer-cycles", default=300, type=click.IntRange(1), help="Cycles per peer round.")
+@click.option("--http-cycles", default=200, type=int, help="Timed answers over HTTP (serve).")
+@click.option(
+    "--rss/--no-rss",
+    default=True,
+    help="Memory over 10,000 completed drives, in child processes (minutes; default: yes).",
+)
+@click.option(
+    "--rss-drives", default=10_000, type=click.IntRange(2), help="Drives of the --rss figure."
+)
 def bench(
     as_json: bool,
     runs: int,
@@ -697,9 +706,13 @@ def bench(
     scale_cycles: int,
     peers: bool,
     peer_cycles: int,
+    http_cycles: int,
+    rss: bool,
+    rss_drives: int,
 ) -> None:
     """Measure pause, resume, throughput, size and listing, on SQLite and PostgreSQL (README)."""
     from baton.bench import run_bench, scratch_root
+    from baton.bench_memory import rss_figures
     from baton.bench_peers import peer_figures, peers_available
 
     configure_logging("WARNING")
@@ -715,8 +728,11 @@ def bench(
             pg_runs=pg_runs,
             pg_paused=pg_paused,
             scale_cycles=scale_cycles,
+            http_cycles=http_cycles,
         )
     )
+    if rss:
+        figures |= rss_figures(drives=rss_drives, root=scratch_root())
     if peers and (missing := peers_available()):
         figures["peers_unavailable"] = missing
     elif peers:
