@@ -1212,7 +1212,8 @@ async def _append_transcript(
     await tx.many(
         "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES (:run_id, :seq, :entry, :at)",
         [
-            {"run_id": run_id, "seq": base + i, "entry": dumps(e), "at": at}
+            # one commit's entries share its time: the first carries it (migration 0010)
+            {"run_id": run_id, "seq": base + i, "entry": dumps(e), "at": at if i == 1 else None}
             for i, e in enumerate(entries, 1)
         ],
     )
