@@ -28,6 +28,13 @@ database's filesystem), so the floor and the product write to the same disk:
   with those `paused` requests pending; the median of 200 reads.
 - `request_page_200_msgs_ms_p50`: a request page whose context holds 200 messages, served in
   process; see `baton/bench_pages.py`.
+- `http_answer_to_resumed_ms_p50`, `_p95`: against a `baton serve` child on its own new SQLite
+  file, `http_cycles` refund 120 cycles over HTTP one at a time: from sending lee's
+  `POST /api/requests/{id}/respond` until `GET /api/runs/{id}`, read every `HTTP_POLL_S`, shows
+  the run completed (the answer's commit, the child's worker resuming the run through its refund
+  to completion, and the read that sees it). Polled, not streamed: on SQLite `/api/stream` polls
+  the file every 0.2 s (`human.store.sqlite.WATCH_POLL_S`), which would be most of the figure.
+  (No `pg_` twin.)
 
 The same figures on PostgreSQL carry the prefix `pg_` (`pg_floor_commit_us` is a one-row
 INSERT and COMMIT through asyncpg, PostgreSQL's defaults: `fsync` on, `synchronous_commit` on;
@@ -111,6 +118,7 @@ SERVER_WARMUP_CYCLES: Final = 20
 LIST_READS: Final = 200
 PAUSE_WINDOW: Final = 16  # runs started but not yet paused, at most, while building the set
 HTTP_CONCURRENCY: Final = 8
+HTTP_POLL_S: Final = 0.005  # how often a run is read over HTTP while waiting for it to move on
 SERVER_START_S: Final = 60.0
 PAUSE_SET_TIMEOUT_S: Final = 900.0
 PAUSE_COUNT_EVERY_S: Final = 0.025  # how often the pausing loop counts the paused runs
@@ -131,6 +139,7 @@ async def run_bench(
     pg_runs: int = 500,
     pg_paused: int = 4000,
     scale_cycles: int = 300,
+    http_cycles: int = 200,
 ) -> Figures:
     """Measure every figure of `baton bench` in one go, on the disk of the default database.
 
@@ -143,6 +152,7 @@ async def run_bench(
         pg_runs: `runs` on PostgreSQL (fewer by default: a PostgreSQL cycle takes longer).
         pg_paused: `paused` on PostgreSQL (`pg_paused_runs`; fewer by default, for time).
         scale_cycles: Timed cycles of each `pg_cycles_per_s_workers_N` figure.
+        http_cycles: Timed cycles of the `http_answer_to_resumed_ms_` figures.
 
     Returns:
         The figures by name (see the module docstring for what each one measures), with
@@ -153,7 +163,7 @@ async def run_bench(
         RuntimeError: If a run does not pause or complete as the refund workflow should, or a
             child process fails.
     """
-    if min(runs, paused, pg_runs, pg_paused, scale_cycles) < 1:
+    if min(runs, paused, pg_runs, pg_paused, scale_cycles, http_cycles) < 1:
         raise ValueError("every count must be at least 1")
     with tempfile.TemporaryDirectory(prefix="bench-", dir=scratch_root()) as tmp:
         folder = Path(tmp)
@@ -162,11 +172,14 @@ async def run_bench(
         cycles = await measure_cycles(f"sqlite:///{folder / 'cycles.db'}", runs)
         held = await measure_paused(f"sqlite:///{folder / 'paused.db'}", paused, folder)
         page_ms = await measure_request_page(folder)  # baton/bench_pages.py
+        answered = await measure_http_answer(f"sqlite:///{folder / 'http.db'}", http_cycles, folder)
         figures: Figures = {
             "floor_commit_us": round(floor_us, 1),
             "bare_maf_cycle_ms": round(bare_ms, 3),
             **_store_figures("", "_10k", floor_us, runs, cycles, held),
             "request_page_200_msgs_ms_p50": round(page_ms, 3),
+            "http_answer_to_resumed_ms_p50": round(_percentile(answered, 50), 3),
+            "http_answer_to_resumed_ms_p95": round(_percentile(answered, 95), 3),
         }
         if postgres:
             figures |= await postgres_figures(pg_url, pg_runs, pg_paused, scale_cycles, folder)
@@ -449,7 +462,8 @@ class Seeded:
 
 
 @contextlib.asynccontextmanager
-async def _parts(db_url: str, *, local_worker: bool = True) -> AsyncIterator[Seeded]:
+async def seeded_parts(db_url: str, *, local_worker: bool = True) -> AsyncIterator[Seeded]:
+    """`open_parts` on `db_url` as `baton serve` wires it, seeded with the demo."""
     async with open_parts(Settings(database_url=db_url), local_worker=local_worker) as parts:
         await seed_demo(parts.store, parts.settings.database_url)
         starter, approver = await parts.store.get_user("sam"), await parts.store.get_user("lee")
@@ -458,15 +472,28 @@ async def _parts(db_url: str, *, local_worker: bool = True) -> AsyncIterator[See
         yield Seeded(parts, starter, approver)
 
 
-async def _one_cycle(parts: Seeded) -> tuple[float, float]:
+async def one_cycle(
+    parts: Seeded,
+    workflow: str = "refund",
+    given: dict[str, Any] = REFUND_120,
+    answer: dict[str, Any] = APPROVE,
+) -> tuple[float, float]:
+    """Start `workflow`, drive it to its one request, answer it, drive it to completion.
+
+    Returns:
+        The times to the pause and from the pause to completion, in ms.
+
+    Raises:
+        RuntimeError: If the run does not pause on one request or does not complete.
+    """
     started = time.perf_counter()
-    run = await parts.runtime.start("refund", REFUND_120, actor=parts.starter.name)
+    run = await parts.runtime.start(workflow, given, actor=parts.starter.name)
     await parts.worker.drain()
     page = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
     if len(page.items) != 1:
         raise RuntimeError(f"run {run.id} did not pause on one request: {page.items}")
     paused = time.perf_counter()
-    await parts.requests.respond(page.items[0].id, dict(APPROVE), responder=parts.approver)
+    await parts.requests.respond(page.items[0].id, dict(answer), responder=parts.approver)
     await parts.worker.drain()
     done = await parts.runtime.get(run.id)
     if done.status != "completed":
@@ -485,14 +512,14 @@ async def measure_cycles(db_url: str, runs: int) -> CycleTimes:
     Returns:
         Each cycle's pause and resume times and the total time of the timed cycles.
     """
-    async with _parts(db_url) as parts:
+    async with seeded_parts(db_url) as parts:
         for _ in range(WARMUP_CYCLES):
-            await _one_cycle(parts)
+            await one_cycle(parts)
         pauses: list[float] = []
         resumes: list[float] = []
         started = time.perf_counter()
         for _ in range(runs):
-            pause_ms, resume_ms = await _one_cycle(parts)
+            pause_ms, resume_ms = await one_cycle(parts)
             pauses.append(pause_ms)
             resumes.append(resume_ms)
         total_s = time.perf_counter() - started
@@ -538,15 +565,7 @@ async def measure_paused(db_url: str, paused: int, folder: Path) -> PausedFigure
     """
     store = await open_store(db_url)
     try:
-        await seed_demo(store, db_url)
-        tokens = {name: await _token(store, name) for name in ("sam", "lee")}
-        log = folder / f"serve-{secrets.token_hex(3)}.log"
-        async with (
-            _server(db_url, log) as (pid, base_url),
-            httpx.AsyncClient(base_url=base_url, timeout=60.0) as client,
-        ):
-            for _ in range(SERVER_WARMUP_CYCLES):
-                await _http_cycle(client, tokens)
+        async with _warm_server(db_url, store, folder) as (pid, client, tokens):
             idle_rss = psutil.Process(pid).memory_info().rss
             size_before = await store.size_bytes()
             await _pause_many(client, tokens["sam"], store, paused)
@@ -638,8 +657,12 @@ def _tail(log: Path, lines: int = 20) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
-async def _http_cycle(client: httpx.AsyncClient, tokens: dict[str, str]) -> None:
-    """One full cycle over HTTP: start as sam, wait for the request, approve as lee, completed."""
+async def _http_cycle(client: httpx.AsyncClient, tokens: dict[str, str]) -> float:
+    """One full cycle over HTTP: start as sam, wait for the request, approve as lee, completed.
+
+    Returns:
+        The ms from sending the answer to seeing the run completed (`GET /api/runs/{id}`).
+    """
     sam = {"Authorization": f"Bearer {tokens['sam']}"}
     lee = {"Authorization": f"Bearer {tokens['lee']}"}
     reply = await client.post(
@@ -650,10 +673,57 @@ async def _http_cycle(client: httpx.AsyncClient, tokens: dict[str, str]) -> None
     run_id = reply.json()["id"]
     run = await _poll_run(client, run_id, sam, lambda r: bool(r["requests"]))
     request_id = run["requests"][0]["id"]
+    answered = time.perf_counter()
     reply = await client.post(f"/api/requests/{request_id}/respond", json=APPROVE, headers=lee)
     if reply.status_code != 200:
         raise RuntimeError(f"respond: {reply.status_code} {reply.text}")
     await _poll_run(client, run_id, sam, lambda r: r["status"] == "completed")
+    return (time.perf_counter() - answered) * 1e3
+
+
+async def measure_http_answer(db_url: str, cycles: int, folder: Path) -> list[float]:
+    """Answer-to-completed times over HTTP against a `baton serve` child, one cycle at a time.
+
+    The child serves a new seeded database; after `SERVER_WARMUP_CYCLES` untimed cycles, each
+    cycle starts a refund 120 as sam, waits for its request, and times lee's
+    `POST /api/requests/{id}/respond` until `GET /api/runs/{id}` (polled every
+    `HTTP_POLL_S`) shows the run completed: the answer's commit, the child's worker resuming the
+    run to its refund and completion, and the read that sees it.
+
+    Args:
+        db_url: A new database (either backend); it is seeded with the demo.
+        cycles: How many cycles to time.
+        folder: Where the child's log goes.
+
+    Returns:
+        Each timed cycle's answer-to-completed time, in ms.
+    """
+    store = await open_store(db_url)
+    try:
+        async with _warm_server(db_url, store, folder) as (_pid, client, tokens):
+            return [await _http_cycle(client, tokens) for _ in range(cycles)]
+    finally:
+        await store.close()
+
+
+@contextlib.asynccontextmanager
+async def _warm_server(
+    db_url: str, store: Store, folder: Path
+) -> AsyncIterator[tuple[int, httpx.AsyncClient, dict[str, str]]]:
+    """`baton serve` on `store`'s database, seeded, after `SERVER_WARMUP_CYCLES` HTTP cycles.
+
+    Yields its pid, a client of it, and bearer tokens of sam (who starts) and lee (who answers).
+    """
+    await seed_demo(store, db_url)
+    tokens = {name: await _token(store, name) for name in ("sam", "lee")}
+    log = folder / f"serve-{secrets.token_hex(3)}.log"
+    async with (
+        _server(db_url, log) as (pid, base_url),
+        httpx.AsyncClient(base_url=base_url, timeout=60.0) as client,
+    ):
+        for _ in range(SERVER_WARMUP_CYCLES):
+            await _http_cycle(client, tokens)
+        yield pid, client, tokens
 
 
 async def _poll_run(
@@ -671,7 +741,7 @@ async def _poll_run(
             return run
         if time.monotonic() > deadline:
             raise RuntimeError(f"run {run_id} stuck at {run.get('status')}")
-        await asyncio.sleep(0.005)
+        await asyncio.sleep(HTTP_POLL_S)
 
 
 async def _pause_many(client: httpx.AsyncClient, token: str, store: Store, count: int) -> None:
@@ -755,7 +825,7 @@ async def measure_worker_cycles(db_url: str, workers: int, cycles: int, folder: 
         RuntimeError: If a run fails, a worker exits, or the cycles take over `SCALE_TIMEOUT_S`.
     """
     procs: list[asyncio.subprocess.Process] = []
-    async with _parts(db_url, local_worker=False) as seeded:
+    async with seeded_parts(db_url, local_worker=False) as seeded:
         try:
             for n in range(workers):
                 log = folder / f"worker-{workers}-{n}-{secrets.token_hex(3)}.log"

@@ -693,6 +693,18 @@ def _edits(rule: Rule) -> str:
     type=click.Choice(["minimal", "refund"]),
     help="Beside its peers on this workload only (repeatable; default: both).",
 )
+@click.option("--http-cycles", default=200, type=int, help="Timed answers over HTTP (serve).")
+@click.option(
+    "--rss/--no-rss",
+    default=True,
+    help="Memory over 10,000 completed drives, in child processes (minutes; default: yes).",
+)
+@click.option(
+    "--rss-drives",
+    default=10_000,
+    type=click.IntRange(2),
+    help="Drives of the --rss figure (a fifth as many of refund's).",
+)
 def bench(
     as_json: bool,
     runs: int,
@@ -705,9 +717,13 @@ def bench(
     peers: bool,
     peer_cycles: int,
     peer_workloads: tuple[str, ...],
+    http_cycles: int,
+    rss: bool,
+    rss_drives: int,
 ) -> None:
     """Measure pause, resume, throughput, size and listing, on SQLite and PostgreSQL (README)."""
     from baton.bench import run_bench, scratch_root
+    from baton.bench_memory import rss_figures
     from baton.bench_peers import WORKLOADS, peer_figures, peers_available
 
     configure_logging("WARNING")
@@ -723,8 +739,12 @@ def bench(
             pg_runs=pg_runs,
             pg_paused=pg_paused,
             scale_cycles=scale_cycles,
+            http_cycles=http_cycles,
         )
     )
+    if rss:
+        refund_drives = max(2, rss_drives // 5)  # the agent's drives take about five times longer
+        figures |= rss_figures(drives=rss_drives, refund_drives=refund_drives, root=scratch_root())
     if peers and (missing := peers_available()):
         figures["peers_unavailable"] = missing
     elif peers:

@@ -240,7 +240,7 @@ def answer_of(row: Row) -> AnswerRecord:
 def requests_of(
     rows: Iterable[Row], answers: Iterable[Row], notifications: Iterable[Row] = ()
 ) -> list[HumanRequest]:
-    """Request rows (joined with their schema), and their answers and outbox rows."""
+    """Request rows (joined with their schemas), and their answers and outbox rows."""
     by_request: dict[str, list[AnswerRecord]] = {}
     for a in answers:
         by_request.setdefault(a["request_id"], []).append(answer_of(a))
@@ -266,6 +266,15 @@ def fact_of(r: Row) -> RequestFact:
     )
 
 
+def _proposed_action(cols: Columns) -> Any:
+    """The proposed action, its arguments schema put back from `schemas` where it was kept."""
+    action = cols.json("proposed_action")
+    if cols.row["arguments_schema"] is None or not isinstance(action, dict):
+        return action
+    schema = cols.json("arguments_schema")
+    return action if schema is Columns.UNREAD else action | {"arguments_schema": schema}
+
+
 def _request_of(r: Row, answers: list[AnswerRecord], sent: list[Notification]) -> HumanRequest:
     cols = Columns(r, "request")
     return cols.record(
@@ -278,7 +287,7 @@ def _request_of(r: Row, answers: list[AnswerRecord], sent: list[Notification]) -
             "title": r["title"],
             "reason": r["reason"],
             "context": cols.json("context"),
-            "proposed_action": cols.json("proposed_action"),
+            "proposed_action": _proposed_action(cols),
             "payload": cols.json("payload"),
             "allowed_decisions": cols.json("allowed_decisions"),
             "response_schema": cols.json("response_schema"),

@@ -110,9 +110,12 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
     r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
-    r.escalation, r.escalation_level, r.executor_id"""
+    r.escalation, r.escalation_level, r.executor_id, a.body AS arguments_schema"""
+# A request's schemas are kept once each in `schemas`: the answer's, and its proposed action's
+# arguments' (none for most kinds, and for requests stored before migration 0010).
 _SELECT_REQUESTS: Final = (
-    f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash"
+    f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash "
+    "LEFT JOIN schemas a ON a.hash = r.arguments_schema_hash"
 )
 # A run's requests answered (or expired) and not yet delivered to it, and those still open.
 _UNDELIVERED: Final = "(r.status = 'answered' OR (r.status = 'expired' AND r.delivered_at IS NULL))"
@@ -1252,29 +1255,28 @@ async def _append_transcript(
     await tx.many(
         "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES (:run_id, :seq, :entry, :at)",
         [
-            {"run_id": run_id, "seq": base + i, "entry": dumps(e), "at": at}
+            # one commit's entries share its time: the first carries it (migration 0010)
+            {"run_id": run_id, "seq": base + i, "entry": dumps(e), "at": at if i == 1 else None}
             for i, e in enumerate(entries, 1)
         ],
     )
 
 
 async def _insert_request(tx: Tx, request: HumanRequest) -> None:
-    schema = dumps(request.response_schema)
-    schema_hash = hashlib.sha256(schema.encode()).hexdigest()[:32]
-    await tx.run(
-        "INSERT INTO schemas (hash, body) VALUES (:hash, :body) ON CONFLICT DO NOTHING",
-        hash=schema_hash,
-        body=schema,
-    )
+    schema_hash = await _keep_schema(tx, request.response_schema)
+    action, arguments_schema_hash = request.proposed_action, None
+    if action is not None and action.get("arguments_schema"):
+        arguments_schema_hash = await _keep_schema(tx, action["arguments_schema"])
+        action = {k: v for k, v in action.items() if k != "arguments_schema"}
     await tx.run(
         """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
              proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
              status, created_at, expires_at, approvals_required, policy_rule, escalation,
-             executor_id)
+             executor_id, arguments_schema_hash)
            VALUES (:id, :run_id, :maf_request_id, :kind, :title, :reason, :context,
              :proposed_action, :payload, :allowed_decisions, :schema_hash, :team, :assignee,
              :priority, :status, :created_at, :expires_at, :approvals_required, :policy_rule,
-             :escalation, :executor_id)""",
+             :escalation, :executor_id, :arguments_schema_hash)""",
         id=request.id,
         run_id=request.run_id,
         maf_request_id=request.maf_request_id,
@@ -1282,7 +1284,7 @@ async def _insert_request(tx: Tx, request: HumanRequest) -> None:
         title=request.title,
         reason=request.reason,
         context=dumps(request.context),
-        proposed_action=None if request.proposed_action is None else dumps(request.proposed_action),
+        proposed_action=None if action is None else dumps(action),
         payload=dumps(request.payload),
         allowed_decisions=dumps(request.allowed_decisions),
         schema_hash=schema_hash,
@@ -1296,7 +1298,20 @@ async def _insert_request(tx: Tx, request: HumanRequest) -> None:
         policy_rule=request.policy_rule,
         escalation=dumps(request.escalation),
         executor_id=request.executor_id,
+        arguments_schema_hash=arguments_schema_hash,
     )
+
+
+async def _keep_schema(tx: Tx, schema: dict[str, Any]) -> str:
+    """Keep a JSON schema once in `schemas`; its hash."""
+    body = dumps(schema)
+    schema_hash = hashlib.sha256(body.encode()).hexdigest()[:32]
+    await tx.run(
+        "INSERT INTO schemas (hash, body) VALUES (:hash, :body) ON CONFLICT DO NOTHING",
+        hash=schema_hash,
+        body=body,
+    )
+    return schema_hash
 
 
 async def _insert_timers(tx: Tx, timers: Sequence[NewTimer]) -> None:

@@ -37,12 +37,20 @@ KEYS = {
     "pg_cycles_per_s_workers_2",
     "pg_cycles_per_s_workers_4",
     "request_page_200_msgs_ms_p50",
+    "http_answer_to_resumed_ms_p50",
+    "http_answer_to_resumed_ms_p95",
 }
 
 
 async def test_every_figure_is_measured_and_positive(postgres_server: str) -> None:
     figures = await run_bench(
-        runs=5, paused=30, pg_url=postgres_server, pg_runs=5, pg_paused=20, scale_cycles=10
+        runs=5,
+        paused=30,
+        pg_url=postgres_server,
+        pg_runs=5,
+        pg_paused=20,
+        scale_cycles=10,
+        http_cycles=3,
     )
 
     assert set(figures) == KEYS

@@ -329,6 +329,28 @@ async def test_a_pause_commits_checkpoint_requests_events_and_job_together(store
     assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
 
 
+async def test_an_arguments_schema_is_stored_once_and_every_request_reads_back_whole(
+    store: Store, backend: Backend
+) -> None:
+    schema = {"type": "object", "properties": {"amount": {"type": "number", "title": "Amount"}}}
+    action = {"tool": "issue_refund", "arguments": {"amount": 120.0}, "arguments_schema": schema}
+    runs = [await started(store) for _ in range(3)]
+    requests = [a_request(run.id).model_copy(update={"proposed_action": action}) for run in runs]
+    [schemas_before] = backend.fetch("SELECT COUNT(*) FROM schemas")
+
+    for n, (run, request) in enumerate(zip(runs, requests, strict=True)):
+        await paused(store, run.id, [request], at=f"cp-{n}")
+
+    for request in requests:
+        assert await store.get_request(request.id) == request
+    listed = await store.list_requests(RequestFilter(status="pending", limit=10))
+    assert {r.id: r.proposed_action for r in listed.items} == {r.id: action for r in requests}
+    # two rows for three requests: the answer's schema and the arguments' schema, once each
+    assert backend.fetch("SELECT COUNT(*) FROM schemas") == [(schemas_before[0] + 2,)]
+    stored = backend.fetch("SELECT proposed_action FROM human_requests WHERE kind = 'approval'")
+    assert all("arguments_schema" not in str(row[0]) for row in stored)
+
+
 async def test_each_pause_replaces_the_runs_checkpoint(store: Store) -> None:
     run = await started(store)
     await paused(store, run.id, [a_request(run.id)], at="cp-1")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from human.store.base import Progress, Store
+from tests.contract.conftest import Backend
 from tests.contract.test_store import a_request, checkpoint, started
 
 
@@ -38,6 +39,31 @@ async def test_a_runs_conversation_grows_with_each_committed_progress_in_order(
     assert await store.list_transcript(run.id) == [*first, *second]
     assert await store.list_transcript(other.id) == [{"type": "message", "text": "other"}]
     assert await store.list_transcript("run_unknown") == []
+
+
+async def test_the_entries_one_commit_appends_carry_its_time_once(
+    store: Store, backend: Backend
+) -> None:
+    run = await started(store, workflow="support")
+    first = [{"type": "message", "text": "one"}, {"type": "message", "text": "two"}]
+    second = [{"type": "message", "text": "three"}, {"type": "message", "text": "four"}]
+    assert await store.record_progress(
+        progress(run.id, status="waiting", checkpoint=checkpoint("cp-t"), transcript=first)
+    )
+    assert await store.record_progress(
+        progress(run.id, expected_checkpoint_id="cp-t", status="completed", transcript=second)
+    )
+
+    assert await store.list_transcript(run.id) == [*first, *second]
+    stored = backend.fetch(
+        f"SELECT seq, at IS NOT NULL FROM run_transcript WHERE run_id = '{run.id}' ORDER BY seq"
+    )
+    assert [(seq, bool(timed)) for seq, timed in stored] == [
+        (1, True),
+        (2, False),
+        (3, True),
+        (4, False),
+    ]
 
 
 async def test_a_fenced_off_progress_adds_nothing_to_the_conversation(store: Store) -> None:

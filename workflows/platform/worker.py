@@ -96,6 +96,10 @@ class Worker:
             failing=self._failing or ("stuck" if stuck else None),
         )
 
+    def holding(self) -> int:
+        """How many jobs this worker holds now (running, or leased to it and not yet done)."""
+        return len(self._active.keys() | set().union(*self._held.values()))
+
     def wake(self) -> None:
         """Look for work now instead of at the next poll."""
         self._wake.set()
