@@ -36,6 +36,11 @@ KEYS = {
     "pg_cycles_per_s_workers_1",
     "pg_cycles_per_s_workers_2",
     "pg_cycles_per_s_workers_4",
+    "pg_cpu_ms_per_cycle_workers_1",
+    "pg_cpu_ms_per_cycle_workers_2",
+    "pg_cpu_ms_per_cycle_workers_4",
+    "pg_cpu_2_workers_vs_1",
+    "pg_cpu_4_workers_vs_1",
     "request_page_200_msgs_ms_p50",
 }
 
