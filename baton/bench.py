@@ -44,7 +44,8 @@ those:
   worker of its own: the start job is queued and NOTIFYs one worker) and answers each request as
   lee as soon as the audit feed (LISTEN) shows it, keeping `SCALE_IN_FLIGHT` runs going; the
   workers drive every run to its pause and, after the answer, to completion. Counted from the
-  end of `SCALE_WARMUP_CYCLES` untimed cycles to the last of `scale_cycles` timed ones.
+  end of `SCALE_WARMUP_CYCLES` untimed cycles per worker (each process warms its own caches and
+  opens its own connections) to the last of `scale_cycles` timed ones.
 - `pg_cpu_ms_per_cycle_workers_1`, `_2`, `_4`: the CPU (user and system, `psutil`) the worker
   processes spent together over those timed cycles, per cycle; `pg_cpu_2_workers_vs_1` and
   `pg_cpu_4_workers_vs_1` divide it by the one worker's. A worker more should cost no CPU more
@@ -818,7 +819,7 @@ async def measure_worker_cycles(
     Args:
         db_url: A new database; it is seeded with the demo.
         workers: How many `baton worker` child processes to run.
-        cycles: How many cycles to time (after `SCALE_WARMUP_CYCLES` untimed ones).
+        cycles: How many cycles to time (after `SCALE_WARMUP_CYCLES` untimed ones per worker).
         folder: Where the workers' logs go.
 
     Returns:
@@ -838,7 +839,7 @@ async def measure_worker_cycles(
                 seeded.store, seeded.runtime, seeded.requests, seeded.starter, seeded.approver
             )
             async with asyncio.timeout(SCALE_TIMEOUT_S):
-                return await driver.run(SCALE_WARMUP_CYCLES, cycles, procs)
+                return await driver.run(SCALE_WARMUP_CYCLES * workers, cycles, procs)
         finally:
             for proc in procs:
                 await _stop(proc)
