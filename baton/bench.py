@@ -48,10 +48,16 @@ those:
 
 - `pg_cycles_per_s_workers_1`, `_2`, `_4`: full cycles per second with that many `baton worker`
   child processes on one database. This process starts the runs (`Runtime.start` without a
-  worker of its own: the start job is queued and NOTIFYs the workers) and answers each request as
+  worker of its own: the start job is queued and NOTIFYs one worker) and answers each request as
   lee as soon as the audit feed (LISTEN) shows it, keeping `SCALE_IN_FLIGHT` runs going; the
   workers drive every run to its pause and, after the answer, to completion. Counted from the
-  end of `SCALE_WARMUP_CYCLES` untimed cycles to the last of `scale_cycles` timed ones.
+  end of `SCALE_WARMUP_CYCLES` untimed cycles per worker (each process warms its own caches and
+  opens its own connections) to the last of `scale_cycles` timed ones.
+- `pg_cpu_ms_per_cycle_workers_1`, `_2`, `_4`: the CPU (user and system, `psutil`) the worker
+  processes spent together over those timed cycles, per cycle; `pg_cpu_2_workers_vs_1` and
+  `pg_cpu_4_workers_vs_1` divide it by the one worker's. A worker more should cost no CPU more
+  (one queued job wakes one worker). `pg_worker_figures` measures only these, interleaved over
+  `rounds` (the quick way to check them).
 
 Without PostgreSQL (no URL, no binaries, or a server that does not start) the `pg_` figures are
 missing and `pg_unavailable` says why; `postgres=False` leaves them out on purpose.
@@ -236,11 +242,60 @@ async def postgres_figures(
             **_store_figures("pg_", "", floor_us, runs, cycles, held),
             "pg_paused_runs": paused,
         }
+        figures |= await worker_figures(pg_url, scale_cycles, folder)
+    return figures
+
+
+async def worker_figures(pg_url: str, scale_cycles: int, folder: Path, rounds: int = 1) -> Figures:
+    """The `pg_cycles_per_s_workers_N` and `pg_cpu_ms_per_cycle_workers_N` figures and the ratios.
+
+    Each round measures 1, 2 and 4 workers in turn (interleaved, so that the machine's load falls
+    alike on each), each on a new database; the figures sum the rounds' cycles, seconds and CPU.
+
+    Args:
+        pg_url: A PostgreSQL server (any database of it).
+        scale_cycles: Timed cycles of each measurement.
+        folder: Where the workers' logs go.
+        rounds: How many times to measure each worker count.
+
+    Returns:
+        The figures by name, with `pg_cpu_2_workers_vs_1` and `pg_cpu_4_workers_vs_1`: CPU per
+        cycle with 2 and 4 workers over that with 1.
+    """
+    seconds = dict.fromkeys(SCALE_WORKERS, 0.0)
+    cpu_s = dict.fromkeys(SCALE_WORKERS, 0.0)
+    for _ in range(rounds):
         for workers in SCALE_WORKERS:
             db_url = await _new_database(pg_url, f"workers{workers}")
-            rate = await measure_worker_cycles(db_url, workers, scale_cycles, folder)
-            figures[f"pg_cycles_per_s_workers_{workers}"] = round(rate, 1)
+            timed = await measure_worker_cycles(db_url, workers, scale_cycles, folder)
+            seconds[workers] += timed.seconds
+            cpu_s[workers] += timed.cpu_s
+    cycles = scale_cycles * rounds
+    figures: Figures = {}
+    for workers in SCALE_WORKERS:
+        figures[f"pg_cycles_per_s_workers_{workers}"] = round(cycles / seconds[workers], 1)
+    for workers in SCALE_WORKERS:
+        figures[f"pg_cpu_ms_per_cycle_workers_{workers}"] = round(cpu_s[workers] / cycles * 1e3, 2)
+    for workers in SCALE_WORKERS[1:]:
+        figures[f"pg_cpu_{workers}_workers_vs_1"] = round(cpu_s[workers] / cpu_s[1], 3)
     return figures
+
+
+async def pg_worker_figures(
+    pg_url: str | None = None, scale_cycles: int = 300, rounds: int = 1
+) -> Figures:
+    """Only the worker figures (`worker_figures`), on `pg_url` or a throwaway server, with `load1`.
+
+    The quick way to measure them alone: `python -c 'import asyncio; from baton.bench import
+    pg_worker_figures as f; print(asyncio.run(f(rounds=2)))'`.
+    """
+    with contextlib.ExitStack() as stack:
+        if pg_url is None:
+            pg_url = stack.enter_context(devpg.running()).url()
+        with tempfile.TemporaryDirectory(prefix="bench-", dir=scratch_root()) as tmp:
+            load1 = round(os.getloadavg()[0], 2)
+            figures = await worker_figures(pg_url, scale_cycles, Path(tmp), rounds)
+    return figures | {"load1": load1, "load1_end": round(os.getloadavg()[0], 2)}
 
 
 async def _new_database(server_url: str, what: str) -> str:
@@ -806,8 +861,27 @@ async def _list_pending_ms(requests: RequestService, paused: int) -> float:
 # cycles per second with N worker processes ------------------------------------------------
 
 
-async def measure_worker_cycles(db_url: str, workers: int, cycles: int, folder: Path) -> float:
-    """Full refund cycles per second with `workers` `baton worker` processes on one database.
+@dataclass(frozen=True)
+class WorkerCycles:
+    """How long the timed cycles of `measure_worker_cycles` took, and the workers' CPU over them."""
+
+    seconds: float
+    cpu_s: float
+
+
+def _cpu_s(procs: list[asyncio.subprocess.Process]) -> float:
+    """User and system CPU seconds the processes have spent so far (their children's too)."""
+    total = 0.0
+    for proc in procs:
+        times = psutil.Process(proc.pid).cpu_times()
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+async def measure_worker_cycles(
+    db_url: str, workers: int, cycles: int, folder: Path
+) -> WorkerCycles:
+    """Full refund cycles with `workers` `baton worker` processes on one database.
 
     This process starts runs and answers their requests (as the API would, with no worker of its
     own), keeping `SCALE_IN_FLIGHT` runs going; the worker processes drive them.
@@ -815,11 +889,12 @@ async def measure_worker_cycles(db_url: str, workers: int, cycles: int, folder: 
     Args:
         db_url: A new database; it is seeded with the demo.
         workers: How many `baton worker` child processes to run.
-        cycles: How many cycles to time (after `SCALE_WARMUP_CYCLES` untimed ones).
+        cycles: How many cycles to time (after `SCALE_WARMUP_CYCLES` untimed ones per worker).
         folder: Where the workers' logs go.
 
     Returns:
-        Completed cycles per second over the timed ones.
+        The timed cycles' wall time and the CPU (user and system) the worker processes spent
+        over it.
 
     Raises:
         RuntimeError: If a run fails, a worker exits, or the cycles take over `SCALE_TIMEOUT_S`.
@@ -834,7 +909,7 @@ async def measure_worker_cycles(db_url: str, workers: int, cycles: int, folder: 
                 seeded.store, seeded.runtime, seeded.requests, seeded.starter, seeded.approver
             )
             async with asyncio.timeout(SCALE_TIMEOUT_S):
-                return await driver.run(SCALE_WARMUP_CYCLES, cycles, procs)
+                return await driver.run(SCALE_WARMUP_CYCLES * workers, cycles, procs)
         finally:
             for proc in procs:
                 await _stop(proc)
@@ -859,12 +934,14 @@ class _CycleDriver:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._errors: list[BaseException] = []
 
-    async def run(self, warmup: int, cycles: int, procs: list[asyncio.subprocess.Process]) -> float:
-        """Run `warmup + cycles` cycles, `SCALE_IN_FLIGHT` at a time; the timed ones' rate."""
+    async def run(
+        self, warmup: int, cycles: int, procs: list[asyncio.subprocess.Process]
+    ) -> WorkerCycles:
+        """Run `warmup + cycles` cycles, `SCALE_IN_FLIGHT` at a time; the timed ones' cost."""
         total = warmup + cycles
         after = await self._store.last_event_id()
         started = completed = 0
-        timed_from = time.perf_counter()
+        timed_from, cpu_from = time.perf_counter(), _cpu_s(procs)
         for _ in range(min(SCALE_IN_FLIGHT, total)):
             self._spawn(self._runtime.start("refund", REFUND_120, actor=self._starter.name))
             started += 1
@@ -884,7 +961,7 @@ class _CycleDriver:
                     elif event.type == "run.completed":
                         completed += 1
                         if completed == warmup:
-                            timed_from = time.perf_counter()
+                            timed_from, cpu_from = time.perf_counter(), _cpu_s(procs)
                         if completed == total:
                             break
                         if started < total:
@@ -896,7 +973,7 @@ class _CycleDriver:
         finally:
             for task in self._tasks:
                 task.cancel()
-        return cycles / (time.perf_counter() - timed_from)
+        return WorkerCycles(time.perf_counter() - timed_from, _cpu_s(procs) - cpu_from)
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

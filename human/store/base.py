@@ -402,6 +402,10 @@ class JobStore(Protocol):
         """Return when another process may have queued a job, or after `timeout_s`."""
         ...
 
+    async def jobs_due(self) -> bool:
+        """Whether any job is due and unleased: one cheap read, for an idle worker's poll."""
+        ...
+
     async def lease_jobs(
         self, owner: str, *, limit: int, lease_s: float, lane: JobLane | None = None
     ) -> list[Job]:

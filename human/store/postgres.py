@@ -6,14 +6,22 @@ Each atomic method is one transaction on a pooled connection; the transactions t
 (a drive job also locks its run's row, which is how two workers never drive one run at once),
 LISTEN for `watch` and `wait_for_jobs`, migrations under an advisory lock, and the size query.
 Job times are read off the database's clock, so hosts whose clocks differ agree on who holds a
-lease. Audit inserts `NOTIFY baton_audit` and queued jobs `NOTIFY baton_jobs` (see the
-migration), heard by one listening connection per process.
+lease. Audit inserts `NOTIFY baton_audit`, heard by one listening connection per process.
+
+A queued job wakes one worker, not all of them: a process that waits for jobs LISTENs on a
+channel of its own and keeps a `job_listeners` row alive; a job queued unleased NOTIFYs the live
+listener woken longest ago (see the `0011_job_listeners` migration), or `baton_jobs` when there
+is none. The job itself stays unleased, so a listener that died (its row outlives it by up to
+`LISTENER_LIVE_S`) strands nothing: another worker's poll takes it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
+import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeAlias, TypeVar
@@ -31,8 +39,15 @@ from human.store.transactions import DRIVE, SqlStore, TxFn, lane_filter
 
 T = TypeVar("T")
 
+logger = logging.getLogger(__name__)
+
 _MIGRATION_LOCK: Final = 0x6261746F6E  # "baton": one migrator at a time, across processes
 _NOW: Final = POSTGRES.clock
+LISTENER_BEAT_S: Final = 5.0
+"""How often a process waiting for jobs renews its `job_listeners` row."""
+LISTENER_LIVE_S: Final = 3 * LISTENER_BEAT_S
+"""How long a listener row stays live unrenewed: queued jobs stop waking a process this long
+after it died (its jobs are polled for meanwhile)."""
 
 Conn: TypeAlias = "asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]"
 
@@ -109,7 +124,7 @@ notified meanwhile were not heard, so whoever needs them reads what it missed.""
 
 
 class _Listener:
-    """One connection per process LISTENing on a channel, fanning out to subscribers' queues.
+    """One connection per process LISTENing on channels, fanning out to subscribers' queues.
 
     A connection the server ends (a restart, a failover, an operator's kill) is opened again in
     the background, retried with a backoff doubling to `MAX_BACKOFF_S`, as long as anyone
@@ -118,9 +133,9 @@ class _Listener:
 
     MAX_BACKOFF_S: Final = 5.0
 
-    def __init__(self, dsn: str, channel: str) -> None:
+    def __init__(self, dsn: str, *channels: str) -> None:
         self._dsn = dsn
-        self._channel = channel
+        self._channels = channels
         self._conn: Conn | None = None
         self._queues: set[asyncio.Queue[str]] = set()
         self._lock = asyncio.Lock()
@@ -143,7 +158,8 @@ class _Listener:
     async def _connect(self) -> None:
         conn = await asyncpg.connect(self._dsn)
         conn.add_termination_listener(self._lost)
-        await conn.add_listener(self._channel, self._heard)
+        for channel in self._channels:
+            await conn.add_listener(channel, self._heard)
         self._conn = conn
 
     async def _reconnect(self) -> None:
@@ -214,8 +230,10 @@ class PostgresStore(SqlStore):
         self._dsn = dsn
         self._clock = clock
         self._audit = _Listener(dsn, "baton_audit")
-        self._jobs = _Listener(dsn, "baton_jobs")
+        self._wake_channel = f"baton_wake_{os.getpid()}_{secrets.token_hex(4)}"
+        self._jobs = _Listener(dsn, self._wake_channel, "baton_jobs")
         self._job_signals: asyncio.Queue[str] | None = None
+        self._listening: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, url: str, *, clock: Callable[[], datetime] = utcnow) -> PostgresStore:
@@ -335,7 +353,17 @@ class PostgresStore(SqlStore):
         await self._write(migrate)
 
     async def close(self) -> None:
-        """Close the listeners and the pool."""
+        """Stop listening for jobs (dropping its `job_listeners` row); close listeners and pool."""
+        if self._listening is not None:
+            self._listening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listening
+            with contextlib.suppress(StoreError):
+                await self._write(
+                    lambda conn: conn.execute(
+                        "DELETE FROM job_listeners WHERE channel = $1", self._wake_channel
+                    )
+                )
         await self._audit.close()
         await self._jobs.close()
         await self._pool.close()
@@ -395,17 +423,48 @@ class PostgresStore(SqlStore):
     # jobs -----------------------------------------------------------------------------------
 
     async def wait_for_jobs(self, timeout_s: float) -> None:
-        """Return when a job is queued in any process (NOTIFY baton_jobs), or after `timeout_s`.
+        """Return when a job queued in any process was given to this one, or after `timeout_s`.
 
-        The subscription lives as long as the store, so a job queued between two waits still
-        ends the next one at once.
+        The first wait LISTENs on this process's channel, then registers it in `job_listeners`
+        and keeps its row alive every `LISTENER_BEAT_S` while the store is open: from then on
+        queued jobs take turns waking the live listeners, one listener per job (`baton_jobs`
+        wakes all of them only when none is live). The subscription lives as long as the
+        store, so a job given between two waits still ends the next one at once.
         """
         if self._job_signals is None:
             self._job_signals = await self._jobs.subscribe()
+            # Registered after LISTEN, so no wake-up goes to a deaf channel (till then, a queued
+            # job wakes everyone on `baton_jobs`).
+            self._listening = asyncio.create_task(self._keep_listener())
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._job_signals.get(), timeout_s)
         while not self._job_signals.empty():
             self._job_signals.get_nowait()
+
+    async def _renew_listener(self) -> None:
+        """Keep this process's `job_listeners` row live; rows dead a while are dropped."""
+
+        async def renew(conn: Conn) -> None:
+            await conn.execute("SET LOCAL synchronous_commit TO OFF")  # lost: renewed again
+            await conn.execute(
+                f"DELETE FROM job_listeners WHERE live_until < {_NOW} - $1", LISTENER_LIVE_S
+            )
+            await conn.execute(
+                f"INSERT INTO job_listeners (channel, live_until) VALUES ($1, {_NOW} + $2) "
+                "ON CONFLICT (channel) DO UPDATE SET live_until = EXCLUDED.live_until",
+                self._wake_channel,
+                LISTENER_LIVE_S,
+            )
+
+        await self._write(renew)
+
+    async def _keep_listener(self) -> None:
+        while True:
+            try:
+                await self._renew_listener()
+            except StoreError:  # the database is away: jobs are polled for until it is back
+                logger.warning("job listener not renewed", exc_info=True)
+            await asyncio.sleep(LISTENER_BEAT_S)
 
     async def lease_jobs(
         self, owner: str, *, limit: int, lease_s: float, lane: JobLane | None = None

@@ -624,6 +624,17 @@ class SqlStore:
 
     # jobs -----------------------------------------------------------------------------------
 
+    async def jobs_due(self) -> bool:
+        """Whether any job is due and unleased (one read statement on the `jobs_due` index)."""
+        clock = self.dialect.clock
+        row = await self._one(
+            f"SELECT 1 FROM jobs WHERE available_at <= {clock} "
+            f"AND (lease_until IS NULL OR lease_until < {clock}) "
+            "AND (due_at IS NULL OR due_at <= :now) LIMIT 1",
+            now=self._clock().timestamp(),
+        )
+        return row is not None
+
     async def renew_leases(self, owner: str, job_ids: Sequence[int], *, lease_s: float) -> None:
         """Extend this owner's leases."""
         if not job_ids:

@@ -3,7 +3,8 @@
 Leases make work survive its process: a job whose holder died is leased again once its lease
 runs out, and live holders renew theirs while they work. `wake()` starts a lease round at once
 when this process queued the work; other processes' work is found when the store signals it
-(PostgreSQL's NOTIFY) or by polling.
+(PostgreSQL's NOTIFY, which wakes one worker per job) or by polling: a poll that heard nothing
+asks one cheap question (`Store.jobs_due`) and leases only if something is due.
 
 Jobs run in two lanes, each with its own slots and leased apart (`Job.lane`): `work` (drives and
 timers: Baton's own work, `concurrency` at a time) and `delivery` (notifications, as slow as the
@@ -138,7 +139,8 @@ class Worker:
                     started = await self._lease_round()
                     if not started:
                         self._wake.clear()
-                        await self._idle()
+                        while not await self._idle():
+                            self._beat = time.monotonic()
                 except Exception as exc:  # the store failed: wait, and go on when it answers
                     self._failing = f"{type(exc).__name__}: {str(exc)[:200]}"
                     logger.exception("worker round failed; retrying", extra={"retry_s": backoff})
@@ -153,16 +155,24 @@ class Worker:
                 task.cancel()
             await asyncio.gather(renewer, *self._active.values(), return_exceptions=True)
 
-    async def _idle(self) -> None:
-        """Wait for work: this process's own, another's (as the store signals it), or a poll."""
+    async def _idle(self) -> bool:
+        """Wait a poll for work: this process's own, or another's as the store signals it.
+
+        True when woken so, or when the poll found a job due (one read); False after a quiet
+        poll with nothing due, to wait again.
+        """
         woken = asyncio.ensure_future(self._wake.wait())
-        signalled = asyncio.ensure_future(self._store.wait_for_jobs(self._poll_s))
+        # The store waits longer than the poll, so that its return means a signal, not a timeout.
+        signalled = asyncio.ensure_future(self._store.wait_for_jobs(2 * self._poll_s))
         try:
-            await asyncio.wait({woken, signalled}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                {woken, signalled}, timeout=self._poll_s, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             for waiter in (woken, signalled):
                 waiter.cancel()
             await asyncio.gather(woken, signalled, return_exceptions=True)
+        return bool(done) or await self._store.jobs_due()
 
     async def run_until_idle(self) -> int:
         """Run jobs until none is due (for the CLI, tests and benchmarks); how many ran."""

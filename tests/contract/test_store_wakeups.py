@@ -1,0 +1,150 @@
+"""Which worker a queued job wakes: one, in turn, on PostgreSQL; and the idle poll's one question.
+
+A process that waits for jobs (`Store.wait_for_jobs`) on PostgreSQL listens on a channel of its
+own and keeps a `job_listeners` row alive; a job queued unleased NOTIFYs one live listener, the
+one woken longest ago. Here a plain connection beside the stores overhears every channel: the
+notifications one sends after the jobs' commits arrive after theirs (PostgreSQL delivers in
+commit order), so the count of what was heard before it is exact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import asyncpg
+import pytest
+
+from human.store.base import Store
+from tests.contract.conftest import Backend
+from tests.contract.test_store import LIVE, started
+from tests.contract.test_store_feeds import other_process
+from tests.harness import eventually, sql
+
+END = "end"
+
+
+def live_listeners(backend: Backend) -> list[str]:
+    return [
+        r["channel"]
+        for r in sql(
+            backend.url,
+            "SELECT channel FROM job_listeners "
+            "WHERE live_until >= extract(epoch from clock_timestamp()) ORDER BY channel",
+        )
+    ]
+
+
+async def listening(backend: Backend, count: int) -> list[str]:
+    """The live listeners' channels, once there are `count` of them."""
+
+    async def found() -> list[str] | None:
+        channels = live_listeners(backend)
+        return channels if len(channels) == count else None
+
+    return await eventually(found, what=f"{count} live job listeners")
+
+
+@dataclass
+class Overheard:
+    """Every (channel, payload) notified on the channels listened to, in arrival order."""
+
+    conn: asyncpg.Connection
+    heard: list[tuple[str, str]] = field(default_factory=list)
+
+    async def settled(self) -> list[tuple[str, str]]:
+        """What was heard of every transaction committed before this call (the end marker too)."""
+        await self.conn.execute(f"NOTIFY baton_jobs, '{END}'")
+
+        async def ended() -> bool:
+            return ("baton_jobs", END) in self.heard
+
+        await eventually(ended, what="the end marker")
+        return [h for h in self.heard if h != ("baton_jobs", END)]
+
+
+@contextlib.asynccontextmanager
+async def overhearing(backend: Backend, channels: list[str]) -> AsyncIterator[Overheard]:
+    conn = await asyncpg.connect("postgresql://" + backend.url.split("://", 1)[1])
+    overheard = Overheard(conn)
+    try:
+        for channel in [*channels, "baton_jobs"]:
+            await conn.add_listener(
+                channel, lambda _c, _pid, ch, payload: overheard.heard.append((ch, payload))
+            )
+        yield overheard
+    finally:
+        await conn.close()
+
+
+def job_ids(backend: Backend) -> list[str]:
+    return [str(r["id"]) for r in sql(backend.url, "SELECT id FROM jobs ORDER BY id")]
+
+
+@pytest.mark.backends("postgres")
+async def test_each_queued_job_wakes_one_listening_process_in_turn(
+    store: Store, backend: Backend
+) -> None:
+    async with other_process(backend) as other:
+        await store.wait_for_jobs(0.01)  # both processes now wait for jobs
+        await other.wait_for_jobs(0.01)
+        channels = await listening(backend, 2)
+        async with overhearing(backend, channels) as ears:
+            for _ in range(6):
+                await started(store)  # each queues an unleased start job
+            heard = await ears.settled()
+
+    assert sorted(payload for _, payload in heard) == job_ids(backend)  # each job once
+    assert Counter(channel for channel, _ in heard) == {channels[0]: 3, channels[1]: 3}
+
+
+@pytest.mark.backends("postgres")
+async def test_a_lapsed_listener_is_passed_over_and_none_live_wakes_everyone(
+    store: Store, backend: Backend
+) -> None:
+    # A process killed without a word leaves its row; once it lapses, no job is sent its way.
+    sql(
+        backend.url,
+        "INSERT INTO job_listeners (channel, live_until, woken_at) "
+        "VALUES ('baton_wake_dead', extract(epoch from clock_timestamp()) - 1, 0)",
+    )
+    async with overhearing(backend, ["baton_wake_dead"]) as ears:
+        await started(store)  # nobody listens yet: every process hears it on `baton_jobs`
+        before = await ears.settled()
+        await store.wait_for_jobs(0.01)
+        (channel,) = await listening(backend, 1)
+        await ears.conn.add_listener(
+            channel, lambda _c, _pid, ch, payload: ears.heard.append((ch, payload))
+        )
+        for _ in range(3):
+            await started(store)
+        heard = await ears.settled()
+
+    first, *rest = job_ids(backend)
+    assert before == [("baton_jobs", first)]
+    assert heard[len(before) :] == [(channel, job) for job in rest]
+
+
+@pytest.mark.backends("postgres")
+async def test_a_closed_store_stops_listening_for_jobs(backend: Backend) -> None:
+    async with other_process(backend) as other:
+        await other.wait_for_jobs(0.01)
+        await listening(backend, 1)
+
+    assert sql(backend.url, "SELECT channel FROM job_listeners") == []
+
+
+async def test_jobs_due_says_whether_an_unleased_job_is_due(store: Store) -> None:
+    assert await store.jobs_due() is False
+
+    await started(store)
+    assert await store.jobs_due() is True
+
+    leased = await store.lease_jobs("a", limit=1, lease_s=LIVE)
+    assert [job.kind for job in leased] == ["start"]
+    assert await store.jobs_due() is False
+
+    await store.retry_job(leased[0].id, "a", delay_s=3600, error="later")
+    assert await store.jobs_due() is False
