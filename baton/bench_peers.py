@@ -34,7 +34,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypedDict
+from typing import TYPE_CHECKING, Any, Final, TypedDict
+
+if TYPE_CHECKING:
+    from baton.wiring import Parts
+    from human.records import User
 
 SYSTEMS: Final = ("baton", "langgraph", "maf_file", "maf_memory")
 _STRACE: Final = shutil.which("strace")
@@ -115,27 +119,36 @@ def peer_figures(
     return figures
 
 
-def _command(system: str, cycles: int, folder: Path) -> list[str]:
-    return [sys.executable, "-m", "baton.bench_peers", system, str(cycles), str(folder)]
-
-
 def _child(system: str, cycles: int, folder: Path) -> tuple[Round, int]:
-    """One child's round, and its `fsync` and `fdatasync` calls (-1 if they were not counted).
+    """One system's child: its round, and its `fsync` and `fdatasync` calls (-1: not counted)."""
+    got, calls, _ = run_child(["baton.bench_peers", system, str(cycles)], folder, what=system)
+    return got, calls
 
-    Under `strace --seccomp-bpf` only those two calls stop the child, so the timing is hardly
-    touched; without strace (or where tracing is not permitted) the calls are not counted.
+
+def run_child(
+    module_args: list[str], folder: Path, *, what: str
+) -> tuple[Round, int, dict[str, Any]]:
+    """`python -m MODULE ARGS… FOLDER` traced: its round, its fsync calls, its whole JSON line.
+
+    The child prints one JSON object as its last line, with at least `cycles`, `wall_s` and
+    `cpu_s`. The calls are its `fsync` and `fdatasync` calls, -1 if they were not counted: under
+    `strace --seccomp-bpf` only those two calls stop the child, so the timing is hardly touched;
+    without strace (or where tracing is not permitted) they are not counted.
     """
     folder.mkdir(parents=True, exist_ok=True)
     summary = folder / "fsyncs.txt"
     trace = [*TRACE, "-o", str(summary)] if TRACE else []
     done = subprocess.run(
-        [*trace, *_command(system, cycles, folder)], capture_output=True, text=True, check=False
+        [*trace, sys.executable, "-m", *module_args, str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"the {system} cycles failed: {done.stderr[-2000:]}")
+        raise RuntimeError(f"the {what} cycles failed: {done.stderr[-2000:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
     calls = _calls(summary.read_text()) if summary.exists() else -1
-    return Round(cycles=got["cycles"], wall_s=got["wall_s"], cpu_s=got["cpu_s"]), calls
+    return Round(cycles=got["cycles"], wall_s=got["wall_s"], cpu_s=got["cpu_s"]), calls, got
 
 
 def _calls(summary: str) -> int:
@@ -152,11 +165,10 @@ def _calls(summary: str) -> int:
 
 
 async def _baton(cycles: int, folder: Path) -> Round:
-    from baton.bench import MINIMAL_ANSWER, register_minimal
+    from baton.bench import register_minimal
     from baton.demo import seed_demo
     from baton.settings import Settings
     from baton.wiring import open_parts
-    from human.store.base import RequestFilter
 
     register_minimal()
     settings = Settings(database_url=f"sqlite:///{folder / 'baton.db'}")
@@ -166,16 +178,24 @@ async def _baton(cycles: int, folder: Path) -> Round:
         assert approver is not None
 
         async def cycle() -> None:
-            run = await parts.runtime.start("bench_minimal", {"amount": 120}, actor="sam")
-            await parts.worker.drain()
-            page = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
-            [request] = page.items
-            await parts.requests.respond(request.id, dict(MINIMAL_ANSWER), responder=approver)
-            await parts.worker.drain()
-            if (await parts.runtime.get(run.id)).status != "completed":
-                raise RuntimeError(f"run {run.id} did not complete")
+            await baton_cycle(parts, approver)
 
         return await _timed(cycle, cycles)
+
+
+async def baton_cycle(parts: Parts, approver: User) -> None:
+    """One minimal cycle in Baton: start, drive to the pause, answer, drive to the end."""
+    from baton.bench import MINIMAL_ANSWER
+    from human.store.base import RequestFilter
+
+    run = await parts.runtime.start("bench_minimal", {"amount": 120}, actor="sam")
+    await parts.worker.drain()
+    page = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
+    [request] = page.items
+    await parts.requests.respond(request.id, dict(MINIMAL_ANSWER), responder=approver)
+    await parts.worker.drain()
+    if (await parts.runtime.get(run.id)).status != "completed":
+        raise RuntimeError(f"run {run.id} did not complete")
 
 
 async def _langgraph(cycles: int, folder: Path) -> Round:

@@ -686,6 +686,12 @@ def _edits(rule: Rule) -> str:
     "--peers/--no-peers", default=True, help="Beside LangGraph and bare MAF too (default: yes)."
 )
 @click.option("--peer-cycles", default=300, type=click.IntRange(1), help="Cycles per peer round.")
+@click.option(
+    "--concurrent-cycles",
+    default=640,
+    type=click.IntRange(1),
+    help="Cycles per round with 32 runs in flight (with --peers).",
+)
 def bench(
     as_json: bool,
     runs: int,
@@ -697,9 +703,11 @@ def bench(
     scale_cycles: int,
     peers: bool,
     peer_cycles: int,
+    concurrent_cycles: int,
 ) -> None:
     """Measure pause, resume, throughput, size and listing, on SQLite and PostgreSQL (README)."""
     from baton.bench import run_bench, scratch_root
+    from baton.bench_concurrent import concurrent_figures
     from baton.bench_peers import peer_figures, peers_available
 
     configure_logging("WARNING")
@@ -721,6 +729,8 @@ def bench(
         figures["peers_unavailable"] = missing
     elif peers:
         figures |= peer_figures(peer_cycles, root=scratch_root())
+    if peers:  # Baton alone, with 32 runs in flight: needs no peer installed
+        figures |= concurrent_figures(concurrent_cycles, root=scratch_root())
     figures["load1"] = load1  # at the start; `load1_end` at the end
     figures["load1_end"] = round(os.getloadavg()[0], 2)
     for what in ("pg", "peers"):
