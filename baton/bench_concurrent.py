@@ -47,7 +47,10 @@ USABLE_CORES: Final = min(len(os.sched_getaffinity(0)), 1)
 """The cores the CPU ceiling counts: one event loop (see the module's docstring)."""
 
 
-VARIANTS: Final = {"group": (SqliteStore.max_batch, 0.0), "solo": (1, 0.0)}
+VARIANTS: Final = {
+    "group": (SqliteStore.max_batch, SqliteStore.batch_window_s),
+    "solo": (1, 0.0),
+}
 """The store's batch limit and window per variant: group commit as shipped, and one per commit."""
 
 
