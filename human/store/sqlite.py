@@ -253,7 +253,8 @@ class SqliteStore(SqlStore):
                 first = taken[0]
                 if first.stop:
                     self._close_writer_conn()
-                    first.future.set_result(None)
+                    if first.future.set_running_or_notify_cancel():
+                        first.future.set_result(None)
                     return
                 if not first.in_transaction:  # outside any transaction, alone
                     taken.pop(0)
