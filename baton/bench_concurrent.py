@@ -24,6 +24,11 @@ cycle. Over `rounds` rounds the figure is the best round's.
   writer thread runs SQLite's C code and waits on fsync with the GIL released, a small share,
   not a second core's worth of work. So 1.0 means the loop never waits for the disk; a figure a
   little above 1 is the writer's share running beside the loop.
+- `concurrent32_waiting_for_cpu`: the share of the wall time the event loop's thread waited,
+  runnable, for a core (`/proc/thread-self/schedstat`; 0 where it cannot be read): on a busy
+  machine, what keeps the figure above from 1 that is not the process's own waiting.
+- `concurrent32_solo_…`: the same, the store committing one transaction per batch.
+- `concurrent32_vs_solo`: cycles/s with group commit ÷ without, same run.
 - `concurrent32_load1`: the 1-minute load average at the start of the first round.
 """
 
@@ -74,6 +79,7 @@ def concurrent_figures(
     best: dict[str, Round] = {}
     counted: dict[str, list[int]] = {name: [] for name in VARIANTS}
     commits: dict[str, list[int]] = {name: [] for name in VARIANTS}
+    waited: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="baton-concurrent-", dir=root) as scratch:
         for n in range(rounds):
             for name in VARIANTS if n % 2 == 0 else tuple(reversed(VARIANTS)):
@@ -81,7 +87,7 @@ def concurrent_figures(
                     _args(name, per_task), Path(scratch) / f"{name}-{n}", what=name
                 )
                 if name not in best or got.wall_s < best[name].wall_s:
-                    best[name] = got
+                    best[name], waited[name] = got, float(extra["runqueue_s"])
                 counted[name].append(calls)
                 commits[name].append(int(extra["durable_syncs"]))
         # The same child with no timed cycle: its set-up and warm-up alone.
@@ -100,6 +106,7 @@ def concurrent_figures(
             fsyncs = (min(counted[name]) - baseline) / got.cycles
             figures[f"{prefix}_fsyncs_per_cycle"] = round(fsyncs, 3)
         figures[f"{prefix}_vs_cpu_ceiling"] = round(rate / (1000 / cpu_ms * USABLE_CORES), 3)
+        figures[f"{prefix}_waiting_for_cpu"] = round(waited[name] / got.wall_s, 3)
     figures["concurrent32_vs_solo"] = round(rates["group"] / rates["solo"], 2)
     figures["concurrent32_load1"] = load1
     return figures
@@ -112,8 +119,8 @@ def _args(variant: str, per_task: int) -> list[str]:
 
 async def _in_flight(
     per_task: int, folder: Path, *, max_batch: int, window_s: float
-) -> tuple[Round, int]:
-    """`IN_FLIGHT` tasks of `per_task` timed cycles each; the round and the FULL commits."""
+) -> tuple[Round, int, float]:
+    """`IN_FLIGHT` tasks of `per_task` timed cycles each: the round, FULL commits, run-queue s."""
     from baton.bench import register_minimal
     from baton.demo import seed_demo
     from baton.settings import Settings
@@ -137,11 +144,19 @@ async def _in_flight(
                 await baton_cycle(parts, approver)
 
         await asyncio.gather(*(cycles(1) for _ in range(IN_FLIGHT)))  # warm-up
-        synced = store.durable_syncs
+        synced, queued = store.durable_syncs, _runqueue_s()
         wall, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(cycles(per_task) for _ in range(IN_FLIGHT)))
         timed = Round(per_task * IN_FLIGHT, time.perf_counter() - wall, time.process_time() - cpu)
-        return timed, store.durable_syncs - synced
+        return timed, store.durable_syncs - synced, _runqueue_s() - queued
+
+
+def _runqueue_s() -> float:
+    """Seconds this thread (the event loop's) has waited, runnable, for a core (0 if unknown)."""
+    try:
+        return int(Path("/proc/thread-self/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def main(argv: list[str]) -> None:
@@ -152,9 +167,11 @@ def main(argv: list[str]) -> None:
         float(argv[2]),
         Path(argv[3]),
     )
-    got, synced = asyncio.run(_in_flight(per_task, folder, max_batch=max_batch, window_s=window_s))
+    got, synced, queued = asyncio.run(
+        _in_flight(per_task, folder, max_batch=max_batch, window_s=window_s)
+    )
     line = {"cycles": got.cycles, "wall_s": got.wall_s, "cpu_s": got.cpu_s}
-    sys.stdout.write(json.dumps(line | {"durable_syncs": synced}) + "\n")
+    sys.stdout.write(json.dumps(line | {"durable_syncs": synced, "runqueue_s": queued}) + "\n")
 
 
 if __name__ == "__main__":

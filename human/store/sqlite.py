@@ -7,13 +7,14 @@ they run on the event loop's own connection, which costs less than a thread hop.
 processes may share the file: writers take `BEGIN IMMEDIATE` and wait on `busy_timeout`.
 
 **Group commit.** Callers queue their transactions; the writer thread takes every transaction
-queued when it looks and runs them as one batch: one
-`BEGIN IMMEDIATE`, each transaction in a `SAVEPOINT` of its own, one COMMIT, at
-`synchronous=FULL` if any of them is durable (NORMAL if none is). So concurrent pauses and answers
-share one fsync of the WAL, and a single write alone commits exactly as before. Each caller's
-future is resolved only after that COMMIT returns. The queue fills by itself while the last batch
-syncs; when the last batch held more than one transaction (several writers are active), the writer
-also waits `batch_window_s` (0.5 ms) for more before it begins. Measured with 32 runs in flight
+queued when it looks and runs them as one batch: one `BEGIN IMMEDIATE`, each transaction in a
+`SAVEPOINT` of its own, one COMMIT, at `synchronous=FULL` if any of them is durable (NORMAL if
+none is). So concurrent pauses and answers share one fsync of the WAL, and a single write alone
+commits exactly as before. Each caller's future is resolved only after that COMMIT returns, a
+failure too (it may rest on an earlier transaction of the batch, say a key taken, which its
+caller then reads). The queue fills by itself while the last batch syncs; when the last batch
+held more than one transaction (several writers are active), the writer also waits
+`batch_window_s` (0.5 ms) for more before it begins. Measured with 32 runs in flight
 (`baton.bench_concurrent`, interleaved, load 11 on 2 cores): 0.42-0.45 fsyncs per cycle with the
 window against 0.51-0.54 without, and no fewer cycles per second (1 ms gave no more). A lone
 writer never waits: its batches hold one transaction.
@@ -275,7 +276,8 @@ class SqliteStore(SqlStore):
 
         Returns the works not yet run when the batch had to stop (the file became unavailable,
         or SQLite rolled the whole transaction back): the loop runs them next, on a fresh
-        connection. Those already run are failed, since their rows went with the transaction.
+        connection. Those already run are failed (`StoreUnavailable`), since their rows, and the
+        state their own outcome rested on, went with the transaction.
         """
         if not batch:
             return []
@@ -288,25 +290,28 @@ class SqliteStore(SqlStore):
         except BaseException as exc:  # not begun (locked past the busy timeout, not openable)
             self._fail_all(batch, exc)
             return []
-        done: list[tuple[_Work[Any], Any]] = []
+        # Outcomes wait for the COMMIT, failures too: a failure may rest on an earlier
+        # transaction of the batch (a key it took), which its caller must be able to read.
+        settled: list[tuple[_Work[Any], Any, BaseException | None]] = []
         for n, work in enumerate(batch):
             try:
                 conn.execute("SAVEPOINT baton_tx")
                 result = work.fn(conn)
                 conn.execute("RELEASE baton_tx")
             except BaseException as exc:
-                work.future.set_exception(exc)
                 if _unavailable(exc) or not _undo_savepoint(conn):
                     # The file's condition, or the whole transaction gone: stop the batch.
-                    self._fail_all([w for w, _ in done], _rolled_back(exc))
+                    work.future.set_exception(exc)
+                    self._fail_all([w for w, _, _ in settled], _rolled_back(exc))
                     return batch[n + 1 :]
-                continue  # rolled back alone; the others go on
-            done.append((work, result))
+                settled.append((work, None, exc))  # rolled back alone; the others go on
+                continue
+            settled.append((work, result, None))
         try:
             conn.execute("COMMIT")
         except BaseException as exc:
             # Nothing of the batch is committed: each caller hears so, none is told durable.
-            self._fail_all([w for w, _ in done], exc)
+            self._fail_all([w for w, _, _ in settled], exc)
             return []
         if durable:
             self.durable_syncs += 1
@@ -315,8 +320,11 @@ class SqliteStore(SqlStore):
                 conn.execute("PRAGMA synchronous=FULL")
             except sqlite3.Error:  # a connection left at NORMAL is never used again
                 self._close_writer_conn()
-        for work, result in done:
-            work.future.set_result(result)
+        for work, result, error in settled:
+            if error is None:
+                work.future.set_result(result)
+            else:
+                work.future.set_exception(error)
         return []
 
     def _fail_all(self, works: Sequence[_Work[Any]], exc: BaseException) -> None:

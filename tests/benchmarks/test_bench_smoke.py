@@ -89,6 +89,7 @@ def test_32_runs_in_flight_are_measured_with_and_without_group_commit(tmp_path: 
         assert figures[f"{prefix}_cycles_per_s"] > 0, prefix
         assert figures[f"{prefix}_cpu_ms"] > 0, prefix
         assert 0 < float(figures[f"{prefix}_vs_cpu_ceiling"]) < 2, prefix
+        assert 0 <= float(figures[f"{prefix}_waiting_for_cpu"]) < 1, prefix
     # One transaction per FULL commit without group commit: the pause and the answer, exactly.
     assert figures["concurrent32_solo_durable_commits_per_cycle"] == 2
     # With it, never more FULL commits than that: batches only ever share one.
