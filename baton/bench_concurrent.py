@@ -8,7 +8,7 @@ driving up to `IN_FLIGHT` runs at a time. Each of `IN_FLIGHT` tasks goes round t
 (`RequestService.respond`), the drive to completion (`Worker.drain`). `drain` waits for every
 drive under way, so the tasks go round in step: their pauses commit together, then their answers.
 
-The child is run as `baton.bench_peers` runs its systems (its `_child`): CPU by
+The child is run as `baton.bench_peers` runs its systems (`run_child`): CPU by
 `time.process_time` over the timed cycles (every thread of the child, the writer thread
 included), fsyncs by `strace --seccomp-bpf -f -c` less those of the same child with no timed
 cycle. Over `rounds` rounds the figure is the best round's.
@@ -22,8 +22,8 @@ cycle. Over `rounds` rounds the figure is the best round's.
   cores = min(len(os.sched_getaffinity(0)), 1): the process is one asyncio event loop, which
   holds the GIL for almost all of a cycle's work (MAF, pydantic, the service layer); its one
   writer thread runs SQLite's C code and waits on fsync with the GIL released, a small share,
-  not a second core's worth of work. So 1.0 means the loop never waits for the disk; a figure a
-  little above 1 is the writer's share running beside the loop.
+  not a second core's worth of work. So 1.0 means the loop never waits (for the disk or a
+  core); a figure a little above 1 is the writer's share running beside the loop.
 - `concurrent32_waiting_for_cpu`: the share of the wall time the event loop's thread waited,
   runnable, for a core (`/proc/thread-self/schedstat`; 0 where it cannot be read): on a busy
   machine, what keeps the figure above from 1 that is not the process's own waiting.
