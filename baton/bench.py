@@ -16,9 +16,9 @@ database's filesystem), so the floor and the product write to the same disk:
   until the run is completed (refund issued once, effect and audit recorded).
 - `cycles_per_s`: `runs` such cycles (start, pause, list, answer, completed) one after another.
 - `cycle_floor_commits`: one cycle's mean time in floor commits. Every pause and answer is a
-  durable commit at FULL; a cycle makes six commits (run with its start job, pause, answer with
-  its resume job, the back office's refund, the ledger's effect, completion), four of them
-  durable (the start and the end commit at NORMAL and ride on the next FULL one).
+  durable commit at FULL; a cycle makes five commits (run with its start job, pause, answer with
+  its resume job, the back office's refund, completion with the ledger's effect record), three
+  of them durable (the start and the end commit at NORMAL and ride on the next FULL one).
 - `bytes_per_paused_run`: growth of `store.size_bytes()` over `paused` paused runs (run,
   checkpoint, request, audit and job rows, indexes included), per run.
 - `rss_growth_mb_10k_paused`: resident memory of a `baton serve` child (logging at WARNING)

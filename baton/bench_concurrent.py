@@ -121,8 +121,9 @@ async def _in_flight(
     per_task: int, folder: Path, *, max_batch: int, window_s: float
 ) -> tuple[Round, int, float]:
     """`IN_FLIGHT` tasks of `per_task` timed cycles each: the round, FULL commits, run-queue s."""
-    from baton.bench import register_minimal
+    from baton.bench import MINIMAL_ANSWER, register_minimal
     from baton.demo import seed_demo
+    from baton.observability import configure_telemetry
     from baton.settings import Settings
     from baton.wiring import open_parts
 
@@ -130,6 +131,8 @@ async def _in_flight(
     settings = Settings(
         database_url=f"sqlite:///{folder / 'baton.db'}", worker_concurrency=IN_FLIGHT
     )
+    configure_telemetry(settings)  # as `baton serve` does: off unless an exporter is configured
+    answer = dict(MINIMAL_ANSWER)
     async with open_parts(settings) as parts:
         store = parts.store
         if not isinstance(store, SqliteStore):
@@ -141,7 +144,7 @@ async def _in_flight(
 
         async def cycles(count: int) -> None:
             for _ in range(count):
-                await baton_cycle(parts, approver)
+                await baton_cycle(parts, approver, "bench_minimal", {"amount": 120}, answer)
 
         await asyncio.gather(*(cycles(1) for _ in range(IN_FLIGHT)))  # warm-up
         synced, queued = store.durable_syncs, _runqueue_s()

@@ -1,24 +1,47 @@
-"""Baton beside its peers on the same work: one `request_info`, its answer, completion.
+"""Baton beside its peers on the same work, each system in a child process of its own.
 
-The minimal human-in-the-loop cycle, done four ways, each in a child process of its own (so its
-CPU time and its fsyncs are its own), interleaved A/B/C/D then D/C/B/A over `rounds` rounds; each
-system's figure is its best round (the one least disturbed by the machine):
+Two workloads, each done by every system that can do it, each in a child process of its own (so
+its CPU time and its fsyncs are its own), interleaved A/B/C/D then D/C/B/A over `rounds` rounds;
+each system's figure is its best round (the one least disturbed by the machine).
+
+`minimal`: one `request_info`, its answer, completion.
 
 - `baton`: a registered plain-MAF workflow (bare MAF's executor: `ctx.request_info`, then
   `@response_handler` completes) started with `Runtime.start`, driven by the worker to its pause,
   its request listed and answered with `RequestService.respond`, driven to completion: Baton's
-  whole path on a SQLite file (WAL, `synchronous=FULL`), as `baton serve` wires it.
+  whole path on a SQLite file (WAL, `synchronous=FULL`), as `baton serve` wires it (its
+  telemetry too: off unless an exporter is configured).
 - `langgraph`: a LangGraph `StateGraph` whose node calls `interrupt()`, resumed with
   `Command(resume=...)`, checkpointed by `SqliteSaver` on a SQLite file (its defaults).
 - `maf_file`: bare MAF with `FileCheckpointStorage` (JSON files; no fsync), restored on a fresh
   workflow instance as a new process would.
 - `maf_memory`: bare MAF with `InMemoryCheckpointStorage`: the framework's own cost.
 
-Per system: `cycles_per_s`, `cpu_ms` per cycle (the child's user + system CPU over the timed
-cycles, `time.process_time`), and `fsyncs_per_cycle`: the `fsync` and `fdatasync` calls of a
-round, counted by `strace --seccomp-bpf -f -c` when strace is here (only those calls stop the
-child), less those of the same child run with no timed cycle (its set-up and warm-up), per
-cycle. `peers_load1_max` is the highest 1-minute load average at the start of a round.
+`refund`: an agent's three model turns (look the order up; propose the refund; say what was
+refunded), a person's approval before the refund, and the refund itself: a durable back-office
+write (one SQLite transaction, WAL, `synchronous=FULL`, an `INSERT ... ON CONFLICT DO NOTHING`
+keyed by the call's idempotency key, then the refund read back), as the shipped back office
+(`executors/shipped/back_office`) makes it.
+
+- `baton`: the shipped `refund` workflow (120 on order A-1002, one approval by support-leads) on
+  the scripted model, the same path as `minimal`'s; its back office keeps its tables in Baton's
+  file, as `baton serve` has it by default.
+- `langgraph`: an explicit LangGraph agent: a chat model node and a `ToolNode` with
+  `lookup_order` and `issue_refund`, looping until the model answers without a tool call; the
+  refund tool calls `interrupt()` for the approval before it writes, and the run is resumed with
+  `Command(resume=...)`; checkpointed by `SqliteSaver`. The model is a LangChain chat model that
+  plays the same three turns from the conversation, as Baton's scripted client does; the back
+  office is a file of its own, made by the shipped back office's migrations, seeded with the
+  same orders and written with the same statements.
+
+Per system: `<workload>_<system>_cycles_per_s`, `_cpu_ms` per cycle (the child's user + system
+CPU over the timed cycles, `time.process_time`), and `_fsyncs_per_cycle`: the `fsync` and
+`fdatasync` calls of a round, counted by `strace --seccomp-bpf -f -c` when strace is here (only
+those calls stop the child), less those of the same child run with no timed cycle (its set-up
+and warm-up), per cycle (the fewest of the rounds). Then `<workload>_vs_langgraph` (Baton's
+cycles per second over LangGraph's), `<workload>_fsyncs_per_cycle` (Baton's),
+`minimal_cpu_vs_bare_maf`, and `peers_load1_max`, the highest 1-minute load average at the
+start of a round.
 """
 
 from __future__ import annotations
@@ -34,13 +57,19 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypedDict
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from baton.wiring import Parts
-    from human.records import User
+    from human.records import Run, User
 
 SYSTEMS: Final = ("baton", "langgraph", "maf_file", "maf_memory")
+"""The systems of the `minimal` workload."""
+WORKLOADS: Final[dict[str, tuple[str, ...]]] = {
+    "minimal": SYSTEMS,
+    "refund": ("baton", "langgraph"),
+}
+"""Each workload and the systems that do it."""
 _STRACE: Final = shutil.which("strace")
 TRACE: Final = (
     (_STRACE, "--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=fsync,fdatasync")
@@ -70,34 +99,51 @@ def peers_available() -> str | None:
 
 
 def peer_figures(
-    cycles: int = 300, rounds: int = 2, root: Path | None = None
+    cycles: int = 300,
+    rounds: int = 2,
+    root: Path | None = None,
+    workloads: tuple[str, ...] = tuple(WORKLOADS),
 ) -> dict[str, float | int | str]:
     """Every system's figures and Baton's ratios to its peers, from interleaved child processes.
 
     Args:
         cycles: Timed cycles per child (after `WARMUP` untimed ones).
-        rounds: Rounds of all four systems, alternating their order.
+        rounds: Rounds of all of a workload's systems, alternating their order.
         root: Where the systems' files go (one disk for all; default: the system's temp).
+        workloads: Which of `WORKLOADS` to measure, one after the other.
 
     Returns:
-        `minimal_<system>_cycles_per_s`, `_cpu_ms`, `_fsyncs_per_cycle` (when strace is
-        present), `minimal_vs_langgraph`, `minimal_fsyncs_per_cycle`, `minimal_cpu_vs_bare_maf`
-        and `peers_load1_max` (the highest 1-minute load average at the start of a round).
+        `<workload>_<system>_cycles_per_s`, `_cpu_ms`, `_fsyncs_per_cycle` (when strace is
+        present), `<workload>_vs_langgraph`, `<workload>_fsyncs_per_cycle` (Baton's),
+        `minimal_cpu_vs_bare_maf` and `peers_load1_max` (the highest 1-minute load average at
+        the start of a round).
     """
-    best: dict[str, Round] = {}
-    synced: dict[str, list[int]] = {system: [] for system in SYSTEMS}
+    figures: dict[str, float | int | str] = {}
     loads: list[float] = []
     with tempfile.TemporaryDirectory(prefix="baton-peers-", dir=root) as scratch:
-        for n in range(rounds):
-            loads.append(round(os.getloadavg()[0], 2))
-            for system in SYSTEMS if n % 2 == 0 else tuple(reversed(SYSTEMS)):
-                got, calls = _child(system, cycles, Path(scratch) / f"{system}-{n}")
-                if system not in best or got.wall_s < best[system].wall_s:
-                    best[system] = got
-                synced[system].append(calls)
-        baseline = {  # the same children with no timed cycle: their set-up and warm-up alone
-            system: _child(system, 0, Path(scratch) / f"{system}-0-cycles")[1] for system in SYSTEMS
-        }
+        for workload in workloads:
+            figures |= _compare(workload, cycles, rounds, Path(scratch) / workload, loads)
+    figures["peers_load1_max"] = max(loads)
+    return figures
+
+
+def _compare(
+    workload: str, cycles: int, rounds: int, scratch: Path, loads: list[float]
+) -> dict[str, float | int | str]:
+    """One workload's figures; the load average at each round's start goes to `loads`."""
+    systems = WORKLOADS[workload]
+    best: dict[str, Round] = {}
+    synced: dict[str, list[int]] = {system: [] for system in systems}
+    for n in range(rounds):
+        loads.append(round(os.getloadavg()[0], 2))
+        for system in systems if n % 2 == 0 else tuple(reversed(systems)):
+            got, calls = _child(workload, system, cycles, scratch / f"{system}-{n}")
+            if system not in best or got.wall_s < best[system].wall_s:
+                best[system] = got
+            synced[system].append(calls)
+    baseline = {  # the same children with no timed cycle: their set-up and warm-up alone
+        system: _child(workload, system, 0, scratch / f"{system}-0-cycles")[1] for system in systems
+    }
     traced = TRACE is not None and all(-1 not in calls for calls in synced.values())
     fsyncs = {
         system: round((min(calls) - baseline[system]) / cycles, 2) if traced else None
@@ -106,22 +152,23 @@ def peer_figures(
     rate = {system: got.cycles / got.wall_s for system, got in best.items()}
     cpu_ms = {system: got.cpu_s / got.cycles * 1e3 for system, got in best.items()}
     figures: dict[str, float | int | str] = {}
-    for system in SYSTEMS:
-        figures[f"minimal_{system}_cycles_per_s"] = round(rate[system], 1)
-        figures[f"minimal_{system}_cpu_ms"] = round(cpu_ms[system], 2)
+    for system in systems:
+        figures[f"{workload}_{system}_cycles_per_s"] = round(rate[system], 1)
+        figures[f"{workload}_{system}_cpu_ms"] = round(cpu_ms[system], 2)
         if (per_cycle := fsyncs[system]) is not None:
-            figures[f"minimal_{system}_fsyncs_per_cycle"] = per_cycle
-    figures["minimal_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
-    figures["minimal_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
+            figures[f"{workload}_{system}_fsyncs_per_cycle"] = per_cycle
+    figures[f"{workload}_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
+    if "maf_memory" in systems:
+        figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
     if (baton_fsyncs := fsyncs["baton"]) is not None:
-        figures["minimal_fsyncs_per_cycle"] = baton_fsyncs
-    figures["peers_load1_max"] = max(loads)
+        figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs
     return figures
 
 
-def _child(system: str, cycles: int, folder: Path) -> tuple[Round, int]:
+def _child(workload: str, system: str, cycles: int, folder: Path) -> tuple[Round, int]:
     """One system's child: its round, and its `fsync` and `fdatasync` calls (-1: not counted)."""
-    got, calls, _ = run_child(["baton.bench_peers", system, str(cycles)], folder, what=system)
+    module_args = ["baton.bench_peers", workload, system, str(cycles)]
+    got, calls, _ = run_child(module_args, folder, what=f"{workload} {system}")
     return got, calls
 
 
@@ -164,78 +211,48 @@ def _calls(summary: str) -> int:
 # the children ---------------------------------------------------------------------------------
 
 
-async def _baton(cycles: int, folder: Path) -> Round:
-    from baton.bench import register_minimal
+async def _baton(workload: str, cycles: int, folder: Path) -> Round:
+    from baton.bench import APPROVE, MINIMAL_ANSWER, REFUND_120, register_minimal
     from baton.demo import seed_demo
+    from baton.observability import configure_telemetry
     from baton.settings import Settings
     from baton.wiring import open_parts
 
-    register_minimal()
+    workflow, run_input, answer = "refund", dict[str, Any](REFUND_120), dict[str, Any](APPROVE)
+    if workload == "minimal":
+        register_minimal()
+        workflow, run_input, answer = "bench_minimal", {"amount": 120}, dict(MINIMAL_ANSWER)
     settings = Settings(database_url=f"sqlite:///{folder / 'baton.db'}")
+    configure_telemetry(settings)  # as `baton serve` does: off unless an exporter is configured
     async with open_parts(settings) as parts:
         await seed_demo(parts.store, settings.database_url)
         approver = await parts.store.get_user("lee")
         assert approver is not None
 
         async def cycle() -> None:
-            await baton_cycle(parts, approver)
+            done = await baton_cycle(parts, approver, workflow, run_input, answer)
+            if workload == "refund" and not str(done.output["text"]).startswith("Refunded 120"):
+                raise RuntimeError(f"run {done.id} ended with {done.output}")
 
         return await _timed(cycle, cycles)
 
 
-async def baton_cycle(parts: Parts, approver: User) -> None:
-    """One minimal cycle in Baton: start, drive to the pause, answer, drive to the end."""
-    from baton.bench import MINIMAL_ANSWER
+async def baton_cycle(
+    parts: Parts, approver: User, workflow: str, run_input: dict[str, Any], answer: dict[str, Any]
+) -> Run:
+    """One cycle in Baton: start, drive to the pause, answer, drive to the end; the run ended."""
     from human.store.base import RequestFilter
 
-    run = await parts.runtime.start("bench_minimal", {"amount": 120}, actor="sam")
+    run = await parts.runtime.start(workflow, dict(run_input), actor="sam")
     await parts.worker.drain()
     page = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
     [request] = page.items
-    await parts.requests.respond(request.id, dict(MINIMAL_ANSWER), responder=approver)
+    await parts.requests.respond(request.id, dict(answer), responder=approver)
     await parts.worker.drain()
-    if (await parts.runtime.get(run.id)).status != "completed":
-        raise RuntimeError(f"run {run.id} did not complete")
-
-
-async def _langgraph(cycles: int, folder: Path) -> Round:
-    import sqlite3
-
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Command, interrupt
-
-    class State(TypedDict, total=False):
-        amount: float
-        decision: str
-
-    def gate(state: State) -> State:
-        answer = interrupt({"amount": state["amount"]})
-        return {"decision": f"{answer['decision']} {state['amount']}"}
-
-    builder = StateGraph(State)
-    builder.add_node("gate", gate)
-    builder.add_edge(START, "gate")
-    builder.add_edge("gate", END)
-    conn = sqlite3.connect(folder / "langgraph.db", check_same_thread=False)
-    graph = builder.compile(checkpointer=SqliteSaver(conn))
-    count = 0
-
-    async def cycle() -> None:
-        nonlocal count
-        count += 1
-        config: Any = {"configurable": {"thread_id": f"t{count}"}}
-        asked = graph.invoke({"amount": 120.0}, config)
-        if "__interrupt__" not in asked:
-            raise RuntimeError("LangGraph did not interrupt")
-        done = graph.invoke(Command(resume={"decision": "approve"}), config)
-        if done.get("decision") != "approve 120.0":
-            raise RuntimeError(f"LangGraph ended with {done}")
-
-    try:
-        return await _timed(cycle, cycles)
-    finally:
-        conn.close()
+    done = await parts.runtime.get(run.id)
+    if done.status != "completed":
+        raise RuntimeError(f"run {run.id} ended {done.status}: {done.error}")
+    return done
 
 
 async def _maf(cycles: int, folder: Path, *, on_file: bool) -> Round:
@@ -263,18 +280,21 @@ async def _timed(cycle: Any, cycles: int) -> Round:
     return Round(cycles, time.perf_counter() - wall, time.process_time() - cpu)
 
 
-async def _measure(system: str, cycles: int, folder: Path) -> Round:
+async def _measure(workload: str, system: str, cycles: int, folder: Path) -> Round:
     if system == "baton":
-        return await _baton(cycles, folder)
+        return await _baton(workload, cycles, folder)
     if system == "langgraph":
-        return await _langgraph(cycles, folder)
+        from baton.bench_langgraph import minimal_graph, refund_agent
+
+        async with (refund_agent if workload == "refund" else minimal_graph)(folder) as cycle:
+            return await _timed(cycle, cycles)
     return await _maf(cycles, folder, on_file=system == "maf_file")
 
 
 def main(argv: list[str]) -> None:
-    """`python -m baton.bench_peers SYSTEM CYCLES FOLDER`: one child; its round as JSON."""
-    system, cycles, folder = argv[0], int(argv[1]), Path(argv[2])
-    got = asyncio.run(_measure(system, cycles, folder))
+    """`python -m baton.bench_peers WORKLOAD SYSTEM CYCLES FOLDER`: one child; its round as JSON."""
+    workload, system, cycles, folder = argv[0], argv[1], int(argv[2]), Path(argv[3])
+    got = asyncio.run(_measure(workload, system, cycles, folder))
     sys.stdout.write(json.dumps({"cycles": got.cycles, "wall_s": got.wall_s, "cpu_s": got.cpu_s}))
     sys.stdout.write("\n")
 

@@ -687,6 +687,13 @@ def _edits(rule: Rule) -> str:
 )
 @click.option("--peer-cycles", default=300, type=click.IntRange(1), help="Cycles per peer round.")
 @click.option(
+    "--peer-workload",
+    "peer_workloads",
+    multiple=True,
+    type=click.Choice(["minimal", "refund"]),
+    help="Beside its peers on this workload only (repeatable; default: both).",
+)
+@click.option(
     "--concurrent-cycles",
     default=640,
     type=click.IntRange(1),
@@ -703,12 +710,13 @@ def bench(
     scale_cycles: int,
     peers: bool,
     peer_cycles: int,
+    peer_workloads: tuple[str, ...],
     concurrent_cycles: int,
 ) -> None:
     """Measure pause, resume, throughput, size and listing, on SQLite and PostgreSQL (README)."""
     from baton.bench import run_bench, scratch_root
     from baton.bench_concurrent import concurrent_figures
-    from baton.bench_peers import peer_figures, peers_available
+    from baton.bench_peers import WORKLOADS, peer_figures, peers_available
 
     configure_logging("WARNING")
     settings = Settings()
@@ -728,7 +736,8 @@ def bench(
     if peers and (missing := peers_available()):
         figures["peers_unavailable"] = missing
     elif peers:
-        figures |= peer_figures(peer_cycles, root=scratch_root())
+        workloads = peer_workloads or tuple(WORKLOADS)
+        figures |= peer_figures(peer_cycles, root=scratch_root(), workloads=workloads)
     if peers:  # Baton alone, with 32 runs in flight: needs no peer installed
         figures |= concurrent_figures(concurrent_cycles, root=scratch_root())
     figures["load1"] = load1  # at the start; `load1_end` at the end

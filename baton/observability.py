@@ -30,7 +30,7 @@ Baton's own spans come from the tracer named `baton` (`opentelemetry.trace.get_t
   `baton.outcome` (`closed`, `partial`, `repeated`); a refusal (403, 409, 410, 422) ends the span
   with the error recorded.
 - `baton.effect`: `EffectLedger.perform`, inside the drive that ran the tool. `baton.run_id`,
-  `baton.tool`, `baton.idempotency_key`, `baton.replayed` (the ledger had the result).
+  `baton.tool`, `baton.idempotency_key`, `baton.replayed` (this drive or the ledger had the result).
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ from typing import Any
 
 from opentelemetry import trace
 
-from baton import failpoints
-from human.store.base import EffectStore
+from human.store.base import EffectStore, NewEffect
 
 logger = logging.getLogger(__name__)
 _tracer = trace.get_tracer("baton")
@@ -23,7 +22,16 @@ def idempotency_key(run_id: str, request_id: str, call_id: str) -> str:
 
 
 class EffectLedger:
-    """Runs a side effect at most once per key; a replay gets the recorded result."""
+    """Runs a side effect at most once per key; a replay gets the recorded result.
+
+    The ledger writes nothing itself: `perform` keeps the record of a call in the drive's buffer
+    (`performed`), and the runtime commits the buffer with the drive's progress
+    (`Progress.effects`, one transaction with the pause or the run's end), so an effect costs no
+    commit of its own. Until that commit, the called system is what remembers the call: it was
+    handed the key and dedupes on it, so a drive lost before its commit (a crash, a fenced-off
+    progress, a machine that lost a commit not yet on disk) calls again with the same key and gets
+    the first result back, without acting twice.
+    """
 
     def __init__(self, store: EffectStore) -> None:
         self._store = store
@@ -36,23 +44,30 @@ class EffectLedger:
         tool: str,
         arguments: dict[str, Any],
         call: Callable[[str], Awaitable[Any]],
+        performed: list[NewEffect],
     ) -> Any:
-        """Return the recorded result for `key`, or call the system once and record it.
+        """Return the result recorded for `key`, or call the system once and note the record.
 
-        The called system receives `key` and must dedupe on it: a crash between its call and our
-        commit replays the call, which then returns the first result instead of acting again.
+        `performed` is the drive's buffer: a key already in it (performed earlier in this drive)
+        or in the store (committed by an earlier drive) is not called again. A new call's record
+        is appended to it, for the runtime to commit with the drive's progress.
+
+        The called system receives `key` and must dedupe on it: a crash between its call and the
+        drive's commit replays the call, which then returns the first result instead of acting
+        again.
         """
         attributes = {"baton.run_id": run_id, "baton.tool": tool, "baton.idempotency_key": key}
         with _tracer.start_as_current_span("baton.effect", attributes=attributes) as span:
-            recorded = await self._store.get_effect(key)
+            noted = next((e for e in performed if e.key == key), None)
+            recorded = (
+                {"result": noted.result} if noted is not None else await self._store.get_effect(key)
+            )
             span.set_attribute("baton.replayed", recorded is not None)
             if recorded is not None:
                 logger.info("effect replayed from ledger", extra={"tool": tool, "key": key})
                 return recorded["result"]
             result = await call(key)
-            failpoints.hit("effect.before_commit")
-            await self._store.record_effect(
-                key=key, run_id=run_id, tool=tool, arguments=arguments, result=result
+            performed.append(
+                NewEffect(key=key, run_id=run_id, tool=tool, arguments=arguments, result=result)
             )
-            failpoints.hit("effect.after_commit")
             return result

@@ -14,6 +14,7 @@ problem's location; where the type cannot be rebuilt here it falls back to the s
 
 from __future__ import annotations
 
+import copy
 import enum
 import functools
 import json
@@ -117,15 +118,41 @@ def adapter(description: Any) -> TypeAdapter[Any]:
     return _adapter(json.dumps(description, sort_keys=True))
 
 
+def type_adapter(tp: Any) -> TypeAdapter[Any]:
+    """A pydantic `TypeAdapter` of `tp`, built once per type and process.
+
+    Building one generates the type's core schema, which costs milliseconds: several times what
+    a whole drive of a small workflow costs otherwise. A type that cannot be a dict key (an
+    unhashable annotation) gets a fresh adapter each time.
+    """
+    try:
+        return _type_adapter(tp)
+    except TypeError:  # unhashable
+        return TypeAdapter(tp)
+
+
+@functools.lru_cache(maxsize=512)
+def _type_adapter(tp: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(tp)
+
+
 def schema_of_type(tp: Any) -> dict[str, Any]:
-    """The JSON Schema of the values of `tp` (a person's form is made from it)."""
-    return TypeAdapter(tp).json_schema()
+    """The JSON Schema of the values of `tp` (a person's form is made from it); the caller's own."""
+    try:
+        return copy.deepcopy(_schema_of_type(tp))
+    except TypeError:  # unhashable
+        return TypeAdapter(tp).json_schema()
+
+
+@functools.lru_cache(maxsize=512)
+def _schema_of_type(tp: Any) -> dict[str, Any]:
+    return type_adapter(tp).json_schema()
 
 
 def as_json(value: Any) -> Any:
     """A request's data as JSON: fields of dataclasses and models, enums by value, else str()."""
     try:
-        return TypeAdapter(type(value)).dump_python(value, mode="json")
+        return type_adapter(type(value)).dump_python(value, mode="json")
     except Exception:  # a type pydantic cannot serialize: show what it says of itself
         return str(value)
 

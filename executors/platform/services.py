@@ -13,6 +13,7 @@ from baton.errors import InvalidSettings, StoreError
 from executors.platform.transcript import Transcript
 from human.effects import EffectLedger
 from human.policy import Policy
+from human.store.base import NewEffect
 
 if TYPE_CHECKING:
     from executors.platform.chat_clients import ProviderConfig
@@ -110,6 +111,8 @@ class RunServices:
     """Who started the run (its `created_by`): the caller, as Baton authenticated them."""
     outcome_schema: dict[str, Any] = field(default_factory=dict)
     """The JSON Schema of a takeover's resolved outcome (`register(outcome=...)`; {}: free-form)."""
+    effects: list[NewEffect] = field(default_factory=list)
+    """The effects this drive performed (`EffectLedger.perform`): committed with its progress."""
     store_failures: list[StoreError] = field(default_factory=list)
     """The store's failures a tool call met in this drive: MAF hands a tool's exception to the
     model as the call's result, where the runtime must see it and try the drive again."""

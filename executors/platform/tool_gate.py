@@ -89,7 +89,7 @@ class GatedTool:
         """A plain MAF tool (`@tool`) as a gated one: its own schema, run by Baton when allowed.
 
         The call runs through the effect ledger like any gated call; the tool takes no key, so
-        only a crash between its run and the ledger's record would run it again.
+        only a crash between its run and the drive's commit (which records it) would run it again.
         """
         arguments = tool.input_model or create_model(
             f"{tool.name}_input", __config__=ConfigDict(extra="allow")
@@ -224,6 +224,7 @@ async def perform_call(
             tool=tool.name,
             arguments=typed.model_dump(mode="json"),
             call=lambda k: tool.perform(k, typed),
+            performed=services.effects,
         )
     except StoreError as exc:  # the ledger could not be read or written: not the tool's failure
         services.store_failures.append(exc)

@@ -1,13 +1,15 @@
 """The store Protocols every backend implements, one per concept, and `Store`, their union.
 
-Each method that must be atomic is one transaction in every backend: a pause (`record_progress`),
-an answer (`record_answer`), an effect (`record_effect`), a run's creation and its cancellation,
-a timer's firing (`fire_timer`) and a delivery attempt (`record_delivery`).
+Each method that must be atomic is one transaction in every backend: a drive's progress
+(`record_progress`: a pause, or a run's end, with the effects the drive performed), an answer
+(`record_answer`), a run's creation and its cancellation, a timer's firing (`fire_timer`) and a
+delivery attempt (`record_delivery`).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -65,11 +67,30 @@ class NewNotification(BaseModel):
     event: NotificationEvent
 
 
+class NewEffect(BaseModel):
+    """A side effect a drive performed (`human.effects.EffectLedger`), recorded with its progress.
+
+    The called system was handed `key` and dedupes on it: the record is the ledger's memory of
+    the first result, written in the same transaction as the drive that performed the call.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    run_id: str
+    tool: str
+    arguments: dict[str, Any]
+    result: Any = None
+
+
 class Progress(BaseModel):
     """What one drive of a run produced, committed at once or not at all.
 
     The write is fenced: it applies only while the run still points at `expected_checkpoint_id`,
     so a worker that lost its lease cannot overwrite the progress of the one that took over.
+    A fenced-off progress loses its `effects` with the rest, which is safe: the worker that took
+    over performs the same calls with the same idempotency keys, and the called systems, which
+    dedupe on them, return their first results.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -88,6 +109,9 @@ class Progress(BaseModel):
     notifications: Sequence[NewNotification] = ()
     transcript: Sequence[dict[str, Any]] = Field(
         default=(), description="Conversation entries of this drive, appended to the run's."
+    )
+    effects: Sequence[NewEffect] = Field(
+        default=(), description="The effects this drive performed, each with its event, once."
     )
 
 
@@ -321,6 +345,10 @@ class RequestStore(Protocol):
         """A run's requests still waiting for a person."""
         ...
 
+    async def run_in_play(self, run_id: str) -> InPlay | None:
+        """A run with its open and its answered-undelivered requests, read at once (a drive's)."""
+        ...
+
     async def record_answer(
         self,
         answer: AnswerRecord,
@@ -396,16 +424,13 @@ class JobStore(Protocol):
 
 
 class EffectStore(Protocol):
-    """The effect ledger: a side effect is recorded once per idempotency key."""
+    """The effect ledger: a side effect is recorded once per idempotency key.
+
+    Effects are written by `record_progress`, with the drive that performed them.
+    """
 
     async def get_effect(self, key: str) -> dict[str, Any] | None:
         """The recorded result of an effect."""
-        ...
-
-    async def record_effect(
-        self, *, key: str, run_id: str, tool: str, arguments: dict[str, Any], result: Any
-    ) -> bool:
-        """Record an effect and its `effect.executed` event once; False if already recorded."""
         ...
 
 
@@ -602,6 +627,19 @@ class AuditStore(Protocol):
     async def last_event_id(self) -> int:
         """The id of the newest audit event (0 if none)."""
         ...
+
+
+@dataclass(frozen=True)
+class InPlay:
+    """What a drive of a run starts from, read in one transaction."""
+
+    run: Run
+    open: list[HumanRequest]
+    """Requests still waiting for a person, oldest first."""
+    answered: list[HumanRequest]
+    """Requests answered (or expired) and not yet delivered, in answer order."""
+    checkpoint: bytes | None = None
+    """The encoded body of the run's current checkpoint, when an answer waits to be delivered."""
 
 
 class Store(

@@ -6,10 +6,10 @@
 `human.routing.plan_claim`, `plan_timer`, …), so only reading and writing rows is left here. A
 backend adds what is its own: its connections, leasing jobs, `watch`, `wait_for_jobs` and set-up.
 
-An atomic method is one call of `_write_tx`: a pause (`record_progress`), an answer
-(`record_answer`), an effect (`record_effect`), a run's creation and cancellation, a timer's firing
-and a delivery attempt. On PostgreSQL a transaction locks the rows it decides on (`Dialect.lock`);
-on SQLite the one writer (`BEGIN IMMEDIATE`) already orders them.
+An atomic method is one call of `_write_tx`: a drive's progress (`record_progress`: a pause or a
+run's end, with the drive's effects), an answer (`record_answer`), a run's creation and
+cancellation, a timer's firing and a delivery attempt. On PostgreSQL a transaction locks the rows
+it decides on (`Dialect.lock`); on SQLite the one writer (`BEGIN IMMEDIATE`) already orders them.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Final, Literal, TypeVar
 
+from baton import failpoints
 from baton.errors import StoreError
 from human.records import (
     DELIVERY_KINDS,
@@ -51,8 +52,10 @@ from human.routing import (
 from human.store.base import (
     AnswerOutcome,
     ClaimOutcome,
+    InPlay,
     KeyTaken,
     Lease,
+    NewEffect,
     NewNotification,
     NewTimer,
     Progress,
@@ -111,6 +114,10 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
 _SELECT_REQUESTS: Final = (
     f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash"
 )
+# A run's requests answered (or expired) and not yet delivered to it, and those still open.
+_UNDELIVERED: Final = "(r.status = 'answered' OR (r.status = 'expired' AND r.delivered_at IS NULL))"
+_ANSWERED: Final = f"r.run_id = :run_id AND {_UNDELIVERED} ORDER BY r.answered_at, r.seq"
+_OPEN_OF_RUN: Final = f"r.run_id = :run_id AND r.status IN {OPEN} ORDER BY r.seq"
 # Most urgent first: priority, the nearest deadline (none last), the newest (human.store.rows).
 _URGENCY: Final = URGENCY_SQL
 _DUE: Final = "COALESCE(r.expires_at, :far)"
@@ -311,6 +318,8 @@ class SqlStore:
                     f"WHERE {d.any_of('id', 'ids')} AND status = 'expired'",
                     **delivered,
                 )
+            for effect in progress.effects:
+                await _insert_effect(tx, effect, now)
             await _events(tx, progress.events, now)
             await _append_transcript(tx, run_id, progress.transcript, now)
             if progress.status in TERMINAL_RUN:
@@ -319,9 +328,16 @@ class SqlStore:
                 await tx.run("DELETE FROM jobs WHERE id = :id", id=progress.job_id)
             return True
 
-        # A drive's end need not wait for the disk: lost with the machine, its job is still
-        # there and drives the run again from the pause (effects dedupe on their keys).
-        return await self._write_tx(write, durable=progress.status not in TERMINAL_RUN)
+        if progress.effects:  # the called systems acted; their records are not yet stored
+            failpoints.hit("effect.before_commit")
+        # A drive's end need not wait for the disk, with its effects: lost with the machine, its
+        # job is still there (the answer's durable commit queued it) and drives the run again
+        # from the pause; the ledger finds no record, calls again with the same keys, and the
+        # called systems, which dedupe on them, return their first results without acting twice.
+        committed = await self._write_tx(write, durable=progress.status not in TERMINAL_RUN)
+        if committed and progress.effects:
+            failpoints.hit("effect.after_commit")
+        return committed
 
     async def cancel_run(self, run_id: str, actor: str) -> Run | None:
         """Cancel an unfinished run, its open requests and queued work."""
@@ -425,17 +441,47 @@ class SqlStore:
 
     async def answered_requests(self, run_id: str) -> list[HumanRequest]:
         """A run's requests answered but not yet delivered, in answer order."""
-        return await self._requests_where(
-            "r.run_id = :run_id AND (r.status = 'answered' OR (r.status = 'expired' AND "
-            "r.delivered_at IS NULL)) ORDER BY r.answered_at, r.seq",
-            run_id=run_id,
-        )
+        return await self._requests_where(_ANSWERED, run_id=run_id)
 
     async def open_requests(self, run_id: str) -> list[HumanRequest]:
         """A run's requests still waiting for a person."""
-        return await self._requests_where(
-            f"r.run_id = :run_id AND r.status IN {OPEN} ORDER BY r.seq", run_id=run_id
-        )
+        return await self._requests_where(_OPEN_OF_RUN, run_id=run_id)
+
+    async def run_in_play(self, run_id: str) -> InPlay | None:
+        """A run, its open and answered-undelivered requests and (for a resume) its checkpoint.
+
+        One read transaction: what a drive needs before it runs the workflow.
+        """
+
+        async def read(tx: Tx) -> InPlay | None:
+            row = await tx.one("SELECT * FROM runs WHERE id = :id", id=run_id)
+            if row is None:
+                return None
+            found = await tx.all(
+                f"{_SELECT_REQUESTS} WHERE r.run_id = :run_id AND (r.status IN {OPEN} OR "
+                f"{_UNDELIVERED}) ORDER BY r.seq",
+                run_id=run_id,
+            )
+            requests = await _requests_of(tx, found)
+            ranks = {r["id"]: (r["answered_at"] is None, r["answered_at"] or "") for r in found}
+            answered = sorted(
+                (r for r in requests if r.status not in OPEN_STATUSES),
+                key=lambda r: ranks[r.id],  # answer order; a stable sort keeps seq order
+            )
+            body = None
+            if answered and row["checkpoint_id"] is not None:  # a resume restores it: read it now
+                found_body = await tx.one(
+                    "SELECT body FROM checkpoints WHERE id = :id", id=row["checkpoint_id"]
+                )
+                body = bytes(found_body["body"]) if found_body else None
+            return InPlay(
+                run=run_of(row),
+                open=[r for r in requests if r.status in OPEN_STATUSES],
+                answered=answered,
+                checkpoint=body,
+            )
+
+        return await self._read_tx(read)
 
     async def record_answer(
         self,
@@ -617,32 +663,6 @@ class SqlStore:
         if row is None:
             return None
         return {"key": row["key"], "tool": row["tool"], "result": loads(row["result"])}
-
-    async def record_effect(
-        self, *, key: str, run_id: str, tool: str, arguments: dict[str, Any], result: Any
-    ) -> bool:
-        """Record an effect and its single `effect.executed` event."""
-        now = self._clock()
-
-        async def write(tx: Tx) -> bool:
-            inserted = await tx.run(
-                "INSERT INTO effects (key, run_id, tool, arguments, result, at) "
-                "VALUES (:key, :run_id, :tool, :arguments, :result, :now) ON CONFLICT DO NOTHING",
-                key=key,
-                run_id=run_id,
-                tool=tool,
-                arguments=dumps(arguments),
-                result=dumps(result),
-                now=now,
-            )
-            if inserted:
-                event = effect_event(
-                    run_id=run_id, tool=tool, key=key, arguments=arguments, result=result
-                )
-                await _events(tx, [event], now)
-            return bool(inserted)
-
-        return await self._write_tx(write)
 
     # people and sign-in ---------------------------------------------------------------------
 
@@ -1128,6 +1148,29 @@ async def _events(tx: Tx, events: Sequence[NewEvent], at: datetime) -> None:
                 for e in events
             ],
         )
+
+
+async def _insert_effect(tx: Tx, effect: NewEffect, at: datetime) -> None:
+    """Record an effect and its single `effect.executed` event, unless its key is recorded."""
+    inserted = await tx.run(
+        "INSERT INTO effects (key, run_id, tool, arguments, result, at) "
+        "VALUES (:key, :run_id, :tool, :arguments, :result, :now) ON CONFLICT DO NOTHING",
+        key=effect.key,
+        run_id=effect.run_id,
+        tool=effect.tool,
+        arguments=dumps(effect.arguments),
+        result=dumps(effect.result),
+        now=at,
+    )
+    if inserted:
+        event = effect_event(
+            run_id=effect.run_id,
+            tool=effect.tool,
+            key=effect.key,
+            arguments=effect.arguments,
+            result=effect.result,
+        )
+        await _events(tx, [event], at)
 
 
 async def _queue_drive(

@@ -16,6 +16,7 @@ import pytest
 
 from baton.errors import Invalid, StoreError
 from baton.telemetry import correlation_id
+from human.effects import EffectLedger
 from human.kinds import KINDS
 from human.records import AnswerRecord, HumanRequest, Job, NewEvent, RequestStatus, Run
 from human.routing import notifications_for
@@ -24,6 +25,7 @@ from human.store.base import (
     KeyTaken,
     Lease,
     NewCheckpoint,
+    NewEffect,
     Progress,
     RequestFilter,
     RunKey,
@@ -935,27 +937,84 @@ async def test_answers_that_close_nothing_lease_nothing(store: Store) -> None:
 # effects and the back office ----------------------------------------------------------------
 
 
-async def test_record_effect_inserts_once_with_one_effect_executed_event(store: Store) -> None:
+async def test_a_drives_effects_are_recorded_with_its_progress_once_each(store: Store) -> None:
     run = await started(store)
     arguments = {"order_id": "A-1", "amount": 120.0}
 
-    first = await store.record_effect(
-        key="bk_1", run_id=run.id, tool="issue_refund", arguments=arguments, result={"id": "R-1"}
-    )
-    second = await store.record_effect(
-        key="bk_1", run_id=run.id, tool="issue_refund", arguments=arguments, result={"id": "R-2"}
+    def effect(key: str, result: str) -> NewEffect:
+        return NewEffect(
+            key=key, run_id=run.id, tool="issue_refund", arguments=arguments, result={"id": result}
+        )
+
+    def drive(expected: str | None, at: str, *effects: NewEffect) -> Progress:
+        return Progress(
+            run_id=run.id,
+            expected_checkpoint_id=expected,
+            job_id=None,
+            status="waiting",
+            checkpoint=checkpoint(at),
+            effects=effects,
+        )
+
+    first = await store.record_progress(drive(None, "cp-1", effect("bk_1", "R-1")))
+    fenced = await store.record_progress(drive("cp-0", "cp-x", effect("bk_fenced", "R-9")))
+    # a later drive that performed bk_1 again (its record lost) records only what is new
+    again = await store.record_progress(
+        drive("cp-1", "cp-2", effect("bk_1", "R-2"), effect("bk_2", "R-3"))
     )
 
-    assert (first, second) == (True, False)
-    effect = await store.get_effect("bk_1")
-    assert effect is not None
-    assert effect["result"] == {"id": "R-1"}
+    assert (first, fenced, again) == (True, False, True)
+    assert (await store.get_effect("bk_1") or {})["result"] == {"id": "R-1"}
+    assert (await store.get_effect("bk_2") or {})["result"] == {"id": "R-3"}
+    assert await store.get_effect("bk_fenced") is None  # lost with its drive's progress
     assert await store.get_effect("bk_other") is None
     executed = [e for e in await store.list_events(run_id=run.id) if e.type == "effect.executed"]
-    assert len(executed) == 1
+    assert [e.data["idempotency_key"] for e in executed] == ["bk_1", "bk_2"]
     assert executed[0].data["tool"] == "issue_refund"
-    assert executed[0].data["idempotency_key"] == "bk_1"
     assert executed[0].data["result"] == {"id": "R-1"}
+
+
+async def test_the_ledger_calls_a_key_once_per_drive_and_its_record_rides_the_drive(
+    store: Store,
+) -> None:
+    run = await started(store)
+    ledger = EffectLedger(store)
+    calls: list[str] = []
+
+    async def refund(key: str) -> dict[str, str]:
+        calls.append(key)
+        return {"id": f"R-{len(calls)}"}
+
+    def perform(performed: list[NewEffect]) -> Any:
+        return ledger.perform(
+            key="bk_1",
+            run_id=run.id,
+            tool="issue_refund",
+            arguments={"amount": 120},
+            call=refund,
+            performed=performed,
+        )
+
+    drive: list[NewEffect] = []
+    first, again = await perform(drive), await perform(drive)
+    unrecorded = await store.get_effect("bk_1")  # nothing is written until the drive commits
+    committed = await store.record_progress(
+        Progress(
+            run_id=run.id,
+            expected_checkpoint_id=None,
+            job_id=None,
+            status="waiting",
+            checkpoint=checkpoint("cp-1"),
+            effects=drive,
+        )
+    )
+    later: list[NewEffect] = []
+    replayed = await perform(later)
+
+    assert (first, again, replayed) == ({"id": "R-1"},) * 3
+    assert calls == ["bk_1"]
+    assert [e.key for e in drive] == ["bk_1"]
+    assert (unrecorded, committed, later) == (None, True, [])
 
 
 # people -------------------------------------------------------------------------------------

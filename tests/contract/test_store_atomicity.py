@@ -1,9 +1,9 @@
 """Every write is all or nothing: a failure after any statement of it leaves no row changed.
 
-For each write path (a run's start, with and without an idempotency key; a pause; a resume; an
-answer that closes a request and one that counts an approval; a claim, a release, a
-reassignment; a cancellation; a timer firing; a delivery attempt; an effect), the test first
-counts the statements the write executes (through `SqlStore.wrap_writes`, `tests.faults`), and
+For each write path (a run's start, with and without an idempotency key; a pause; a resume with
+its effect; an answer that closes a request and one that counts an approval; a claim, a release,
+a reassignment; a cancellation; a timer firing; a delivery attempt), the test first counts the
+statements the write executes (through `SqlStore.wrap_writes`, `tests.faults`), and
 proves it is one transaction. Then, on a fresh copy of the same situation, it fails the write
 right after statement 1, 2, … up to the last (after which only COMMIT is left) and checks that
 every row of every table is as it was before; and finally the same call, without the fault,
@@ -20,7 +20,7 @@ import pytest
 
 from human.records import HumanRequest, Job, NewEvent
 from human.routing import notifications_for, timers_for
-from human.store.base import Lease, Progress, RunKey
+from human.store.base import Lease, NewEffect, Progress, RunKey
 from human.store.transactions import SqlStore
 from tests.contract.test_store import (
     LIVE,
@@ -108,6 +108,15 @@ async def resume_with_an_answer_to_the_end(s: Clocked) -> Write:
             NewEvent(type="run.completed", run_id=request.run_id),
         ],
         transcript=[{"type": "message", "text": "done"}, {"type": "message", "text": "bye"}],
+        effects=[
+            NewEffect(
+                key=f"{request.run_id}:call-1",
+                run_id=request.run_id,
+                tool="issue_refund",
+                arguments={"amount": 120},
+                result={"refund_id": "R-1"},
+            )
+        ],
     )
     return lambda: _committed(s.store.record_progress(progress))
 
@@ -169,17 +178,6 @@ async def record_a_delivery_to_retry(s: Clocked) -> Write:
     )
 
 
-async def record_an_effect(s: Clocked) -> Write:
-    run = await started(s.store)
-    return lambda: s.store.record_effect(
-        key=f"{run.id}:call-1",
-        run_id=run.id,
-        tool="issue_refund",
-        arguments={"amount": 120},
-        result={"refund_id": "R-1"},
-    )
-
-
 async def _committed(write: Awaitable[bool]) -> bool:
     assert await write, "the write was fenced off"
     return True
@@ -207,7 +205,6 @@ WRITES: dict[str, Callable[[Clocked], Awaitable[Write]]] = {
         cancel_a_waiting_run,
         fire_an_expiry,
         record_a_delivery_to_retry,
-        record_an_effect,
     )
 }
 

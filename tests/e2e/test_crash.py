@@ -49,11 +49,11 @@ def _what_the_crash_left(failpoint: str, stored: dict[str, Any], refunded: int) 
         assert (stored["status"], statuses) == ("waiting", ["pending"])
     elif failpoint in ("answer.after_commit", "resume.after_restore"):
         assert (stored["status"], statuses, refunded) == ("waiting", ["answered"], 0)
-    elif failpoint == "effect.before_commit":  # the back office refunded; the ledger has no row
+    elif failpoint == "effect.before_commit":  # refunded; the drive (and its record) uncommitted
         assert (stored["status"], statuses, refunded) == ("waiting", ["answered"], 1)
         assert "effect.executed" not in events
-    elif failpoint == "effect.after_commit":
-        assert (stored["status"], statuses, refunded) == ("waiting", ["answered"], 1)
+    elif failpoint == "effect.after_commit":  # the effect rode the completion's commit
+        assert (stored["status"], statuses, refunded) == ("completed", ["resumed"], 1)
         assert events.count("effect.executed") == 1
     else:
         assert failpoint == "resume.after_commit"

@@ -188,21 +188,21 @@ async def test_baton_serve_answers_503_while_an_operator_keeps_its_database_read
     assert answered.status_code == 200, answered.text
 
 
-async def test_an_effect_the_store_cannot_record_voids_the_drive_instead_of_telling_the_model(
+async def test_an_effect_whose_drive_the_store_cannot_commit_is_performed_once_when_it_can(
     page_server: Server, db_url: str
 ) -> None:
-    # MAF runs an approved `always_require` tool itself and hands what it raises to the model
-    # as the call's result: a ledger that cannot record the effect must not read as the tool's
-    # failure. The drive is tried again once the store takes writes; the account closes once.
+    # An approved call's effect is recorded with its drive's progress: a store that refuses that
+    # commit voids the drive (the run stays waiting, nothing tells the model). The drive is tried
+    # again once the store takes writes, calls with the same key, and the account closes once.
     assert isinstance(page_server, InProcessServer)
     server = page_server
     run = await server.start_run(DELETE_ACCOUNT, user="sue")
     approval = await pending_request(server, run["id"], kind="approval")
-    refusing = Prelude(*SQLITE_READ_ONLY, when="INSERT INTO effects")
+    refusing = Prelude(*SQLITE_READ_ONLY, when="UPDATE runs SET status")
     server.store.wrap_writes = refusing
 
     reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
-    await eventually(lambda: _true(refusing.transactions >= 2), what="two refused effects")
+    await eventually(lambda: _true(refusing.transactions >= 2), what="two refused drives")
     meanwhile = await server.run(run["id"])
     server.store.wrap_writes = recovered(server.store.dialect)
     done = await server.wait_for_run(run["id"], status=("completed", "failed"))

@@ -1,11 +1,11 @@
 """MAF `CheckpointStorage` over the store, one per drive of a run.
 
-Superstep saves stay in memory for the length of one `run()` call; only the checkpoint the run
-stops at (its pause) is written, in the same transaction as the requests it pauses on. So a pause
-costs one durable commit, and a crash mid-drive leaves the run at its last committed checkpoint.
-Only that checkpoint is ever encoded: MAF saves one per superstep, and encoding the others (which
-nothing reads back but this drive, from memory) was a fifth of the checkpoint work of a cycle.
-Decoding always goes through an explicit allow-list; nothing is ever plainly unpickled.
+A drive runs MAF without a checkpoint storage and snapshots the workflow once, where it pauses
+(`workflows.platform.drive`); that checkpoint is written in the same transaction as the requests
+it pauses on. So a pause costs one snapshot and one durable commit, and a crash mid-drive leaves
+the run at its last committed checkpoint. `baton check` hands this storage to MAF's `run()`
+itself, which saves one per superstep: those stay in memory, and only the one committed is
+encoded. Decoding always goes through an explicit allow-list; nothing is ever plainly unpickled.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import types
 import typing
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_framework import Workflow, WorkflowCheckpoint
@@ -40,12 +40,21 @@ def type_key(cls: type) -> str:
 class RunCheckpointStorage:
     """Checkpoints of one run: the committed one from the store, this drive's in memory."""
 
-    def __init__(self, store: Store, run_id: str, allowed_types: Iterable[str]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        run_id: str,
+        allowed_types: Iterable[str],
+        *,
+        read: Mapping[str, bytes] | None = None,
+    ) -> None:
+        """`read`: encoded bodies already read from the store (the drive's), by checkpoint id."""
         self._store = store
         self._run_id = run_id
         self._allowed = frozenset(allowed_types)
         self._drafts: dict[str, WorkflowCheckpoint] = {}
         self._loaded: dict[str, WorkflowCheckpoint] = {}
+        self._read = dict(read or {})
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         """Keep the checkpoint (MAF's snapshot) for this drive; `draft` encodes and proves it."""
@@ -57,7 +66,9 @@ class RunCheckpointStorage:
         """A checkpoint of this drive, or the run's committed one."""
         if checkpoint_id in self._loaded:
             return self._loaded[checkpoint_id]
-        body = await self._store.load_checkpoint(checkpoint_id)
+        body = self._read.pop(checkpoint_id, None) or await self._store.load_checkpoint(
+            checkpoint_id
+        )
         if body is None:
             raise WorkflowCheckpointException(f"no checkpoint {checkpoint_id}")
         encoded = json.loads(zlib.decompress(body))

@@ -2,6 +2,7 @@
 
 The runtime (`workflows.platform.runtime`) builds a fresh workflow instance for each drive and
 commits the `Progress` a drive returns in one fenced transaction; the drive itself writes nothing.
+MAF runs without a checkpoint storage: the one snapshot a drive takes is the pause's (`_snapshot`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_framework import AgentResponse, WorkflowRunResult, WorkflowRunState
+from agent_framework.exceptions import WorkflowCheckpointException
 from pydantic import BaseModel
 
 from baton.errors import PauseNotDurable
@@ -35,7 +37,7 @@ from human.records import HumanRequest, NewEvent, Run
 from human.requests import new_request, origin_of
 from human.routing import notifications_for, timers_for
 from human.service import TAKEOVER
-from human.store.base import Progress, Store
+from human.store.base import NewEffect, Progress, Store
 from workflows.platform.checkpoints import RunCheckpointStorage
 from workflows.platform.registry import WorkflowSpec
 
@@ -60,8 +62,9 @@ class Drive:
         *,
         clock: Callable[[], datetime],
         notify_channels: Sequence[str],
+        checkpoint: bytes | None = None,
     ) -> None:
-        self._store = store
+        """`checkpoint`: the run's current checkpoint's body, if the runtime has read it."""
         self._clock = clock
         self._channels = tuple(notify_channels)
         self._run = run
@@ -70,16 +73,25 @@ class Drive:
         self._scene = scene
         self._workflow = spec.build(services)
         services.transcript.follow(agents_of(self._workflow))
-        self._storage = RunCheckpointStorage(store, run.id, spec.allow_list(self._workflow))
+        self._storage = RunCheckpointStorage(
+            store,
+            run.id,
+            spec.allow_list(self._workflow),
+            read={run.checkpoint_id: checkpoint} if run.checkpoint_id and checkpoint else None,
+        )
         self._adapters = spec.request_adapters(services, self._workflow)
         self._results: list[WorkflowRunResult] = []
         # (MAF request id, ask, HumanRequest label, the executor that asked)
         self._asks: list[tuple[str, Ask, str, str | None]] = []
 
-    async def go(self, job_id: int | None, deliver: HumanRequest | None) -> Progress:
-        """Start the run (`deliver` None) or deliver one answer; what came of it, to commit."""
-        run, store = self._run, self._store
-        waiting = [*await store.open_requests(run.id), *await store.answered_requests(run.id)]
+    async def go(
+        self, job_id: int | None, deliver: HumanRequest | None, waiting: Sequence[HumanRequest]
+    ) -> Progress:
+        """Start the run (`deliver` None) or deliver one answer; what came of it, to commit.
+
+        `waiting` is the run's open and answered-undelivered requests, as the drive read them.
+        """
+        run = self._run
         still_open = {maf_request_id(r) for r in waiting if deliver is None or r.id != deliver.id}
         known = set(still_open)
         events: list[NewEvent] = []
@@ -123,13 +135,22 @@ class Drive:
             "expected_checkpoint_id": run.checkpoint_id,
             "job_id": job_id,
             "delivered_request_ids": [deliver.id] if deliver else [],
+            "effects": self._services.effects,
         }
         failure = next((e for r in self._results for e in r if e.type == "failed"), None)
         state = self._results[-1].get_final_state() if self._results else None
         if failure is not None or state == WorkflowRunState.FAILED:
             details = getattr(failure, "details", None)
             message = getattr(details, "message", None) or "the workflow failed"
-            return failed(run, job_id, deliver, message, events, self._services.transcript.entries)
+            return failed(
+                run,
+                job_id,
+                deliver,
+                message,
+                events,
+                self._services.transcript.entries,
+                self._services.effects,
+            )
         if finish is not None:
             events.append(
                 NewEvent(type="run.completed", run_id=run.id, data={"output": finish.output})
@@ -147,14 +168,7 @@ class Drive:
         if not pending and not ended and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
             raise PauseNotDurable("the workflow waits on requests Baton does not know of")
         if pending:
-            checkpoint_id = await self._workflow.resolve_pause_checkpoint_id(
-                pending, checkpoint_storage=self._storage
-            )
-            if checkpoint_id is None:
-                raise PauseNotDurable(
-                    f"no saved checkpoint covers requests {pending}; refusing a pause that a "
-                    "restart would lose"
-                )
+            checkpoint_id = await self._snapshot(pending)
             now = self._clock()
             requests = [
                 new_request(
@@ -220,11 +234,39 @@ class Drive:
         )
 
     async def _run_workflow(self, message: Any = None, **kwargs: Any) -> WorkflowRunResult:
-        result: WorkflowRunResult = await self._workflow.run(
-            message, checkpoint_storage=self._storage, **kwargs
-        )
+        """Run MAF without a checkpoint storage: no snapshot per superstep (`_snapshot`)."""
+        result: WorkflowRunResult = await self._workflow.run(message, **kwargs)
         self._results.append(result)
         return result
+
+    async def _restore(self) -> None:
+        """Restore the run's committed checkpoint into this drive's workflow instance.
+
+        MAF's runner applies a checkpoint it is handed (`restore_checkpoint`, what a nested
+        `WorkflowExecutor` uses): the next `run(responses=...)` continues from it.
+        """
+        if self._run.checkpoint_id is None:
+            raise WorkflowCheckpointException(f"run {self._run.id} has no checkpoint to resume")
+        checkpoint = await self._storage.load(self._run.checkpoint_id)
+        await self._workflow._runner.restore_checkpoint(checkpoint)
+
+    async def _snapshot(self, pending: Sequence[str]) -> str:
+        """The one snapshot of a drive: the workflow as it waits on `pending`, kept to commit.
+
+        MAF snapshots a workflow run with a checkpoint storage after every superstep (its
+        executors' states serialized, the shared state deep-copied), and Baton only ever commits
+        the last one: so the drive runs without a storage and takes the snapshot once, here, from
+        MAF's runner (`build_checkpoint`, as a nested `WorkflowExecutor` does). A snapshot that
+        does not hold every pending request would lose one on restart: `PauseNotDurable`.
+        """
+        checkpoint = await self._workflow._runner.build_checkpoint()
+        missing = set(pending) - set(checkpoint.pending_request_info_events)
+        if missing:
+            raise PauseNotDurable(
+                f"the workflow's checkpoint does not hold requests {sorted(missing)}; refusing a "
+                "pause that a restart would lose"
+            )
+        return await self._storage.save(checkpoint)
 
     async def _deliver(self, deliver: HumanRequest, known: set[str]) -> Finish | None:
         """Deliver one answer: MAF gets a response, a person is asked again, or the run ends."""
@@ -250,19 +292,16 @@ class Drive:
             if isinstance(outcome, Ask):
                 origin = {"adapter": adapter.name, **origin_of(deliver), **outcome.origin}
                 outcome = Ask(outcome.request, origin, outcome.assignee)
-        checkpoint_id = self._run.checkpoint_id
         if isinstance(outcome, Finish):
             return outcome
+        await self._restore()
         if isinstance(outcome, Reply):
-            await self._run_workflow(
-                checkpoint_id=checkpoint_id, responses={maf_id: outcome.response}
-            )
+            await self._run_workflow(responses={maf_id: outcome.response})
             return None
-        # asked again: the MAF request stays pending; restoring re-emits it in a fresh checkpoint
+        # asked again: the MAF request stays pending in the restored state, and in the snapshot
         known.add(maf_id)
         label = f"{maf_id}#{secrets.token_hex(4)}"
         self._asks.append((maf_id, outcome, label, deliver.executor_id))
-        await self._run_workflow(checkpoint_id=checkpoint_id)
         return None
 
     async def _settle(self, known: set[str]) -> Finish | None:
@@ -313,8 +352,12 @@ def failed(
     error: str,
     events: Sequence[NewEvent] = (),
     transcript: Sequence[dict[str, Any]] = (),
+    effects: Sequence[NewEffect] = (),
 ) -> Progress:
-    """A run's failure as progress: the error on record, its events and conversation kept."""
+    """A run's failure as progress: the error on record, its events, conversation and effects kept.
+
+    The effects a failing drive performed are recorded with its failure: the called systems acted.
+    """
     return Progress(
         run_id=run.id,
         expected_checkpoint_id=run.checkpoint_id,
@@ -327,6 +370,7 @@ def failed(
             NewEvent(type="run.failed", run_id=run.id, data={"error": error}),
         ],
         transcript=list(transcript),
+        effects=list(effects),
     )
 
 

@@ -7,6 +7,7 @@ drive of a run, in any process, and must build the same graph with a stable name
 
 from __future__ import annotations
 
+import copy
 import importlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -51,6 +52,7 @@ class WorkflowSpec:
     outcome: type[BaseModel] | None = None
 
     _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+    _schemas: dict[type, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def allow_list(self, workflow: Workflow) -> frozenset[str]:
         """The checkpoint allow-list of a built instance: the registered types and those found.
@@ -64,8 +66,15 @@ class WorkflowSpec:
         return found
 
     def outcome_schema(self) -> dict[str, Any]:
-        """The JSON Schema of what a person's resolution of a takeover records ({}: free-form)."""
-        return schema_of(self.outcome) if self.outcome else {}
+        """The JSON Schema of what a person's resolution of a takeover records ({}: free-form).
+
+        Made once per process (every drive of a run needs it; pydantic makes it anew each time).
+        """
+        if self.outcome is None:
+            return {}
+        if self.outcome not in self._schemas:
+            self._schemas[self.outcome] = schema_of(self.outcome)
+        return copy.deepcopy(self._schemas[self.outcome])
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the workflow's input."""

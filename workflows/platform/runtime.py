@@ -37,7 +37,7 @@ from human.access import can_see_run, check_can_cancel, viewer_of
 from human.effects import EffectLedger
 from human.policy import Policy
 from human.records import TERMINAL_RUN, AuditEvent, HumanRequest, NewEvent, Page, Run, User
-from human.store.base import KeyTaken, LocalWorker, Progress, RunKey, Store, utcnow
+from human.store.base import InPlay, KeyTaken, LocalWorker, Progress, RunKey, Store, utcnow
 from workflows.platform import registry
 from workflows.platform.drive import Drive, failed
 from workflows.platform.graph import WorkflowGraph, describe
@@ -194,29 +194,36 @@ class Runtime:
     # driving --------------------------------------------------------------------------------
 
     async def drive(self, run_id: str, job_id: int | None) -> bool:
-        """Advance a run as far as stored answers allow; True if `job_id` was consumed."""
-        run = await self.store.get_run(run_id)
-        if run is None or run.status in TERMINAL_RUN:
+        """Advance a run as far as stored answers allow; True if `job_id` was consumed.
+
+        Each step reads the run and its requests in play once (`Store.run_in_play`) and hands
+        them to the drive; the next answer, if any, is read again after the step commits.
+        """
+        state = await self.store.run_in_play(run_id)
+        if state is None or state.run.status in TERMINAL_RUN:
             return False
-        if run.checkpoint_id is None:
-            with _tracer.start_as_current_span("baton.start", attributes=_span_attributes(run)):
-                return await self._advance(run, job_id, deliver=None)
-        answered = await self.store.answered_requests(run_id)
-        consumed = False
-        for index, request in enumerate(answered):
-            last = index == len(answered) - 1
+        if state.run.checkpoint_id is None:
             with _tracer.start_as_current_span(
-                "baton.resume", attributes=_span_attributes(run, request)
+                "baton.start", attributes=_span_attributes(state.run)
             ):
-                consumed = await self._advance(run, job_id if last else None, deliver=request)
-            fresh = await self.store.get_run(run_id)
+                return await self._advance(state, job_id, deliver=None)
+        consumed = False
+        while state.answered:
+            request, last = state.answered[0], len(state.answered) == 1
+            with _tracer.start_as_current_span(
+                "baton.resume", attributes=_span_attributes(state.run, request)
+            ):
+                consumed = await self._advance(state, job_id if last else None, deliver=request)
+            if last:
+                break
+            fresh = await self.store.run_in_play(run_id)
             if (
                 fresh is None
-                or fresh.status in TERMINAL_RUN
-                or fresh.checkpoint_id == run.checkpoint_id
+                or fresh.run.status in TERMINAL_RUN
+                or fresh.run.checkpoint_id == state.run.checkpoint_id
             ):
                 break
-            run = fresh
+            state = fresh
         return consumed
 
     def services(
@@ -241,7 +248,10 @@ class Runtime:
             outcome_schema=spec.outcome_schema(),
         )
 
-    async def _advance(self, run: Run, job_id: int | None, *, deliver: HumanRequest | None) -> bool:
+    async def _advance(
+        self, state: InPlay, job_id: int | None, *, deliver: HumanRequest | None
+    ) -> bool:
+        run = state.run
         spec = registry.get(run.workflow)
         services = self.services(spec, run.id, run.input, started_by=run.created_by)
         scene = Scene(services)
@@ -257,8 +267,9 @@ class Runtime:
                 scene,
                 clock=self._clock,
                 notify_channels=self._channels,
+                checkpoint=state.checkpoint,
             )
-            progress = await drive.go(job_id, deliver)
+            progress = await drive.go(job_id, deliver, [*state.open, *state.answered])
         except StoreError:
             raise  # the store is down, not the run: the worker retries the job
         except Exception as exc:  # a failing workflow fails its run, loudly and on record
@@ -272,6 +283,7 @@ class Runtime:
                 f"{type(exc).__name__}: {exc}",
                 scene.events,
                 services.transcript.entries,
+                services.effects,
             )
         if services.store_failures:  # told to the model as the tool's error: the drive is void
             raise services.store_failures[0]

@@ -1,0 +1,232 @@
+"""Baton's workloads in LangGraph, for `baton.bench_peers`, each checkpointed by `SqliteSaver`.
+
+`minimal_graph`: a `StateGraph` whose one node calls `interrupt()`, resumed with
+`Command(resume=...)`.
+
+`refund_agent`, the same work as Baton's `refund`: an explicit LangGraph agent, a chat model node
+and a `ToolNode` with `lookup_order` and `issue_refund`, looping until the model answers without a
+tool call (`tools_condition`), checkpointed by `SqliteSaver` (its defaults). The refund tool calls
+`interrupt()` for a person's approval before it writes, as LangGraph's human-in-the-loop guide has
+it, and the run is resumed with `Command(resume=...)`. The model is a LangChain chat model that
+plays the same three turns as Baton's scripted client (`executors/shipped/plays.py` `refund_play`),
+read from the conversation the same way: look the order up, propose the refund, say what was
+refunded.
+
+The back office is a SQLite file of its own, made by the shipped back office's migrations
+(`executors.shipped.back_office.BackOffice`), seeded with the same orders, WAL and
+`synchronous=FULL` as Baton's file, and written with `BackOffice.issue_refund`'s statements in
+one `BEGIN IMMEDIATE` transaction, keyed by the call's idempotency key (thread and tool call, as
+Baton keys an approved call by run and call): the same durable write, here without the hop to a
+worker thread that Baton's async back office makes.
+
+Imported only by the child processes that measure them (LangGraph is the optional `bench` extra).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from hashlib import sha256
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.config import get_config
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import Command, interrupt
+
+from baton.bench import APPROVE, REFUND_120
+from executors.shipped.back_office import ORDERS, BackOffice
+from human.effects import idempotency_key
+
+Step = tuple[str, Sequence[Any]]
+
+
+class ScriptedRefund(BaseChatModel):
+    """The refund play of Baton's scripted client: three turns, decided from the conversation."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        """The play knows its tools: binding changes nothing."""
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        ask = json.loads(str(messages[0].content))
+        seen = {m.name: json.loads(str(m.content)) for m in messages if isinstance(m, ToolMessage)}
+        turn = sum(isinstance(m, AIMessage) for m in messages) + 1
+        if "lookup_order" not in seen:
+            name, arguments = "lookup_order", {"order_id": ask["order_id"]}
+        elif "issue_refund" not in seen:
+            name, arguments = "issue_refund", {"order_id": ask["order_id"], "amount": ask["amount"]}
+        else:
+            order, refund = seen["lookup_order"], seen["issue_refund"]
+            text = (
+                f"Refunded {float(refund['amount']):.2f} {order['currency']} on order "
+                f"{refund['order_id']} (refund {refund['refund_id']})."
+            )
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+        call = {"name": name, "args": arguments, "id": f"call_{name}_{turn}"}
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("", tool_calls=[call]))])
+
+
+class _BackOffice:
+    """The shipped back office's file, read and written on the graph's own thread."""
+
+    def __init__(self, path: Path) -> None:
+        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")  # as Baton's file, which its office shares
+        self._conn.execute("PRAGMA synchronous=FULL")
+
+    def transaction(self, begin: str, steps: Sequence[Step]) -> list[Any]:
+        """`steps` in one transaction, as `BackOffice`'s; the first row of each."""
+        self._conn.execute(begin)
+        try:
+            rows = [self._conn.execute(sql, tuple(args)).fetchone() for sql, args in steps]
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+        return rows
+
+    def tools(self) -> list[BaseTool]:
+        """`lookup_order` and `issue_refund`, as the refund agent's tools."""
+
+        @tool
+        def lookup_order(order_id: str) -> dict[str, Any]:
+            """Look up an order by id: customer, total, currency."""
+            [row] = self.transaction("BEGIN", [("SELECT * FROM orders WHERE id = ?", (order_id,))])
+            return dict(row) if row is not None else {"error": f"no order {order_id}"}
+
+        @tool
+        def issue_refund(
+            order_id: str, amount: float, call_id: Annotated[str, InjectedToolCallId]
+        ) -> dict[str, Any]:
+            """Refund part of an order; a person approves first."""
+            answer = interrupt({"tool": "issue_refund", "order_id": order_id, "amount": amount})
+            if answer.get("decision") != "approve":
+                return {"error": "a person rejected the refund"}
+            key = idempotency_key(get_config()["configurable"]["thread_id"], "approved", call_id)
+            refund_id = "R-" + sha256(key.encode()).hexdigest()[:10].upper()
+            # `BackOffice.issue_refund`'s statements: once per key, a repeat reads the first one
+            _, row = self.transaction(
+                "BEGIN IMMEDIATE",
+                [
+                    (
+                        "INSERT INTO refunds (idempotency_key, refund_id, order_id, amount, "
+                        "created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                        (key, refund_id, order_id, amount, datetime.now(UTC).isoformat()),
+                    ),
+                    (
+                        "SELECT refund_id, order_id, amount FROM refunds WHERE idempotency_key = ?",
+                        (key,),
+                    ),
+                ],
+            )
+            return dict(row)
+
+        return [lookup_order, issue_refund]
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+@contextlib.asynccontextmanager
+async def refund_agent(folder: Path) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """One refund cycle to time, on files in `folder`: 120 on order A-1002, asked and approved."""
+    office_file = folder / "back_office.db"
+    made = await BackOffice.open(f"sqlite:///{office_file}")  # the shipped migrations
+    await made.seed_orders(ORDERS)
+    await made.close()
+    office = _BackOffice(office_file)
+    tools = office.tools()
+    model = ScriptedRefund().bind_tools(tools)
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+
+    def refunded(done: dict[str, Any]) -> bool:
+        return str(done["messages"][-1].content).startswith("Refunded 120.00")
+
+    start = {"messages": [HumanMessage(json.dumps(REFUND_120))]}
+    try:
+        async with _cycles(builder, folder, start, dict(APPROVE), refunded) as cycle:
+            yield cycle
+    finally:
+        office.close()
+
+
+@contextlib.asynccontextmanager
+async def minimal_graph(folder: Path) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """One minimal cycle to time: a node asks with `interrupt()`, the answer ends the run."""
+
+    class State(TypedDict, total=False):
+        amount: float
+        decision: str
+
+    def gate(state: State) -> State:
+        answer = interrupt({"amount": state["amount"]})
+        return {"decision": f"{answer['decision']} {state['amount']}"}
+
+    builder = StateGraph(State)
+    builder.add_node("gate", gate)
+    builder.add_edge(START, "gate")
+    builder.add_edge("gate", END)
+
+    def approved(done: dict[str, Any]) -> bool:
+        return done.get("decision") == "approve 120.0"
+
+    async with _cycles(builder, folder, {"amount": 120.0}, APPROVE, approved) as cycle:
+        yield cycle
+
+
+@contextlib.asynccontextmanager
+async def _cycles(
+    builder: StateGraph[Any],
+    folder: Path,
+    start: dict[str, Any],
+    answer: dict[str, Any],
+    ended: Callable[[dict[str, Any]], bool],
+) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """Cycles of `builder`'s graph on `SqliteSaver` in `folder`.
+
+    Each cycle is a new thread started with `start`, which must interrupt, then resumed with
+    `answer`, which must end as `ended` says.
+    """
+    conn = sqlite3.connect(folder / "langgraph.db", check_same_thread=False)
+    graph = builder.compile(checkpointer=SqliteSaver(conn))
+    count = 0
+
+    async def cycle() -> None:
+        nonlocal count
+        count += 1
+        config: Any = {"configurable": {"thread_id": f"t{count}"}}
+        asked = graph.invoke(start, config)
+        if "__interrupt__" not in asked:
+            raise RuntimeError(f"LangGraph did not interrupt: {asked}")
+        done = graph.invoke(Command(resume=dict(answer)), config)
+        if not ended(done):
+            raise RuntimeError(f"LangGraph ended with {done}")
+
+    try:
+        yield cycle
+    finally:
+        conn.close()
