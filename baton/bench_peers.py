@@ -57,7 +57,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from baton.wiring import Parts
+    from human.records import Run, User
 
 SYSTEMS: Final = ("baton", "langgraph", "maf_file", "maf_memory")
 """The systems of the `minimal` workload."""
@@ -161,30 +165,37 @@ def _compare(
     return figures
 
 
-def _command(workload: str, system: str, cycles: int, folder: Path) -> list[str]:
-    return [sys.executable, "-m", "baton.bench_peers", workload, system, str(cycles), str(folder)]
-
-
 def _child(workload: str, system: str, cycles: int, folder: Path) -> tuple[Round, int]:
-    """One child's round, and its `fsync` and `fdatasync` calls (-1 if they were not counted).
+    """One system's child: its round, and its `fsync` and `fdatasync` calls (-1: not counted)."""
+    module_args = ["baton.bench_peers", workload, system, str(cycles)]
+    got, calls, _ = run_child(module_args, folder, what=f"{workload} {system}")
+    return got, calls
 
-    Under `strace --seccomp-bpf` only those two calls stop the child, so the timing is hardly
-    touched; without strace (or where tracing is not permitted) the calls are not counted.
+
+def run_child(
+    module_args: list[str], folder: Path, *, what: str
+) -> tuple[Round, int, dict[str, Any]]:
+    """`python -m MODULE ARGS… FOLDER` traced: its round, its fsync calls, its whole JSON line.
+
+    The child prints one JSON object as its last line, with at least `cycles`, `wall_s` and
+    `cpu_s`. The calls are its `fsync` and `fdatasync` calls, -1 if they were not counted: under
+    `strace --seccomp-bpf` only those two calls stop the child, so the timing is hardly touched;
+    without strace (or where tracing is not permitted) they are not counted.
     """
     folder.mkdir(parents=True, exist_ok=True)
     summary = folder / "fsyncs.txt"
     trace = [*TRACE, "-o", str(summary)] if TRACE else []
     done = subprocess.run(
-        [*trace, *_command(workload, system, cycles, folder)],
+        [*trace, sys.executable, "-m", *module_args, str(folder)],
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"the {workload} {system} cycles failed: {done.stderr[-2000:]}")
+        raise RuntimeError(f"the {what} cycles failed: {done.stderr[-2000:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
     calls = _calls(summary.read_text()) if summary.exists() else -1
-    return Round(cycles=got["cycles"], wall_s=got["wall_s"], cpu_s=got["cpu_s"]), calls
+    return Round(cycles=got["cycles"], wall_s=got["wall_s"], cpu_s=got["cpu_s"]), calls, got
 
 
 def _calls(summary: str) -> int:
@@ -206,7 +217,6 @@ async def _baton(workload: str, cycles: int, folder: Path) -> Round:
     from baton.observability import configure_telemetry
     from baton.settings import Settings
     from baton.wiring import open_parts
-    from human.store.base import RequestFilter
 
     workflow, run_input, answer = "refund", dict[str, Any](REFUND_120), dict[str, Any](APPROVE)
     if workload == "minimal":
@@ -220,19 +230,29 @@ async def _baton(workload: str, cycles: int, folder: Path) -> Round:
         assert approver is not None
 
         async def cycle() -> None:
-            run = await parts.runtime.start(workflow, dict(run_input), actor="sam")
-            await parts.worker.drain()
-            page = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
-            [request] = page.items
-            await parts.requests.respond(request.id, dict(answer), responder=approver)
-            await parts.worker.drain()
-            done = await parts.runtime.get(run.id)
-            if done.status != "completed":
-                raise RuntimeError(f"run {run.id} ended {done.status}: {done.error}")
+            done = await baton_cycle(parts, approver, workflow, run_input, answer)
             if workload == "refund" and not str(done.output["text"]).startswith("Refunded 120"):
-                raise RuntimeError(f"run {run.id} ended with {done.output}")
+                raise RuntimeError(f"run {done.id} ended with {done.output}")
 
         return await _timed(cycle, cycles)
+
+
+async def baton_cycle(
+    parts: Parts, approver: User, workflow: str, run_input: dict[str, Any], answer: dict[str, Any]
+) -> Run:
+    """One cycle in Baton: start, drive to the pause, answer, drive to the end; the run ended."""
+    from human.store.base import RequestFilter
+
+    run = await parts.runtime.start(workflow, dict(run_input), actor="sam")
+    await parts.worker.drain()
+    page = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
+    [request] = page.items
+    await parts.requests.respond(request.id, dict(answer), responder=approver)
+    await parts.worker.drain()
+    done = await parts.runtime.get(run.id)
+    if done.status != "completed":
+        raise RuntimeError(f"run {run.id} ended {done.status}: {done.error}")
+    return done
 
 
 async def _maf(cycles: int, folder: Path, *, on_file: bool) -> Round:

@@ -705,6 +705,12 @@ def _edits(rule: Rule) -> str:
     type=click.IntRange(2),
     help="Drives of the --rss figure (a fifth as many of refund's).",
 )
+@click.option(
+    "--concurrent-cycles",
+    default=640,
+    type=click.IntRange(1),
+    help="Cycles per round with 32 runs in flight (with --peers).",
+)
 def bench(
     as_json: bool,
     runs: int,
@@ -720,9 +726,11 @@ def bench(
     http_cycles: int,
     rss: bool,
     rss_drives: int,
+    concurrent_cycles: int,
 ) -> None:
     """Measure pause, resume, throughput, size and listing, on SQLite and PostgreSQL (README)."""
     from baton.bench import run_bench, scratch_root
+    from baton.bench_concurrent import concurrent_figures
     from baton.bench_memory import rss_figures
     from baton.bench_peers import WORKLOADS, peer_figures, peers_available
 
@@ -750,6 +758,8 @@ def bench(
     elif peers:
         workloads = peer_workloads or tuple(WORKLOADS)
         figures |= peer_figures(peer_cycles, root=scratch_root(), workloads=workloads)
+    if peers:  # Baton alone, with 32 runs in flight: needs no peer installed
+        figures |= concurrent_figures(concurrent_cycles, root=scratch_root())
     figures["load1"] = load1  # at the start; `load1_end` at the end
     figures["load1_end"] = round(os.getloadavg()[0], 2)
     for what in ("pg", "peers"):

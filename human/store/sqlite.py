@@ -1,10 +1,36 @@
-"""SQLite backend: WAL, `synchronous=FULL`, one writer, one thread hop per write transaction.
+"""SQLite backend: WAL, `synchronous=FULL`, one writer thread, group commit, one hop per write.
 
 All statements of a write transaction run in one function on the store's writer thread, so a pause
-or an answer costs one hop and one fsync'd commit however many rows it writes, and the event loop
-is free while the disk syncs. Reads are short indexed lookups that WAL never blocks: they run on
-the event loop's own connection, which costs less than a thread hop. Several processes may share
-the file: writers take `BEGIN IMMEDIATE` and wait on `busy_timeout`.
+or an answer costs one hop and at most one fsync'd commit however many rows it writes, and the
+event loop is free while the disk syncs. Reads are short indexed lookups that WAL never blocks:
+they run on the event loop's own connection, which costs less than a thread hop. Several
+processes may share the file: writers take `BEGIN IMMEDIATE` and wait on `busy_timeout`.
+
+**Group commit.** Callers queue their transactions; the writer thread takes every transaction
+queued when it looks and runs them as one batch: one `BEGIN IMMEDIATE`, each transaction in a
+`SAVEPOINT` of its own, one COMMIT, at `synchronous=FULL` if any of them is durable (NORMAL if
+none is). So concurrent pauses and answers share one fsync of the WAL, and a single write alone
+commits exactly as before. Each caller's future is resolved only after that COMMIT returns, a
+failure too (it may rest on an earlier transaction of the batch, say a key taken, which its
+caller then reads). The queue fills by itself while the last batch syncs; when the last batch
+held more than one transaction (several writers are active), the writer also waits
+`batch_window_s` (0.5 ms) for more before it begins. Measured with 32 runs in flight
+(`baton.bench_concurrent`, interleaved, load 11 on 2 cores): 0.42-0.45 fsyncs per cycle with the
+window against 0.51-0.54 without, and no fewer cycles per second (1 ms gave no more). A lone
+writer never waits: its batches hold one transaction.
+
+Why savepoints in one transaction rather than a NORMAL commit per transaction closed by one
+FULL commit: with savepoints there is exactly one commit, so there is no window in which a
+transaction is visible to other connections (and readable by other processes) while its caller
+would still be told it failed. Each transaction keeps its own atomicity: one that raises (its
+own error, a constraint) is rolled back to its savepoint alone, and the others of its batch
+commit. Isolation is the serial order of the batch, as one writer at a time always gave. If the
+COMMIT fails, nothing of the batch is in the database and every caller of it gets the error
+(`StoreUnavailable` for the file's condition): none is told durable. If a transaction meets the
+file unavailable (full, read-only, I/O error) or SQLite rolls the whole transaction back, those of
+the batch already run went with it and fail (`StoreUnavailable`, try again); those not yet run are
+run next on a fresh connection. A batch is made of what is already queued, never of what arrives
+during it, so a transaction waits at most one batch behind another.
 
 The transactions themselves are `human.store.transactions`, written once for every backend as
 `async` functions of a `Tx`. Here a `Tx` calls sqlite3 at once and never suspends, so a whole
@@ -20,11 +46,13 @@ import contextlib
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from baton.errors import StoreError, StoreUnavailable
 from human.records import AuditEvent, Job, JobLane
@@ -116,13 +144,23 @@ class SqliteStore(SqlStore):
     """The `Store` on one SQLite file."""
 
     dialect = SQLITE
+    max_batch: int = 256
+    """The most write transactions one batch takes: one batch holds the write lock briefly."""
+    batch_window_s: float = 0.0005
+    """How long the writer waits for more before a batch, when the last batch had more than one."""
 
     def __init__(self, path: Path, *, clock: Callable[[], datetime] = utcnow) -> None:
         self.path = path
         self._clock = clock
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baton-sqlite")
-        self._local = threading.local()
         self._reader: sqlite3.Connection | None = None
+        self._queue: deque[_Work[Any]] = deque()
+        self._queued = threading.Condition()
+        self._writer: threading.Thread | None = None  # started by the first write
+        self._closed = False
+        self._conn_now: sqlite3.Connection | None = None  # the writer thread's alone
+        self._last_batch = 0
+        self.durable_syncs = 0
+        """FULL commits so far, each one fsync of the WAL (tests and benchmarks count them)."""
 
     @classmethod
     async def open(cls, url: str, *, clock: Callable[[], datetime] = utcnow) -> SqliteStore:
@@ -132,6 +170,11 @@ class SqliteStore(SqlStore):
         store = cls(path, clock=clock)
         await store.setup()
         return store
+
+    @property
+    def writes_queued(self) -> int:
+        """Write transactions waiting for the writer thread (the next batch, so far)."""
+        return len(self._queue)
 
     # plumbing -------------------------------------------------------------------------------
 
@@ -161,12 +204,6 @@ class SqliteStore(SqlStore):
         conn.execute("PRAGMA foreign_keys=ON")
         return conn
 
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._connect()
-        return conn
-
     async def _run(
         self, fn: Callable[[sqlite3.Connection], T], *, write: bool, durable: bool = True
     ) -> T:
@@ -183,28 +220,138 @@ class SqliteStore(SqlStore):
                     self._reader.close()
                     self._reader = None
                 raise _failure(exc) from exc
+        return await self._on_writer(_Work(fn, durable=durable))
 
-        def body() -> T:
-            conn = self._conn()
-            try:
-                if not durable:  # this commit alone: the WAL is synced by the next FULL one
-                    conn.execute("PRAGMA synchronous=NORMAL")
-                try:
-                    return _in_transaction(conn, "BEGIN IMMEDIATE", fn)
-                finally:
-                    if not durable:
-                        conn.execute("PRAGMA synchronous=FULL")
-            except BaseException as exc:
-                # A connection left at NORMAL is never used again: the next one is FULL.
-                if conn.in_transaction or _unavailable(exc) or not durable:
-                    conn.close()
-                    self._local.conn = None
-                raise
-
+    async def _on_writer(self, work: _Work[T]) -> T:
+        """`work` on the writer thread: one hop there and back, its sqlite3 errors as Baton's."""
+        with self._queued:
+            if self._closed:
+                raise RuntimeError("the SQLite store is closed")
+            if self._writer is None:
+                self._writer = threading.Thread(
+                    target=self._write_loop, name="baton-sqlite", daemon=True
+                )
+                self._writer.start()
+            self._queue.append(work)
+            self._closed = work.stop  # nothing is queued after the last work
+            self._queued.notify()
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._thread, body)
+            return await asyncio.wrap_future(work.future)
         except sqlite3.Error as exc:
             raise _failure(exc) from exc
+
+    def _write_loop(self) -> None:
+        """The writer thread: every transaction queued when it looks, committed as one batch."""
+        while True:
+            with self._queued:
+                while not self._queue:
+                    self._queued.wait()
+                if self.batch_window_s and self._last_batch > 1:  # others were writing lately
+                    until = time.monotonic() + self.batch_window_s
+                    while (
+                        len(self._queue) < self.max_batch and (left := until - time.monotonic()) > 0
+                    ):
+                        self._queued.wait(left)
+                taken = [
+                    self._queue.popleft() for _ in range(min(len(self._queue), self.max_batch))
+                ]
+                self._last_batch = len(taken)
+            while taken:
+                first = taken[0]
+                if first.stop:
+                    self._close_writer_conn()
+                    if first.future.set_running_or_notify_cancel():
+                        first.future.set_result(None)
+                    return
+                if not first.in_transaction:  # outside any transaction, alone
+                    taken.pop(0)
+                    if first.future.set_running_or_notify_cancel():
+                        try:
+                            first.future.set_result(first.fn(self._writer_conn()))
+                        except BaseException as exc:
+                            first.future.set_exception(exc)
+                    continue
+                size = next((i for i, w in enumerate(taken) if not w.in_transaction), len(taken))
+                batch, taken = taken[:size], taken[size:]
+                batch = [w for w in batch if w.future.set_running_or_notify_cancel()]
+                while batch:  # those a stopped batch did not reach, on a fresh connection
+                    batch = self._commit(batch)
+
+    def _commit(self, batch: list[_Work[Any]]) -> list[_Work[Any]]:
+        """Run `batch`, each in its own SAVEPOINT, under one COMMIT; settle each future after it.
+
+        Returns the works not yet run when the batch had to stop (the file became unavailable,
+        or SQLite rolled the whole transaction back): the loop runs them next, on a fresh
+        connection. Those already run are failed (`StoreUnavailable`), since their rows, and the
+        state their own outcome rested on, went with the transaction.
+        """
+        if not batch:
+            return []
+        durable = any(w.durable for w in batch)
+        try:
+            conn = self._writer_conn()
+            if not durable:  # this commit alone: the WAL is synced by the next FULL one
+                conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+        except BaseException as exc:  # not begun (locked past the busy timeout, not openable)
+            self._fail_all(batch, exc)
+            return []
+        # Outcomes wait for the COMMIT, failures too: a failure may rest on an earlier
+        # transaction of the batch (a key it took), which its caller must be able to read.
+        settled: list[tuple[_Work[Any], Any, BaseException | None]] = []
+        for n, work in enumerate(batch):
+            try:
+                conn.execute("SAVEPOINT baton_tx")
+                result = work.fn(conn)
+                conn.execute("RELEASE baton_tx")
+            except BaseException as exc:
+                if _unavailable(exc) or not _undo_savepoint(conn):
+                    # The file's condition, or the whole transaction gone: stop the batch.
+                    work.future.set_exception(exc)
+                    self._fail_all([w for w, _, _ in settled], _rolled_back(exc))
+                    return batch[n + 1 :]
+                settled.append((work, None, exc))  # rolled back alone; the others go on
+                continue
+            settled.append((work, result, None))
+        try:
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            # Nothing of the batch is committed: each caller hears so, none is told durable.
+            self._fail_all([w for w, _, _ in settled], exc)
+            return []
+        if durable:
+            self.durable_syncs += 1
+        else:
+            try:
+                conn.execute("PRAGMA synchronous=FULL")
+            except sqlite3.Error:  # a connection left at NORMAL is never used again
+                self._close_writer_conn()
+        for work, result, error in settled:
+            if error is None:
+                work.future.set_result(result)
+            else:
+                work.future.set_exception(error)
+        return []
+
+    def _fail_all(self, works: Sequence[_Work[Any]], exc: BaseException) -> None:
+        """Fail `works` with `exc` and drop the connection: the batch met the file's condition."""
+        if self._conn_now is not None:
+            _roll_back(self._conn_now)
+        self._close_writer_conn()
+        for work in works:
+            work.future.set_exception(exc)
+
+    def _writer_conn(self) -> sqlite3.Connection:
+        """The writer thread's connection (a fresh one after a failure closed the last)."""
+        if self._conn_now is None:
+            self._conn_now = self._connect()
+        return self._conn_now
+
+    def _close_writer_conn(self) -> None:
+        if self._conn_now is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn_now.close()
+            self._conn_now = None
 
     async def _write_tx(self, fn: TxFn[T], *, durable: bool = True) -> T:
         """One write transaction on the writer thread: one hop, one commit (see `SqlStore`)."""
@@ -236,16 +383,11 @@ class SqliteStore(SqlStore):
         await self._run(migrate, write=True)
 
     async def close(self) -> None:
-        """Close the connection and stop the store's thread."""
-
-        def shut() -> None:
-            conn = getattr(self._local, "conn", None)
-            if conn is not None:
-                conn.close()
-                self._local.conn = None
-
-        await asyncio.get_running_loop().run_in_executor(self._thread, shut)
-        self._thread.shutdown(wait=True)
+        """Close the connections and stop the writer thread, once the writes queued are done."""
+        if self._writer is not None and not self._closed:
+            await self._on_writer(_Work(lambda conn: None, in_transaction=False, stop=True))
+            self._writer.join()  # it ends as it resolves the last work
+        self._closed = True
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -253,8 +395,8 @@ class SqliteStore(SqlStore):
     async def size_bytes(self) -> int:
         """Database bytes on disk, after a checkpoint of the WAL into the file."""
 
-        def checkpoint_wal() -> None:
-            self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        def checkpoint_wal(conn: sqlite3.Connection) -> None:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
         def measure(conn: sqlite3.Connection) -> int:
             pages = conn.execute("PRAGMA page_count").fetchone()[0]
@@ -262,7 +404,7 @@ class SqliteStore(SqlStore):
             size = conn.execute("PRAGMA page_size").fetchone()[0]
             return int((pages - free) * size)
 
-        await asyncio.get_running_loop().run_in_executor(self._thread, checkpoint_wal)
+        await self._on_writer(_Work(checkpoint_wal, in_transaction=False))
         return await self._run(measure, write=False)
 
     # audit ----------------------------------------------------------------------------------
@@ -333,6 +475,34 @@ class SqliteStore(SqlStore):
             return [job_of(r, attempts=r["attempts"] + 1) for r in taken]
 
         return await self._run(write, write=True)
+
+
+@dataclass(eq=False)
+class _Work(Generic[T]):
+    """One function for the writer thread, and the future its caller awaits."""
+
+    fn: Callable[[sqlite3.Connection], T]
+    durable: bool = True
+    in_transaction: bool = True  # False: run alone, outside any transaction (a WAL checkpoint)
+    stop: bool = False  # the last work (never in a transaction): close the connection, end
+    future: Future[T] = field(default_factory=Future)
+
+
+def _undo_savepoint(conn: sqlite3.Connection) -> bool:
+    """Undo the failed transaction's savepoint alone; False if the whole transaction is gone."""
+    if not conn.in_transaction:
+        return False
+    try:
+        conn.execute("ROLLBACK TO baton_tx")
+        conn.execute("RELEASE baton_tx")
+    except sqlite3.Error:
+        return False
+    return True
+
+
+def _rolled_back(exc: BaseException) -> StoreUnavailable:
+    """What a batch's earlier writes hear when a later one took the whole transaction down."""
+    return StoreUnavailable(f"sqlite: this write's batch was rolled back ({exc}); try again")
 
 
 def _in_transaction(

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from baton.bench import postgres_figures, run_bench
+from baton.bench_concurrent import concurrent_figures
 from baton.bench_peers import WORKLOADS, peer_figures, peers_available
 
 CYCLE_KEYS = {
@@ -99,3 +100,22 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(tmp_pa
         assert float(figures["refund_langgraph_fsyncs_per_cycle"]) > 0
         assert figures["minimal_maf_file_fsyncs_per_cycle"] == 0
         assert figures["minimal_maf_memory_fsyncs_per_cycle"] == 0
+
+
+def test_32_runs_in_flight_are_measured_with_and_without_group_commit(tmp_path: Path) -> None:
+    figures = concurrent_figures(cycles=32, rounds=1, root=tmp_path)
+
+    for prefix in ("concurrent32", "concurrent32_solo"):
+        assert figures[f"{prefix}_cycles_per_s"] > 0, prefix
+        assert figures[f"{prefix}_cpu_ms"] > 0, prefix
+        assert 0 < float(figures[f"{prefix}_vs_cpu_ceiling"]) < 2, prefix
+        assert 0 <= float(figures[f"{prefix}_waiting_for_cpu"]) < 1, prefix
+    # One transaction per FULL commit without group commit: the pause and the answer, exactly.
+    assert figures["concurrent32_solo_durable_commits_per_cycle"] == 2
+    # With it, never more FULL commits than that: batches only ever share one.
+    assert figures["concurrent32_durable_commits_per_cycle"] <= 2
+    assert isinstance(figures["concurrent32_vs_solo"], float)
+    assert isinstance(figures["concurrent32_load1"], float)
+    if shutil.which("strace"):
+        assert "concurrent32_fsyncs_per_cycle" in figures
+        assert "concurrent32_solo_fsyncs_per_cycle" in figures

@@ -1,0 +1,195 @@
+"""SQLite group commit: writes queued together share one FULL commit, each still all or nothing.
+
+The store's writer thread takes every write transaction queued when it looks and commits them
+under one `synchronous=FULL` COMMIT (one fsync of the WAL), each in a SAVEPOINT of its own. The
+tests hold the writer on a first transaction (a `wrap_writes` gate on its thread) until the
+others are queued, so that what makes a batch is the queue, never timing; then they count the
+store's durable syncs exactly, and fail one transaction inside a batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from baton.bench import MINIMAL_ANSWER, register_minimal
+from baton.demo import seed_demo
+from baton.errors import StoreError, StoreUnavailable
+from baton.settings import Settings
+from baton.wiring import Parts, open_parts
+from human.records import NewEvent, Run, User
+from human.service import RespondResult
+from human.store.base import RequestFilter
+from human.store.dialect import Tx
+from human.store.sqlite import SqliteStore
+from tests.contract.test_store import a_run, started
+from tests.faults import InjectedFault, Statements
+
+T = TypeVar("T")
+RUNS = 32
+
+
+def begun(run: Run) -> list[NewEvent]:
+    return [NewEvent(type="run.started", run_id=run.id, actor="sam")]
+
+
+class Gate:
+    """`wrap_writes` that holds the writer thread in the first transaction until `open()`.
+
+    Counts the transactions it sees; with `fail` set, the transaction numbered so (from 1)
+    fails after its first statement, as `tests.faults.Statements` does.
+    """
+
+    def __init__(self, *, fail: int | None = None) -> None:
+        self.transactions = 0
+        self.entered = threading.Event()
+        self._opened = threading.Event()
+        self._fail = fail
+
+    def open(self) -> None:
+        self._opened.set()
+
+    def __call__(self, tx: Tx) -> Tx:
+        self.transactions += 1
+        if self.transactions == 1:
+            self.entered.set()
+            self._opened.wait(timeout=60)
+        if self.transactions == self._fail:
+            return Statements(fail_after=1)(tx)
+        return tx
+
+
+async def held_then_queued(
+    store: SqliteStore, gate: Gate, first: Awaitable[T], rest: Sequence[Awaitable[T]]
+) -> list[T | BaseException]:
+    """`first` holds the writer in `gate` while all of `rest` queue behind it; then all run.
+
+    Nothing is timed: the test waits for the gate to be entered, then for the queue to hold
+    every other write, and only then lets the writer go on.
+    """
+    held = asyncio.ensure_future(first)
+    await asyncio.to_thread(gate.entered.wait, 60)
+    others = [asyncio.ensure_future(write) for write in rest]
+    while store.writes_queued < len(others):
+        await asyncio.sleep(0.001)
+    gate.open()
+    done = await asyncio.gather(held, *others, return_exceptions=True)
+    store.wrap_writes = None
+    return done
+
+
+@pytest.fixture
+async def parts(tmp_path: Path) -> AsyncIterator[Parts]:
+    register_minimal()
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'baton.db'}")
+    async with open_parts(settings, local_worker=False) as opened:  # runs driven when told
+        await seed_demo(opened.store, settings.database_url)
+        yield opened
+
+
+async def test_answers_given_at_once_share_one_durable_sync(parts: Parts) -> None:
+    store = parts.store
+    assert isinstance(store, SqliteStore)
+    approver = await store.get_user("lee")
+    assert isinstance(approver, User)
+    runs = [
+        await parts.runtime.start("bench_minimal", {"amount": n}, actor="sam") for n in range(RUNS)
+    ]
+    await parts.worker.run_until_idle()
+    pending = (await parts.requests.list(RequestFilter(status="pending", limit=100))).items
+    assert len(pending) == RUNS
+
+    gate = Gate()
+    store.wrap_writes = gate
+    syncs = store.durable_syncs
+    answers = [
+        parts.requests.respond(r.id, dict(MINIMAL_ANSWER), responder=approver) for r in pending
+    ]
+    outcomes = await held_then_queued(store, gate, answers[0], answers[1:])
+
+    assert gate.transactions == RUNS  # one write transaction per answer
+    assert store.durable_syncs - syncs == 2  # the first alone, then the other 31 as one
+    assert all(isinstance(o, RespondResult) and o.changed for o in outcomes)
+    await parts.worker.run_until_idle()
+    assert {(await parts.runtime.get(run.id)).status for run in runs} == {"completed"}
+
+
+async def test_a_transaction_failing_inside_a_batch_is_absent_and_the_others_commit(
+    tmp_path: Path,
+) -> None:
+    store = await SqliteStore.open(f"sqlite:///{tmp_path / 'batch.db'}")
+    try:
+        gate = Gate(fail=3)  # the first holds the writer; the third fails within the batch
+        store.wrap_writes = gate
+        syncs = store.durable_syncs
+        wanted = [a_run() for _ in range(5)]
+        writes = [store.create_run(run, begun(run)) for run in wanted]
+        done = await held_then_queued(store, gate, writes[0], writes[1:])
+
+        assert [type(d) for d in done].count(InjectedFault) == 1
+        [failed] = [run for run, d in zip(wanted, done, strict=True) if isinstance(d, Exception)]
+        assert await store.get_run(failed.id) is None  # wholly absent: no row of it
+        assert await store.list_events(run_id=failed.id) == []
+        for run in wanted:
+            if run is not failed:
+                assert await store.get_run(run.id) is not None
+                assert len(await store.list_events(run_id=run.id)) == 1
+        assert store.durable_syncs == syncs  # a start commits at NORMAL (its pause syncs it)
+
+        # The batch's own connection goes on: the next write commits on it as before.
+        await started(store)
+    finally:
+        await store.close()
+
+
+async def test_an_error_of_one_transaction_in_a_batch_stays_its_own(tmp_path: Path) -> None:
+    store = await SqliteStore.open(f"sqlite:///{tmp_path / 'dup.db'}")
+    try:
+        run = await started(store)
+        gate = Gate()
+        store.wrap_writes = gate
+        syncs = store.durable_syncs
+        done = await held_then_queued(
+            store,
+            gate,
+            store.add_team("first"),
+            [store.add_team("second"), store.create_run(run, []), store.add_team("third")],
+        )
+
+        assert isinstance(done[2], StoreError)  # the duplicate key: the call's own error
+        assert not isinstance(done[2], StoreUnavailable)
+        assert done[:2] + done[3:] == [True, True, True]
+        assert {"first", "second", "third"} <= {team.name for team in await store.list_teams()}
+        assert store.durable_syncs - syncs == 2  # the first alone, then the batch as one
+    finally:
+        await store.close()
+
+
+async def test_closing_waits_for_the_writes_queued_and_takes_no_more(tmp_path: Path) -> None:
+    store = await SqliteStore.open(f"sqlite:///{tmp_path / 'close.db'}")
+    gate = Gate()
+    store.wrap_writes = gate
+    names = ["first", "second", "third"]
+    closing: list[asyncio.Future[None]] = []
+
+    async def then_close() -> bool:
+        closing.append(asyncio.ensure_future(store.close()))
+        await asyncio.sleep(0)  # the close queues its last work
+        return await store.add_team("third")
+
+    writes = [store.add_team("second"), then_close()]
+    done = await held_then_queued(store, gate, store.add_team("first"), writes)
+
+    assert done[:2] == [True, True]
+    assert isinstance(done[2], RuntimeError)  # queued after the close: refused, not lost
+    await closing[0]
+    reopened = await SqliteStore.open(f"sqlite:///{tmp_path / 'close.db'}")
+    try:
+        assert {t.name for t in await reopened.list_teams()} >= set(names[:2])
+    finally:
+        await reopened.close()
