@@ -337,14 +337,6 @@ class RequestStore(Protocol):
         """The facts of every request created since `since` and every open one (of `teams`)."""
         ...
 
-    async def answered_requests(self, run_id: str) -> list[HumanRequest]:
-        """A run's requests answered but not yet delivered, in answer order."""
-        ...
-
-    async def open_requests(self, run_id: str) -> list[HumanRequest]:
-        """A run's requests still waiting for a person."""
-        ...
-
     async def run_in_play(self, run_id: str) -> InPlay | None:
         """A run with its open and its answered-undelivered requests, read at once (a drive's)."""
         ...

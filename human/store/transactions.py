@@ -119,8 +119,6 @@ _SELECT_REQUESTS: Final = (
 )
 # A run's requests answered (or expired) and not yet delivered to it, and those still open.
 _UNDELIVERED: Final = "(r.status = 'answered' OR (r.status = 'expired' AND r.delivered_at IS NULL))"
-_ANSWERED: Final = f"r.run_id = :run_id AND {_UNDELIVERED} ORDER BY r.answered_at, r.seq"
-_OPEN_OF_RUN: Final = f"r.run_id = :run_id AND r.status IN {OPEN} ORDER BY r.seq"
 # Most urgent first: priority, the nearest deadline (none last), the newest (human.store.rows).
 _URGENCY: Final = URGENCY_SQL
 _DUE: Final = "COALESCE(r.expires_at, :far)"
@@ -435,20 +433,6 @@ class SqlStore:
             **params,
         )
         return [fact_of(row) for row in found]
-
-    async def _requests_where(self, sql: str, /, **params: Any) -> list[HumanRequest]:
-        async def read(tx: Tx) -> list[HumanRequest]:
-            return await _requests_of(tx, await tx.all(f"{_SELECT_REQUESTS} WHERE {sql}", **params))
-
-        return await self._read_tx(read)
-
-    async def answered_requests(self, run_id: str) -> list[HumanRequest]:
-        """A run's requests answered but not yet delivered, in answer order."""
-        return await self._requests_where(_ANSWERED, run_id=run_id)
-
-    async def open_requests(self, run_id: str) -> list[HumanRequest]:
-        """A run's requests still waiting for a person."""
-        return await self._requests_where(_OPEN_OF_RUN, run_id=run_id)
 
     async def run_in_play(self, run_id: str) -> InPlay | None:
         """A run, its open and answered-undelivered requests and (for a resume) its checkpoint.

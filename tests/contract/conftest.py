@@ -13,11 +13,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from human.store import open_store
-from human.store.base import Store
+from human.store.base import InPlay, Store
 from tests.harness import sql
 
 if TYPE_CHECKING:
     from tests.contract.test_store_routing import Clocked
+
+
+async def in_play(store: Store, run_id: str) -> InPlay:
+    """What a drive of the run reads (`Store.run_in_play`); the run must exist."""
+    found = await store.run_in_play(run_id)
+    assert found is not None, f"no run {run_id}"
+    return found
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from human.store.base import (
     Store,
 )
 from human.store.schema import migrations
-from tests.contract.conftest import Backend
+from tests.contract.conftest import Backend, in_play
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 LIVE = 60.0  # a lease that outlives the test
@@ -322,7 +322,7 @@ async def test_a_pause_commits_checkpoint_requests_events_and_job_together(store
     for request in requests:
         stored = await store.get_request(request.id)
         assert stored == request
-    assert [r.id for r in await store.open_requests(run.id)] == [r.id for r in requests]
+    assert [r.id for r in (await in_play(store, run.id)).open] == [r.id for r in requests]
     created = [e for e in await store.list_events(run_id=run.id) if e.type == "request.created"]
     assert [e.request_id for e in created] == [r.id for r in requests]
     # the start job's lease is over: had the pause not deleted it, it would be leased again
@@ -453,7 +453,7 @@ async def test_completion_deletes_the_checkpoint_and_closes_what_is_still_open(
     closed = await store.get_request(left_open.id)
     assert closed is not None
     assert closed.status == "cancelled"
-    assert await store.open_requests(run.id) == []
+    assert (await in_play(store, run.id)).open == []
     types = [e.type for e in await store.list_events(request_id=left_open.id)]
     assert types == ["request.created", "request.cancelled"]
 
@@ -653,9 +653,9 @@ async def test_answered_requests_come_in_answer_order_and_leave_once_delivered(
         answer = an_answer(request.id, "lee", at=T0 + timedelta(minutes=n + 1))
         await store.record_answer(answer, final=final_of(answer))
 
-    order = [r.id for r in await store.answered_requests(run.id)]
+    order = [r.id for r in (await in_play(store, run.id)).answered]
     assert order == [second.id, third.id, first.id]
-    assert [r.id for r in await store.open_requests(run.id)] == [untouched.id]
+    assert [r.id for r in (await in_play(store, run.id)).open] == [untouched.id]
 
     delivered = await store.record_progress(
         Progress(
@@ -669,7 +669,7 @@ async def test_answered_requests_come_in_answer_order_and_leave_once_delivered(
         )
     )
     assert delivered
-    assert [r.id for r in await store.answered_requests(run.id)] == [third.id, first.id]
+    assert [r.id for r in (await in_play(store, run.id)).answered] == [third.id, first.id]
     resumed = await store.get_request(second.id)
     assert resumed is not None
     assert resumed.status == "resumed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from human.store.base import RequestFilter, Store
+from tests.contract.conftest import in_play
 from tests.contract.test_store import a_request, paused, started
 
 
@@ -18,4 +19,4 @@ async def test_a_request_keeps_the_executor_that_asked_it(store: Store) -> None:
     assert found == asked
     listed = {r.id: r.executor_id for r in (await store.list_requests(RequestFilter())).items}
     assert listed == {asked.id: "refund_agent", legacy.id: None}
-    assert [r.executor_id for r in await store.open_requests(run.id)] == ["refund_agent", None]
+    assert [r.executor_id for r in (await in_play(store, run.id)).open] == ["refund_agent", None]

@@ -15,7 +15,7 @@ from human.records import HumanRequest, Job, NewEvent, TeamsCard, TeamsConversat
 from human.routing import notifications_for, timers_for
 from human.store import open_store
 from human.store.base import Progress, Store
-from tests.contract.conftest import Backend
+from tests.contract.conftest import Backend, in_play
 from tests.contract.test_store import (
     LIVE,
     a_request,
@@ -399,7 +399,7 @@ async def test_expiry_closes_the_request_queues_the_resume_and_is_delivered_once
     assert event.data == {"expires_at": request.expires_at.isoformat(), "team": "legal"}  # type: ignore[union-attr]
     jobs = await store.lease_jobs("w2", limit=10, lease_s=LIVE)
     assert [(j.kind, j.run_id) for j in jobs] == [("resume", run_id)]
-    assert [r.id for r in await store.answered_requests(run_id)] == [request.id]
+    assert [r.id for r in (await in_play(store, run_id)).answered] == [request.id]
     late = an_answer(request.id, "lex", at=clock.now)
     assert (await store.record_answer(late, final=final_of(late))).result == "not_open"
 
@@ -413,7 +413,7 @@ async def test_expiry_closes_the_request_queues_the_resume_and_is_delivered_once
         )
     )
     assert delivered
-    assert await store.answered_requests(run_id) == []
+    assert (await in_play(store, run_id)).answered == []
     assert (await clocked.request(request.id)).status == "expired"
 
 
