@@ -188,6 +188,42 @@ async def test_an_invalid_edit_shows_its_error_and_stores_nothing_then_a_valid_o
     assert [r["amount"] for r in await refunds(db_url)] == [30.0]
 
 
+async def test_a_click_held_while_the_check_refreshes_still_sends_the_edit_and_a_change_asks_again(
+    server: Server, page_as: PageAs
+) -> None:
+    """With JavaScript only: without it the check is drawn only when Send edit is clicked."""
+    _run, pending = await pending_request(server)
+    lee = await page_as("lee", javascript=True)
+    await open_request(lee, pending["id"])
+    await lee.locator("summary", has_text="Edit").click()
+    refreshes: list[str] = []
+    lee.on("request", lambda r: refreshes.append(r.url) if r.url.endswith("/preview") else None)
+
+    await lee.locator("#a-edit-arguments-amount").fill("30")
+    # pressed at once and held for longer than the refresh's 300 ms delay: the refresh lands
+    # while the button is down, moves nothing under the pointer, and the click still counts
+    send = lee.get_by_role("button", name="Send edit")
+    await send.scroll_into_view_if_needed()
+    box = await send.bounding_box()
+    assert box is not None
+    await lee.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    await lee.mouse.down()
+    await expect(lee.locator("#edit-preview del")).to_have_text("120")
+    await lee.mouse.up()
+    check = lee.locator("#form-edit").get_by_role("region", name="Check your edit, then confirm it")
+    await expect(check.locator("ins")).to_have_text("30")
+    assert len(refreshes) == 1  # the refresh did land while the button was held
+
+    # a change at the Confirm step asks to check again: the stale confirmation goes
+    await lee.locator("#a-edit-arguments-amount").fill("40")
+    await expect(lee.locator("#edit-preview ins")).to_have_text("40")
+    await expect(lee.get_by_role("button", name="Confirm edit")).to_have_count(0)
+    await expect(lee.locator("#form-edit input[name=confirm]")).to_have_count(0)
+    await lee.get_by_role("button", name="Send edit").click()
+    await expect(check.locator("ins")).to_have_text("40")
+    await expect(lee.get_by_role("button", name="Confirm edit")).to_be_visible()
+
+
 async def test_a_rejection_with_a_reason_reaches_the_agent(
     server: Server, page_as: PageAs, javascript: bool, db_url: str
 ) -> None:
