@@ -430,7 +430,12 @@ async def test_over_stdio_a_client_killed_while_waiting_gets_the_answer_after_re
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(call, 30)
             assert call.done()
-            assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+
+            async def dead() -> bool:
+                # the call ends when the pipes close, a moment before the kernel marks it dead
+                return not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+
+            await eventually(dead, timeout=10, what="the killed server to be dead")
 
         await answer_in_the_form(server, passwords, pending["id"], {"decision": "approve"})
         async with stdio_agent(params) as restarted:
