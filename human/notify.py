@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any, Final, TypeVar
 
 from baton.errors import NotificationFailed
 from human.channels import Channel, Notice
@@ -28,6 +29,7 @@ from human.records import Job
 from human.store.base import Store
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Dispatcher:
@@ -114,14 +116,41 @@ class Dispatcher:
 
     async def _attempt(self, channel: Channel, notice: Notice) -> str | None:
         """Send once within the deadline; `NotificationFailed` when it runs out first."""
-        deadline = asyncio.timeout(self._deadline_s)
         try:
-            async with deadline:
-                return await channel.send(notice)
-        except TimeoutError as exc:
-            if not deadline.expired():
-                raise NotificationFailed(f"{channel.name}: {type(exc).__name__}: {exc}") from exc
+            return await within(self._deadline_s, channel.send(notice))
+        except DeadlinePassed as exc:
             raise NotificationFailed(
                 f"{channel.name}: no complete answer within {self._deadline_s:g} s "
                 "(BATON_NOTIFY_TIMEOUT_SECONDS)"
             ) from exc
+        except TimeoutError as exc:  # the channel's own
+            raise NotificationFailed(f"{channel.name}: {type(exc).__name__}: {exc}") from exc
+
+
+class DeadlinePassed(TimeoutError):
+    """The work `within` bounds did not end by its deadline, and was cut."""
+
+
+CUT_AGAIN_S: Final = 0.05
+"""How long `within` waits for a cancelled piece of work to end before cancelling it again."""
+
+
+async def within(deadline_s: float, work: Coroutine[Any, Any, T]) -> T:
+    """`work`'s result, or `DeadlinePassed` once `deadline_s` is over and `work` has ended.
+
+    `asyncio.timeout` cancels once, and code that swallows that one cancellation runs on past
+    the deadline: Python 3.11's `asyncio.wait_for` (which aiosmtplib awaits each SMTP answer
+    with) swallows it when the answer arrives in the same instant. So `work` runs as a task of
+    its own and is cancelled again every `CUT_AGAIN_S` until it ends. Work that ends anyway, its
+    cancellation swallowed at its very end, ended: its result stands.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.wait({task}, timeout=deadline_s)
+    finally:  # at the deadline, or when the caller is cancelled itself
+        while not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=CUT_AGAIN_S)
+    if task.cancelled():
+        raise DeadlinePassed(f"cut at its deadline of {deadline_s:g} s")
+    return task.result()
