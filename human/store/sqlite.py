@@ -48,8 +48,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
-from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
@@ -232,11 +231,12 @@ class SqliteStore(SqlStore):
                     target=self._write_loop, name="baton-sqlite", daemon=True
                 )
                 self._writer.start()
+            work.future = asyncio.get_running_loop().create_future()
             self._queue.append(work)
             self._closed = work.stop  # nothing is queued after the last work
             self._queued.notify()
         try:
-            return await asyncio.wrap_future(work.future)
+            return await work.future  # a cancelled caller's future is cancelled: not begun
         except sqlite3.Error as exc:
             raise _failure(exc) from exc
 
@@ -260,20 +260,19 @@ class SqliteStore(SqlStore):
                 first = taken[0]
                 if first.stop:
                     self._close_writer_conn()
-                    if first.future.set_running_or_notify_cancel():
-                        first.future.set_result(None)
+                    _settle([(first, None, None)])
                     return
                 if not first.in_transaction:  # outside any transaction, alone
                     taken.pop(0)
-                    if first.future.set_running_or_notify_cancel():
+                    if first.wanted:
                         try:
-                            first.future.set_result(first.fn(self._writer_conn()))
+                            _settle([(first, first.fn(self._writer_conn()), None)])
                         except BaseException as exc:
-                            first.future.set_exception(exc)
+                            _settle([(first, None, exc)])
                     continue
                 size = next((i for i, w in enumerate(taken) if not w.in_transaction), len(taken))
                 batch, taken = taken[:size], taken[size:]
-                batch = [w for w in batch if w.future.set_running_or_notify_cancel()]
+                batch = [w for w in batch if w.wanted]
                 while batch:  # those a stopped batch did not reach, on a fresh connection
                     batch = self._commit(batch)
 
@@ -298,7 +297,7 @@ class SqliteStore(SqlStore):
             return []
         # Outcomes wait for the COMMIT, failures too: a failure may rest on an earlier
         # transaction of the batch (a key it took), which its caller must be able to read.
-        settled: list[tuple[_Work[Any], Any, BaseException | None]] = []
+        settled: list[_Outcome] = []
         for n, work in enumerate(batch):
             try:
                 conn.execute("SAVEPOINT baton_tx")
@@ -307,7 +306,7 @@ class SqliteStore(SqlStore):
             except BaseException as exc:
                 if _unavailable(exc) or not _undo_savepoint(conn):
                     # The file's condition, or the whole transaction gone: stop the batch.
-                    work.future.set_exception(exc)
+                    _settle([(work, None, exc)])
                     self._fail_all([w for w, _, _ in settled], _rolled_back(exc))
                     return batch[n + 1 :]
                 settled.append((work, None, exc))  # rolled back alone; the others go on
@@ -326,11 +325,7 @@ class SqliteStore(SqlStore):
                 conn.execute("PRAGMA synchronous=FULL")
             except sqlite3.Error:  # a connection left at NORMAL is never used again
                 self._close_writer_conn()
-        for work, result, error in settled:
-            if error is None:
-                work.future.set_result(result)
-            else:
-                work.future.set_exception(error)
+        _settle(settled)
         return []
 
     def _fail_all(self, works: Sequence[_Work[Any]], exc: BaseException) -> None:
@@ -338,8 +333,7 @@ class SqliteStore(SqlStore):
         if self._conn_now is not None:
             _roll_back(self._conn_now)
         self._close_writer_conn()
-        for work in works:
-            work.future.set_exception(exc)
+        _settle([(work, None, exc) for work in works])
 
     def _writer_conn(self) -> sqlite3.Connection:
         """The writer thread's connection (a fresh one after a failure closed the last)."""
@@ -485,7 +479,39 @@ class _Work(Generic[T]):
     durable: bool = True
     in_transaction: bool = True  # False: run alone, outside any transaction (a WAL checkpoint)
     stop: bool = False  # the last work (never in a transaction): close the connection, end
-    future: Future[T] = field(default_factory=Future)
+    future: asyncio.Future[T] | None = None  # set on the caller's loop as it is queued
+
+    @property
+    def wanted(self) -> bool:
+        """Whether its caller still waits (a cancelled one is not begun; a race only runs it)."""
+        return self.future is not None and not self.future.cancelled()
+
+
+_Outcome = tuple[_Work[Any], Any, BaseException | None]
+
+
+def _settle(outcomes: Sequence[_Outcome]) -> None:
+    """Tell each caller its outcome on its own loop: one hop back per loop, not per work."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+    for outcome in outcomes:
+        future = outcome[0].future
+        if future is not None:
+            by_loop.setdefault(future.get_loop(), []).append(outcome)
+    for loop, these in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # its loop closed: nobody is left to tell
+            loop.call_soon_threadsafe(_resolve, these)
+
+
+def _resolve(outcomes: Sequence[_Outcome]) -> None:
+    """On the caller's loop: each future its result or error, unless it was cancelled."""
+    for work, result, error in outcomes:
+        future = work.future
+        if future is None or future.done():
+            continue
+        if error is None:
+            future.set_result(result)
+        else:
+            future.set_exception(error)
 
 
 def _undo_savepoint(conn: sqlite3.Connection) -> bool:
