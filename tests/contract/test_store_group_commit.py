@@ -193,3 +193,27 @@ async def test_closing_waits_for_the_writes_queued_and_takes_no_more(tmp_path: P
         assert {t.name for t in await reopened.list_teams()} >= set(names[:2])
     finally:
         await reopened.close()
+
+
+async def test_a_write_whose_caller_is_cancelled_while_queued_is_not_begun(tmp_path: Path) -> None:
+    store = await SqliteStore.open(f"sqlite:///{tmp_path / 'cancel.db'}")
+    try:
+        gate = Gate()
+        store.wrap_writes = gate
+        held = asyncio.ensure_future(store.add_team("first"))
+        await asyncio.to_thread(gate.entered.wait, 60)
+        queued = [asyncio.ensure_future(store.add_team(n)) for n in ("second", "gone", "third")]
+        while store.writes_queued < len(queued):
+            await asyncio.sleep(0.001)
+        queued[1].cancel()  # its caller goes away while the writer is held
+        gate.open()
+        done = await asyncio.gather(held, *queued, return_exceptions=True)
+
+        assert [done[0], done[1], done[3]] == [True, True, True]
+        assert isinstance(done[2], asyncio.CancelledError)
+        assert gate.transactions == 3  # "gone" never ran
+        names = {team.name for team in await store.list_teams()}
+        assert {"first", "second", "third"} <= names
+        assert "gone" not in names
+    finally:
+        await store.close()
