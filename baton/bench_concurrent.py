@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Final
 
+from baton import eventloop
 from baton.bench_peers import TRACE, Round, baton_cycle, run_child
 from human.store.sqlite import SqliteStore
 
@@ -170,7 +171,7 @@ def main(argv: list[str]) -> None:
         float(argv[2]),
         Path(argv[3]),
     )
-    got, synced, queued = asyncio.run(
+    got, synced, queued = eventloop.run(
         _in_flight(per_task, folder, max_batch=max_batch, window_s=window_s)
     )
     line = {"cycles": got.cycles, "wall_s": got.wall_s, "cpu_s": got.cpu_s}

@@ -34,6 +34,8 @@ from typing import Any, Final
 
 import psutil  # type: ignore[import-untyped]
 
+from baton import eventloop
+
 MINIMAL_CYCLES: Final = 5000
 REFUND_CYCLES: Final = 1000
 WARMUP_CYCLES: Final = 200
@@ -158,7 +160,7 @@ async def _measure(workflow: str, cycles: int, warmup: int, folder: Path) -> dic
 def main(argv: list[str]) -> None:
     """`python -m baton.bench_memory WORKFLOW CYCLES WARMUP FOLDER`: the readings as JSON."""
     workflow, cycles, warmup, folder = argv[0], int(argv[1]), int(argv[2]), Path(argv[3])
-    got = asyncio.run(_measure(workflow, cycles, warmup, folder))
+    got = eventloop.run(_measure(workflow, cycles, warmup, folder))
     sys.stdout.write(json.dumps(got) + "\n")
 
 

@@ -46,7 +46,6 @@ start of a round.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -58,6 +57,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from baton import eventloop
 
 if TYPE_CHECKING:
     from baton.wiring import Parts
@@ -294,7 +295,7 @@ async def _measure(workload: str, system: str, cycles: int, folder: Path) -> Rou
 def main(argv: list[str]) -> None:
     """`python -m baton.bench_peers WORKLOAD SYSTEM CYCLES FOLDER`: one child; its round as JSON."""
     workload, system, cycles, folder = argv[0], argv[1], int(argv[2]), Path(argv[3])
-    got = asyncio.run(_measure(workload, system, cycles, folder))
+    got = eventloop.run(_measure(workload, system, cycles, folder))
     sys.stdout.write(json.dumps({"cycles": got.cycles, "wall_s": got.wall_s, "cpu_s": got.cpu_s}))
     sys.stdout.write("\n")
 

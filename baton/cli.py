@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 import click
 
-from baton import failpoints
+from baton import eventloop, failpoints
 from baton.errors import BatonError, RequestNotFound, RunNotFound, TokenNotFound, UserNotFound
 from baton.observability import configure_telemetry
 from baton.request_text import answer_value, request_text, run_text
@@ -40,7 +40,7 @@ def _settings() -> Settings:
 
 def _run(coro: Awaitable[T]) -> T:
     try:
-        return asyncio.run(coro)  # type: ignore[arg-type]
+        return eventloop.run(coro)  # type: ignore[arg-type]
     except BatonError as exc:
         _fail(exc)
 
@@ -738,7 +738,7 @@ def bench(
     settings = Settings()
     configure_telemetry(settings)
     load1 = round(os.getloadavg()[0], 2)
-    figures = asyncio.run(
+    figures = eventloop.run(
         run_bench(
             runs=runs,
             paused=paused,
@@ -760,6 +760,7 @@ def bench(
         figures |= peer_figures(peer_cycles, root=scratch_root(), workloads=workloads)
     if peers:  # Baton alone, with 32 runs in flight: needs no peer installed
         figures |= concurrent_figures(concurrent_cycles, root=scratch_root())
+    figures["event_loop"] = eventloop.kind()  # Baton's, and every benchmark child's
     figures["load1"] = load1  # at the start; `load1_end` at the end
     figures["load1_end"] = round(os.getloadavg()[0], 2)
     for what in ("pg", "peers"):
