@@ -114,9 +114,6 @@ async def request_live(
     return render(request, "_partials/request_live.html", page, user=user)
 
 
-EDIT_CHECK = "_partials/edit_preview.html"  # check() refreshed, send() too if it was Confirm
-
-
 @router.post("/requests/{request_id}/preview")
 async def preview_edit(
     request: Request, request_id: str, parts: PartsDep, user: PageUserDep
@@ -128,20 +125,16 @@ async def preview_edit(
     """
     form = FormValues((await csrf_checked_form(request)).multi_items())
     human_request = await parts.requests.get(request_id, viewer=user)
-
-    def refreshed(preview: dict[str, Any] | None, errors: dict[str, Any] | None) -> dict[str, Any]:
-        # a form that was at its Confirm step goes back to Send edit: its check is stale now
-        sent_again = form.get("confirm")
-        return {"refreshed": True, "preview": preview, "errors": errors, "sent_again": sent_again}
-
+    # a form at its Confirm step goes back to Send edit: its check is stale now
+    page: dict[str, Any] = {"preview": None, "errors": None, "sent_again": form.get("confirm")}
     try:
         body = answer_from_form(human_request, form)
-        page = await _edit_preview(parts, user, request_id, body)
+        page["preview"] = await _edit_preview(parts, user, request_id, body)
     except InvalidAnswer as exc:
         by_field, rest = errors_by_field(exc.errors)
-        errors = {"by_field": by_field, "rest": rest}
-        return render(request, EDIT_CHECK, refreshed(None, errors), status_code=422)
-    return render(request, EDIT_CHECK, refreshed(page, None))
+        page["errors"] = {"by_field": by_field, "rest": rest}
+        return render(request, "_partials/edit_refresh.html", page, status_code=422)
+    return render(request, "_partials/edit_refresh.html", page)
 
 
 @router.post("/requests/{request_id}/takeover")
