@@ -13,7 +13,7 @@ set only once):
   variables themselves.
 - neither: both are switched off, MAF's instrumentation too (see `_switch_off`).
 
-Either way on, MAF's own instrumentation stays on (`workflow.run`, `executor.process …`,
+Either way on, MAF's own instrumentation stays on (`invoke_workflow …`, `executor.process …`,
 `invoke_agent …`, `chat …`, `execute_tool …`), and `OTEL_SERVICE_NAME` names the process (default
 `baton`; the Azure deployment names its apps `baton-web` and `baton-worker`).
 
