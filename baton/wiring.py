@@ -15,9 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-
-from azure.identity.aio import ClientSecretCredential, ManagedIdentityCredential
-from slack_sdk.web.async_client import AsyncWebClient
+from typing import TYPE_CHECKING
 
 from baton.clock import clock_of
 from baton.errors import InvalidSettings
@@ -27,9 +25,6 @@ from executors.platform.services import Resources
 from human.channels import Channel
 from human.channels.email import EmailChannel, SmtpRelay
 from human.channels.links import LinkSigner
-from human.channels.slack import SlackActions, SlackChannel
-from human.channels.teams import BotConnector, TeamsBotChannel, TeamsWebhookChannel
-from human.channels.teams_bot import BotTokenValidator, TeamsBot
 from human.channels.webhook import WebhookChannel
 from human.notify import Dispatcher
 from human.people import PeopleService
@@ -42,6 +37,13 @@ from workflows.platform import registry
 from workflows.platform.ask import AskService
 from workflows.platform.runtime import Runtime
 from workflows.platform.worker import JobHandler, Worker
+
+if TYPE_CHECKING:
+    # Slack's and Teams' libraries (slack_sdk, microsoft_agents, azure.identity) are imported
+    # where a setting asks for their channel: together they were about 40 % of a process's start.
+    from human.channels.slack import SlackActions
+    from human.channels.teams import BotConnector
+    from human.channels.teams_bot import TeamsBot
 
 
 def policy_of(settings: Settings) -> Policy:
@@ -68,6 +70,10 @@ def teams_connector(settings: Settings) -> BotConnector | None:
     app_id = settings.teams_app_id
     if not app_id:
         return None
+    from azure.identity.aio import ClientSecretCredential, ManagedIdentityCredential
+
+    from human.channels.teams import BotConnector
+
     password = settings.teams_app_password.get_secret_value() if settings.teams_app_password else ""
     if not password:
         return BotConnector(ManagedIdentityCredential(client_id=app_id))
@@ -88,6 +94,8 @@ def notification_channels(
         secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
         channels["webhook"] = WebhookChannel(settings.webhook_url, secret, timeout_s=timeout)
     if settings.slack_webhook_url:
+        from human.channels.slack import SlackChannel
+
         channels["slack"] = SlackChannel(settings.slack_webhook_url, timeout_s=timeout)
     if settings.smtp_url:
         channels["email"] = EmailChannel(
@@ -99,10 +107,14 @@ def notification_channels(
             timeout_s=timeout,
         )
     if settings.teams_webhook_url:
+        from human.channels.teams import TeamsWebhookChannel
+
         channels["teams"] = TeamsWebhookChannel(
             settings.teams_webhook_url, link_signer(settings), timeout_s=timeout
         )
     if teams is not None:
+        from human.channels.teams import TeamsBotChannel
+
         channels["teams-bot"] = TeamsBotChannel(store, teams, link_signer(settings))
     return channels
 
@@ -134,6 +146,10 @@ def slack_actions(
     secret = settings.slack_signing_secret
     if secret is None or not secret.get_secret_value():
         return None
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from human.channels.slack import SlackActions
+
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else ""
     web = (
         AsyncWebClient(
@@ -160,6 +176,8 @@ def teams_bot(
     """The Teams bot's endpoint logic, when `BATON_TEAMS_APP_ID` is set."""
     if connector is None or not settings.teams_app_id:
         return None
+    from human.channels.teams_bot import BotTokenValidator, TeamsBot
+
     validator = BotTokenValidator(
         settings.teams_app_id,
         settings.teams_openid_metadata_url,
