@@ -146,16 +146,19 @@ class Server:
                 stderr=subprocess.STDOUT,
             )
 
-        async def ready() -> bool:
-            if self.proc is not None and self.proc.poll() is not None:
-                raise AssertionError(f"server exited {self.proc.returncode}: {self.log_tail()}")
-            try:
-                async with httpx.AsyncClient(base_url=self.base_url) as c:
-                    return (await c.get("/healthz")).status_code == 200
-            except httpx.TransportError:
-                return False
+        # One client for the polling: each new one builds an SSL context (tens of ms of CPU that
+        # the starting server would wait for on a 2-core machine).
+        async with httpx.AsyncClient(base_url=self.base_url) as probe:
 
-        await eventually(ready, what="server to start")
+            async def ready() -> bool:
+                if self.proc is not None and self.proc.poll() is not None:
+                    raise AssertionError(f"server exited {self.proc.returncode}: {self.log_tail()}")
+                try:
+                    return (await probe.get("/healthz")).status_code == 200
+                except httpx.TransportError:
+                    return False
+
+            await eventually(ready, what="server to start")
 
     def anonymous(self) -> httpx.AsyncClient:
         """A client that sends no credentials."""
