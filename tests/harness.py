@@ -33,6 +33,7 @@ from baton import telemetry
 from baton.demo import PEOPLE, seed_demo
 from baton.settings import Settings
 from executors.shipped.back_office import BackOffice
+from human.channels.http import tls_context
 from human.store import open_store
 from human.store.base import RequestFilter
 from human.store.transactions import SqlStore
@@ -148,7 +149,7 @@ class Server:
 
         # One client for the polling: each new one builds an SSL context (tens of ms of CPU that
         # the starting server would wait for on a 2-core machine).
-        async with httpx.AsyncClient(base_url=self.base_url) as probe:
+        async with httpx.AsyncClient(base_url=self.base_url, verify=tls_context()) as probe:
 
             async def ready() -> bool:
                 if self.proc is not None and self.proc.poll() is not None:
@@ -162,7 +163,7 @@ class Server:
 
     def anonymous(self) -> httpx.AsyncClient:
         """A client that sends no credentials."""
-        client = httpx.AsyncClient(base_url=self.base_url, timeout=30.0)
+        client = httpx.AsyncClient(base_url=self.base_url, timeout=30.0, verify=tls_context())
         self._clients.append(client)
         return client
 
@@ -275,6 +276,7 @@ class Server:
     @contextlib.asynccontextmanager
     async def client(self, user: str) -> AsyncIterator[httpx.AsyncClient]:
         async with httpx.AsyncClient(
+            verify=tls_context(),
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {self.tokens[user]}"},
             timeout=30.0,

@@ -16,6 +16,7 @@ from argon2 import PasswordHasher
 from itsdangerous import TimestampSigner
 
 from baton.demo import PEOPLE
+from human.channels.http import tls_context
 from human.store import open_store
 from tests.harness import Server
 from web.auth import CSRF_FIELD, CSRF_HEADER, SESSION_COOKIE
@@ -92,7 +93,7 @@ class PageClient:
 async def browser_session(server: Server) -> AsyncIterator[PageClient]:
     """A client that keeps cookies and follows no redirect, signed in to nothing yet."""
     async with httpx.AsyncClient(
-        base_url=server.base_url, follow_redirects=False, timeout=30.0
+        verify=tls_context(), base_url=server.base_url, follow_redirects=False, timeout=30.0
     ) as http:
         yield PageClient(http)
 
@@ -101,7 +102,7 @@ async def browser_session(server: Server) -> AsyncIterator[PageClient]:
 async def browser_session_of(other: PageClient) -> AsyncIterator[PageClient]:
     """A fresh browser session on the same server as `other`."""
     async with httpx.AsyncClient(
-        base_url=other.http.base_url, follow_redirects=False, timeout=30.0
+        verify=tls_context(), base_url=other.http.base_url, follow_redirects=False, timeout=30.0
     ) as http:
         yield PageClient(http)
 

@@ -52,7 +52,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from baton.errors import BatonError, NotificationFailed, Unauthenticated
 from human.access import check_can_answer
 from human.answer_schema import answer_schema, choices, option_label
-from human.channels import Notice, key_context
+from human.channels import Notice, http, key_context
 from human.channels.links import LinkSigner
 from human.records import OPEN_STATUSES, HumanRequest, User
 from human.service import RequestService, refuse_closed
@@ -157,7 +157,7 @@ class SlackChannel:
     async def send(self, notice: Notice) -> str | None:
         """POST the message; `NotificationFailed` unless Slack answers 2xx."""
         try:
-            async with httpx.AsyncClient(timeout=self._timeout_s) as client:
+            async with http.client(self._timeout_s) as client:
                 reply = await client.post(self._url, json=message_of(notice))
         except httpx.HTTPError as exc:
             raise NotificationFailed(f"slack: {type(exc).__name__}: {exc}") from exc
@@ -393,7 +393,7 @@ class SlackActions:
         try:
             async with (
                 asyncio.timeout(self._timeout_s),
-                httpx.AsyncClient(timeout=self._timeout_s) as client,
+                http.client(self._timeout_s) as client,
             ):
                 sent = await client.post(reply.response_url, json=reply.body)
             if not sent.is_success:

@@ -29,7 +29,7 @@ from microsoft_agents.activity import Activity, Attachment, ResourceResponse
 from microsoft_agents.hosting.core.connector.client import ConnectorClient
 
 from baton.errors import NotificationFailed
-from human.channels import Notice, key_context
+from human.channels import Notice, http, key_context
 from human.channels.links import LinkSigner
 from human.records import OPEN_STATUSES, HumanRequest, TeamsCard
 from human.store.base import TeamsStore
@@ -225,7 +225,7 @@ class TeamsWebhookChannel:
     async def send(self, notice: Notice) -> str | None:
         """POST the card; `NotificationFailed` unless Teams answers 2xx (Workflows say 202)."""
         try:
-            async with httpx.AsyncClient(timeout=self._timeout_s) as client:
+            async with http.client(self._timeout_s) as client:
                 reply = await client.post(self._url, json=webhook_message(notice, self._links))
         except httpx.HTTPError as exc:
             raise NotificationFailed(f"teams: {type(exc).__name__}: {exc}") from exc

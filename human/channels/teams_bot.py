@@ -41,6 +41,7 @@ from pydantic import ValidationError
 
 from baton.errors import BatonError, Invalid, NotPermitted, Unauthenticated
 from human.access import check_can_manage_people
+from human.channels import http
 from human.channels.links import LinkSigner
 from human.channels.teams import (
     APPROVE,
@@ -131,7 +132,7 @@ class BotTokenValidator:
     async def _fetch(self) -> None:
         """The OpenID metadata, then the JWKS it names (a failure leaves the keys as they were)."""
         try:
-            async with httpx.AsyncClient(timeout=self._timeout_s) as client:
+            async with http.client(self._timeout_s) as client:
                 metadata = (await client.get(self._metadata_url)).raise_for_status().json()
                 jwks = (await client.get(metadata["jwks_uri"])).raise_for_status().json()
             keys = {str(k["kid"]): dict(k) for k in jwks["keys"] if isinstance(k, dict)}

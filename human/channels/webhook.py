@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from baton.errors import NotificationFailed
-from human.channels import Notice
+from human.channels import Notice, http
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class WebhookChannel:
         if self._secret:
             headers["X-Baton-Signature"] = sign(self._secret, timestamp, body)
         try:
-            async with httpx.AsyncClient(timeout=self._timeout_s) as client:
+            async with http.client(self._timeout_s) as client:
                 reply = await client.post(self._url, content=body, headers=headers)
         except httpx.HTTPError as exc:
             raise NotificationFailed(f"webhook: {type(exc).__name__}: {exc}") from exc

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import ssl
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -14,7 +15,7 @@ import pytest
 from baton.clock import Clock
 from baton.errors import Unauthenticated
 from human import typed
-from human.channels import Notice, key_context
+from human.channels import Notice, http, key_context
 from human.channels.email import SmtpRelay
 from human.channels.slack import SlackActions, message_of
 from human.channels.webhook import payload_of, sign
@@ -175,3 +176,13 @@ def test_the_clock_adds_the_offset_its_file_holds(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="offset in seconds"):
         clock()
     assert Clock(None).offset() == timedelta(0)
+
+
+async def test_outbound_clients_share_one_tls_context_that_still_verifies_certificates() -> None:
+    context = http.tls_context()
+    async with http.client(3.5) as first, http.client(7.0) as second:
+        assert http.tls_context() is context  # built once per process, not per delivery
+        assert (first.timeout.connect, second.timeout.read) == (3.5, 7.0)
+    assert context.verify_mode == ssl.CERT_REQUIRED
+    assert context.check_hostname
+    assert context.get_ca_certs() or context.cert_store_stats()["x509_ca"] > 0
