@@ -8,6 +8,7 @@ import pytest
 
 from executors.shipped.back_office import CUSTOMERS, ORDERS, BackOffice
 from human.store import open_store
+from human.store.sqlite import WAL_CHECKPOINT_PAGES
 from tests.harness import sql
 
 
@@ -105,3 +106,17 @@ async def test_its_tables_are_its_own_beside_batons(db_url: str, office: BackOff
     ]
     baton_versions = [r["version"] for r in sql(db_url, "SELECT version FROM schema_version")]
     assert 2 in baton_versions  # the number once the back office's stays, empty
+
+
+@pytest.mark.backends("sqlite")
+async def test_on_sqlite_its_commits_are_full_and_checkpoint_as_rarely_as_batons_writer(
+    db_url: str, office: BackOffice
+) -> None:
+    """Its connection shares Baton's file: at SQLite's default threshold (1,000 pages) its
+    commits would checkpoint the file, two fsyncs each time, eight times as often as Baton's."""
+    await office.seed_orders([{"id": "A-1", "customer": "Kim", "total": 200.0, "currency": "EUR"}])
+    conn = office._db._conn  # type: ignore[attr-defined]  # its one connection, opened by use
+    assert conn is not None
+
+    assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_CHECKPOINT_PAGES
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL

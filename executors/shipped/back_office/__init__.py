@@ -28,6 +28,14 @@ import asyncpg
 Step = tuple[str, Sequence[Any]]
 """One statement and its parameters."""
 
+SQLITE_CHECKPOINT_PAGES = 8192
+"""When this connection checkpoints a SQLite file's write-ahead log: as Baton's own writer does.
+
+The back office shares Baton's file by default, and each connection checkpoints at its own
+threshold: at SQLite's default of 1,000 pages its commits checkpointed the file (two fsyncs)
+about every fourteen refunds, 0.14 fsyncs a refund cycle beyond the three it needs.
+"""
+
 ORDERS = [
     {
         "id": f"A-{1000 + n}",
@@ -91,6 +99,8 @@ class _SqliteDb:
                     self._path, timeout=30, isolation_level=None, check_same_thread=False
                 )
                 self._conn.row_factory = sqlite3.Row
+                self._conn.execute("PRAGMA synchronous=FULL")  # a refund is the durable effect
+                self._conn.execute(f"PRAGMA wal_autocheckpoint={SQLITE_CHECKPOINT_PAGES}")
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
             try:
