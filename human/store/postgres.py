@@ -87,6 +87,17 @@ def _failure(exc: Exception) -> StoreError:
     return StoreError(f"postgresql: {exc}")
 
 
+async def _keep_session(_conn: object) -> None:
+    """What a connection going back to the pool needs beyond asyncpg's own rollback: nothing.
+
+    asyncpg's default reset sends `RESET ALL; CLOSE ALL; UNLISTEN *; pg_advisory_unlock_all()`
+    on every release: one more round trip for each transaction and each lone statement. Baton's
+    pooled sessions change nothing it would undo: settings are `SET LOCAL`, the advisory lock is
+    the transaction's, cursors are not held, and LISTEN has connections of its own. asyncpg
+    still rolls back a transaction left open before this runs.
+    """
+
+
 def _dsn(url: str) -> str:
     return "postgresql://" + url.split("://", 1)[1]
 
@@ -240,7 +251,7 @@ class PostgresStore(SqlStore):
         """Connect to the database a `postgresql://` URL names and migrate it."""
         dsn = _dsn(url)
         try:
-            pool = await asyncpg.create_pool(dsn, min_size=1, max_size=10)
+            pool = await asyncpg.create_pool(dsn, min_size=1, max_size=10, reset=_keep_session)
         except _DRIVER_ERRORS as exc:
             raise _failure(exc) from exc
         store = cls(pool, dsn, clock=clock)

@@ -136,11 +136,18 @@ class _PostgresDb:
         return datetime.now(UTC)
 
     async def transaction(self, steps: Sequence[Step]) -> list[list[dict[str, Any]]]:
+        if len(steps) == 1:  # one statement is atomic alone: no BEGIN and COMMIT round trips
+            [(sql, args)] = steps
+            return [[dict(r) for r in await self._pool.fetch(sql, *args)]]
         async with self._pool.acquire() as conn, conn.transaction():
             return [[dict(r) for r in await conn.fetch(sql, *args)] for sql, args in steps]
 
     async def close(self) -> None:
         await self._pool.close()
+
+
+async def _session_kept(_conn: object) -> None:
+    """A connection back in the pool needs no reset beyond asyncpg's own rollback."""
 
 
 def _key_id(prefix: str, key: str) -> str:
@@ -166,7 +173,12 @@ class BackOffice:
         if database_url.startswith("sqlite:///"):
             db = _SqliteDb(database_url.removeprefix("sqlite:///"))
         else:
-            db = _PostgresDb(await asyncpg.create_pool(database_url, min_size=1, max_size=4))
+            # Its sessions change no setting, hold no cursor, lock and LISTEN: nothing for
+            # asyncpg's reset (a round trip each time a connection goes back) to undo.
+            pool = await asyncpg.create_pool(
+                database_url, min_size=1, max_size=4, reset=_session_kept
+            )
+            db = _PostgresDb(pool)
         office = cls(db)
         try:
             await office._migrate()
