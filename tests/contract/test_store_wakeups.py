@@ -9,6 +9,7 @@ commit order), so the count of what was heard before it is exact.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -21,6 +22,7 @@ from human.store.base import Store
 from tests.contract.conftest import Backend
 from tests.contract.test_store import LIVE, started
 from tests.contract.test_store_feeds import other_process
+from tests.contract.test_store_routing import Clocked, ManualClock, deadline_request
 from tests.harness import eventually, sql
 
 END = "end"
@@ -148,3 +150,44 @@ async def test_jobs_due_says_whether_an_unleased_job_is_due(store: Store) -> Non
 
     await store.retry_job(leased[0].id, "a", delay_s=3600, error="later")
     assert await store.jobs_due() is False
+
+
+@pytest.mark.backends("postgres")
+async def test_a_timer_queued_for_later_wakes_no_worker_and_a_due_one_does(
+    clocked: Clocked, backend: Backend
+) -> None:
+    # A timer is due by Baton's clock; its wake-up, if any, was sent as it was queued. Before its
+    # time no worker could lease it, so waking one would only cost a lease round for nothing.
+    async with overhearing(backend, []) as ears:
+        earlier = ManualClock()
+        earlier.advance(hours=-3)  # asked 3 hours ago with 2 hours to answer: due an hour ago
+        later, due = await clocked.paused(
+            [deadline_request(clocked.clock), deadline_request(earlier)]
+        )
+        heard = {payload for _, payload in await ears.settled()}
+
+    queued = sql(backend.url, "SELECT request_id, id FROM jobs WHERE kind = 'timer'")
+    timers = {r["request_id"]: str(r["id"]) for r in queued}
+    assert timers[later.id] not in heard
+    assert timers[due.id] in heard
+
+
+@pytest.mark.backends("postgres")
+async def test_a_lease_round_with_nothing_due_costs_the_database_one_statement(
+    store: Store,
+) -> None:
+    # Most lease rounds of a lane find nothing; a worker pays for each in round trips. Nor does a
+    # connection going back to the pool cost one (asyncpg's default RESET ALL and co.).
+    pool = store._pool  # type: ignore[attr-defined]
+    sent: list[str] = []
+    async with contextlib.AsyncExitStack() as held:  # every connection the pool may hand out
+        for _ in range(pool.get_max_size()):
+            conn = await held.enter_async_context(pool.acquire())
+            conn.add_query_logger(lambda logged: sent.append(logged.query))
+
+    for lane in ("work", "delivery"):
+        await store.lease_jobs("w1", limit=4, lease_s=LIVE, lane=lane)
+    await asyncio.sleep(0)  # query loggers are called soon after, not at once
+
+    assert len(sent) == 2
+    assert all(q.lstrip().startswith("SELECT 1 FROM jobs") for q in sent)
