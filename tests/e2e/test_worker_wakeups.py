@@ -27,7 +27,7 @@ from human.store.base import RequestFilter
 from tests.contract.conftest import Backend
 from tests.contract.test_store_wakeups import listening, overhearing
 from tests.e2e.test_scale_out import WorkerProcess
-from tests.harness import eventually, seed, sql
+from tests.harness import eventually, seed, sql, sql_each
 
 WORKERS = 3
 RUNS = 12
@@ -73,10 +73,25 @@ async def start_and_answer(parts: Parts, count: int) -> list[str]:
     return sorted(run_ids)
 
 
-def queued_since(pg_url: str, after: int) -> list[str]:
-    """The ids of the jobs queued after job `after`, as NOTIFY payloads (text)."""
-    row = sql(pg_url, "SELECT pg_sequence_last_value('jobs_id_seq') AS last")[0]
-    return [str(i) for i in range(after + 1, (row["last"] or 0) + 1)]
+QUEUED_LOG = (
+    "CREATE TABLE queued_jobs (id BIGINT PRIMARY KEY, for_later BOOLEAN NOT NULL)",
+    "CREATE FUNCTION log_queued() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "INSERT INTO queued_jobs VALUES (NEW.id, "
+    "COALESCE(NEW.due_at > extract(epoch from clock_timestamp()), false));"
+    " RETURN NULL; END $$",
+    "CREATE TRIGGER log_queued AFTER INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION log_queued()",
+)
+"""A log of every job queued (jobs themselves are deleted when done), and whether it was a timer
+queued for later, which wakes no worker (migration 0012)."""
+
+
+def queued_since(pg_url: str, after: int, *, for_later: bool = False) -> list[str]:
+    """The ids of the jobs queued after job `after` (as NOTIFY payloads), due at once or later."""
+    rows = sql(
+        pg_url,
+        f"SELECT id FROM queued_jobs WHERE id > {after} AND for_later = {for_later} ORDER BY id",
+    )
+    return [str(r["id"]) for r in rows]
 
 
 def per_run(pg_url: str, event_type: str) -> Counter[str]:
@@ -98,6 +113,7 @@ async def test_each_job_wakes_one_worker_and_a_dead_ones_jobs_are_driven_by_anot
     pg_url: str, tmp_path: Path
 ) -> None:
     await seed(pg_url)
+    sql_each(pg_url, QUEUED_LOG)
     backend = Backend(name="postgres", url=pg_url, dialect="postgres", fetch=lambda _s: [])
     workers = [
         WorkerProcess(pg_url, tmp_path / f"worker-{n}.log", {"BATON_LOG_LEVEL": "WARNING"})
@@ -112,11 +128,12 @@ async def test_each_job_wakes_one_worker_and_a_dead_ones_jobs_are_driven_by_anot
         ):
             first = await start_and_answer(parts, RUNS)
             heard = await ears.settled()
-            # Every job queued (start, resume, the request's timer and notification) was
-            # notified to one worker, and none to all of them.
+            # Every job queued to run at once (start, resume, notification) was notified to one
+            # worker, and none to all of them; no timer queued for later (a deadline) woke one.
             queued = queued_since(pg_url, 0)
             assert len(queued) >= 2 * RUNS
             assert sorted((payload for _, payload in heard), key=int) == queued
+            assert queued_since(pg_url, 0, for_later=True)  # the requests' deadlines
             assert {channel for channel, _ in heard} == set(channels)
             driven_once(pg_url, first)
 
@@ -135,7 +152,7 @@ async def test_each_job_wakes_one_worker_and_a_dead_ones_jobs_are_driven_by_anot
             heard = (await ears.settled())[len(queued) :]
 
         assert sorted((payload for _, payload in heard), key=int) == queued_since(
-            pg_url, len(queued)
+            pg_url, int(queued[-1])
         )
         assert {channel for channel, _ in heard} <= set(channels)
         assert Counter(channel for channel, _ in heard)[dead] >= 1
