@@ -10,6 +10,7 @@ back to the model as the tool's result, as does a rejection's reason.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,16 @@ from human.policy import Decision, Policy
 from human.typed import as_json
 
 AUDIT_EVENT = "baton_audit"
+
+
+@functools.lru_cache(maxsize=1024)
+def _any_arguments(name: str) -> type[BaseModel]:
+    """The arguments model of a tool declared by a JSON schema alone: any object (extra fields).
+
+    One class per tool name for the process: a pydantic model is slow to create, and the
+    workflow, its agents and tools are built for every drive.
+    """
+    return create_model(f"{name}_input", __config__=ConfigDict(extra="allow"))
 
 
 @dataclass(frozen=True)
@@ -91,9 +102,7 @@ class GatedTool:
         The call runs through the effect ledger like any gated call; the tool takes no key, so
         only a crash between its run and the drive's commit (which records it) would run it again.
         """
-        arguments = tool.input_model or create_model(
-            f"{tool.name}_input", __config__=ConfigDict(extra="allow")
-        )
+        arguments = tool.input_model or _any_arguments(tool.name)
 
         async def perform(key: str, typed: BaseModel) -> Any:
             return as_json(await tool.invoke(arguments=typed, skip_parsing=True))
