@@ -52,6 +52,7 @@ class Resource(Protocol):
 
 
 R = TypeVar("R", bound=Resource)
+T = TypeVar("T")
 
 Opener = Callable[[str], Awaitable[R]]
 """Opens a resource, given Baton's database URL (a system may keep its tables beside Baton's)."""
@@ -69,6 +70,7 @@ class Resources:
         self._database_url = database_url
         self._open: dict[Any, Resource] = {}
         self._lock = asyncio.Lock()
+        self._shared: dict[Any, Any] = {}
 
     async def get(self, opener: Opener[R]) -> R:
         """The resource `opener` makes, opened on first use."""
@@ -81,6 +83,19 @@ class Resources:
                         raise InvalidSettings("this runtime was given no database URL to open with")
                     found = self._open[opener] = await opener(self._database_url)
         return found  # type: ignore[return-value]
+
+    def shared(self, make: Callable[[Resources], T]) -> T:
+        """What `make` makes of this process's resources, made once per process and then shared.
+
+        For a tool whose function reaches nothing of a run (only the process's systems): built
+        once, like a module-level `@tool`, rather than with the workflow on every drive. MAF
+        works out a tool's argument schema once per tool object (a pydantic model rebuilt and
+        its JSON schema generated), and every agent run asks for it.
+        """
+        found = self._shared.get(make)
+        if found is None:
+            found = self._shared[make] = make(self)
+        return found
 
     async def close(self) -> None:
         """Close every resource opened."""

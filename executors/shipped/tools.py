@@ -79,14 +79,13 @@ class LookupArguments(BaseModel):
 
 
 def lookup_order_tool(services: RunServices) -> FunctionTool:
-    """`lookup_order`: the order's customer and total from the back office.
+    """`lookup_order`: the order's customer and total from the back office (one per process)."""
+    return services.resources.shared(_lookup_order_tool)
 
-    Built on every drive, so its argument model is declared once here rather than inferred from
-    a signature each time.
-    """
 
+def _lookup_order_tool(resources: Resources) -> FunctionTool:
     async def lookup_order(order_id: str) -> dict[str, Any]:
-        order = await (await office(services)).get_order(order_id)
+        order = await (await resources.get(BackOffice.open)).get_order(order_id)
         return order if order is not None else {"error": f"no order {order_id}"}
 
     return FunctionTool(
@@ -190,10 +189,13 @@ SERVICE_STATUS: dict[str, dict[str, Any]] = {
 
 
 def lookup_customer_tool(services: RunServices) -> FunctionTool:
-    """`lookup_customer`: the customer's name, email, status and orders."""
+    """`lookup_customer`: the customer's name, email, status and orders (one per process)."""
+    return services.resources.shared(_lookup_customer_tool)
 
+
+def _lookup_customer_tool(resources: Resources) -> FunctionTool:
     async def lookup_customer(customer_id: str) -> dict[str, Any]:
-        customer = await (await office(services)).get_customer(customer_id)
+        customer = await (await resources.get(BackOffice.open)).get_customer(customer_id)
         return customer if customer is not None else {"error": f"no customer {customer_id}"}
 
     return FunctionTool(

@@ -1,0 +1,63 @@
+"""What a drive need not build again: MAF works out a tool's argument schema once per tool object
+(a pydantic model created or rebuilt, its JSON schema generated), every agent run asks for it, and
+Baton builds the workflow, its agents and tools for every drive. A tool that reaches only the
+process's systems is built once per process (`Resources.shared`), and the arguments model of a
+tool declared by a JSON schema alone is made once per tool name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_framework import FunctionTool
+
+from executors.platform.services import ChatClientFactory, Resources, RunServices
+from executors.platform.tool_gate import GatedTool
+from executors.shipped.tools import lookup_customer_tool, lookup_order_tool
+from human.effects import EffectLedger
+from human.policy import Policy
+
+
+def services(run_id: str, resources: Resources) -> RunServices:
+    return RunServices(
+        run_id=run_id,
+        ledger=EffectLedger(store=None),  # type: ignore[arg-type]  (no effect runs here)
+        policy=Policy([], default_team="support-leads"),
+        chat_clients=ChatClientFactory("scripted"),
+        resources=resources,
+    )
+
+
+def test_a_tool_that_reaches_only_the_process_is_built_once_per_process() -> None:
+    here = Resources("sqlite:///unused.db")
+    first, second = services("run_1", here), services("run_2", here)
+
+    assert lookup_order_tool(first) is lookup_order_tool(second)
+    assert lookup_customer_tool(first) is lookup_customer_tool(second)
+    elsewhere = services("run_3", Resources("sqlite:///unused.db"))
+    assert lookup_order_tool(elsewhere) is not lookup_order_tool(first)
+
+
+async def test_the_shared_tool_calls_the_processs_back_office(tmp_path: Path) -> None:
+    resources = Resources(f"sqlite:///{tmp_path / 'office.db'}")
+    try:
+        tool = lookup_order_tool(services("run_1", resources))
+        again = lookup_order_tool(services("run_2", resources))
+        found = await again.invoke(arguments={"order_id": "A-404"})
+    finally:
+        await resources.close()
+
+    assert tool is again
+    assert [c.text for c in found] == ['{"error": "no order A-404"}']
+
+
+def test_tools_declared_by_a_schema_alone_share_one_arguments_model_per_name() -> None:
+    schema = {"type": "object", "properties": {"question": {"type": "string"}}}
+
+    def declared() -> FunctionTool:
+        return FunctionTool(name="ask_human", description="Ask.", func=None, input_model=schema)
+
+    first, second = GatedTool.of(declared()), GatedTool.of(declared())
+
+    assert first.arguments is second.arguments
+    typed = first.arguments.model_validate({"question": "Refund?", "order_id": "A-1"})
+    assert typed.model_dump() == {"question": "Refund?", "order_id": "A-1"}
