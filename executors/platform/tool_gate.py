@@ -68,7 +68,11 @@ class GatedTool:
     describe: Callable[[dict[str, Any], Decision], tuple[str, str]] | None = None
 
     def declaration(self) -> FunctionTool:
-        """The tool as the model sees it: a schema, no implementation."""
+        """The tool as the model sees it: a schema, no implementation (one per gated tool)."""
+        return self._declared
+
+    @functools.cached_property
+    def _declared(self) -> FunctionTool:
         return FunctionTool(
             name=self.name,
             description=self.description,

@@ -9,6 +9,7 @@ and close the case (`close_case`); replying to the customer waits for the custom
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from baton.api import (
     HostCalls,
     PolicyGate,
     RequestAdapter,
+    Resources,
     ReviewDraft,
     RunServices,
     ToolApprovals,
@@ -34,10 +36,9 @@ from executors.shipped.tools import (
     ask_human_tool,
     check_service_status_tool,
     close_case_tool,
-    declared,
     delete_account_tool,
     describe_refund,
-    issue_refund_tool,
+    issue_refund_of,
     lookup_customer_tool,
     lookup_order_tool,
     office,
@@ -136,16 +137,12 @@ async def customer_card(services: RunServices) -> dict[str, Any]:
 
 
 def refund_gate(services: RunServices) -> GatedTool:
-    """`issue_refund` with the support desk's wording."""
-    tool = issue_refund_tool(services)
-    return GatedTool(
-        name=tool.name,
-        description=tool.description,
-        arguments=tool.arguments,
-        perform=tool.perform,
-        refuse=tool.refuse,
-        describe=describe_refund,
-    )
+    """`issue_refund` with the support desk's wording (one per process)."""
+    return services.resources.shared(_worded_refund)
+
+
+def _worded_refund(resources: Resources) -> GatedTool:
+    return dataclasses.replace(resources.shared(issue_refund_of), describe=describe_refund)
 
 
 def support_agents(services: RunServices) -> dict[str, Agent]:
@@ -165,7 +162,7 @@ def support_agents(services: RunServices) -> dict[str, Agent]:
             lookup_customer_tool(services),
             check_service_status_tool(),
             restart_sync_tool(),
-            declared(email.name, email.description, EmailArguments),
+            email.declaration(),
             *common,
         ],
         "accounts": [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from agent_framework import FunctionTool
@@ -98,16 +99,23 @@ def _lookup_order_tool(resources: Resources) -> FunctionTool:
 
 def issue_refund_tool(services: RunServices) -> GatedTool:
     """`issue_refund`: money leaves; the back office dedupes on the idempotency key."""
+    return services.resources.shared(issue_refund_of)
+
+
+def issue_refund_of(resources: Resources) -> GatedTool:
+    """`issue_refund` on a process's back office (`issue_refund_tool` shares one per process)."""
 
     async def perform(key: str, arguments: BaseModel) -> dict[str, Any]:
         args = RefundArguments.model_validate(arguments.model_dump())
-        return await (await office(services)).issue_refund(
+        return await (await resources.get(BackOffice.open)).issue_refund(
             idempotency_key=key, order_id=args.order_id, amount=args.amount
         )
 
     async def refuse(arguments: BaseModel) -> str | None:
         args = RefundArguments.model_validate(arguments.model_dump())
-        return await refund_problem(await office(services), args.order_id, args.amount)
+        return await refund_problem(
+            await resources.get(BackOffice.open), args.order_id, args.amount
+        )
 
     return GatedTool(
         name="issue_refund",
@@ -206,6 +214,7 @@ def _lookup_customer_tool(resources: Resources) -> FunctionTool:
     )
 
 
+@functools.cache  # one per process, like a module-level `@tool`
 def check_service_status_tool() -> FunctionTool:
     """`check_service_status`: known issues of a service (demo data)."""
 
@@ -220,6 +229,7 @@ def check_service_status_tool() -> FunctionTool:
     )
 
 
+@functools.cache  # one per process, like a module-level `@tool`
 def restart_sync_tool() -> FunctionTool:
     """`restart_sync`: tries to restart a customer's sync; in the demo the sync service is down."""
 
@@ -238,6 +248,7 @@ def restart_sync_tool() -> FunctionTool:
     )
 
 
+@functools.cache  # one per process, like a module-level `@tool`
 def report_confidence_tool() -> FunctionTool:
     """`report_confidence`: the agent says how sure it is; the policy reads it as run state."""
 
@@ -262,6 +273,7 @@ def declared(name: str, description: str, arguments: type[BaseModel]) -> Functio
     )
 
 
+@functools.cache  # one per process, like a module-level `@tool`
 def ask_human_tool() -> FunctionTool:
     """`ask_human`: a question to a person on the team; their answer is the tool's result."""
     return declared(
@@ -272,6 +284,7 @@ def ask_human_tool() -> FunctionTool:
     )
 
 
+@functools.cache  # one per process, like a module-level `@tool`
 def close_case_tool() -> FunctionTool:
     """`close_case`: the agent resolved the case; the run ends with the resolution."""
     return declared(
@@ -283,16 +296,19 @@ def close_case_tool() -> FunctionTool:
 
 def delete_account_tool(services: RunServices) -> GatedTool:
     """`delete_account`: the account is closed; the back office dedupes on the idempotency key."""
+    return services.resources.shared(_delete_account_tool)
 
+
+def _delete_account_tool(resources: Resources) -> GatedTool:
     async def perform(key: str, arguments: BaseModel) -> dict[str, Any]:
         args = DeleteAccountArguments.model_validate(arguments.model_dump())
-        return await (await office(services)).close_account(
+        return await (await resources.get(BackOffice.open)).close_account(
             idempotency_key=key, customer_id=args.customer_id
         )
 
     async def refuse(arguments: BaseModel) -> str | None:
         args = DeleteAccountArguments.model_validate(arguments.model_dump())
-        customer = await (await office(services)).get_customer(args.customer_id)
+        customer = await (await resources.get(BackOffice.open)).get_customer(args.customer_id)
         if customer is None:
             return f"there is no customer {args.customer_id}"
         return None
@@ -316,10 +332,13 @@ def delete_account_tool(services: RunServices) -> GatedTool:
 
 def send_email_tool(services: RunServices) -> GatedTool:
     """Sending an email to a customer: the mail system dedupes on the idempotency key."""
+    return services.resources.shared(_send_email_tool)
 
+
+def _send_email_tool(resources: Resources) -> GatedTool:
     async def perform(key: str, arguments: BaseModel) -> dict[str, Any]:
         args = EmailArguments.model_validate(arguments.model_dump())
-        return await (await office(services)).send_message(
+        return await (await resources.get(BackOffice.open)).send_message(
             idempotency_key=key, customer_id=args.customer_id, subject=args.subject, body=args.body
         )
 

@@ -12,7 +12,15 @@ from agent_framework import FunctionTool
 
 from executors.platform.services import ChatClientFactory, Resources, RunServices
 from executors.platform.tool_gate import GatedTool
-from executors.shipped.tools import lookup_customer_tool, lookup_order_tool
+from executors.shipped.support_desk import refund_gate
+from executors.shipped.tools import (
+    delete_account_tool,
+    describe_refund,
+    issue_refund_tool,
+    lookup_customer_tool,
+    lookup_order_tool,
+    send_email_tool,
+)
 from human.effects import EffectLedger
 from human.policy import Policy
 
@@ -61,3 +69,15 @@ def test_tools_declared_by_a_schema_alone_share_one_arguments_model_per_name() -
     assert first.arguments is second.arguments
     typed = first.arguments.model_validate({"question": "Refund?", "order_id": "A-1"})
     assert typed.model_dump() == {"question": "Refund?", "order_id": "A-1"}
+
+
+def test_gated_tools_and_their_declarations_are_built_once_per_process() -> None:
+    here = Resources("sqlite:///unused.db")
+    first, second = services("run_1", here), services("run_2", here)
+
+    for make in (issue_refund_tool, delete_account_tool, send_email_tool, refund_gate):
+        gated = make(first)
+        assert make(second) is gated
+        assert gated.declaration() is make(second).declaration()
+    assert refund_gate(first).describe is describe_refund  # the support desk's own wording
+    assert refund_gate(first).perform is issue_refund_tool(first).perform
