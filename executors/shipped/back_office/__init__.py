@@ -173,8 +173,8 @@ class BackOffice:
         if database_url.startswith("sqlite:///"):
             db = _SqliteDb(database_url.removeprefix("sqlite:///"))
         else:
-            # Its sessions change no setting, hold no cursor, lock and LISTEN: nothing for
-            # asyncpg's reset (a round trip each time a connection goes back) to undo.
+            # Its sessions change no setting, hold no cursor or lock and LISTEN to nothing:
+            # asyncpg's reset (a round trip each time a connection goes back) has nothing to undo.
             pool = await asyncpg.create_pool(
                 database_url, min_size=1, max_size=4, reset=_session_kept
             )
