@@ -90,7 +90,8 @@ class Resources:
         For a tool whose function reaches nothing of a run (only the process's systems): built
         once, like a module-level `@tool`, rather than with the workflow on every drive. MAF
         works out a tool's argument schema once per tool object (a pydantic model rebuilt and
-        its JSON schema generated), and every agent run asks for it.
+        its JSON schema generated), and every agent run asks for it. MAF also counts a tool
+        object's calls: a `max_invocations` on a shared tool counts every run's calls together.
         """
         found = self._shared.get(make)
         if found is None:
