@@ -394,8 +394,8 @@ class JobStore(Protocol):
         """Return when another process may have queued a job, or after `timeout_s`."""
         ...
 
-    async def jobs_due(self) -> bool:
-        """Whether any job is due and unleased: one cheap read, for an idle worker's poll."""
+    async def jobs_due(self, lane: JobLane | None = None) -> bool:
+        """Whether any job (of `lane`, if given) is due and unleased: one cheap read."""
         ...
 
     async def lease_jobs(

@@ -490,13 +490,7 @@ class PostgresStore(SqlStore):
         only = lane_filter(lane)
         # A read first, outside any transaction: a lease round that finds nothing (most rounds
         # of a lane with little work) costs one round trip, not a transaction's three or more.
-        due = await self._fetchrow(
-            f"""SELECT 1 FROM jobs j WHERE j.available_at <= {_NOW}
-                  AND (j.lease_until IS NULL OR j.lease_until < {_NOW})
-                  AND (j.due_at IS NULL OR j.due_at <= $1) {only} LIMIT 1""",
-            baton_now,
-        )
-        if due is None:
+        if not await self.jobs_due(lane):
             return []
 
         async def write(conn: Conn) -> list[Job]:

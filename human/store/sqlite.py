@@ -436,16 +436,7 @@ class SqliteStore(SqlStore):
         """
         baton_now = self._clock().timestamp()
         only = lane_filter(lane)
-        due = await self._run(
-            lambda c: c.execute(
-                "SELECT 1 FROM jobs j WHERE j.available_at <= ? "
-                "AND (j.lease_until IS NULL OR j.lease_until < ?) "
-                f"AND (j.due_at IS NULL OR j.due_at <= ?) {only} LIMIT 1",
-                (time.time(), time.time(), baton_now),
-            ).fetchone(),
-            write=False,
-        )
-        if due is None:
+        if not await self.jobs_due(lane):
             return []
 
         def write(conn: sqlite3.Connection) -> list[Job]:

@@ -608,13 +608,18 @@ class SqlStore:
 
     # jobs -----------------------------------------------------------------------------------
 
-    async def jobs_due(self) -> bool:
-        """Whether any job is due and unleased (one read statement on the `jobs_due` index)."""
+    async def jobs_due(self, lane: JobLane | None = None) -> bool:
+        """Whether any job (of `lane`, if given) is due and unleased: one read statement.
+
+        It reads the `jobs_due` index outside any write transaction. An idle worker's poll asks
+        it, and each backend's `lease_jobs` asks it first, so a lease round that finds nothing
+        costs one read.
+        """
         clock = self.dialect.clock
         row = await self._one(
-            f"SELECT 1 FROM jobs WHERE available_at <= {clock} "
-            f"AND (lease_until IS NULL OR lease_until < {clock}) "
-            "AND (due_at IS NULL OR due_at <= :now) LIMIT 1",
+            f"SELECT 1 FROM jobs j WHERE j.available_at <= {clock} "
+            f"AND (j.lease_until IS NULL OR j.lease_until < {clock}) "
+            f"AND (j.due_at IS NULL OR j.due_at <= :now) {lane_filter(lane)} LIMIT 1",
             now=self._clock().timestamp(),
         )
         return row is not None

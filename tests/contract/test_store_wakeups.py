@@ -143,6 +143,8 @@ async def test_jobs_due_says_whether_an_unleased_job_is_due(store: Store) -> Non
 
     await started(store)
     assert await store.jobs_due() is True
+    assert await store.jobs_due("work") is True  # a start job is Baton's own work
+    assert await store.jobs_due("delivery") is False
 
     leased = await store.lease_jobs("a", limit=1, lease_s=LIVE)
     assert [job.kind for job in leased] == ["start"]
