@@ -433,7 +433,11 @@ async def test_over_stdio_a_client_killed_while_waiting_gets_the_answer_after_re
 
             async def dead() -> bool:
                 # the call ends when the pipes close, a moment before the kernel marks it dead
-                return not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+                # (and it may be reaped between the two looks)
+                try:
+                    return not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+                except psutil.NoSuchProcess:
+                    return True
 
             await eventually(dead, timeout=10, what="the killed server to be dead")
 
