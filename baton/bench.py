@@ -472,6 +472,7 @@ def register_minimal() -> None:
         input_model=MinimalInput,
         start_message=lambda given: BareAsk(amount=given.amount),
         routes={BareAsk: Route(team="support-leads", title="Approve {amount}")},
+        reuse=True,
     )(lambda _services: bare_workflow())
 
 

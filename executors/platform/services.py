@@ -1,4 +1,8 @@
-"""What a run's executors may use: built fresh for every drive, in whatever process drives it."""
+"""What a run's executors may use: made with the workflow a drive runs, in whatever process.
+
+A workflow built for one drive gets new services; a reused one (`register(reuse=True)`) keeps
+its services, which Baton points at each drive's run (`RunServices.rebind`).
+"""
 
 from __future__ import annotations
 
@@ -132,3 +136,18 @@ class RunServices:
     store_failures: list[StoreError] = field(default_factory=list)
     """The store's failures a tool call met in this drive: MAF hands a tool's exception to the
     model as the call's result, where the runtime must see it and try the drive again."""
+
+    def rebind(self, run_id: str, run_input: dict[str, Any], started_by: str | None) -> None:
+        """Point these services at a drive of another run (a reused workflow's: Baton's pool).
+
+        What belongs to a run is replaced, never cleared in place: the last drive's progress may
+        still hold its lists. The transcript stays the same object (agents' middleware holds it)
+        with new lists. Executors see the change because they read `services` when they run.
+        """
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "run_input", dict(run_input))
+        object.__setattr__(self, "started_by", started_by)
+        object.__setattr__(self, "effects", [])
+        object.__setattr__(self, "store_failures", [])
+        self.transcript.history = []
+        self.transcript.entries = []

@@ -43,6 +43,7 @@ SETTLE_S = 10.0
     input_model=AskInput,
     adapters=lambda services: [Asks(services, workflow=NAME)],
     description="Ask a person for an agent: an approval of an action, an answer or a review",
+    reuse=True,
 )
 def build_workflow(services: RunServices) -> Workflow:
     """One executor asks a person and ends the run with the typed answer."""

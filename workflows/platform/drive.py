@@ -1,7 +1,8 @@
 """One drive of a run: deliver at most one answer, settle what MAF asks, produce the progress.
 
-The runtime (`workflows.platform.runtime`) builds a fresh workflow instance for each drive and
-commits the `Progress` a drive returns in one fenced transaction; the drive itself writes nothing.
+The runtime (`workflows.platform.runtime`) hands each drive a workflow instance, built for it or
+kept and reset (`workflows.platform.pool`), and commits the `Progress` a drive returns in one
+fenced transaction; the drive itself writes nothing.
 MAF runs without a checkpoint storage: the one snapshot a drive takes is the pause's (`_snapshot`).
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from agent_framework import AgentResponse, WorkflowRunResult, WorkflowRunState
+from agent_framework import AgentResponse, Workflow, WorkflowRunResult, WorkflowRunState
 from agent_framework.exceptions import WorkflowCheckpointException
 from pydantic import BaseModel
 
@@ -27,7 +28,6 @@ from executors.platform.adapters import (
     maf_request_id,
     take_over,
 )
-from executors.platform.agents import agents_of
 from executors.platform.builtin_adapters import Kinds
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
@@ -57,6 +57,7 @@ class Drive:
         store: Store,
         run: Run,
         spec: WorkflowSpec,
+        workflow: Workflow,
         services: RunServices,
         scene: Scene,
         *,
@@ -64,15 +65,17 @@ class Drive:
         notify_channels: Sequence[str],
         checkpoint: bytes | None = None,
     ) -> None:
-        """`checkpoint`: the run's current checkpoint's body, if the runtime has read it."""
+        """`workflow`: built with `services` (its agents' turns noted in their transcript).
+
+        `checkpoint`: the run's current checkpoint's body, if the runtime has read it.
+        """
         self._clock = clock
         self._channels = tuple(notify_channels)
         self._run = run
         self._spec = spec
         self._services = services
         self._scene = scene
-        self._workflow = spec.build(services)
-        services.transcript.follow(agents_of(self._workflow))
+        self._workflow = workflow
         self._storage = RunCheckpointStorage(
             store,
             run.id,

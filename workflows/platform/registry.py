@@ -1,8 +1,9 @@
 """Workflows by name: each registers its input model and a builder, and nothing else.
 
 A workflow author writes executors and a `build_workflow(services)` and decorates it with
-`@register(...)`; the runtime persists, routes and resumes. Builders are called afresh for every
-drive of a run, in any process, and must build the same graph with a stable name.
+`@register(...)`; the runtime persists, routes and resumes. Builders are called for any drive of
+a run, in any process, and must build the same graph with a stable name: afresh for every drive,
+or once per kept instance for a workflow registered with `reuse=True` (`workflows.platform.pool`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class WorkflowSpec:
     party: str = "user"
     routes: Mapping[RouteKey, Route] = field(default_factory=dict)
     outcome: type[BaseModel] | None = None
+    reuse: bool = False
 
     _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
     _schemas: dict[type, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
@@ -139,6 +141,7 @@ def register(
     party: str = "user",
     routes: Mapping[RouteKey, Route] | None = None,
     outcome: type[BaseModel] | None = None,
+    reuse: bool = False,
 ) -> Callable[[Builder], Builder]:
     """Register `build_workflow` under `name`; its input model and extra types are allow-listed.
 
@@ -156,6 +159,11 @@ def register(
     `routes` route them (team, title, priority, deadline) by request data type or executor id.
     `outcome` is the model of what a person who takes a case over records when they resolve it:
     its fields are the resolve form's (free-form JSON without one).
+
+    `reuse=True` lets a process keep built instances and reset them between drives rather than
+    build one per drive (`workflows.platform.pool`). Only for a builder that reads nothing of a
+    run while building (executors may keep `services` and read it as they run), and executors
+    that keep a run's state where MAF checkpoints it.
     """
 
     def decorate(build: Builder) -> Builder:
@@ -173,6 +181,7 @@ def register(
             party=party,
             routes=dict(routes or {}),
             outcome=outcome,
+            reuse=reuse,
         )
         return build
 

@@ -1,9 +1,9 @@
 """The runtime: starts, lists and cancels runs, and drives them as their jobs come due.
 
-A drive of a run (`workflows.platform.drive`) builds a fresh workflow instance, restores it from
-the run's current checkpoint (or seeds it with the input), delivers at most one answer, and the
-runtime commits everything that came of it in one fenced transaction. Nothing of a paused run
-stays in memory.
+A drive of a run (`workflows.platform.drive`) takes a workflow instance (built for it, or kept
+and reset: `workflows.platform.pool`), restores it from the run's current checkpoint (or seeds it
+with the input), delivers at most one answer, and the runtime commits everything that came of it
+in one fenced transaction. Nothing of a paused run stays in memory.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from human.store.base import InPlay, KeyTaken, LocalWorker, Progress, RunKey, St
 from workflows.platform import registry
 from workflows.platform.drive import Drive, failed
 from workflows.platform.graph import WorkflowGraph, describe
+from workflows.platform.pool import Built, WorkflowPool
 
 logger = logging.getLogger(__name__)
 _tracer = trace.get_tracer("baton")
@@ -72,6 +73,11 @@ class Runtime:
         self._on_change = on_change or (lambda kind, run_id: None)
         self._worker: LocalWorker | None = None
         self._graphs: dict[str, WorkflowGraph] = {}
+        self.pool = WorkflowPool(
+            lambda spec, run_id, run_input, started_by: self.services(
+                spec, run_id, run_input, started_by=started_by
+            )
+        )
 
     def attach_worker(self, worker: LocalWorker) -> None:
         """Hand the runs this process starts straight to its own worker (no lease round)."""
@@ -253,9 +259,12 @@ class Runtime:
     ) -> bool:
         run = state.run
         spec = registry.get(run.workflow)
-        services = self.services(spec, run.id, run.input, started_by=run.created_by)
-        scene = Scene(services)
+        built: Built | None = None
+        scene: Scene | None = None
         try:
+            built = await self.pool.take(spec, run.id, run.input, run.created_by)
+            services = built.services
+            scene = Scene(services)
             if spec.adapters is not None:
                 # adapters show people the conversation and read the run's state from it
                 services.transcript.history = await self.store.list_transcript(run.id)
@@ -263,6 +272,7 @@ class Runtime:
                 self.store,
                 run,
                 spec,
+                built.workflow,
                 services,
                 scene,
                 clock=self._clock,
@@ -273,20 +283,24 @@ class Runtime:
         except StoreError:
             raise  # the store is down, not the run: the worker retries the job
         except Exception as exc:  # a failing workflow fails its run, loudly and on record
-            if services.store_failures:  # a tool met the store down: neither is the run's fault
-                raise services.store_failures[0] from exc
+            if built is not None and built.services.store_failures:
+                # a tool met the store down: neither is the run's fault
+                raise built.services.store_failures[0] from exc
             logger.exception("run failed", extra={"run_id": run.id})
             progress = failed(
                 run,
                 job_id,
                 deliver,
                 f"{type(exc).__name__}: {exc}",
-                scene.events,
-                services.transcript.entries,
-                services.effects,
+                scene.events if scene else (),
+                built.services.transcript.entries if built else (),
+                built.services.effects if built else (),
             )
-        if services.store_failures:  # told to the model as the tool's error: the drive is void
-            raise services.store_failures[0]
+            built = None  # an instance whose drive raised may be mid-superstep: not kept
+        if built is not None:
+            if built.services.store_failures:  # told to the model as the tool's error: void
+                raise built.services.store_failures[0]
+            self.pool.give_back(spec, built)  # progress holds this drive's lists: rebind replaces
         if progress.status == "waiting":
             failpoints.hit("pause.after_checkpoint")
         with _pause_span(run, progress) as span:

@@ -17,7 +17,7 @@ from executors.shipped.purchase_desk import (
 NAME = "purchase"
 
 
-@register(NAME, input_model=PurchaseInput, checkpoint_types=(PurchaseTerms,))
+@register(NAME, input_model=PurchaseInput, checkpoint_types=(PurchaseTerms,), reuse=True)
 def build_workflow(services: RunServices) -> Workflow:
     """Buy something: legal and finance approve in parallel, then finance reviews the order."""
     intake = PurchaseIntake(id="intake")

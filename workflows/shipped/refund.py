@@ -10,7 +10,7 @@ from executors.shipped.refund_desk import RefundDesk, RefundInput
 NAME = "refund"
 
 
-@register(NAME, input_model=RefundInput)
+@register(NAME, input_model=RefundInput, reuse=True)
 def build_workflow(services: RunServices) -> Workflow:
     """Refund part of an order: auto under 50, support-leads from 50, two of finance from 1000."""
     return WorkflowBuilder(name=NAME, start_executor=RefundDesk(services)).build()

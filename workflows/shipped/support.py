@@ -38,6 +38,7 @@ NAME = "support"
     case_context=customer_card,
     party="customer",
     outcome=CaseOutcome,
+    reuse=True,
 )
 def build_workflow(services: RunServices) -> Workflow:
     """Customer support: triage hands the ticket to billing, technical or accounts specialists."""
@@ -45,7 +46,7 @@ def build_workflow(services: RunServices) -> Workflow:
     triage = agents["triage"]
     specialists = [agents[name] for name in SPECIALISTS]
     builder = HandoffBuilder(
-        name=f"{NAME}-{services.run_id}",
+        name=NAME,
         participants=list(agents.values()),
         description="Customer support on handoffs",
     ).with_start_agent(triage)

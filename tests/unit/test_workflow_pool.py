@@ -1,0 +1,283 @@
+"""Built workflows kept per process (`register(reuse=True)`): reset between drives, never shared.
+
+A run must see the same whether its drives ran on a kept instance or on one built for them: no
+executor state, workflow state, conversation, effect or services of another run. A drive that
+raises gives nothing back; a workflow not registered for reuse is built for every drive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from baton.settings import Settings
+from baton.wiring import Parts, open_parts
+from human.records import Run, User
+from human.store.base import RequestFilter
+from tests import supportkit
+from tests.fixtures import reused_workflow
+from tests.harness import seed, sql
+from workflows.platform import registry
+from workflows.platform.pool import KEPT_PER_WORKFLOW, Built
+
+registry.load("tests.fixtures.reused_workflow")
+
+
+@pytest.fixture
+async def parts(db_url: str) -> AsyncIterator[Parts]:
+    await seed(db_url)
+    async with open_parts(Settings(database_url=db_url)) as opened:
+        yield opened
+
+
+@pytest.fixture
+def taken(parts: Parts, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Built]]:
+    """Every instance the pool hands out, with the run it was handed out for."""
+    handed: list[tuple[str, Built]] = []
+    take = parts.runtime.pool.take
+
+    async def noted(
+        spec: registry.WorkflowSpec, run_id: str, run_input: dict[str, Any], by: str | None
+    ) -> Built:
+        built = await take(spec, run_id, run_input, by)
+        handed.append((run_id, built))
+        return built
+
+    monkeypatch.setattr(parts.runtime.pool, "take", noted)
+    return handed
+
+
+async def _approver(parts: Parts) -> User:
+    lee = await parts.store.get_user("lee")
+    assert lee is not None
+    return lee
+
+
+async def _paused(parts: Parts, workflow: str, run_input: dict[str, Any]) -> tuple[Run, str]:
+    run = await parts.runtime.start(workflow, run_input, actor="sam")
+    await parts.worker.drain()
+    page = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
+    [request] = page.items
+    return run, request.id
+
+
+async def _answer(parts: Parts, request_id: str, answer: dict[str, Any]) -> None:
+    await parts.requests.respond(request_id, answer, responder=await _approver(parts))
+    await parts.worker.drain()
+
+
+async def _interleaved(parts: Parts, workflow: str) -> dict[str, Run]:
+    """Two runs paused at once, answered in the other order."""
+    first, first_request = await _paused(parts, workflow, {"item": "first"})
+    second, second_request = await _paused(parts, workflow, {"item": "second"})
+    await _answer(parts, second_request, {"decision": "reject", "reason": "not this one"})
+    await _answer(parts, first_request, {"decision": "approve"})
+    return {
+        "first": await parts.runtime.get(first.id),
+        "second": await parts.runtime.get(second.id),
+    }
+
+
+async def test_interleaved_runs_on_one_kept_instance_see_only_their_own_state(
+    parts: Parts, taken: list[tuple[str, Built]]
+) -> None:
+    builds = reused_workflow.BUILDS["tally_reused"]
+
+    done = await _interleaved(parts, "tally_reused")
+
+    for item, run in done.items():
+        assert run.status == "completed", run.error
+        assert run.output == {
+            "heard": [item],
+            "items": [item],
+            "run_id": run.id,
+            "input": {"item": item, "fail": False},
+            "decision": "approve" if item == "first" else "reject",
+        }
+    # four drives of two runs, one instance: kept, reset and pointed at each drive's run
+    assert reused_workflow.BUILDS["tally_reused"] == builds + 1
+    assert len({id(built.workflow) for _, built in taken}) == 1
+    assert [run_id for run_id, _ in taken] == [
+        done["first"].id,
+        done["second"].id,
+        done["second"].id,
+        done["first"].id,
+    ]
+    assert parts.runtime.pool.idle("tally_reused") == 1
+
+
+async def test_a_workflow_not_registered_for_reuse_is_built_for_every_drive(
+    parts: Parts, taken: list[tuple[str, Built]]
+) -> None:
+    builds = reused_workflow.BUILDS["tally_rebuilt"]
+
+    done = await _interleaved(parts, "tally_rebuilt")
+
+    assert [run.output["heard"] for run in done.values()] == [["first"], ["second"]]
+    assert reused_workflow.BUILDS["tally_rebuilt"] == builds + 4
+    assert len({id(built.workflow) for _, built in taken}) == 4
+    assert parts.runtime.pool.idle("tally_rebuilt") == 0
+
+
+async def test_a_drive_that_raises_gives_its_instance_back_to_nobody(
+    parts: Parts, taken: list[tuple[str, Built]]
+) -> None:
+    run = await parts.runtime.start("tally_reused", {"item": "bad", "fail": True}, actor="sam")
+    await parts.worker.drain()
+
+    failed = await parts.runtime.get(run.id)
+    assert failed.status == "failed"
+    assert "asked to fail on bad" in (failed.error or "")
+    assert parts.runtime.pool.idle("tally_reused") == 0
+
+    after, request_id = await _paused(parts, "tally_reused", {"item": "good"})
+    await _answer(parts, request_id, {"decision": "approve"})
+    assert (await parts.runtime.get(after.id)).output["heard"] == ["good"]
+    assert taken[1][1] is not taken[0][1]  # built anew after the failure
+    assert taken[2][1] is taken[1][1]
+
+
+async def test_drives_at_once_get_instances_of_their_own_and_the_process_keeps_a_few(
+    parts: Parts,
+) -> None:
+    spec = registry.get("tally_reused")
+    pool = parts.runtime.pool
+    count = KEPT_PER_WORKFLOW + 4
+
+    held = [await pool.take(spec, f"run_{n}", {"item": f"i{n}"}, None) for n in range(count)]
+    assert len({id(built.workflow) for built in held}) == count
+    assert len({id(built.services) for built in held}) == count
+    assert [built.services.run_id for built in held] == [f"run_{n}" for n in range(count)]
+    for built in held:
+        pool.give_back(spec, built)
+
+    assert pool.idle("tally_reused") == KEPT_PER_WORKFLOW
+    again = await pool.take(spec, "run_again", {"item": "again"}, "sam")
+    assert again in held
+    assert (again.services.run_id, again.services.run_input) == ("run_again", {"item": "again"})
+    assert again.services.started_by == "sam"
+
+
+async def test_interleaved_refunds_on_a_kept_instance_match_refunds_built_per_drive(
+    db_url: str, parts: Parts, taken: list[tuple[str, Built]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refund agent (MAF agent, session, tools, transcript middleware): the same either way."""
+
+    async def refunds() -> list[dict[str, Any]]:
+        one, one_request = await _paused(
+            parts, "refund", {"order_id": "A-1002", "amount": 120, "reason": "broken"}
+        )
+        two, two_request = await _paused(
+            parts, "refund", {"order_id": "A-1004", "amount": 75, "reason": "late"}
+        )
+        await _answer(parts, two_request, {"decision": "approve"})
+        await _answer(parts, one_request, {"decision": "reject", "reason": "used"})
+        seen = []
+        for run in (one, two):
+            done = await parts.runtime.get(run.id)
+            events = await parts.store.list_events(run_id=run.id)
+            seen.append(
+                {
+                    "status": done.status,
+                    "output": done.output,
+                    "transcript": [
+                        {k: v for k, v in e.items() if k not in ("call_id", "request_id")}
+                        for e in await parts.store.list_transcript(run.id)
+                    ],
+                    "effects": [
+                        (e.data["tool"], e.data["arguments"], e.data["idempotency_key"][:0])
+                        for e in events
+                        if e.type == "effect.executed"
+                    ],
+                    "effects_on_record_of_this_run": all(
+                        sql(db_url, f"SELECT run_id FROM effects WHERE key = '{key}'")
+                        == [{"run_id": run.id}]
+                        for key in (
+                            e.data["idempotency_key"] for e in events if e.type == "effect.executed"
+                        )
+                    ),
+                }
+            )
+        return seen
+
+    kept = await refunds()
+    assert len({id(built.workflow) for _, built in taken}) == 1
+    spec = registry.get("refund")
+    monkeypatch.setitem(registry._REGISTRY, "refund", dataclasses.replace(spec, reuse=False))
+    rebuilt = await refunds()
+
+    refund_ids = re.compile(r"R-[0-9A-F]{10}")  # the back office's own, new for every refund
+    for one, other in zip(kept, rebuilt, strict=True):
+        assert json.loads(refund_ids.sub("R-", json.dumps(one))) == json.loads(
+            refund_ids.sub("R-", json.dumps(other))
+        )
+    assert [r["status"] for r in kept] == ["completed", "completed"]
+    assert kept[0]["effects"] == []
+    assert [tool for tool, *_ in kept[1]["effects"]] == ["issue_refund"]
+    assert kept[1]["effects_on_record_of_this_run"]
+    said = [str(e.get("text", "")) for e in kept[1]["transcript"]]
+    assert not any("A-1002" in text for text in said), said
+
+
+async def test_runs_at_once_on_kept_instances_complete_alike(parts: Parts) -> None:
+    """Drives of many runs interleaved by the event loop: each run ends with its own output."""
+    paused = await asyncio.gather(
+        *(_paused(parts, "tally_reused", {"item": f"c{n}"}) for n in range(6))
+    )
+    await asyncio.gather(
+        *(_answer(parts, request_id, {"decision": "approve"}) for _, request_id in paused)
+    )
+    for n, (run, _) in enumerate(paused):
+        done = await parts.runtime.get(run.id)
+        assert done.output["heard"] == [f"c{n}"]
+        assert done.output["run_id"] == run.id
+
+
+async def test_interleaved_support_cases_on_a_kept_instance_match_cases_built_per_drive(
+    parts: Parts, taken: list[tuple[str, Built]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The support desk: a MAF handoff orchestration of four agents, sessions and handoff tools."""
+
+    async def cases() -> list[dict[str, Any]]:
+        refund, refund_request = await _paused(parts, "support", supportkit.REFUND_120["input"])
+        closing, closing_request = await _paused(
+            parts, "support", supportkit.DELETE_ACCOUNT["input"] | {"customer_id": "customer-03"}
+        )
+        # refused, so that the second round meets the account as the first did
+        await _answer(parts, closing_request, {"decision": "reject", "reason": "keep it"})
+        await _answer(parts, refund_request, {"decision": "approve"})
+        seen = []
+        for run in (refund, closing):
+            done = await parts.runtime.get(run.id)
+            seen.append(
+                {
+                    "status": done.status,
+                    "output": done.output,
+                    "transcript": [
+                        {k: v for k, v in e.items() if k not in ("call_id", "request_id")}
+                        for e in await parts.store.list_transcript(run.id)
+                    ],
+                }
+            )
+        return seen
+
+    kept = await cases()
+    assert len({id(built.workflow) for _, built in taken}) == 1
+    spec = registry.get("support")
+    monkeypatch.setitem(registry._REGISTRY, "support", dataclasses.replace(spec, reuse=False))
+    rebuilt = await cases()
+
+    office_ids = re.compile(r"[RX]-[0-9A-F]{10}")  # refunds' and closures' ids, new every time
+    for one, other in zip(kept, rebuilt, strict=True):
+        assert json.loads(office_ids.sub("-", json.dumps(one))) == json.loads(
+            office_ids.sub("-", json.dumps(other))
+        )
+    said = [json.dumps(e) for e in kept[1]["transcript"]]
+    assert not any("A-1002" in text or "customer-02" in text for text in said), said
+    assert [case["status"] for case in kept] == ["completed", "completed"], kept

@@ -1,0 +1,89 @@
+"""Built workflow instances kept per process, for workflows registered with `reuse=True`.
+
+A drive needs a built workflow: its executors, agents, tools and chat clients. Building one costs
+more than a short drive's own work (a handoff orchestration creates a pydantic model per handoff
+tool, MAF then generates their schemas on the first agent run). A workflow registered with
+`reuse=True` promises two things, and Baton keeps a few of its built instances per process:
+
+- its builder reads nothing of a particular run while building: executors may keep `services`
+  and read it when they run (Baton points it at each drive's run);
+- its executors keep a run's state where MAF checkpoints it (`on_checkpoint_save` and
+  `on_checkpoint_restore`, or the workflow's state), never only in their own attributes.
+
+Before each drive after an instance's first, Baton resets it: it restores the checkpoint it took
+of the instance just built (no workflow state, no messages in flight, no pending requests, every
+executor's state as built) and points its services at the drive's run (`RunServices.rebind`).
+A drive that raises does not give its instance back. Any other workflow is built for every drive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent_framework import Workflow, WorkflowCheckpoint
+
+from executors.platform.agents import agents_of
+from executors.platform.services import RunServices
+from workflows.platform.registry import WorkflowSpec
+
+ServicesFor = Callable[[WorkflowSpec, str, dict[str, Any], str | None], RunServices]
+"""Makes the services of a new instance: given the spec, run id, run input and its starter."""
+
+KEPT_PER_WORKFLOW = 8
+"""Idle instances kept per reusable workflow and process; more drives at once build more."""
+
+
+@dataclass
+class Built:
+    """A built workflow instance, with the services its executors hold."""
+
+    workflow: Workflow
+    services: RunServices
+    pristine: WorkflowCheckpoint | None = None
+    """The checkpoint of the instance as built (reusable workflows only): what a reset restores."""
+
+
+class WorkflowPool:
+    """Hands out built workflow instances: kept ones, reset, for reusable workflows; else new."""
+
+    def __init__(self, services: ServicesFor) -> None:
+        """`services(spec, run_id, run_input, started_by)`: services for a new instance."""
+        self._services = services
+        self._idle: dict[str, list[Built]] = {}
+
+    async def take(
+        self, spec: WorkflowSpec, run_id: str, run_input: dict[str, Any], started_by: str | None
+    ) -> Built:
+        """An instance of `spec` for one drive of run `run_id`: kept and reset, or built."""
+        idle = self._idle.get(spec.name)
+        if idle:
+            built = idle.pop()
+            built.services.rebind(run_id, run_input, started_by)
+            if built.pristine is not None:
+                await built.workflow._runner.restore_checkpoint(built.pristine)
+            return built
+        services = self._services(spec, run_id, run_input, started_by)
+        workflow = spec.build(services)
+        services.transcript.follow(agents_of(workflow))
+        built = Built(workflow, services)
+        if spec.reuse:
+            built.pristine = await workflow._runner.build_checkpoint()
+        return built
+
+    def give_back(self, spec: WorkflowSpec, built: Built) -> None:
+        """Keep `built` for a later drive, if `spec` may be reused and the pool has room.
+
+        Only an instance whose drive ended without raising comes back: one that raised may have
+        stopped in the middle of a superstep.
+        """
+        if not spec.reuse:
+            return
+        idle = self._idle.setdefault(spec.name, [])
+        if len(idle) < KEPT_PER_WORKFLOW:
+            idle.append(built)
+
+    def idle(self, workflow: str) -> int:
+        """How many instances of `workflow` are kept idle."""
+        return len(self._idle.get(workflow, ()))
