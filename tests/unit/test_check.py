@@ -28,15 +28,16 @@ from baton.wiring import open_parts
 from executors.platform.services import RunServices
 from tests.unit.test_workflow_loading import baton
 from workflows.platform import registry
-from workflows.platform.check import check_spec
+from workflows.platform.check import check_spec, sample_input
 from workflows.platform.registry import WorkflowSpec
 
 FIXTURE = "tests.fixtures.forgetful_workflow"
+REUSED = "tests.fixtures.reused_workflow"
 
 
 @pytest.fixture(autouse=True)
 def fixtures_registered() -> None:
-    registry.load(f"{FIXTURE}, tests.fixtures.unlisted_workflow")
+    registry.load(f"{FIXTURE}, tests.fixtures.unlisted_workflow, {REUSED}")
 
 
 async def test_the_check_names_the_executor_and_the_attribute_a_restore_loses() -> None:
@@ -187,6 +188,51 @@ async def test_a_workflow_that_fails_on_resume_is_a_failure(tmp_path: Path) -> N
     assert not report.clean
     assert report.failures == ["after pause 1: RuntimeError: dropped ok"]
     assert report.findings() == ["failed: after pause 1: RuntimeError: dropped ok"]
+
+
+# workflows registered for reuse ---------------------------------------------------------------
+
+
+async def test_a_reused_workflow_whose_executor_keeps_a_plain_attribute_is_named() -> None:
+    """One drive, no pause: no restore would show it, but the next run on the instance would."""
+    report = await check_workflow("echo_reused", run_input={"item": "hello"})
+
+    assert report.reused
+    assert report.lost_state == []
+    assert report.pauses == 0
+    assert [
+        (f.executor_id, f.executor_class, [(a.name, a.before, a.after) for a in f.attributes])
+        for f in report.kept_state
+    ] == [("echo", "Echo", [("said", "[]", "['hello']")])]
+    assert report.findings() == [
+        "executor echo (Echo) carries state into the next run on a kept instance "
+        "(register(reuse=True)): self.said is ['hello'] after the reset, [] when built — keep "
+        "it in on_checkpoint_save/on_checkpoint_restore or in ctx.set_state, or register the "
+        "workflow without reuse"
+    ]
+
+
+async def test_a_reused_workflow_that_checkpoints_its_state_resets_clean() -> None:
+    report = await check_workflow("tally_reused", run_input={"item": "one"})
+    rebuilt = await check_workflow("tally_rebuilt", run_input={"item": "one"})
+
+    assert report.clean, report.findings()
+    assert report.lines()[-1] == (
+        "clean: no executor lost state, every pause is durable, a kept instance resets to a new "
+        "one's state"
+    )
+    assert not rebuilt.reused
+    assert rebuilt.lines()[-1] == "clean: no executor lost state, every pause is durable"
+
+
+@pytest.mark.parametrize("workflow", ["refund", "support", "purchase", "ask"])
+async def test_the_shipped_workflows_registered_for_reuse_reset_clean(workflow: str) -> None:
+    spec = registry.get(workflow)
+    given = {"ask": {"kind": "question", "question": "Which plan?"}}
+    report = await check_workflow(workflow, run_input=given.get(workflow) or sample_input(spec))
+
+    assert spec.reuse
+    assert report.kept_state == [], report.findings()
 
 
 # the command ------------------------------------------------------------------------------------

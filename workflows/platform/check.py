@@ -12,12 +12,16 @@ on there: to the end, a failure, or `max_pauses`. Answers are the caller's (by e
 request type name), else made up from the response type (`workflows.platform.samples`).
 
 It reports executors that lost state, pauses no saved checkpoint covers (a type that cannot be
-checkpointed, say: Baton fails such a run) and failures. It works at MAF's level: no request
-adapters, no people, no store of runs.
+checkpointed, say: Baton fails such a run) and failures. For a workflow registered with
+`reuse=True` it also starts the run on an instance of Baton's pool (`workflows.platform.pool`),
+resets it as the pool does before another run, and reports executors whose own attributes then
+differ from a new instance's: state one run would carry into the next. It works at MAF's level:
+no request adapters, no people, no store of runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import reprlib
 import tempfile
@@ -41,10 +45,11 @@ from pydantic_core import to_jsonable_python
 from baton.errors import InvalidAnswer, InvalidInput
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
+from workflows.platform.pool import WorkflowPool
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.runtime import typed_input
 from workflows.platform.samples import answer_to, given_answer, sample_of
-from workflows.platform.snapshots import Snapshot, lost_attributes, snapshot
+from workflows.platform.snapshots import Snapshot, kept_attributes, lost_attributes, snapshot
 
 _short = reprlib.Repr()
 _short.maxstring = _short.maxother = 60
@@ -80,6 +85,30 @@ class LostState:
             f"executor {self.executor_id} ({self.executor_class}) lost state on resume from "
             f"pause {self.pause}: {said} — keep {them} in on_checkpoint_save/on_checkpoint_"
             f"restore or in ctx.set_state"
+        )
+
+
+@dataclass(frozen=True)
+class KeptState:
+    """An executor whose own attributes, on a kept instance reset for another run, are not new."""
+
+    executor_id: str
+    executor_class: str
+    attributes: tuple[LostAttribute, ...]
+    """Each attribute as a new instance has it (`before`) and as the reset one has it (`after`)."""
+
+    def line(self) -> str:
+        """The finding in one line, with what to do about it."""
+        said = "; ".join(
+            f"self.{a.name} is {a.after} after the reset, {a.before} when built"
+            for a in self.attributes
+        )
+        them = "it" if len(self.attributes) == 1 else "them"
+        return (
+            f"executor {self.executor_id} ({self.executor_class}) carries state into the next "
+            f"run on a kept instance (register(reuse=True)): {said} — keep {them} in "
+            f"on_checkpoint_save/on_checkpoint_restore or in ctx.set_state, or register the "
+            f"workflow without reuse"
         )
 
 
@@ -129,22 +158,26 @@ class CheckReport:
     pauses: int = 0
     answered: list[AnsweredRequest] = field(default_factory=list)
     lost_state: list[LostState] = field(default_factory=list)
+    kept_state: list[KeptState] = field(default_factory=list)
     not_durable: list[NotDurable] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     final_state: str | None = None
     outputs: list[Any] = field(default_factory=list)
     ended_by_workflow: bool = False
     stopped_at_limit: bool = False
+    reused: bool = False
+    """Whether the workflow is registered with `reuse=True` (and kept instances were checked)."""
 
     @property
     def clean(self) -> bool:
         """Whether the check found nothing."""
-        return not (self.lost_state or self.not_durable or self.failures)
+        return not (self.lost_state or self.kept_state or self.not_durable or self.failures)
 
     def findings(self) -> list[str]:
         """One line per finding."""
         return [
             *(f.line() for f in self.lost_state),
+            *(f.line() for f in self.kept_state),
             *(f.line() for f in self.not_durable),
             *(f"failed: {f}" for f in self.failures),
         ]
@@ -162,6 +195,7 @@ class CheckReport:
             ran += f" (stopped after {self.pauses} pauses: max_pauses)"
         verdict = (
             "clean: no executor lost state, every pause is durable"
+            + (", a kept instance resets to a new one's state" if self.reused else "")
             if self.clean
             else f"{len(self.findings())} finding(s)"
         )
@@ -199,6 +233,9 @@ async def check_spec(
     with tempfile.TemporaryDirectory(prefix="baton-check-") as directory, _saves() as failed_saves:
         check = _Check(spec, new_services, Path(directory), script, report, failed_saves)
         await check.go(spec.first_message(typed), max_pauses)
+        if spec.reuse:
+            report.reused = True
+            await check.reuse(spec.first_message(typed), report.input)
     return report
 
 
@@ -358,6 +395,33 @@ class _Check:
         )
         result = await self._run(workflow, responses={request_id: response})
         return workflow, result, again | {str(e.request_id): e for e in _requests(result)}
+
+    async def reuse(self, message: Any, run_input: dict[str, Any]) -> None:
+        """Start a run on a kept instance, reset it as the pool does, compare with a new one."""
+        pool = WorkflowPool(lambda spec, run_id, given, by: self._new_services())
+        kept = await pool.take(self._spec, "check-kept-1", run_input, None)
+        with contextlib.suppress(Exception):  # the check's own run has reported what failed
+            await kept.workflow.run(message)
+        pool.give_back(self._spec, kept)
+        again = await pool.take(self._spec, "check-kept-2", run_input, None)
+        reset, fresh = snapshot(again.workflow), snapshot(self._build())
+        for executor_id, executor in again.workflow.executors.items():
+            names = kept_attributes(
+                reset.get(executor_id, {}),
+                (fresh.get(executor_id, {}), self._fresh[0].get(executor_id, {})),
+            )
+            if names:
+                other = self._build().executors.get(executor_id)
+                self._report.kept_state.append(
+                    KeptState(
+                        executor_id=executor_id,
+                        executor_class=type(executor).__qualname__,
+                        attributes=tuple(
+                            LostAttribute(n, _value_of(other, n), _value_of(executor, n))
+                            for n in names
+                        ),
+                    )
+                )
 
     def _compare(self, pause: int, paused: Workflow, restored: Workflow) -> None:
         """Note each executor whose own attributes the restore did not bring back."""

@@ -219,9 +219,22 @@ def lost_attributes(
     never changed (still as freshly built: an agent, a setting) is not state either.
     """
     unstable = set(differ_at(*fresh))
+    changed_by_run = _stable(differ_at(fresh[0], before), unstable)
+    return sorted(_stable(differ_at(before, after), unstable) & changed_by_run)
 
-    def real(paths: Iterator[Path]) -> set[str]:
-        return {p[0] for p in paths if p and not any(p[: len(u)] == u for u in unstable)}
 
-    changed_by_run = real(differ_at(fresh[0], before))
-    return sorted(real(differ_at(before, after)) & changed_by_run)
+def kept_attributes(
+    reset: dict[str, Any], fresh: tuple[dict[str, Any], dict[str, Any]]
+) -> list[str]:
+    """The own attributes of one executor that a kept instance, once reset, does not hold anew.
+
+    `reset` fingerprints its attributes on an instance that ran and was reset for another run
+    (`workflows.platform.pool`); `fresh` are two instances that never ran. What differs between
+    those two (an id made at random, say) is no state and never compared.
+    """
+    return sorted(_stable(differ_at(fresh[0], reset), set(differ_at(*fresh))))
+
+
+def _stable(paths: Iterator[Path], unstable: set[Path]) -> set[str]:
+    """The attribute names at `paths`, leaving out what lies under an `unstable` path."""
+    return {p[0] for p in paths if p and not any(p[: len(u)] == u for u in unstable)}
