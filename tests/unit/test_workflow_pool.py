@@ -72,6 +72,28 @@ async def _answer(parts: Parts, request_id: str, answer: dict[str, Any]) -> None
     await parts.worker.drain()
 
 
+async def _what_people_see(parts: Parts, run: Run) -> dict[str, Any]:
+    """A run's end and conversation, without the ids made new for every run."""
+    done = await parts.runtime.get(run.id)
+    return {
+        "status": done.status,
+        "output": done.output,
+        "transcript": [
+            {k: v for k, v in e.items() if k not in ("call_id", "request_id")}
+            for e in await parts.store.list_transcript(run.id)
+        ],
+    }
+
+
+def _alike(kept: list[dict[str, Any]], rebuilt: list[dict[str, Any]]) -> None:
+    """Assert runs on kept instances and runs built per drive came out alike, case by case."""
+    office_ids = re.compile(r"[RX]-[0-9A-F]{10}")  # refunds' and closures' ids, new every time
+    for one, other in zip(kept, rebuilt, strict=True):
+        assert json.loads(office_ids.sub("-", json.dumps(one))) == json.loads(
+            office_ids.sub("-", json.dumps(other))
+        )
+
+
 async def _interleaved(parts: Parts, workflow: str) -> dict[str, Run]:
     """Two runs paused at once, answered in the other order."""
     first, first_request = await _paused(parts, workflow, {"item": "first"})
@@ -180,16 +202,10 @@ async def test_interleaved_refunds_on_a_kept_instance_match_refunds_built_per_dr
         await _answer(parts, one_request, {"decision": "reject", "reason": "used"})
         seen = []
         for run in (one, two):
-            done = await parts.runtime.get(run.id)
             events = await parts.store.list_events(run_id=run.id)
             seen.append(
-                {
-                    "status": done.status,
-                    "output": done.output,
-                    "transcript": [
-                        {k: v for k, v in e.items() if k not in ("call_id", "request_id")}
-                        for e in await parts.store.list_transcript(run.id)
-                    ],
+                await _what_people_see(parts, run)
+                | {
                     "effects": [
                         (e.data["tool"], e.data["arguments"], e.data["idempotency_key"][:0])
                         for e in events
@@ -212,11 +228,7 @@ async def test_interleaved_refunds_on_a_kept_instance_match_refunds_built_per_dr
     monkeypatch.setitem(registry._REGISTRY, "refund", dataclasses.replace(spec, reuse=False))
     rebuilt = await refunds()
 
-    refund_ids = re.compile(r"R-[0-9A-F]{10}")  # the back office's own, new for every refund
-    for one, other in zip(kept, rebuilt, strict=True):
-        assert json.loads(refund_ids.sub("R-", json.dumps(one))) == json.loads(
-            refund_ids.sub("R-", json.dumps(other))
-        )
+    _alike(kept, rebuilt)
     assert [r["status"] for r in kept] == ["completed", "completed"]
     assert kept[0]["effects"] == []
     assert [tool for tool, *_ in kept[1]["effects"]] == ["issue_refund"]
@@ -252,20 +264,7 @@ async def test_interleaved_support_cases_on_a_kept_instance_match_cases_built_pe
         # refused, so that the second round meets the account as the first did
         await _answer(parts, closing_request, {"decision": "reject", "reason": "keep it"})
         await _answer(parts, refund_request, {"decision": "approve"})
-        seen = []
-        for run in (refund, closing):
-            done = await parts.runtime.get(run.id)
-            seen.append(
-                {
-                    "status": done.status,
-                    "output": done.output,
-                    "transcript": [
-                        {k: v for k, v in e.items() if k not in ("call_id", "request_id")}
-                        for e in await parts.store.list_transcript(run.id)
-                    ],
-                }
-            )
-        return seen
+        return [await _what_people_see(parts, run) for run in (refund, closing)]
 
     kept = await cases()
     assert len({id(built.workflow) for _, built in taken}) == 1
@@ -273,11 +272,7 @@ async def test_interleaved_support_cases_on_a_kept_instance_match_cases_built_pe
     monkeypatch.setitem(registry._REGISTRY, "support", dataclasses.replace(spec, reuse=False))
     rebuilt = await cases()
 
-    office_ids = re.compile(r"[RX]-[0-9A-F]{10}")  # refunds' and closures' ids, new every time
-    for one, other in zip(kept, rebuilt, strict=True):
-        assert json.loads(office_ids.sub("-", json.dumps(one))) == json.loads(
-            office_ids.sub("-", json.dumps(other))
-        )
+    _alike(kept, rebuilt)
     said = [json.dumps(e) for e in kept[1]["transcript"]]
     assert not any("A-1002" in text or "customer-02" in text for text in said), said
     assert [case["status"] for case in kept] == ["completed", "completed"], kept
