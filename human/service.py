@@ -113,8 +113,11 @@ class RequestService:
 
     async def get(self, request_id: str, *, viewer: User | None = None) -> HumanRequest:
         """A request by id, or `RequestNotFound` (also when `viewer` may not see it)."""
+        if viewer is not None:
+            seen, _ = await self._answerable(request_id, viewer)
+            return seen
         request = await self._store.get_request(request_id)
-        if request is None or (viewer is not None and await self._run_of(request, viewer) is None):
+        if request is None:
             raise RequestNotFound(f"no request {request_id}")
         return request
 
@@ -168,22 +171,17 @@ class RequestService:
             await feed.aclose()
 
     async def _answerable(self, request_id: str, responder: User) -> tuple[HumanRequest, Run]:
-        """The request and its run, or `RequestNotFound` when `responder` may not see it."""
-        request = await self._store.get_request(request_id)
-        run = None if request is None else await self._run_of(request, responder)
-        if request is None or run is None:
+        """The request and its run, read at once; `RequestNotFound` if `responder` cannot see it."""
+        found = await self._store.request_with_run(request_id)
+        if found is None or not await self._may_see(*found, responder):
             raise RequestNotFound(f"no request {request_id}")
-        return request, run
+        return found
 
-    async def _run_of(self, request: HumanRequest, user: User) -> Run | None:
-        """The request's run if `user` may see it, else None."""
-        run = await self._store.get_run(request.run_id)
-        if run is None:
-            return None
+    async def _may_see(self, request: HumanRequest, run: Run, user: User) -> bool:
+        """Whether `user` may see `request` of `run`."""
         if user.role == "admin" or run.created_by == user.name or request.team in user.teams:
-            return run
-        teams = await self._store.teams_of_run(run.id)
-        return run if can_see_run(user, run, teams) else None
+            return True
+        return can_see_run(user, run, await self._store.teams_of_run(run.id))
 
     async def respond(
         self, request_id: str, body: dict[str, Any], *, responder: User

@@ -323,6 +323,10 @@ class RequestStore(Protocol):
         """A request with its answers."""
         ...
 
+    async def request_with_run(self, request_id: str) -> tuple[HumanRequest, Run] | None:
+        """A request with its answers, and its run, read in one transaction (None: no request)."""
+        ...
+
     async def list_requests(self, flt: RequestFilter) -> Page:
         """Requests, newest first, keyset-paginated."""
         ...

@@ -390,6 +390,18 @@ class SqlStore:
         """A request with its answers."""
         return await self._read_tx(lambda tx: _request_in(tx, request_id))
 
+    async def request_with_run(self, request_id: str) -> tuple[HumanRequest, Run] | None:
+        """A request with its answers, and its run, read in one transaction (None: no request)."""
+
+        async def read(tx: Tx) -> tuple[HumanRequest, Run] | None:
+            request = await _request_in(tx, request_id)
+            if request is None:
+                return None
+            row = await tx.one("SELECT * FROM runs WHERE id = :id", id=request.run_id)
+            return (request, run_of(row)) if row else None
+
+        return await self._read_tx(read)
+
     async def list_requests(self, flt: RequestFilter) -> Page:
         """Requests, newest or most urgent first, keyset-paginated (`RequestFilter.sort`)."""
         where, params = _request_where(self.dialect, flt, with_status=True)
@@ -490,7 +502,14 @@ class SqlStore:
         now = self._clock()
         request_id = answer.request_id
 
-        async def write(tx: Tx) -> tuple[AnswerResult | Literal["claimed"], Job | None]:
+        async def write(
+            tx: Tx,
+        ) -> tuple[AnswerResult | Literal["claimed"], Job | None, HumanRequest | None]:
+            result, job = await answer_in(tx)
+            # the request as this transaction leaves it, without a read of its own afterwards
+            return result, job, await _request_in(tx, request_id)
+
+        async def answer_in(tx: Tx) -> tuple[AnswerResult | Literal["claimed"], Job | None]:
             row = await tx.one(
                 "SELECT run_id, status, approvals_required, claimed_by, claimed_until, "
                 "escalation_level FROM human_requests WHERE id = :id" + tx.dialect.lock(),
@@ -551,8 +570,7 @@ class SqlStore:
                 )
             return result, job
 
-        result, job = await self._write_tx(write)
-        request = await self.get_request(request_id)
+        result, job, request = await self._write_tx(write)
         if request is None:
             raise StoreError(f"request {request_id} vanished")
         return AnswerOutcome(result=result, request=request, job=job)

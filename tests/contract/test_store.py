@@ -458,6 +458,19 @@ async def test_completion_deletes_the_checkpoint_and_closes_what_is_still_open(
     assert types == ["request.created", "request.cancelled"]
 
 
+async def test_a_request_is_read_with_its_run_in_one_go(store: Store) -> None:
+    run = await started(store)
+    request = a_request(run.id)
+    await paused(store, run.id, [request])
+
+    found = await store.request_with_run(request.id)
+
+    assert found is not None
+    assert found[0] == await store.get_request(request.id)
+    assert found[1] == await store.get_run(run.id)
+    assert await store.request_with_run("req_missing") is None
+
+
 # answers ------------------------------------------------------------------------------------
 
 
