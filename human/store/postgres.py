@@ -168,9 +168,16 @@ class _Listener:
 
     async def _connect(self) -> None:
         conn = await asyncpg.connect(self._dsn)
-        conn.add_termination_listener(self._lost)
-        for channel in self._channels:
-            await conn.add_listener(channel, self._heard)
+        try:
+            conn.add_termination_listener(self._lost)
+            for channel in self._channels:
+                await conn.add_listener(channel, self._heard)
+        except BaseException:  # failed or cancelled half way: nobody else would close it
+            conn.terminate()
+            raise
+        if self._closed:  # closed while it connected: `close` did not see this connection
+            conn.terminate()
+            return
         self._conn = conn
 
     async def _reconnect(self) -> None:

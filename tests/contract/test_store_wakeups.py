@@ -193,3 +193,27 @@ async def test_a_lease_round_with_nothing_due_costs_the_database_one_statement(
 
     assert len(sent) == 2
     assert all(q.lstrip().startswith("SELECT 1 FROM jobs") for q in sent)
+
+
+@pytest.mark.backends("postgres")
+async def test_a_wait_cancelled_while_its_listener_connects_leaves_no_connection(
+    backend: Backend,
+) -> None:
+    """Cancelled at any point of connecting and LISTENing, the half-made connection is closed."""
+    others = (
+        "SELECT count(*) AS n FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
+    before = sql(backend.url, others)[0]["n"]
+    for step in range(40):
+        async with other_process(backend) as other:
+            waiting = asyncio.create_task(other.wait_for_jobs(5))
+            await asyncio.sleep(step * 0.0005)
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+
+    async def settled() -> bool | None:
+        return True if sql(backend.url, others)[0]["n"] == before else None
+
+    await eventually(settled, what=f"{before} connections but this test's own")
