@@ -222,7 +222,21 @@ async def test_a_reused_workflow_that_checkpoints_its_state_resets_clean() -> No
         "one's state"
     )
     assert not rebuilt.reused
-    assert rebuilt.lines()[-1] == "clean: no executor lost state, every pause is durable"
+    assert rebuilt.lines()[-2:] == [
+        "a kept instance, reset, held nothing of its last run: if the builder reads nothing of a "
+        "run while building, register(..., reuse=True) builds it once per process rather than "
+        "for every drive",
+        "clean: no executor lost state, every pause is durable",
+    ]
+
+
+async def test_a_workflow_built_per_drive_is_told_only_when_it_could_be_kept() -> None:
+    leaky = await check_workflow("echo_rebuilt", run_input={"item": "hello"})
+
+    assert leaky.clean  # built for every drive, what it keeps is no finding
+    assert leaky.kept_state == []
+    assert not leaky.could_reuse
+    assert not any("reuse=True" in line for line in leaky.lines())
 
 
 @pytest.mark.parametrize("workflow", ["refund", "support", "purchase", "ask"])

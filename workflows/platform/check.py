@@ -22,6 +22,7 @@ no request adapters, no people, no store of runs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import reprlib
 import tempfile
@@ -166,7 +167,9 @@ class CheckReport:
     ended_by_workflow: bool = False
     stopped_at_limit: bool = False
     reused: bool = False
-    """Whether the workflow is registered with `reuse=True` (and kept instances were checked)."""
+    """Whether the workflow is registered with `reuse=True` (what a kept instance keeps: found)."""
+    could_reuse: bool = False
+    """Not registered for reuse, but a kept instance, reset, held nothing of its last run."""
 
     @property
     def clean(self) -> bool:
@@ -199,7 +202,16 @@ class CheckReport:
             if self.clean
             else f"{len(self.findings())} finding(s)"
         )
-        return [ran, *self.findings(), f"outputs: {_short.repr(self.outputs)}", verdict]
+        hint = (
+            [
+                "a kept instance, reset, held nothing of its last run: if the builder reads "
+                "nothing of a run while building, register(..., reuse=True) builds it once per "
+                "process rather than for every drive"
+            ]
+            if self.could_reuse and self.clean
+            else []
+        )
+        return [ran, *self.findings(), f"outputs: {_short.repr(self.outputs)}", *hint, verdict]
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data, `clean` included."""
@@ -233,9 +245,12 @@ async def check_spec(
     with tempfile.TemporaryDirectory(prefix="baton-check-") as directory, _saves() as failed_saves:
         check = _Check(spec, new_services, Path(directory), script, report, failed_saves)
         await check.go(spec.first_message(typed), max_pauses)
+        kept = await check.reuse(spec.first_message(typed), report.input)
+        report.reused = spec.reuse
         if spec.reuse:
-            report.reused = True
-            await check.reuse(spec.first_message(typed), report.input)
+            report.kept_state = kept
+        else:
+            report.could_reuse = not kept
     return report
 
 
@@ -396,15 +411,21 @@ class _Check:
         result = await self._run(workflow, responses={request_id: response})
         return workflow, result, again | {str(e.request_id): e for e in _requests(result)}
 
-    async def reuse(self, message: Any, run_input: dict[str, Any]) -> None:
-        """Start a run on a kept instance, reset it as the pool does, compare with a new one."""
+    async def reuse(self, message: Any, run_input: dict[str, Any]) -> list[KeptState]:
+        """Start a run on a kept instance, reset it as the pool does, compare with a new one.
+
+        The pool keeps the instance whether or not the workflow is registered for reuse: what
+        would a kept instance carry into the next run.
+        """
+        spec = dataclasses.replace(self._spec, reuse=True)
         pool = WorkflowPool(lambda spec, run_id, given, by: self._new_services())
-        kept = await pool.take(self._spec, "check-kept-1", run_input, None)
+        kept = await pool.take(spec, "check-kept-1", run_input, None)
         with contextlib.suppress(Exception):  # the check's own run has reported what failed
             await kept.workflow.run(message)
-        pool.give_back(self._spec, kept)
-        again = await pool.take(self._spec, "check-kept-2", run_input, None)
+        pool.give_back(spec, kept)
+        again = await pool.take(spec, "check-kept-2", run_input, None)
         reset, fresh = snapshot(again.workflow), snapshot(self._build())
+        found: list[KeptState] = []
         for executor_id, executor in again.workflow.executors.items():
             names = kept_attributes(
                 reset.get(executor_id, {}),
@@ -412,7 +433,7 @@ class _Check:
             )
             if names:
                 other = self._build().executors.get(executor_id)
-                self._report.kept_state.append(
+                found.append(
                     KeptState(
                         executor_id=executor_id,
                         executor_class=type(executor).__qualname__,
@@ -422,6 +443,7 @@ class _Check:
                         ),
                     )
                 )
+        return found
 
     def _compare(self, pause: int, paused: Workflow, restored: Workflow) -> None:
         """Note each executor whose own attributes the restore did not bring back."""
