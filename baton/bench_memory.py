@@ -1,12 +1,13 @@
 """Resident memory of a Baton process over many completed drives, and what it holds per run.
 
 Each workload runs in a child process of its own (`python -m baton.bench_memory WORKFLOW CYCLES
-WARMUP FOLDER`), wired as `baton serve` wires itself: settings from the environment, logging at
-WARNING, `configure_telemetry` (nothing exports: metrics and MAF's spans off), `open_parts` with
-its worker, on a new demo-seeded SQLite file. A cycle starts a run, the worker drives it to its
-pause, its request is answered, the worker drives it to completion: two completed drives. After
-`WARMUP` untimed cycles (SQLite's page caches and the interpreter's fill up), the child reads its
-RSS (psutil, after `gc.collect()`), then again every `MARK_EVERY_DRIVES` drives and at the end:
+WARMUP FOLDER [--built-per-drive]`), wired as `baton serve` wires itself: settings from the
+environment, logging at WARNING, `configure_telemetry` (nothing exports: metrics and MAF's spans
+off), `open_parts` with its worker, on a new demo-seeded SQLite file. A cycle starts a run, the
+worker drives it to its pause, its request is answered, the worker drives it to completion: two
+completed drives. After `WARMUP` untimed cycles (SQLite's page caches and the interpreter's fill
+up), the child reads its RSS (psutil, after `gc.collect()`), then again every
+`MARK_EVERY_DRIVES` drives and at the end:
 
 - `rss_growth_mb_10k_drives`: the last reading minus the first, `bench_minimal` (bare MAF's
   one-`request_info` executor registered on Baton, `baton.bench.register_minimal`), 5,000 cycles
@@ -17,7 +18,9 @@ RSS (psutil, after `gc.collect()`), then again every `MARK_EVERY_DRIVES` drives 
 The child also reports, after warm-up and at the end, what it holds per run (`held_of`): jobs
 the worker holds, tasks alive, drives' checkpoint storages alive, and the live objects of every
 class of Baton's, MAF's, OpenTelemetry's and pydantic's modules; those counts must not grow with
-the runs done (tests/benchmarks/test_bench_memory.py).
+the runs done (tests/benchmarks/test_bench_memory.py). The shipped workflows keep their built
+instances (`register(reuse=True)`); `--built-per-drive` builds one for every drive instead, as
+for a workflow registered without reuse (MAF's agents and tools are then made for every drive).
 """
 
 from __future__ import annotations
@@ -84,7 +87,9 @@ def _growth_mb(readings: list[int]) -> float:
     return round((readings[-1] - readings[0]) / 2**20, 2)
 
 
-def run_child(workflow: str, cycles: int, warmup: int, folder: Path) -> dict[str, Any]:
+def run_child(
+    workflow: str, cycles: int, warmup: int, folder: Path, *, built_per_drive: bool = False
+) -> dict[str, Any]:
     """One child's readings: `drives`, `rss` (bytes, first after warm-up) and `held` (two).
 
     Raises:
@@ -92,8 +97,9 @@ def run_child(workflow: str, cycles: int, warmup: int, folder: Path) -> dict[str
     """
     folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "baton.bench_memory", workflow, str(cycles), str(warmup)]
+    flags = ["--built-per-drive"] if built_per_drive else []
     done = subprocess.run(
-        [*command, str(folder)], capture_output=True, text=True, check=False, cwd=Path.cwd()
+        [*command, str(folder), *flags], capture_output=True, text=True, check=False, cwd=Path.cwd()
     )
     if done.returncode != 0:
         raise RuntimeError(f"the {workflow} memory child failed: {done.stderr[-2000:]}")
@@ -119,7 +125,9 @@ def held_of(parts: Any) -> dict[str, int]:
     return dict(counts)
 
 
-async def _measure(workflow: str, cycles: int, warmup: int, folder: Path) -> dict[str, Any]:
+async def _measure(
+    workflow: str, cycles: int, warmup: int, folder: Path, built_per_drive: bool
+) -> dict[str, Any]:
     from baton.bench import (
         APPROVE,
         MINIMAL_ANSWER,
@@ -131,6 +139,7 @@ async def _measure(workflow: str, cycles: int, warmup: int, folder: Path) -> dic
     from baton.observability import configure_telemetry
     from baton.settings import Settings
     from baton.telemetry import configure_logging
+    from workflows.platform import registry
 
     configure_logging("WARNING")
     configure_telemetry(Settings())  # as `baton serve` and `baton worker` do
@@ -140,6 +149,8 @@ async def _measure(workflow: str, cycles: int, warmup: int, folder: Path) -> dic
     )
     me = psutil.Process()
     async with seeded_parts(f"sqlite:///{folder / 'baton.db'}") as parts:
+        if built_per_drive:  # the shipped workflows are registered by now
+            registry.build_for_every_drive(workflow)
 
         async def cycle() -> None:
             await one_cycle(parts, workflow, given, answer)
@@ -158,9 +169,10 @@ async def _measure(workflow: str, cycles: int, warmup: int, folder: Path) -> dic
 
 
 def main(argv: list[str]) -> None:
-    """`python -m baton.bench_memory WORKFLOW CYCLES WARMUP FOLDER`: the readings as JSON."""
+    """`python -m baton.bench_memory WORKFLOW CYCLES WARMUP FOLDER [--built-per-drive]`: JSON."""
     workflow, cycles, warmup, folder = argv[0], int(argv[1]), int(argv[2]), Path(argv[3])
-    got = eventloop.run(_measure(workflow, cycles, warmup, folder))
+    built_per_drive = "--built-per-drive" in argv[4:]
+    got = eventloop.run(_measure(workflow, cycles, warmup, folder, built_per_drive))
     sys.stdout.write(json.dumps(got) + "\n")
 
 

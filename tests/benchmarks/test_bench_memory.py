@@ -1,8 +1,9 @@
 """What a Baton process holds does not grow with the runs it completed (`baton.bench_memory`).
 
 The figure itself (`rss_growth_mb_10k_drives`) is a measurement, not an assertion; this proves its
-cause stays fixed with exact counts: after 300 more completed drives of the refund agent (each
-drive builds a workflow, an agent, its chat client and tools, and MAF creates OpenTelemetry
+cause stays fixed with exact counts: after 300 more completed drives of the refund agent, on
+instances the process keeps (`register(reuse=True)`) and on instances built for every drive (each
+drive then builds a workflow, an agent, its chat client and tools, and MAF creates OpenTelemetry
 instruments for them), the child holds exactly the objects it held after its warm-up, class by
 class, and no job, task or checkpoint storage of a finished run. (Without `configure_telemetry`'s
 no-op meter provider, OpenTelemetry's proxy provider kept 4 `_ProxyMeter` and 4 `_ProxyHistogram`
@@ -14,11 +15,18 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
 from baton.bench_memory import rss_figures, run_child
 
 
-def test_300_more_drives_leave_every_count_of_live_objects_as_it_was(tmp_path: Path) -> None:
-    got = run_child("refund", cycles=150, warmup=20, folder=tmp_path)
+@pytest.mark.parametrize("built_per_drive", [False, True], ids=["kept", "built_per_drive"])
+def test_300_more_drives_leave_every_count_of_live_objects_as_it_was(
+    tmp_path: Path, built_per_drive: bool
+) -> None:
+    got = run_child(
+        "refund", cycles=150, warmup=20, folder=tmp_path, built_per_drive=built_per_drive
+    )
 
     after_warmup, after_runs = got["held"]
     assert got["drives"] == 300

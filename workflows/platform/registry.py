@@ -9,6 +9,7 @@ or once per kept instance for a workflow registered with `reuse=True` (`workflow
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -258,6 +259,11 @@ def load(modules: str | Sequence[str]) -> dict[str, str]:
 def unavailable() -> dict[str, str]:
     """The workflow modules that failed to import, with their errors."""
     return dict(_UNAVAILABLE)
+
+
+def build_for_every_drive(name: str) -> None:
+    """Build workflow `name` for every drive in this process, even if registered with reuse."""
+    _REGISTRY[name] = dataclasses.replace(get(name), reuse=False)
 
 
 def get(name: str) -> WorkflowSpec:
