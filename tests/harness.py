@@ -336,6 +336,10 @@ class InProcessServer(Server):
     _logging: _LogFile | None = None
     _app: Any = None
 
+    def parts(self) -> Any:
+        """What the app serves on (`baton.wiring.Parts`): its store, runtime and worker."""
+        return self._app.state.parts
+
     def settings(self) -> Settings:
         """The settings `baton serve` would read in a child process with this environment."""
         changed = {k: v for k, v in self._env.items() if os.environ.get(k) != v}

@@ -8,6 +8,7 @@ changes nothing; the policies file decides a plain `@tool`'s calls and routes ty
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from html import unescape
@@ -20,6 +21,7 @@ from tests.harness import Server, baton_server, eventually
 from tests.pages import PAGE_ENV, signed_in
 from tests.samples import MODULES
 from tests.samples import sequential_approval as database
+from workflows.platform import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {
@@ -186,6 +188,43 @@ async def _through_kill_9(
 
 
 # in this process: typed answers, policies over plain tools, routes ---------------------------
+
+
+@pytest.mark.backends("sqlite")
+async def test_every_sample_registered_for_reuse_runs_twice_interleaved_on_kept_instances(
+    db_url: str, tokens: dict[str, str], server_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MAF's executors (agents, orchestrations, a sub-workflow) reset as kept instances: two runs
+    of each sample, answered turn about, each end with the sample's own output."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        for workflow in SAMPLES:  # registered in this process by the server
+            spec = dataclasses.replace(registry.get(workflow), reuse=True)
+            monkeypatch.setitem(registry._REGISTRY, workflow, spec)
+        done: dict[str, list[dict[str, Any]]] = {}
+        for workflow, (run_input, steps, _) in SAMPLES.items():
+            pair = [
+                await server.start_run({"workflow": workflow, "input": run_input}) for _ in range(2)
+            ]
+            for which, body in steps:
+                for run in pair:
+                    pending = await open_request(server, run["id"], which)
+                    reply = await server.respond(pending["id"], body, user="ada")
+                    assert reply.status_code == 200, f"{workflow}: {reply.text}"
+            done[workflow] = [
+                await server.wait_for_run(run["id"], status=("completed", "failed")) for run in pair
+            ]
+        pool = server.parts().runtime.pool
+
+    for workflow, pair in done.items():
+        for ended in pair:
+            assert ended["status"] == "completed", f"{workflow}: {ended['error']}"
+            if workflow == "handoff_input":  # the handoff's output is its conversation
+                said = [e.get("text") for e in ended["conversation"]]
+                assert said.count("Order A-1005 left our warehouse today.") == 1, said
+            else:
+                assert ended["output"] == SAMPLES[workflow][2], workflow
+        assert pool.idle(workflow) >= 1, workflow
+
 
 POLICY = """
 version: 1
