@@ -253,6 +253,7 @@ async def open_parts(
             clock=clock,
             notify_channels=sorted(channels),
             resources=resources,
+            kept_per_workflow=settings.worker_concurrency,  # as many as drive at once here
         )
         worker = Worker(
             store,

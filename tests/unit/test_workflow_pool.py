@@ -24,7 +24,7 @@ from tests import supportkit
 from tests.fixtures import reused_workflow
 from tests.harness import seed, sql
 from workflows.platform import registry
-from workflows.platform.pool import KEPT_PER_WORKFLOW, Built
+from workflows.platform.pool import Built
 
 registry.load("tests.fixtures.reused_workflow")
 
@@ -165,12 +165,12 @@ async def test_a_drive_that_raises_gives_its_instance_back_to_nobody(
     assert taken[2][1] is taken[1][1]
 
 
-async def test_drives_at_once_get_instances_of_their_own_and_the_process_keeps_a_few(
+async def test_drives_at_once_get_instances_of_their_own_and_the_process_keeps_as_many_as_it_drives(
     parts: Parts,
 ) -> None:
     spec = registry.get("tally_reused")
     pool = parts.runtime.pool
-    count = KEPT_PER_WORKFLOW + 4
+    count = pool.keep + 4
 
     held = [await pool.take(spec, f"run_{n}", {"item": f"i{n}"}, None) for n in range(count)]
     assert len({id(built.workflow) for built in held}) == count
@@ -179,7 +179,7 @@ async def test_drives_at_once_get_instances_of_their_own_and_the_process_keeps_a
     for built in held:
         pool.give_back(spec, built)
 
-    assert pool.idle("tally_reused") == KEPT_PER_WORKFLOW
+    assert pool.idle("tally_reused") == pool.keep == parts.settings.worker_concurrency
     again = await pool.take(spec, "run_again", {"item": "again"}, "sam")
     assert again in held
     assert (again.services.run_id, again.services.run_input) == ("run_again", {"item": "again"})

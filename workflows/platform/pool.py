@@ -3,7 +3,8 @@
 A drive needs a built workflow: its executors, agents, tools and chat clients. Building one costs
 more than a short drive's own work (a handoff orchestration creates a pydantic model per handoff
 tool, MAF then generates their schemas on the first agent run). A workflow registered with
-`reuse=True` promises two things, and Baton keeps a few of its built instances per process:
+`reuse=True` promises two things, and Baton keeps as many of its built instances per process as
+drive at once there:
 
 - its builder reads nothing of a particular run while building: executors may keep `services`
   and read it when they run (Baton points it at each drive's run);
@@ -31,8 +32,9 @@ from workflows.platform.registry import WorkflowSpec
 ServicesFor = Callable[[WorkflowSpec, str, dict[str, Any], str | None], RunServices]
 """Makes the services of a new instance: given the spec, run id, run input and its starter."""
 
-KEPT_PER_WORKFLOW = 8
-"""Idle instances kept per reusable workflow and process; more drives at once build more."""
+KEPT_PER_WORKFLOW = 4
+"""Idle instances kept per reusable workflow, by default: `baton serve` and `baton worker` keep as
+many as drive at once (`BATON_WORKER_CONCURRENCY`); more drives at once build more."""
 
 
 @dataclass
@@ -48,9 +50,13 @@ class Built:
 class WorkflowPool:
     """Hands out built workflow instances: kept ones, reset, for reusable workflows; else new."""
 
-    def __init__(self, services: ServicesFor) -> None:
-        """`services(spec, run_id, run_input, started_by)`: services for a new instance."""
+    def __init__(self, services: ServicesFor, *, keep: int = KEPT_PER_WORKFLOW) -> None:
+        """`services(spec, run_id, run_input, started_by)`: services for a new instance.
+
+        `keep`: how many idle instances of each reusable workflow to keep.
+        """
         self._services = services
+        self.keep = keep
         self._idle: dict[str, list[Built]] = {}
 
     async def take(
@@ -81,7 +87,7 @@ class WorkflowPool:
         if not spec.reuse:
             return
         idle = self._idle.setdefault(spec.name, [])
-        if len(idle) < KEPT_PER_WORKFLOW:
+        if len(idle) < self.keep:
             idle.append(built)
 
     def idle(self, workflow: str) -> int:

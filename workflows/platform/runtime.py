@@ -41,7 +41,7 @@ from human.store.base import InPlay, KeyTaken, LocalWorker, Progress, RunKey, St
 from workflows.platform import registry
 from workflows.platform.drive import Drive, failed
 from workflows.platform.graph import WorkflowGraph, describe
-from workflows.platform.pool import Built, WorkflowPool
+from workflows.platform.pool import KEPT_PER_WORKFLOW, Built, WorkflowPool
 
 logger = logging.getLogger(__name__)
 _tracer = trace.get_tracer("baton")
@@ -61,7 +61,9 @@ class Runtime:
         provider: ProviderConfig | None = None,
         notify_channels: Sequence[str] = (),
         resources: Resources | None = None,
+        kept_per_workflow: int = KEPT_PER_WORKFLOW,
     ) -> None:
+        """`kept_per_workflow`: how many built instances of a reusable workflow to keep idle."""
         self.store = store
         self.resources = resources or Resources()
         self._channels = tuple(notify_channels)
@@ -76,7 +78,8 @@ class Runtime:
         self.pool = WorkflowPool(
             lambda spec, run_id, run_input, started_by: self.services(
                 spec, run_id, run_input, started_by=started_by
-            )
+            ),
+            keep=kept_per_workflow,
         )
 
     def attach_worker(self, worker: LocalWorker) -> None:
