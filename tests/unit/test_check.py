@@ -190,6 +190,36 @@ async def test_a_workflow_that_fails_on_resume_is_a_failure(tmp_path: Path) -> N
     assert report.findings() == ["failed: after pause 1: RuntimeError: dropped ok"]
 
 
+# MAF's orchestrations holding an agent's reply for review ------------------------------------
+
+
+async def test_an_orchestrations_hold_on_a_reply_is_let_stand_or_sent_back_with_guidance() -> None:
+    registry.load("tests.samples.concurrent_review")
+
+    made_up = await check_workflow("concurrent_review", run_input={"product": "Baton"})
+    guided = await check_workflow(
+        "concurrent_review",
+        run_input={"product": "Baton"},
+        answers={"AgentExecutorResponse": ["mention the price", True]},
+    )
+
+    assert made_up.clean, made_up.findings()
+    assert made_up.outputs == ["Market note: strong demand expected.Budget: booked 1200.00 EUR"]
+    assert guided.clean, guided.findings()
+    assert guided.outputs == ["Market note, revised: mention the priceBudget: booked 1200.00 EUR"]
+    assert [(a.request_type, a.given) for a in guided.answered] == [
+        ("Content", False),
+        ("AgentExecutorResponse", True),
+        ("AgentExecutorResponse", True),
+    ]
+    with pytest.raises(InvalidAnswer, match="does not fit the AgentRequestInfoResponse"):
+        await check_workflow(
+            "concurrent_review",
+            run_input={"product": "Baton"},
+            answers={"AgentExecutorResponse": 3},
+        )
+
+
 # workflows registered for reuse ---------------------------------------------------------------
 
 

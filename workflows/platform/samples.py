@@ -14,7 +14,7 @@ import math
 from typing import Any, Final, get_type_hints
 
 from agent_framework import Content, Message, WorkflowEvent
-from agent_framework_orchestrations import HandoffAgentUserRequest
+from agent_framework_orchestrations import AgentRequestInfoResponse, HandoffAgentUserRequest
 from pydantic import TypeAdapter, ValidationError
 
 from human.kinds import (
@@ -49,9 +49,10 @@ _MAX_DEPTH: Final = 12
 def answer_to(event: WorkflowEvent[Any]) -> Any:
     """A made-up response to `event`'s request, as a person would give it.
 
-    A tool approval is approved, a host tool call returns "ok", a handoff's user says "ok",
-    Baton's kinds are approved, answered or resolved; any other response type is made up from
-    its schema (`value_of`). `ValueError` when none can be.
+    A tool approval is approved, a host tool call returns "ok", a handoff's user says "ok", an
+    orchestration's hold on an agent's reply (`with_request_info`) lets the reply stand, Baton's
+    kinds are approved, answered or resolved; any other response type is made up from its schema
+    (`value_of`). `ValueError` when none can be.
     """
     data, response_type = event.data, event.response_type
     if isinstance(data, Content) and data.type == "function_approval_request":
@@ -60,6 +61,8 @@ def answer_to(event: WorkflowEvent[Any]) -> Any:
         return Content.from_function_result(call_id=str(data.call_id), result=TEXT)
     if isinstance(data, HandoffAgentUserRequest):
         return HandoffAgentUserRequest.create_response(TEXT)
+    if response_type is AgentRequestInfoResponse:
+        return AgentRequestInfoResponse.approve()
     if response_type in _KIND_ANSWERS:
         return _KIND_ANSWERS[response_type]
     return value_of(response_type)
@@ -69,9 +72,23 @@ def given_answer(event: WorkflowEvent[Any], given: Any) -> Any:
     """`given` (JSON) made into a response to `event`'s request; `ValueError` if it does not fit.
 
     A tool approval takes a bool (approved or not) or the response's dict, a host tool call its
-    result, a handoff's user turn text; anything else is validated as the response type.
+    result, a handoff's user turn text, a hold on an agent's reply `true` (it stands) or the
+    guidance sent back (a text, or a list of texts); anything else is validated as the response
+    type.
     """
     data = event.data
+    if event.response_type is AgentRequestInfoResponse:
+        if given is True:
+            return AgentRequestInfoResponse.approve()
+        if isinstance(given, str) or (
+            isinstance(given, list) and given and all(isinstance(t, str) for t in given)
+        ):
+            return AgentRequestInfoResponse.from_strings(
+                [given] if isinstance(given, str) else given
+            )
+        raise ValueError(
+            "a hold on an agent's reply takes true, or the guidance as a text or texts"
+        )
     if isinstance(data, Content) and data.type == "function_approval_request":
         if isinstance(given, bool):
             return data.to_function_approval_response(approved=given)
