@@ -223,7 +223,7 @@ async def test_every_sample_registered_for_reuse_runs_twice_interleaved_on_kept_
                 assert said.count("Order A-1005 left our warehouse today.") == 1, said
             else:
                 assert ended["output"] == SAMPLES[workflow][2], workflow
-        assert pool.idle(workflow) >= 1, workflow
+        assert pool.idle(workflow), workflow
 
 
 POLICY = """

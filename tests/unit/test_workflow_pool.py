@@ -131,7 +131,26 @@ async def test_interleaved_runs_on_one_kept_instance_see_only_their_own_state(
         done["second"].id,
         done["first"].id,
     ]
-    assert parts.runtime.pool.idle("tally_reused") == 1
+    assert len(parts.runtime.pool.idle("tally_reused")) == 1
+
+
+async def test_nothing_of_a_paused_run_stays_in_memory_on_the_instance_kept(parts: Parts) -> None:
+    run, _ = await _paused(parts, "tally_reused", {"item": "secret"})
+
+    [kept] = parts.runtime.pool.idle("tally_reused")
+    tally = kept.workflow.executors["tally"]
+    assert isinstance(tally, reused_workflow.Tally)
+    assert tally._heard == []
+    assert kept.workflow._runner._state.get("items") is None
+    assert await kept.workflow._runner_context.get_pending_request_info_events() == {}
+    services = kept.services
+    assert (services.run_id, services.run_input, services.started_by) == ("", {}, None)
+    assert (services.transcript.entries, services.transcript.history, services.effects) == (
+        [],
+        [],
+        [],
+    )
+    assert (await parts.runtime.get(run.id)).status == "waiting"
 
 
 async def test_a_workflow_not_registered_for_reuse_is_built_for_every_drive(
@@ -144,7 +163,7 @@ async def test_a_workflow_not_registered_for_reuse_is_built_for_every_drive(
     assert [run.output["heard"] for run in done.values()] == [["first"], ["second"]]
     assert reused_workflow.BUILDS["tally_rebuilt"] == builds + 4
     assert len({id(built.workflow) for _, built in taken}) == 4
-    assert parts.runtime.pool.idle("tally_rebuilt") == 0
+    assert parts.runtime.pool.idle("tally_rebuilt") == []
 
 
 async def test_a_drive_that_raises_gives_its_instance_back_to_nobody(
@@ -156,7 +175,7 @@ async def test_a_drive_that_raises_gives_its_instance_back_to_nobody(
     failed = await parts.runtime.get(run.id)
     assert failed.status == "failed"
     assert "asked to fail on bad" in (failed.error or "")
-    assert parts.runtime.pool.idle("tally_reused") == 0
+    assert parts.runtime.pool.idle("tally_reused") == []
 
     after, request_id = await _paused(parts, "tally_reused", {"item": "good"})
     await _answer(parts, request_id, {"decision": "approve"})
@@ -177,9 +196,9 @@ async def test_drives_at_once_get_instances_of_their_own_and_the_process_keeps_a
     assert len({id(built.services) for built in held}) == count
     assert [built.services.run_id for built in held] == [f"run_{n}" for n in range(count)]
     for built in held:
-        pool.give_back(spec, built)
+        await pool.give_back(spec, built)
 
-    assert pool.idle("tally_reused") == pool.keep == parts.settings.worker_concurrency
+    assert len(pool.idle("tally_reused")) == pool.keep == parts.settings.worker_concurrency
     again = await pool.take(spec, "run_again", {"item": "again"}, "sam")
     assert again in held
     assert (again.services.run_id, again.services.run_input) == ("run_again", {"item": "again"})

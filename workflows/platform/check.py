@@ -422,7 +422,7 @@ class _Check:
         kept = await pool.take(spec, "check-kept-1", run_input, None)
         with contextlib.suppress(Exception):  # the check's own run has reported what failed
             await kept.workflow.run(message)
-        pool.give_back(spec, kept)
+        await pool.give_back(spec, kept)
         again = await pool.take(spec, "check-kept-2", run_input, None)
         reset, fresh = snapshot(again.workflow), snapshot(self._build())
         found: list[KeptState] = []

@@ -12,14 +12,17 @@ drive at once there:
 - its executors keep a run's state where MAF checkpoints it (`on_checkpoint_save` and
   `on_checkpoint_restore`, or the workflow's state), never only in their own attributes.
 
-Before each drive after an instance's first, Baton resets it: it restores the checkpoint it took
-of the instance just built (no workflow state, no messages in flight, no pending requests, every
-executor's state as built) and points its services at the drive's run (`RunServices.rebind`).
-A drive that raises does not give its instance back. Any other workflow is built for every drive.
+When a drive ends (its progress committed), Baton resets its instance and keeps it: it restores
+the checkpoint it took of the instance just built (no workflow state, no messages in flight, no
+pending requests, every executor's state as built) and points its services at no run, so nothing
+of a run stays in memory between its drives. The next drive points them at its run
+(`RunServices.rebind`). A drive that raises does not give its instance back. Any other workflow
+is built for every drive.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +35,8 @@ from workflows.platform.registry import WorkflowSpec
 
 ServicesFor = Callable[[WorkflowSpec, str, dict[str, Any], str | None], RunServices]
 """Makes the services of a new instance: given the spec, run id, run input and its starter."""
+
+logger = logging.getLogger(__name__)
 
 KEPT_PER_WORKFLOW = 4
 """Idle instances kept per reusable workflow, by default: `baton serve` and `baton worker` keep as
@@ -63,13 +68,11 @@ class WorkflowPool:
     async def take(
         self, spec: WorkflowSpec, run_id: str, run_input: dict[str, Any], started_by: str | None
     ) -> Built:
-        """An instance of `spec` for one drive of run `run_id`: kept and reset, or built."""
+        """An instance of `spec` for one drive of run `run_id`: kept (reset already), or built."""
         idle = self._idle.get(spec.name)
         if idle:
             built = idle.pop()
             built.services.rebind(run_id, run_input, started_by)
-            if built.pristine is not None:
-                await built.workflow._runner.restore_checkpoint(built.pristine)
             return built
         services = self._services(spec, run_id, run_input, started_by)
         workflow = spec.build(services)
@@ -79,18 +82,26 @@ class WorkflowPool:
             built.pristine = await workflow._runner.build_checkpoint()
         return built
 
-    def give_back(self, spec: WorkflowSpec, built: Built) -> None:
-        """Keep `built` for a later drive, if `spec` may be reused and the pool has room.
+    async def give_back(self, spec: WorkflowSpec, built: Built) -> None:
+        """Reset `built` and keep it for a later drive, if `spec` may be reused and there is room.
 
-        Only an instance whose drive ended without raising comes back: one that raised may have
-        stopped in the middle of a superstep.
+        The reset happens as the drive ends (after its progress is committed), so that nothing of
+        a run stays in memory between its drives: an idle instance holds no run's state, and its
+        services point at no run. Only an instance whose drive ended without raising comes back:
+        one that raised may have stopped in the middle of a superstep. One whose reset fails is
+        dropped.
         """
-        if not spec.reuse:
-            return
         idle = self._idle.setdefault(spec.name, [])
-        if len(idle) < self.keep:
-            idle.append(built)
+        if not spec.reuse or built.pristine is None or len(idle) >= self.keep:
+            return
+        try:
+            await built.workflow._runner.restore_checkpoint(built.pristine)
+        except Exception:  # an executor's restore hook failed: build anew next time
+            logger.exception("a kept workflow could not be reset", extra={"workflow": spec.name})
+            return
+        built.services.rebind("", {}, None)  # no run: what the last one left goes with its lists
+        idle.append(built)
 
-    def idle(self, workflow: str) -> int:
-        """How many instances of `workflow` are kept idle."""
-        return len(self._idle.get(workflow, ()))
+    def idle(self, workflow: str) -> list[Built]:
+        """The instances of `workflow` kept idle, reset."""
+        return list(self._idle.get(workflow, ()))

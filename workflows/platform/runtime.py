@@ -300,10 +300,18 @@ class Runtime:
                 built.services.effects if built else (),
             )
             built = None  # an instance whose drive raised may be mid-superstep: not kept
-        if built is not None:
-            if built.services.store_failures:  # told to the model as the tool's error: void
-                raise built.services.store_failures[0]
-            self.pool.give_back(spec, built)  # progress holds this drive's lists: rebind replaces
+        if built is not None and built.services.store_failures:
+            raise built.services.store_failures[0]  # told to the model as the tool's error: void
+        try:
+            return await self._commit(run, progress, job_id, deliver)
+        finally:
+            if built is not None:  # reset once its progress is committed (or refused)
+                await self.pool.give_back(spec, built)
+
+    async def _commit(
+        self, run: Run, progress: Progress, job_id: int | None, deliver: HumanRequest | None
+    ) -> bool:
+        """Commit what a drive of `run` came to; True if `job_id` was consumed."""
         if progress.status == "waiting":
             failpoints.hit("pause.after_checkpoint")
         with _pause_span(run, progress) as span:
