@@ -12,11 +12,12 @@ on there: to the end, a failure, or `max_pauses`. Answers are the caller's (by e
 request type name), else made up from the response type (`workflows.platform.samples`).
 
 It reports executors that lost state, pauses no saved checkpoint covers (a type that cannot be
-checkpointed, say: Baton fails such a run) and failures. For a workflow registered with
-`reuse=True` it also starts the run on an instance of Baton's pool (`workflows.platform.pool`),
-resets it as the pool does before another run, and reports executors whose own attributes then
-differ from a new instance's: state one run would carry into the next. It works at MAF's level:
-no request adapters, no people, no store of runs.
+checkpointed, say: Baton fails such a run) and failures. It also starts the run on an instance
+of Baton's pool (`workflows.platform.pool`), resets it as the pool does when a drive ends, and
+compares its executors' own attributes with a new instance's: for a workflow registered with
+`reuse=True`, what differs is a finding (state one run would carry into the next); for any other,
+a clean reset is a hint that it could be. It works at MAF's level: no request adapters, no
+people, no store of runs.
 """
 
 from __future__ import annotations
