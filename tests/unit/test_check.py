@@ -260,6 +260,17 @@ async def test_a_reused_workflow_that_checkpoints_its_state_resets_clean() -> No
     ]
 
 
+async def test_a_reused_workflow_whose_kept_instance_cannot_be_reset_is_a_failure() -> None:
+    report = await check_workflow("brittle_reused", run_input={"item": "hello"})
+
+    assert report.failures == [
+        "a kept instance could not be reset: restoring the checkpoint taken as it was built "
+        "raised (the pool drops such an instance and builds another every drive)"
+    ]
+    assert report.kept_state == []
+    assert not report.clean
+
+
 async def test_a_workflow_built_per_drive_is_told_only_when_it_could_be_kept() -> None:
     leaky = await check_workflow("echo_rebuilt", run_input={"item": "hello"})
 

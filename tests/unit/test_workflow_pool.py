@@ -153,6 +153,19 @@ async def test_nothing_of_a_paused_run_stays_in_memory_on_the_instance_kept(part
     assert (await parts.runtime.get(run.id)).status == "waiting"
 
 
+async def test_an_instance_whose_reset_fails_is_dropped_and_its_run_unharmed(
+    parts: Parts, caplog: pytest.LogCaptureFixture
+) -> None:
+    for item in ("one", "two"):
+        run = await parts.runtime.start("brittle_reused", {"item": item}, actor="sam")
+        await parts.worker.drain()
+        done = await parts.runtime.get(run.id)
+        assert (done.status, done.output) == ("completed", [item])
+
+    assert parts.runtime.pool.idle("brittle_reused") == []
+    assert [r.message for r in caplog.records].count("a kept workflow could not be reset") == 2
+
+
 async def test_a_workflow_not_registered_for_reuse_is_built_for_every_drive(
     parts: Parts, taken: list[tuple[str, Built]]
 ) -> None:

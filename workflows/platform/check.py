@@ -248,10 +248,15 @@ async def check_spec(
         await check.go(spec.first_message(typed), max_pauses)
         kept = await check.reuse(spec.first_message(typed), report.input)
         report.reused = spec.reuse
-        if spec.reuse:
-            report.kept_state = kept
+        if spec.reuse and kept is None:
+            report.failures.append(
+                "a kept instance could not be reset: restoring the checkpoint taken as it was "
+                "built raised (the pool drops such an instance and builds another every drive)"
+            )
+        elif spec.reuse:
+            report.kept_state = kept or []
         else:
-            report.could_reuse = not kept
+            report.could_reuse = kept == []
     return report
 
 
@@ -412,11 +417,11 @@ class _Check:
         result = await self._run(workflow, responses={request_id: response})
         return workflow, result, again | {str(e.request_id): e for e in _requests(result)}
 
-    async def reuse(self, message: Any, run_input: dict[str, Any]) -> list[KeptState]:
+    async def reuse(self, message: Any, run_input: dict[str, Any]) -> list[KeptState] | None:
         """Start a run on a kept instance, reset it as the pool does, compare with a new one.
 
         The pool keeps the instance whether or not the workflow is registered for reuse: what
-        would a kept instance carry into the next run.
+        would a kept instance carry into the next run. None if the reset failed.
         """
         spec = dataclasses.replace(self._spec, reuse=True)
         pool = WorkflowPool(lambda spec, run_id, given, by: self._new_services())
@@ -424,6 +429,8 @@ class _Check:
         with contextlib.suppress(Exception):  # the check's own run has reported what failed
             await kept.workflow.run(message)
         await pool.give_back(spec, kept)
+        if not pool.idle(spec.name):
+            return None
         again = await pool.take(spec, "check-kept-2", run_input, None)
         reset, fresh = snapshot(again.workflow), snapshot(self._build())
         found: list[KeptState] = []
