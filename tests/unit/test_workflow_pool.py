@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -92,6 +92,20 @@ def _alike(kept: list[dict[str, Any]], rebuilt: list[dict[str, Any]]) -> None:
         assert json.loads(office_ids.sub("-", json.dumps(one))) == json.loads(
             office_ids.sub("-", json.dumps(other))
         )
+
+
+async def _kept_then_rebuilt(
+    workflow: str,
+    scenario: Callable[[], Awaitable[list[dict[str, Any]]]],
+    taken: list[tuple[str, Built]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What `scenario` came to on one kept instance of `workflow`, then built for every drive."""
+    kept = await scenario()
+    assert len({id(built.workflow) for _, built in taken}) == 1
+    spec = dataclasses.replace(registry.get(workflow), reuse=False)
+    monkeypatch.setitem(registry._REGISTRY, workflow, spec)
+    return kept, await scenario()
 
 
 async def _interleaved(parts: Parts, workflow: str) -> dict[str, Run]:
@@ -254,11 +268,7 @@ async def test_interleaved_refunds_on_a_kept_instance_match_refunds_built_per_dr
             )
         return seen
 
-    kept = await refunds()
-    assert len({id(built.workflow) for _, built in taken}) == 1
-    spec = registry.get("refund")
-    monkeypatch.setitem(registry._REGISTRY, "refund", dataclasses.replace(spec, reuse=False))
-    rebuilt = await refunds()
+    kept, rebuilt = await _kept_then_rebuilt("refund", refunds, taken, monkeypatch)
 
     _alike(kept, rebuilt)
     assert [r["status"] for r in kept] == ["completed", "completed"]
@@ -298,11 +308,7 @@ async def test_interleaved_support_cases_on_a_kept_instance_match_cases_built_pe
         await _answer(parts, refund_request, {"decision": "approve"})
         return [await _what_people_see(parts, run) for run in (refund, closing)]
 
-    kept = await cases()
-    assert len({id(built.workflow) for _, built in taken}) == 1
-    spec = registry.get("support")
-    monkeypatch.setitem(registry._REGISTRY, "support", dataclasses.replace(spec, reuse=False))
-    rebuilt = await cases()
+    kept, rebuilt = await _kept_then_rebuilt("support", cases, taken, monkeypatch)
 
     _alike(kept, rebuilt)
     said = [json.dumps(e) for e in kept[1]["transcript"]]

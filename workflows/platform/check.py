@@ -432,7 +432,8 @@ class _Check:
         if not pool.idle(spec.name):
             return None
         again = await pool.take(spec, "check-kept-2", run_input, None)
-        reset, fresh = snapshot(again.workflow), snapshot(self._build())
+        new = self._build()
+        reset, fresh = snapshot(again.workflow), snapshot(new)
         found: list[KeptState] = []
         for executor_id, executor in again.workflow.executors.items():
             names = kept_attributes(
@@ -440,7 +441,7 @@ class _Check:
                 (fresh.get(executor_id, {}), self._fresh[0].get(executor_id, {})),
             )
             if names:
-                other = self._build().executors.get(executor_id)
+                other = new.executors.get(executor_id)
                 found.append(
                     KeptState(
                         executor_id=executor_id,

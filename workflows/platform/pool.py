@@ -91,8 +91,10 @@ class WorkflowPool:
         one that raised may have stopped in the middle of a superstep. One whose reset fails is
         dropped.
         """
+        if not spec.reuse or built.pristine is None:
+            return
         idle = self._idle.setdefault(spec.name, [])
-        if not spec.reuse or built.pristine is None or len(idle) >= self.keep:
+        if len(idle) >= self.keep:
             return
         try:
             await built.workflow._runner.restore_checkpoint(built.pristine)
