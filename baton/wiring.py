@@ -247,7 +247,6 @@ async def open_parts(
         runtime = Runtime(
             store,
             model=settings.model,
-            on_change=on_change,
             provider=provider,
             policy=policy,
             clock=clock,

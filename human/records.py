@@ -148,6 +148,7 @@ class User(Record):
 
 JobLane = Literal["work", "delivery"]
 """Whose slots a job runs in: `delivery` for notifications, `work` for drives and timers."""
+LANES: tuple[JobLane, ...] = ("work", "delivery")
 DELIVERY_KINDS: tuple[str, ...] = ("notify",)
 """The jobs that wait on someone else's server, and so never take a drive's slot."""
 

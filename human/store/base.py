@@ -8,7 +8,7 @@ delivery attempt (`record_delivery`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from human.records import (
+    LANES,
     AnswerRecord,
     ApiToken,
     AuditEvent,
@@ -172,6 +173,10 @@ class LocalWorker(Protocol):
 
     def accept(self, job: Job) -> None:
         """Run a job already leased to this worker."""
+        ...
+
+    def wake(self, lanes: Iterable[JobLane] = LANES) -> None:
+        """Look for due jobs in `lanes` now (this process queued some there)."""
         ...
 
 
@@ -402,10 +407,24 @@ class JobStore(Protocol):
         """Whether any job (of `lane`, if given) is due and unleased: one cheap read."""
         ...
 
+    async def lanes_due(self) -> frozenset[JobLane]:
+        """The lanes that have a job due and unleased: `jobs_due` of each lane in one read."""
+        ...
+
     async def lease_jobs(
-        self, owner: str, *, limit: int, lease_s: float, lane: JobLane | None = None
+        self,
+        owner: str,
+        *,
+        limit: int,
+        lease_s: float,
+        lane: JobLane | None = None,
+        checked: bool = False,
     ) -> list[Job]:
-        """Lease due jobs, never two drive jobs of one run at once; only `lane`'s, if given."""
+        """Lease due jobs, never two drive jobs of one run at once; only `lane`'s, if given.
+
+        `checked`: the caller has just read that the lane has a job due (`lanes_due`), so the
+        read a lease takes first, to find nothing cheaply, is skipped.
+        """
         ...
 
     async def renew_leases(self, owner: str, job_ids: Sequence[int], *, lease_s: float) -> None:

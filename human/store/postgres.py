@@ -485,7 +485,13 @@ class PostgresStore(SqlStore):
             await asyncio.sleep(LISTENER_BEAT_S)
 
     async def lease_jobs(
-        self, owner: str, *, limit: int, lease_s: float, lane: JobLane | None = None
+        self,
+        owner: str,
+        *,
+        limit: int,
+        lease_s: float,
+        lane: JobLane | None = None,
+        checked: bool = False,
     ) -> list[Job]:
         """Lease due jobs (of `lane` only, if given) with SKIP LOCKED; one live drive per run.
 
@@ -497,7 +503,7 @@ class PostgresStore(SqlStore):
         only = lane_filter(lane)
         # A read first, outside any transaction: a lease round that finds nothing (most rounds
         # of a lane with little work) costs one round trip, not a transaction's three or more.
-        if not await self.jobs_due(lane):
+        if not checked and not await self.jobs_due(lane):
             return []
 
         async def write(conn: Conn) -> list[Job]:

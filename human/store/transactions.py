@@ -24,6 +24,7 @@ from baton import failpoints
 from baton.errors import StoreError
 from human.records import (
     DELIVERY_KINDS,
+    LANES,
     OPEN_STATUSES,
     TERMINAL_RUN,
     AnswerRecord,
@@ -630,17 +631,37 @@ class SqlStore:
         """Whether any job (of `lane`, if given) is due and unleased: one read statement.
 
         It reads the `jobs_due` index outside any write transaction. An idle worker's poll asks
-        it, and each backend's `lease_jobs` asks it first, so a lease round that finds nothing
-        costs one read.
+        it, and each backend's `lease_jobs` asks it first (unless told the answer), so a lease
+        round that finds nothing costs one read.
         """
-        clock = self.dialect.clock
         row = await self._one(
-            f"SELECT 1 FROM jobs j WHERE j.available_at <= {clock} "
-            f"AND (j.lease_until IS NULL OR j.lease_until < {clock}) "
-            f"AND (j.due_at IS NULL OR j.due_at <= :now) {lane_filter(lane)} LIMIT 1",
+            f"SELECT 1 FROM jobs j WHERE {self._due()} {lane_filter(lane)} LIMIT 1",
             now=self._clock().timestamp(),
         )
         return row is not None
+
+    async def lanes_due(self) -> frozenset[JobLane]:
+        """The lanes that have a job due and unleased: `jobs_due` of every lane in one read.
+
+        A worker's lease round asks it once for all its lanes, then leases only in those due.
+        """
+        row = await self._one(
+            "SELECT "
+            + ", ".join(
+                f"EXISTS (SELECT 1 FROM jobs j WHERE {self._due()} {lane_filter(lane)}) AS {lane}"
+                for lane in LANES
+            ),
+            now=self._clock().timestamp(),
+        )
+        return frozenset(lane for lane in LANES if row is not None and row[lane])
+
+    def _due(self) -> str:
+        """The condition on `jobs j` of a job due and unleased (`:now` is Baton's clock)."""
+        clock = self.dialect.clock
+        return (
+            f"j.available_at <= {clock} AND (j.lease_until IS NULL OR j.lease_until < {clock}) "
+            "AND (j.due_at IS NULL OR j.due_at <= :now)"
+        )
 
     async def renew_leases(self, owner: str, job_ids: Sequence[int], *, lease_s: float) -> None:
         """Extend this owner's leases."""

@@ -807,17 +807,7 @@ async def test_lease_jobs_by_lane_keeps_older_notifications_from_taking_a_drives
     for _ in range(3):  # three paused runs, each with a notification to deliver
         run = await started(store)
         [start_job] = await store.lease_jobs("setup", limit=1, lease_s=LIVE, lane="work")
-        await store.record_progress(
-            Progress(
-                run_id=run.id,
-                expected_checkpoint_id=None,
-                job_id=start_job.id,
-                status="waiting",
-                checkpoint=checkpoint(f"cp-{run.id}"),
-                new_requests=[request := a_request(run.id)],
-                notifications=notifications_for(request, ("webhook",), "created"),
-            )
-        )
+        await paused_with_a_notification(store, run, start_job)
     newest = await started(store)  # its start job is younger than every notification
 
     work = await store.lease_jobs("w1", limit=1, lease_s=LIVE, lane="work")
@@ -1096,3 +1086,39 @@ async def test_a_token_hash_belongs_to_one_user(store: Store) -> None:
     with pytest.raises(StoreError):
         await store.add_token(bob.id, "hash-1")
     assert await store.user_for_token("hash-1") == ada
+
+
+async def test_lanes_due_names_the_lanes_with_a_job_due_and_a_checked_lease_takes_them(
+    store: Store,
+) -> None:
+    assert await store.lanes_due() == frozenset()
+    run = await started(store)
+    assert await store.lanes_due() == {"work"}
+
+    [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE, lane="work", checked=True)
+    assert await store.lanes_due() == frozenset()  # leased: due no more
+    await paused_with_a_notification(store, run, start_job)
+    await started(store)
+    assert await store.lanes_due() == {"work", "delivery"}
+
+    [notify] = await store.lease_jobs("w1", limit=4, lease_s=LIVE, lane="delivery", checked=True)
+    assert notify.kind == "notify"
+    assert await store.lanes_due() == {"work"}
+    await store.retry_job(notify.id, "w1", delay_s=3600, error="later")
+    assert await store.lanes_due() == {"work"}  # given back for later: not due yet
+
+
+async def paused_with_a_notification(store: Store, run: Run, start_job: Job) -> None:
+    """Commit `run`'s pause on one request, with a webhook notification of it to deliver."""
+    request = a_request(run.id)
+    await store.record_progress(
+        Progress(
+            run_id=run.id,
+            expected_checkpoint_id=None,
+            job_id=start_job.id,
+            status="waiting",
+            checkpoint=checkpoint(f"cp-{run.id}"),
+            new_requests=[request],
+            notifications=notifications_for(request, ("webhook",), "created"),
+        )
+    )

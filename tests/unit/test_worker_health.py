@@ -21,16 +21,16 @@ async def test_a_failing_store_is_waited_out_and_the_health_names_it(db_url: str
     registry.load("workflows.shipped")
     await seed(db_url)
     store = await open_store(db_url)
-    lease_jobs = store.lease_jobs
+    lanes_due = store.lanes_due  # the read each lease round begins with
     failures = {"left": 3}
 
     async def flaky(*args: Any, **kwargs: Any) -> Any:
         if failures["left"] > 0:
             failures["left"] -= 1
             raise StoreError("database or disk is full")
-        return await lease_jobs(*args, **kwargs)
+        return await lanes_due(*args, **kwargs)
 
-    store.lease_jobs = flaky  # type: ignore[method-assign]
+    store.lanes_due = flaky  # type: ignore[method-assign]
     runtime = Runtime(store, policy=load_policy(POLICIES))
     worker = Worker(store, runtime, poll_s=0.05)
     loop = asyncio.create_task(worker.run_forever())

@@ -36,7 +36,16 @@ from human import text
 from human.access import can_see_run, check_can_cancel, viewer_of
 from human.effects import EffectLedger
 from human.policy import Policy
-from human.records import TERMINAL_RUN, AuditEvent, HumanRequest, NewEvent, Page, Run, User
+from human.records import (
+    TERMINAL_RUN,
+    AuditEvent,
+    HumanRequest,
+    JobLane,
+    NewEvent,
+    Page,
+    Run,
+    User,
+)
 from human.store.base import InPlay, KeyTaken, LocalWorker, Progress, RunKey, Store, utcnow
 from workflows.platform import registry
 from workflows.platform.drive import Drive, failed
@@ -57,7 +66,6 @@ class Runtime:
         policy: Policy,
         model: str = "scripted",
         clock: Callable[[], datetime] = utcnow,
-        on_change: Callable[[str, str], None] | None = None,
         provider: ProviderConfig | None = None,
         notify_channels: Sequence[str] = (),
         resources: Resources | None = None,
@@ -72,7 +80,6 @@ class Runtime:
         self._policy = policy
         self._ledger = EffectLedger(store)
         self._clock = clock
-        self._on_change = on_change or (lambda kind, run_id: None)
         self._worker: LocalWorker | None = None
         self._graphs: dict[str, WorkflowGraph] = {}
         self.pool = WorkflowPool(
@@ -147,7 +154,6 @@ class Runtime:
         failpoints.hit("start.after_commit")  # the start committed without waiting for the disk
         if job is not None and self._worker is not None:
             self._worker.accept(job)
-        self._on_change("run", run.id)
         return run
 
     async def get(self, run_id: str, *, viewer: User | None = None) -> Run:
@@ -197,7 +203,6 @@ class Runtime:
         cancelled = await self.store.cancel_run(run_id, by.name)
         if cancelled is None:
             raise RunNotCancellable(f"run {run_id} already {run.status}")
-        self._on_change("run", run_id)
         return cancelled
 
     # driving --------------------------------------------------------------------------------
@@ -333,9 +338,8 @@ class Runtime:
             failpoints.hit("pause.after_commit")
         if deliver is not None:
             failpoints.hit("resume.after_commit")
-        for request in progress.new_requests:
-            self._on_change("request", request.id)
-        self._on_change("run", run.id)
+        if self._worker is not None and (lanes := _queued_lanes(progress)):
+            self._worker.wake(lanes)  # what the progress queued, for this process's worker
         return job_id is not None
 
     # graphs ---------------------------------------------------------------------------------
@@ -401,3 +405,14 @@ def _pause_span(run: Run, progress: Progress) -> AbstractContextManager[trace.Sp
             "baton.request_ids": [r.id for r in progress.new_requests],
         },
     )
+
+
+def _queued_lanes(progress: Progress) -> set[JobLane]:
+    """The lanes of the jobs a drive's progress queues besides drives (leased as they are queued).
+
+    The drive's own job ends after it, and a worker looks in its lane again then.
+    """
+    return {
+        *(("delivery",) if progress.notifications else ()),
+        *(("work",) if progress.timers else ()),
+    }

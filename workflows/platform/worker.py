@@ -6,6 +6,13 @@ when this process queued the work; other processes' work is found when the store
 (PostgreSQL's NOTIFY, which wakes one worker per job) or by polling: a poll that heard nothing
 asks one cheap question (`Store.jobs_due`) and leases only if something is due.
 
+A lease round looks only in the lanes that may hold a job due: every lane after a signal, a
+poll that found work, a failed round or a `wake()` naming none; the lanes a `wake()` names; a
+job's own lane when it ends (its end may free the next drive of its run); and a lane whose last
+lease filled every free slot (more may wait). It asks which of those have a job due in one read
+(`Store.lanes_due`) and leases in those alone, so a round after a drive costs no read for an
+idle lane.
+
 Jobs run in two lanes, each with its own slots and leased apart (`Job.lane`): `work` (drives and
 timers: Baton's own work, `concurrency` at a time) and `delivery` (notifications, as slow as the
 server they go to, `delivery_concurrency` at a time). A flood of slow deliveries fills only its
@@ -21,12 +28,12 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from baton.errors import StoreError, StoreUnavailable
 from baton.telemetry import correlation_id
-from human.records import Job, JobLane
+from human.records import LANES, Job, JobLane
 from human.store.base import Lease, Store
 from workflows.platform.runtime import Runtime
 
@@ -77,6 +84,7 @@ class Worker:
         self._active: dict[int, asyncio.Task[None]] = {}
         self._held: dict[JobLane, set[int]] = {lane: set() for lane in self._limits}
         self._slots = {lane: asyncio.Semaphore(n) for lane, n in self._limits.items()}
+        self._look: set[JobLane] = set(self._limits)  # lanes that may hold a job due
         self._running = False
         self._beat = time.monotonic()
         self._failing: str | None = None
@@ -101,8 +109,9 @@ class Worker:
         """How many jobs this worker holds now (running, or leased to it and not yet done)."""
         return len(self._active.keys() | set().union(*self._held.values()))
 
-    def wake(self) -> None:
-        """Look for work now instead of at the next poll."""
+    def wake(self, lanes: Iterable[JobLane] = LANES) -> None:
+        """Look for work in `lanes` now instead of at the next poll."""
+        self._look.update(lanes)
         self._wake.set()
 
     @property
@@ -117,7 +126,7 @@ class Worker:
         task = asyncio.create_task(self._handle(job))
         self._active[job.id] = task
         self._held[job.lane].add(job.id)
-        task.add_done_callback(functools.partial(self._done, job.id))
+        task.add_done_callback(functools.partial(self._done, job.id, job.lane))
 
     async def drain(self) -> None:
         """Wait until the jobs this worker is running have finished (tests, CLI, benchmarks)."""
@@ -137,11 +146,12 @@ class Worker:
                 self._beat = time.monotonic()
                 try:
                     started = await self._lease_round()
-                    if not started:
+                    if not started and not self._to_look():
                         self._wake.clear()
                         while not await self._idle():
                             self._beat = time.monotonic()
                 except Exception as exc:  # the store failed: wait, and go on when it answers
+                    self._look.update(self._limits)  # what the round would have looked at
                     self._failing = f"{type(exc).__name__}: {str(exc)[:200]}"
                     logger.exception("worker round failed; retrying", extra={"retry_s": backoff})
                     await asyncio.sleep(backoff)
@@ -172,7 +182,10 @@ class Worker:
             for waiter in (woken, signalled):
                 waiter.cancel()
             await asyncio.gather(woken, signalled, return_exceptions=True)
-        return bool(done) or await self._store.jobs_due()
+        if signalled in done or (not done and await self._store.jobs_due()):
+            self._look.update(self._limits)  # another process's job, of a lane not known
+            return True
+        return bool(done)  # woken: whoever woke it named the lanes
 
     async def run_until_idle(self) -> int:
         """Run jobs until none is due (for the CLI, tests and benchmarks); how many ran."""
@@ -191,31 +204,46 @@ class Worker:
             ran += len(jobs)
 
     async def _lease_round(self) -> int:
-        """Lease what fits in each lane's free slots; how many jobs started.
+        """Lease what fits in the free slots of the lanes to look in; how many jobs started.
 
-        With every slot taken, wait until a job ends (its lane may have work due) first.
+        One read finds which of those lanes have a job due (`lanes_due`); only those are leased
+        in. With every slot taken, wait until a job ends (its lane may have work due) first.
         """
         if all(len(self._held[lane]) >= limit for lane, limit in self._limits.items()):
             self._wake.clear()
             await self._wake.wait()
+        free = {
+            lane: room
+            for lane, limit in self._limits.items()
+            if lane in self._look and (room := limit - len(self._held[lane])) > 0
+        }
+        if not free:
+            return 0
+        self._look -= free.keys()  # a wake from now on looks again
+        due = await self._store.lanes_due()
         started = 0
-        for lane, limit in self._limits.items():
-            free = limit - len(self._held[lane])
-            if free <= 0:
+        for lane, room in free.items():
+            if lane not in due:
                 continue
             jobs = await self._store.lease_jobs(
-                self.owner, limit=free, lease_s=self._lease_s, lane=lane
+                self.owner, limit=room, lease_s=self._lease_s, lane=lane, checked=True
             )
+            if len(jobs) == room:  # the lane may hold more than there was room for
+                self._look.add(lane)
             for job in jobs:
                 self.accept(job)
             started += len(jobs)
         return started
 
-    def _done(self, job_id: int, _task: asyncio.Task[None]) -> None:
+    def _to_look(self) -> bool:
+        """Whether a lane to look in has a free slot (a wake came during the last round)."""
+        return any(len(self._held[lane]) < self._limits[lane] for lane in self._look)
+
+    def _done(self, job_id: int, lane: JobLane, _task: asyncio.Task[None]) -> None:
         self._active.pop(job_id, None)
         for held in self._held.values():
             held.discard(job_id)
-        self._wake.set()
+        self.wake((lane,))  # its slot is free, and its end may free the next drive of its run
 
     async def _renew_forever(self) -> None:
         while True:
