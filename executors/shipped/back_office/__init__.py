@@ -75,7 +75,11 @@ class _Db(Protocol):
 
 
 class _SqliteDb:
-    """One connection of its own (Baton's writer thread is not ours), used on a worker thread."""
+    """One connection of its own (Baton's writer thread is not ours): writes on a worker thread.
+
+    A write waits for the file's write lock (Baton's writer may hold it) and for its fsync, so it
+    runs off the event loop; a read, which WAL never makes wait, runs on it, as Baton's own do.
+    """
 
     dialect = "sqlite"
 
@@ -115,6 +119,8 @@ class _SqliteDb:
             return out
 
         async with self._lock:
+            if not writes:  # WAL never makes a read wait for a writer: no thread hop for it
+                return run()
             return await asyncio.to_thread(run)
 
     async def close(self) -> None:
