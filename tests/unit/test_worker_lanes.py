@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +12,7 @@ from human.policy import load_policy
 from human.records import Job
 from human.store import open_store
 from human.store.base import Store
+from tests.contract.test_store import paused_with_a_notification, started
 from tests.harness import eventually, seed
 from workflows.platform import registry
 from workflows.platform.runtime import Runtime
@@ -20,6 +21,7 @@ from workflows.shipped import POLICIES
 
 PURCHASE = {"item": "laptop", "amount": 2400.0, "vendor": "Contoso", "requester": "sam"}
 QUIET_POLL_S = 60.0  # no poll comes within a test: what is found is found by a wake
+FLOOD = 20
 
 
 @dataclass
@@ -32,15 +34,26 @@ class Seen:
 
 
 @asynccontextmanager
-async def watched(db_url: str, channels: Sequence[str]) -> AsyncIterator[tuple[Runtime, Seen]]:
-    """A runtime and its worker running in this process, the worker's reads recorded."""
+async def watched(
+    db_url: str,
+    channels: Sequence[str],
+    *,
+    before: Callable[[Store], Awaitable[None]] | None = None,
+    **worker: Any,
+) -> AsyncIterator[tuple[Runtime, Seen]]:
+    """A runtime and its worker running in this process, the worker's reads recorded.
+
+    `before(store)` runs before the worker starts; `worker` are more of `Worker`'s arguments.
+    """
     registry.load("workflows.shipped")
     await seed(db_url)
     store = await open_store(db_url)
+    if before is not None:
+        await before(store)
     seen = Seen()
     _record(store, seen)
     runtime = Runtime(store, policy=load_policy(POLICIES), notify_channels=channels)
-    worker = Worker(store, runtime, poll_s=QUIET_POLL_S)
+    worker = Worker(store, runtime, poll_s=QUIET_POLL_S, **worker)
     runtime.attach_worker(worker)
     loop = asyncio.create_task(worker.run_forever())
     try:
@@ -107,6 +120,38 @@ async def test_after_a_drive_that_queued_nothing_a_round_costs_one_read_of_its_o
     assert after == [frozenset()]
     assert seen.polls == 0
     assert [j.kind for j in seen.leased] == []
+
+
+async def test_a_lane_kept_busy_does_not_keep_a_job_of_the_other_lane_waiting(db_url: str) -> None:
+    # A flood of notifications, one delivered at a time: each delivery's end wakes its own lane
+    # only, and no poll comes. A drive queued meanwhile by another process (no wake here) is
+    # leased by the next round all the same, long before the flood is through.
+    async def flood(store: Store) -> None:
+        for _ in range(FLOOD):
+            run = await started(store)
+            [start_job] = await store.lease_jobs("elsewhere", limit=1, lease_s=60, lane="work")
+            await paused_with_a_notification(store, run, start_job)
+
+    async def deliver(job: Job, owner: str) -> bool:
+        await asyncio.sleep(0.05)
+        return False  # delivered: the worker finishes the job
+
+    async with watched(
+        db_url, [], before=flood, delivery_concurrency=1, handlers={"notify": deliver}
+    ) as (runtime, seen):
+        await eventually(
+            lambda: _now(any(j.kind == "notify" for j in seen.leased)), what="the flood to begin"
+        )
+        queued = await started(runtime.store)  # as another process would queue it
+        await eventually(
+            lambda: _now(any(j.run_id == queued.id for j in seen.leased)),
+            what="the queued drive to be leased",
+            timeout=10.0,
+        )
+        delivering = [j for j in seen.leased if j.kind == "notify"]
+
+    assert len(delivering) < FLOOD  # leased while the flood went on
+    assert seen.polls == 0
 
 
 async def _now(value: Any) -> Any:

@@ -6,12 +6,12 @@ when this process queued the work; other processes' work is found when the store
 (PostgreSQL's NOTIFY, which wakes one worker per job) or by polling: a poll that heard nothing
 asks one cheap question (`Store.jobs_due`) and leases only if something is due.
 
-A lease round looks only in the lanes that may hold a job due: every lane after a signal, a
-poll that found work, a failed round or a `wake()` naming none; the lanes a `wake()` names; a
-job's own lane when it ends (its end may free the next drive of its run); and a lane whose last
-lease filled every free slot (more may wait). It asks which of those have a job due in one read
-(`Store.lanes_due`) and leases in those alone, so a round after a drive costs no read for an
-idle lane.
+A lease round runs only when a lane that may hold a job due has room: every lane after a
+signal, a poll that found work, a failed round or a `wake()` naming none; the lanes a `wake()`
+names; a job's own lane when it ends (its end may free the next drive of its run); and a lane
+whose last lease filled every free slot (more may wait). It asks which lanes have a job due in
+one read (`Store.lanes_due`) and leases in each that has room, so a round costs one read however
+many lanes it covers, and no round runs for a change nobody announced.
 
 Jobs run in two lanes, each with its own slots and leased apart (`Job.lane`): `work` (drives and
 timers: Baton's own work, `concurrency` at a time) and `delivery` (notifications, as slow as the
@@ -204,10 +204,11 @@ class Worker:
             ran += len(jobs)
 
     async def _lease_round(self) -> int:
-        """Lease what fits in the free slots of the lanes to look in; how many jobs started.
+        """Lease what fits in the free slots of every lane; how many jobs started.
 
-        One read finds which of those lanes have a job due (`lanes_due`); only those are leased
-        in. With every slot taken, wait until a job ends (its lane may have work due) first.
+        A round runs only when a lane to look in has room; then one read finds which lanes have
+        a job due (`lanes_due`), and each with room is leased in. With every slot taken, wait
+        until a job ends (its lane may have work due) first.
         """
         if all(len(self._held[lane]) >= limit for lane, limit in self._limits.items()):
             self._wake.clear()
@@ -215,10 +216,12 @@ class Worker:
         free = {
             lane: room
             for lane, limit in self._limits.items()
-            if lane in self._look and (room := limit - len(self._held[lane])) > 0
+            if (room := limit - len(self._held[lane])) > 0
         }
-        if not free:
+        if not free.keys() & self._look:
             return 0
+        # The read covers every lane, so a lane with room is leased in if due though nobody woke
+        # it: a busy lane, waking only itself, never keeps the other waiting for a poll.
         self._look -= free.keys()  # a wake from now on looks again
         due = await self._store.lanes_due()
         started = 0
