@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 
 import pytest
@@ -120,3 +122,40 @@ async def test_on_sqlite_its_commits_are_full_and_checkpoint_as_rarely_as_batons
 
     assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_CHECKPOINT_PAGES
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+
+
+ORDER = {"id": "A-1", "customer": "Kim", "total": 9.0, "currency": "EUR"}
+
+
+@pytest.mark.backends("sqlite")
+async def test_a_write_whose_caller_is_cancelled_keeps_the_connection_until_it_ends(
+    db_url: str,
+) -> None:
+    # The write waits on the file's lock, held here as another process would; its caller is
+    # cancelled meanwhile. A read after it waits for the write's transaction to end on their
+    # shared connection, rather than meeting it half done (or blocking the event loop on it).
+    office = await BackOffice.open(db_url)
+    holder = sqlite3.connect(db_url.removeprefix("sqlite:///"), isolation_level=None)
+    try:
+        await office.seed_orders(
+            [{"id": "A-1", "customer": "Kim", "total": 9.0, "currency": "EUR"}]
+        )
+        holder.execute("BEGIN IMMEDIATE")
+        refund = asyncio.create_task(
+            office.issue_refund(idempotency_key="bk_1", order_id="A-1", amount=5.0)
+        )
+        await asyncio.sleep(0.2)  # its thread waits for the lock
+        refund.cancel()
+        read = asyncio.create_task(office.get_order("A-1"))
+        await asyncio.sleep(0.2)
+        waited = not read.done()
+        holder.execute("COMMIT")
+        order = await read
+    finally:
+        holder.close()
+        await office.close()
+
+    assert waited
+    assert order == ORDER
+    with pytest.raises(asyncio.CancelledError):
+        await refund

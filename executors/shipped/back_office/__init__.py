@@ -121,7 +121,15 @@ class _SqliteDb:
         async with self._lock:
             if not writes:  # WAL never makes a read wait for a writer: no thread hop for it
                 return run()
-            return await asyncio.to_thread(run)
+            work = asyncio.ensure_future(asyncio.to_thread(run))
+            try:
+                return await asyncio.shield(work)
+            finally:
+                # A caller cancelled while the thread writes: the connection is the thread's until
+                # its transaction ends, so the next transaction does not meet it half done.
+                if not work.done():
+                    await asyncio.wait([work])
+                    work.exception()  # heard: a failed write rolled back, its caller gone
 
     async def close(self) -> None:
         async with self._lock:
