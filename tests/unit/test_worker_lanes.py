@@ -1,4 +1,5 @@
-"""A worker looks only in the lanes that may hold work: what was queued, what a job's end freed."""
+"""A worker's lease round runs when work may be due (what was queued, what a job's end freed),
+reads every lane in one statement, and leaves no lane's job waiting for a poll."""
 
 from __future__ import annotations
 
