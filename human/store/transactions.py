@@ -111,7 +111,9 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
     r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
-    r.escalation, r.escalation_level, r.executor_id, a.body AS arguments_schema"""
+    r.escalation, r.escalation_level, r.executor_id, a.body AS arguments_schema,
+    EXISTS (SELECT 1 FROM answers x WHERE x.request_id = r.id) AS has_answers,
+    EXISTS (SELECT 1 FROM notifications x WHERE x.request_id = r.id) AS has_notifications"""
 # A request's schemas are kept once each in `schemas`: the answer's, and its proposed action's
 # arguments' (none for most kinds, and for requests stored before migration 0010).
 _SELECT_REQUESTS: Final = (
@@ -1398,14 +1400,26 @@ async def _insert_notifications(
 
 
 async def _requests_of(tx: Tx, found: Sequence[Row]) -> list[HumanRequest]:
-    """Request rows as records, with their answers and outbox rows."""
-    if not found:
-        return []
+    """Request rows as records, with their answers and outbox rows.
+
+    Each row says whether it has answers and outbox rows (`has_answers`, `has_notifications`,
+    read with it): those are read only for the requests that have some, so a page of pending
+    requests nobody was told of is one statement.
+    """
     of_these = tx.dialect.any_of("request_id", "ids")
-    ids = [r["id"] for r in found]
-    answers = await tx.all(f"SELECT * FROM answers WHERE {of_these} ORDER BY id", ids=ids)
-    notifications = await tx.all(
-        f"SELECT * FROM notifications WHERE {of_these} ORDER BY created_at, id", ids=ids
+    answered = [r["id"] for r in found if r["has_answers"]]
+    told = [r["id"] for r in found if r["has_notifications"]]
+    answers = (
+        await tx.all(f"SELECT * FROM answers WHERE {of_these} ORDER BY id", ids=answered)
+        if answered
+        else []
+    )
+    notifications = (
+        await tx.all(
+            f"SELECT * FROM notifications WHERE {of_these} ORDER BY created_at, id", ids=told
+        )
+        if told
+        else []
     )
     return requests_of(found, answers, notifications)
 

@@ -6,6 +6,10 @@ beside the store for the few facts the Protocol does not show (the `schema_versi
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import re
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,6 +29,42 @@ async def in_play(store: Store, run_id: str) -> InPlay:
     found = await store.run_in_play(run_id)
     assert found is not None, f"no run {run_id}"
     return found
+
+
+_TRANSACTION_CONTROL = re.compile(r"\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
+
+
+@contextlib.asynccontextmanager
+async def statements_read(store: Store) -> AsyncIterator[list[str]]:
+    """The statements the store's reads send while the block runs (transaction control left out).
+
+    SQLite reads on the event loop's connection (traced); PostgreSQL on its pool's connections
+    (each logged). What the pool sends to reset a connection it takes back counts too.
+    """
+    sent: list[str] = []
+    listening = True
+
+    def note(statement: str) -> None:
+        if listening and not _TRANSACTION_CONTROL.match(statement):
+            sent.append(statement)
+
+    pool = getattr(store, "_pool", None)
+    if pool is None:
+        await store.get_run("run_none")  # opens the reading connection
+        reader: sqlite3.Connection = store._reader  # type: ignore[attr-defined]
+        reader.set_trace_callback(note)
+        try:
+            yield sent
+        finally:
+            reader.set_trace_callback(None)
+        return
+    async with contextlib.AsyncExitStack() as held:  # every connection the pool may hand out
+        for _ in range(pool.get_max_size()):
+            conn = await held.enter_async_context(pool.acquire())
+            conn.add_query_logger(lambda logged: note(logged.query))
+    yield sent
+    await asyncio.sleep(0)  # query loggers are called soon after, not at once
+    listening = False  # the loggers stay on the pool's connections: they note nothing more
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from human.store.base import (
     Store,
 )
 from human.store.schema import migrations
-from tests.contract.conftest import Backend, in_play
+from tests.contract.conftest import Backend, in_play, statements_read
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 LIVE = 60.0  # a lease that outlives the test
@@ -472,6 +472,42 @@ async def test_a_request_is_read_with_its_run_in_one_go(store: Store) -> None:
 
 
 # answers ------------------------------------------------------------------------------------
+
+
+async def test_requests_are_read_with_answers_and_outbox_rows_only_where_they_have_some(
+    store: Store,
+) -> None:
+    run = await started(store)
+    answered, told, bare = a_request(run.id, approvals=2), a_request(run.id), a_request(run.id)
+    await store.record_progress(
+        Progress(
+            run_id=run.id,
+            expected_checkpoint_id=None,
+            job_id=None,
+            status="waiting",
+            checkpoint=checkpoint("cp-1"),
+            new_requests=[answered, told, bare],
+            notifications=notifications_for(told, ("webhook", "email"), "created"),
+        )
+    )
+    first = an_answer(answered.id, "lee")
+    assert (await store.record_answer(first, final=final_of(first))).result == "partial"
+
+    async with statements_read(store) as page_read:
+        page = await store.list_requests(RequestFilter(run_id=run.id))
+    async with statements_read(store) as bare_read:
+        alone = await store.get_request(bare.id)
+
+    by_id = {r.id: r for r in page.items}
+    assert [a.actor for a in by_id[answered.id].answers] == ["lee"]
+    assert by_id[answered.id].notifications == []
+    assert sorted(n.channel for n in by_id[told.id].notifications) == ["email", "webhook"]
+    assert by_id[told.id].answers == []
+    assert (by_id[bare.id].answers, by_id[bare.id].notifications) == ([], [])
+    assert alone == by_id[bare.id]
+    # the page, then the answers of the one answered and the outbox rows of the one told
+    assert len(page_read) == 3, page_read
+    assert len(bare_read) == 1, bare_read  # a request with neither: one statement
 
 
 async def test_the_first_answer_closes_the_request_and_queues_one_resume(store: Store) -> None:
