@@ -311,16 +311,14 @@ class SqlStore:
             await _insert_timers(tx, progress.timers)
             await _insert_notifications(tx, progress.notifications, now)
             if progress.delivered_request_ids:
-                delivered = {"ids": list(progress.delivered_request_ids), "now": now}
+                # an answered request is resumed; an expired one keeps its status, delivered
                 await tx.run(
-                    "UPDATE human_requests SET status = 'resumed' "
-                    f"WHERE {d.any_of('id', 'ids')} AND status = 'answered'",
-                    **delivered,
-                )
-                await tx.run(
-                    "UPDATE human_requests SET delivered_at = :now "
-                    f"WHERE {d.any_of('id', 'ids')} AND status = 'expired'",
-                    **delivered,
+                    "UPDATE human_requests SET "
+                    "status = CASE WHEN status = 'answered' THEN 'resumed' ELSE status END, "
+                    "delivered_at = CASE WHEN status = 'expired' THEN :now ELSE delivered_at END "
+                    f"WHERE {d.any_of('id', 'ids')} AND status IN ('answered', 'expired')",
+                    ids=list(progress.delivered_request_ids),
+                    now=now,
                 )
             for effect in progress.effects:
                 await _insert_effect(tx, effect, now)
@@ -1228,23 +1226,19 @@ async def _queue_drive(
     if lease is not None:
         if d.row_locks:
             await tx.run(f"SELECT 1 FROM runs WHERE id = :run_id{d.lock()}", run_id=run_id)
-        busy = await tx.one(
-            f"SELECT 1 FROM jobs WHERE run_id = :run_id AND kind IN {DRIVE} "
-            f"AND lease_until >= {d.clock}",
+        # leased at once unless a drive of the run holds a lease: then queued behind it, below
+        row = await tx.one(
+            "INSERT INTO jobs (kind, run_id, available_at, payload, lease_owner, lease_until, "
+            f"attempts) SELECT :kind, :run_id, {d.clock}, :payload, :owner, "
+            f"{d.clock} + :seconds, 1 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE "
+            f"run_id = :run_id AND kind IN {DRIVE} AND lease_until >= {d.clock}) RETURNING id",
+            kind=kind,
             run_id=run_id,
+            payload=payload,
+            owner=lease.owner,
+            seconds=lease.seconds,
         )
-        if busy is None:
-            row = await tx.one(
-                "INSERT INTO jobs (kind, run_id, available_at, payload, lease_owner, lease_until, "
-                f"attempts) VALUES (:kind, :run_id, {d.clock}, :payload, :owner, "
-                f"{d.clock} + :seconds, 1) RETURNING id",
-                kind=kind,
-                run_id=run_id,
-                payload=payload,
-                owner=lease.owner,
-                seconds=lease.seconds,
-            )
-            assert row is not None
+        if row is not None:
             return Job(id=row["id"], kind=kind, run_id=run_id, payload=loads(payload), attempts=1)
     await tx.run(
         "INSERT INTO jobs (kind, run_id, available_at, payload) "
@@ -1288,16 +1282,14 @@ async def _append_transcript(
 ) -> None:
     if not entries:
         return
-    row = await tx.one(
-        "SELECT COALESCE(MAX(seq), 0) AS seq FROM run_transcript WHERE run_id = :run_id",
-        run_id=run_id,
-    )
-    base = row["seq"] if row else 0
+    # Each entry takes the run's next seq as it is inserted (each insert sees the one before).
     await tx.many(
-        "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES (:run_id, :seq, :entry, :at)",
+        "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES (:run_id, "
+        "(SELECT COALESCE(MAX(seq), 0) + 1 FROM run_transcript WHERE run_id = :run_id), "
+        ":entry, :at)",
         [
             # one commit's entries share its time: the first carries it (migration 0010)
-            {"run_id": run_id, "seq": base + i, "entry": dumps(e), "at": at if i == 1 else None}
+            {"run_id": run_id, "entry": dumps(e), "at": at if i == 1 else None}
             for i, e in enumerate(entries, 1)
         ],
     )
