@@ -111,15 +111,20 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
     r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
-    r.escalation, r.escalation_level, r.executor_id, a.body AS arguments_schema,
-    EXISTS (SELECT 1 FROM answers x WHERE x.request_id = r.id) AS has_answers,
+    r.escalation, r.escalation_level, r.executor_id, a.body AS arguments_schema"""
+# Whether a request has answers and outbox rows (read with it: `_requests_of` reads those only
+# for the requests that have some). Worked out for each row a query returns, and, where a sort
+# comes first, for each row it sorts: a page puts them on its own rows (`list_requests`).
+_FLAGS: Final = """EXISTS (SELECT 1 FROM answers x WHERE x.request_id = r.id) AS has_answers,
     EXISTS (SELECT 1 FROM notifications x WHERE x.request_id = r.id) AS has_notifications"""
 # A request's schemas are kept once each in `schemas`: the answer's, and its proposed action's
 # arguments' (none for most kinds, and for requests stored before migration 0010).
-_SELECT_REQUESTS: Final = (
-    f"SELECT {_REQUEST_COLUMNS} FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash "
+_REQUESTS_FROM: Final = (
+    "FROM human_requests r JOIN schemas s ON s.hash = r.schema_hash "
     "LEFT JOIN schemas a ON a.hash = r.arguments_schema_hash"
 )
+_SELECT_REQUESTS: Final = f"SELECT {_REQUEST_COLUMNS} {_REQUESTS_FROM}"
+_SELECT_FLAGGED_REQUESTS: Final = f"SELECT {_REQUEST_COLUMNS}, {_FLAGS} {_REQUESTS_FROM}"
 # A run's requests answered (or expired) and not yet delivered to it, and those still open.
 _UNDELIVERED: Final = "(r.status = 'answered' OR (r.status = 'expired' AND r.delivered_at IS NULL))"
 # Most urgent first: priority, the nearest deadline (none last), the newest (human.store.rows).
@@ -410,7 +415,9 @@ class SqlStore:
         async def read(tx: Tx) -> Page:
             sort = _URGENT_SORT if flt.sort == "urgent" else "r.seq DESC"
             found = await tx.all(
-                f"{_SELECT_REQUESTS} WHERE {where} ORDER BY {sort} LIMIT :limit",
+                # the page's rows first, then their flags (a sort would work them out for all)
+                f"SELECT r.*, {_FLAGS} FROM ({_SELECT_REQUESTS} WHERE {where} "
+                f"ORDER BY {sort} LIMIT :limit) r ORDER BY {sort}",
                 **params,
                 limit=flt.limit + 1,
             )
@@ -458,8 +465,8 @@ class SqlStore:
             if row is None:
                 return None
             found = await tx.all(
-                f"{_SELECT_REQUESTS} WHERE r.run_id = :run_id AND (r.status IN {OPEN} OR "
-                f"{_UNDELIVERED}) ORDER BY r.seq",
+                f"{_SELECT_FLAGGED_REQUESTS} WHERE r.run_id = :run_id AND (r.status IN {OPEN} "
+                f"OR {_UNDELIVERED}) ORDER BY r.seq",
                 run_id=run_id,
             )
             requests = await _requests_of(tx, found)
@@ -1391,16 +1398,16 @@ async def _insert_notifications(
         )
 
 
-async def _requests_of(tx: Tx, found: Sequence[Row]) -> list[HumanRequest]:
+async def _requests_of(tx: Tx, found: Sequence[Row], *, flagged: bool = True) -> list[HumanRequest]:
     """Request rows as records, with their answers and outbox rows.
 
-    Each row says whether it has answers and outbox rows (`has_answers`, `has_notifications`,
-    read with it): those are read only for the requests that have some, so a page of pending
-    requests nobody was told of is one statement.
+    `flagged` rows say whether they have answers and outbox rows (`_FLAGS`): those are read only
+    for the requests that have some, so a page of pending requests nobody was told of is one
+    statement. Rows without flags have both read for every one.
     """
     of_these = tx.dialect.any_of("request_id", "ids")
-    answered = [r["id"] for r in found if r["has_answers"]]
-    told = [r["id"] for r in found if r["has_notifications"]]
+    answered = [r["id"] for r in found if not flagged or r["has_answers"]]
+    told = [r["id"] for r in found if not flagged or r["has_notifications"]]
     answers = (
         await tx.all(f"SELECT * FROM answers WHERE {of_these} ORDER BY id", ids=answered)
         if answered
@@ -1417,11 +1424,14 @@ async def _requests_of(tx: Tx, found: Sequence[Row]) -> list[HumanRequest]:
 
 
 async def _request_in(tx: Tx, request_id: str, *, lock: bool = False) -> HumanRequest | None:
+    # A row lock waited for hands back the row as its holder left it, but a subquery of the same
+    # statement sees the database as it was before the wait: no flags then, both read after.
+    locked = lock and tx.dialect.row_locks
+    select = _SELECT_REQUESTS if locked else _SELECT_FLAGGED_REQUESTS
     found = await tx.all(
-        f"{_SELECT_REQUESTS} WHERE r.id = :id" + (tx.dialect.lock("r") if lock else ""),
-        id=request_id,
+        f"{select} WHERE r.id = :id" + (tx.dialect.lock("r") if locked else ""), id=request_id
     )
-    requests = await _requests_of(tx, found)
+    requests = await _requests_of(tx, found, flagged=not locked)
     return requests[0] if requests else None
 
 

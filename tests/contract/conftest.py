@@ -36,10 +36,12 @@ _TRANSACTION_CONTROL = re.compile(r"\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)
 
 @contextlib.asynccontextmanager
 async def statements_read(store: Store) -> AsyncIterator[list[str]]:
-    """The statements the store's reads send while the block runs (transaction control left out).
+    """The statements sent while the block runs on the connections the store reads on.
 
-    SQLite reads on the event loop's connection (traced); PostgreSQL on its pool's connections
-    (each logged). What the pool sends to reset a connection it takes back counts too.
+    Transaction control is left out. SQLite reads on the event loop's connection (traced): its
+    reads alone. PostgreSQL reads on its pool's connections (each logged): what any task sends
+    on them counts, a pool's reset of a connection it takes back too, so the block should run
+    nothing else.
     """
     sent: list[str] = []
     listening = True
@@ -62,9 +64,11 @@ async def statements_read(store: Store) -> AsyncIterator[list[str]]:
         for _ in range(pool.get_max_size()):
             conn = await held.enter_async_context(pool.acquire())
             conn.add_query_logger(lambda logged: note(logged.query))
-    yield sent
-    await asyncio.sleep(0)  # query loggers are called soon after, not at once
-    listening = False  # the loggers stay on the pool's connections: they note nothing more
+    try:
+        yield sent
+        await asyncio.sleep(0)  # query loggers are called soon after, not at once
+    finally:
+        listening = False  # the loggers stay on the pool's connections: they note nothing more
 
 
 @dataclass(frozen=True)
