@@ -22,7 +22,7 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeAlias, TypeVar
 
@@ -96,6 +96,24 @@ async def _keep_session(_conn: object) -> None:
     the transaction's, cursors are not held, and LISTEN has connections of its own. asyncpg
     still rolls back a transaction left open before this runs.
     """
+
+
+@contextlib.asynccontextmanager
+async def _undurable(conn: Conn) -> AsyncIterator[None]:
+    """A write transaction whose commit does not wait for the WAL flush, begun in one round trip.
+
+    asyncpg's own transaction would send `BEGIN`, then `SET LOCAL` on its own: one round trip
+    more. Rolled back when its block raises (cancelled too), as asyncpg's is.
+    """
+    await conn.execute("BEGIN; SET LOCAL synchronous_commit TO OFF")
+    try:
+        yield
+    except BaseException:
+        if not conn.is_closed() and conn.is_in_transaction():
+            with contextlib.suppress(*_DRIVER_ERRORS, *_CLIENT_ERRORS):
+                await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")
 
 
 def _dsn(url: str) -> str:
@@ -273,22 +291,24 @@ class PostgresStore(SqlStore):
 
     async def _write_tx(self, fn: TxFn[T], *, durable: bool = True) -> T:
         """One transaction on a pooled connection (`durable`: see `SqlStore._write_tx`)."""
-
-        async def write(conn: Conn) -> T:
-            if not durable:  # this transaction alone; the WAL is flushed by the next commit
-                await conn.execute("SET LOCAL synchronous_commit TO OFF")
-            return await fn(self._writing(_Tx(conn)))
-
-        return await self._write(write)
+        return await self._transaction(
+            lambda conn: fn(self._writing(_Tx(conn))), readonly=False, durable=durable
+        )
 
     async def _read_tx(self, fn: TxFn[T]) -> T:
         """Reads on one snapshot (a read-only, repeatable-read transaction)."""
         return await self._transaction(lambda conn: fn(_Tx(conn)), readonly=True)
 
-    async def _transaction(self, fn: Callable[[Conn], Awaitable[T]], *, readonly: bool) -> T:
-        """`fn` in one transaction; once more on a new session if the one it had was stale."""
+    async def _transaction(
+        self, fn: Callable[[Conn], Awaitable[T]], *, readonly: bool, durable: bool = True
+    ) -> T:
+        """`fn` in one transaction; once more on a new session if the one it had was stale.
+
+        A transaction that is not `durable` commits without waiting for the WAL to reach the
+        disk (`synchronous_commit` off for it alone): the next durable commit flushes it.
+        """
         try:
-            return await self._on_a_connection(fn, readonly=readonly)
+            return await self._on_a_connection(fn, readonly=readonly, durable=durable)
         except StoreUnavailable as exc:
             if not _stale(exc.__cause__):
                 raise
@@ -296,17 +316,21 @@ class PostgresStore(SqlStore):
         # pool's other sessions may be so too. New ones, and the call once more (it stored
         # nothing), so the first call after the database recovers succeeds.
         await self._pool.expire_connections()
-        return await self._on_a_connection(fn, readonly=readonly)
+        return await self._on_a_connection(fn, readonly=readonly, durable=durable)
 
-    async def _on_a_connection(self, fn: Callable[[Conn], Awaitable[T]], *, readonly: bool) -> T:
+    async def _on_a_connection(
+        self, fn: Callable[[Conn], Awaitable[T]], *, readonly: bool, durable: bool
+    ) -> T:
         connected = False
         try:
             async with self._pool.acquire() as conn:
                 connected = True
-                transaction = (
+                transaction: contextlib.AbstractAsyncContextManager[Any] = (
                     conn.transaction(isolation="repeatable_read", readonly=True)
                     if readonly
                     else conn.transaction()
+                    if durable
+                    else _undurable(conn)
                 )
                 try:
                     async with transaction:
@@ -463,7 +487,6 @@ class PostgresStore(SqlStore):
         """Keep this process's `job_listeners` row live; rows dead a while are dropped."""
 
         async def renew(conn: Conn) -> None:
-            await conn.execute("SET LOCAL synchronous_commit TO OFF")  # lost: renewed again
             await conn.execute(
                 f"DELETE FROM job_listeners WHERE live_until < {_NOW} - $1", LISTENER_LIVE_S
             )
@@ -474,7 +497,7 @@ class PostgresStore(SqlStore):
                 LISTENER_LIVE_S,
             )
 
-        await self._write(renew)
+        await self._transaction(renew, readonly=False, durable=False)  # lost: renewed again
 
     async def _keep_listener(self) -> None:
         while True:

@@ -223,7 +223,7 @@ class SqlStore:
                     run_id=run.id,
                 )
             await _events(tx, events, run.created_at)
-            return await _queue_drive(tx, "start", run.id, payload, lease)
+            return await _queue_drive(tx, "start", run.id, payload, lease, new_run=True)
 
         return await self._write_tx(write, durable=False)  # made durable by the pause
 
@@ -1223,15 +1223,16 @@ async def _insert_effect(tx: Tx, effect: NewEffect, at: datetime) -> None:
 
 
 async def _queue_drive(
-    tx: Tx, kind: str, run_id: str, payload: str, lease: Lease | None
+    tx: Tx, kind: str, run_id: str, payload: str, lease: Lease | None, *, new_run: bool = False
 ) -> Job | None:
     """Queue a drive job; leased to `lease.owner` at once unless another drive of the run is.
 
-    Where rows are locked, the run's row lock orders this against `lease_jobs` in other processes.
+    Where rows are locked, the run's row lock orders this against `lease_jobs` in other processes;
+    a `new_run`, inserted by this transaction, is seen by no other process before it commits.
     """
     d = tx.dialect
     if lease is not None:
-        if d.row_locks:
+        if d.row_locks and not new_run:
             await tx.run(f"SELECT 1 FROM runs WHERE id = :run_id{d.lock()}", run_id=run_id)
         # leased at once unless a drive of the run holds a lease: then queued behind it, below
         row = await tx.one(
