@@ -103,13 +103,15 @@ async def _undurable(conn: Conn) -> AsyncIterator[None]:
     """A write transaction whose commit does not wait for the WAL flush, begun in one round trip.
 
     asyncpg's own transaction would send `BEGIN`, then `SET LOCAL` on its own: one round trip
-    more. Rolled back when its block raises (cancelled too), as asyncpg's is.
+    more. Rolled back when its block, or its `BEGIN`, raises (cancelled too), as asyncpg's is: a
+    `BEGIN` cancelled may have begun the transaction all the same, and a ROLLBACK with none open
+    is only a warning.
     """
-    await conn.execute("BEGIN; SET LOCAL synchronous_commit TO OFF")
     try:
+        await conn.execute("BEGIN; SET LOCAL synchronous_commit TO OFF")
         yield
     except BaseException:
-        if not conn.is_closed() and conn.is_in_transaction():
+        if not conn.is_closed():
             with contextlib.suppress(*_DRIVER_ERRORS, *_CLIENT_ERRORS):
                 await conn.execute("ROLLBACK")
         raise

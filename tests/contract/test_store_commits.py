@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import asyncpg
 import pytest
 
 from human.store.base import KeyTaken, Lease, Progress, RunKey, Store
@@ -85,7 +86,37 @@ async def test_a_write_that_does_not_wait_is_begun_in_one_round_trip_and_rolled_
     await paused(store, run.id, [a_request(run.id)])
 
     assert job is not None  # leased at once
+    assert [s for s in sent if s.lstrip().startswith("INSERT INTO runs")]  # the starts were heard
     assert not [s for s in sent if s.lstrip().upper().startswith("SET")]  # rode on the BEGIN
     assert not [s for s in sent if "FOR UPDATE" in s]  # a run this transaction made: no lock
     assert settings_noted(backend) == ["off", "on"]  # the failed one's connection is as new
+    assert problems == []  # asyncpg found no transaction left open on a connection given back
+
+
+async def test_a_write_cancelled_as_it_begins_leaves_its_connection_as_new(
+    waiting: Store, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = waiting
+    problems: list[dict[str, Any]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _, context: problems.append(context))
+    send = asyncpg.connection.Connection.execute
+    armed = True
+
+    async def execute(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> str:
+        nonlocal armed
+        if armed and query.startswith("BEGIN; SET LOCAL"):
+            armed = False
+            asyncio.current_task().cancel()  # type: ignore[union-attr]  # as the BEGIN goes out
+        return await send(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(asyncpg.connection.Connection, "execute", execute)
+    starting = asyncio.ensure_future(store.create_run(a_run(), []))
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    store.wrap_writes = Prelude(NOTE_SETTING)  # type: ignore[attr-defined]
+    run = await started(store)
+    await paused(store, run.id, [a_request(run.id)])
+
+    assert not armed  # the BEGIN was cancelled
+    assert settings_noted(backend) == ["off", "on"]
     assert problems == []  # asyncpg found no transaction left open on a connection given back
