@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,6 +27,7 @@ from human.store.base import (
     Lease,
     NewCheckpoint,
     NewEffect,
+    NewNotification,
     Progress,
     RequestFilter,
     RunKey,
@@ -117,6 +119,7 @@ async def paused(
     at: str = "cp-1",
     expected: str | None = None,
     job_id: int | None = None,
+    notifications: Sequence[NewNotification] = (),
 ) -> None:
     committed = await store.record_progress(
         Progress(
@@ -126,6 +129,7 @@ async def paused(
             status="waiting",
             checkpoint=checkpoint(at),
             new_requests=requests,
+            notifications=notifications,
             events=[
                 NewEvent(type="request.created", run_id=run_id, request_id=r.id) for r in requests
             ],
@@ -479,17 +483,8 @@ async def test_requests_are_read_with_answers_and_outbox_rows_only_where_they_ha
 ) -> None:
     run = await started(store)
     answered, told, bare = a_request(run.id, approvals=2), a_request(run.id), a_request(run.id)
-    await store.record_progress(
-        Progress(
-            run_id=run.id,
-            expected_checkpoint_id=None,
-            job_id=None,
-            status="waiting",
-            checkpoint=checkpoint("cp-1"),
-            new_requests=[answered, told, bare],
-            notifications=notifications_for(told, ("webhook", "email"), "created"),
-        )
-    )
+    told_of = notifications_for(told, ("webhook", "email"), "created")
+    await paused(store, run.id, [answered, told, bare], notifications=told_of)
     first = an_answer(answered.id, "lee")
     assert (await store.record_answer(first, final=final_of(first))).result == "partial"
 
@@ -1147,14 +1142,7 @@ async def test_lanes_due_names_the_lanes_with_a_job_due_and_a_checked_lease_take
 async def paused_with_a_notification(store: Store, run: Run, start_job: Job) -> None:
     """Commit `run`'s pause on one request, with a webhook notification of it to deliver."""
     request = a_request(run.id)
-    await store.record_progress(
-        Progress(
-            run_id=run.id,
-            expected_checkpoint_id=None,
-            job_id=start_job.id,
-            status="waiting",
-            checkpoint=checkpoint(f"cp-{run.id}"),
-            new_requests=[request],
-            notifications=notifications_for(request, ("webhook",), "created"),
-        )
+    told_of = notifications_for(request, ("webhook",), "created")
+    await paused(
+        store, run.id, [request], at=f"cp-{run.id}", job_id=start_job.id, notifications=told_of
     )
