@@ -284,7 +284,7 @@ class RequestService:
             notifications=notifications_for(request, self._answer_channels, "answered"),
         )
         if outcome.job is not None and self._worker is not None:
-            self._worker.accept(outcome.job)
+            self._worker.accept(outcome.job, outcome.in_play)
         if outcome.result in ("closed", "partial"):
             failpoints.hit("answer.after_commit")
             self._on_change("request", request.id)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from human.records import (
     LANES,
@@ -125,6 +125,19 @@ class Lease(BaseModel):
     seconds: float
 
 
+@dataclass(frozen=True)
+class InPlay:
+    """What a drive of a run starts from, read in one transaction."""
+
+    run: Run
+    open: list[HumanRequest]
+    """Requests still waiting for a person, oldest first."""
+    answered: list[HumanRequest]
+    """Requests answered (or expired) and not yet delivered, in answer order."""
+    checkpoint: bytes | None = None
+    """The encoded body of the run's current checkpoint, when an answer waits to be delivered."""
+
+
 class AnswerOutcome(BaseModel):
     """What `record_answer` did: closed the request, counted one approval, or nothing."""
 
@@ -133,6 +146,9 @@ class AnswerOutcome(BaseModel):
     result: Literal["closed", "partial", "repeated", "not_open", "claimed"]
     request: HumanRequest
     job: Job | None = None
+    in_play: SkipValidation[InPlay | None] = None
+    """With a `job` leased to the answering process: what its drive starts from, read with the
+    answer (the drive reads it again if it cannot start at once)."""
 
 
 class ClaimOutcome(BaseModel):
@@ -171,8 +187,12 @@ class LocalWorker(Protocol):
         """Owner and duration for jobs leased to this worker."""
         ...
 
-    def accept(self, job: Job) -> None:
-        """Run a job already leased to this worker."""
+    def accept(self, job: Job, in_play: InPlay | None = None) -> None:
+        """Run a job already leased to this worker.
+
+        `in_play`: for a drive, what it starts from as the queuing transaction left it; the
+        drive reads it again if it cannot start at once.
+        """
         ...
 
     def wake(self, lanes: Iterable[JobLane] = LANES) -> None:
@@ -646,19 +666,6 @@ class AuditStore(Protocol):
     async def last_event_id(self) -> int:
         """The id of the newest audit event (0 if none)."""
         ...
-
-
-@dataclass(frozen=True)
-class InPlay:
-    """What a drive of a run starts from, read in one transaction."""
-
-    run: Run
-    open: list[HumanRequest]
-    """Requests still waiting for a person, oldest first."""
-    answered: list[HumanRequest]
-    """Requests answered (or expired) and not yet delivered, in answer order."""
-    checkpoint: bytes | None = None
-    """The encoded body of the run's current checkpoint, when an answer waits to be delivered."""
 
 
 class Store(

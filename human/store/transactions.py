@@ -459,36 +459,7 @@ class SqlStore:
 
         One read transaction: what a drive needs before it runs the workflow.
         """
-
-        async def read(tx: Tx) -> InPlay | None:
-            row = await tx.one("SELECT * FROM runs WHERE id = :id", id=run_id)
-            if row is None:
-                return None
-            found = await tx.all(
-                f"{_SELECT_FLAGGED_REQUESTS} WHERE r.run_id = :run_id AND (r.status IN {OPEN} "
-                f"OR {_UNDELIVERED}) ORDER BY r.seq",
-                run_id=run_id,
-            )
-            requests = await _requests_of(tx, found)
-            ranks = {r["id"]: (r["answered_at"] is None, r["answered_at"] or "") for r in found}
-            answered = sorted(
-                (r for r in requests if r.status not in OPEN_STATUSES),
-                key=lambda r: ranks[r.id],  # answer order; a stable sort keeps seq order
-            )
-            body = None
-            if answered and row["checkpoint_id"] is not None:  # a resume restores it: read it now
-                found_body = await tx.one(
-                    "SELECT body FROM checkpoints WHERE id = :id", id=row["checkpoint_id"]
-                )
-                body = bytes(found_body["body"]) if found_body else None
-            return InPlay(
-                run=run_of(row),
-                open=[r for r in requests if r.status in OPEN_STATUSES],
-                answered=answered,
-                checkpoint=body,
-            )
-
-        return await self._read_tx(read)
+        return await self._read_tx(lambda tx: _in_play(tx, run_id))
 
     async def record_answer(
         self,
@@ -510,12 +481,17 @@ class SqlStore:
         now = self._clock()
         request_id = answer.request_id
 
-        async def write(
-            tx: Tx,
-        ) -> tuple[AnswerResult | Literal["claimed"], Job | None, HumanRequest | None]:
+        async def write(tx: Tx) -> _Answered:
             result, job = await answer_in(tx)
+            if job is not None and job.run_id is not None:
+                # This process drives the run next: what that drive reads, read here, where the
+                # request is read anyway (the one answered is among the run's undelivered).
+                state = await _in_play(tx, job.run_id)
+                if state is not None:
+                    answered = next((r for r in state.answered if r.id == request_id), None)
+                    return result, job, answered, state
             # the request as this transaction leaves it, without a read of its own afterwards
-            return result, job, await _request_in(tx, request_id)
+            return result, job, await _request_in(tx, request_id), None
 
         async def answer_in(tx: Tx) -> tuple[AnswerResult | Literal["claimed"], Job | None]:
             row = await tx.one(
@@ -578,10 +554,10 @@ class SqlStore:
                 )
             return result, job
 
-        result, job, request = await self._write_tx(write)
+        result, job, request, state = await self._write_tx(write)
         if request is None:
             raise StoreError(f"request {request_id} vanished")
-        return AnswerOutcome(result=result, request=request, job=job)
+        return AnswerOutcome(result=result, request=request, job=job, in_play=state)
 
     async def claim_request(self, request_id: str, actor: str, *, until: datetime) -> ClaimOutcome:
         """Claim for `actor` until `until`: someone else's live claim wins."""
@@ -1422,6 +1398,40 @@ async def _requests_of(tx: Tx, found: Sequence[Row], *, flagged: bool = True) ->
         else []
     )
     return requests_of(found, answers, notifications)
+
+
+_Answered = tuple[AnswerResult | Literal["claimed"], Job | None, HumanRequest | None, InPlay | None]
+"""What an answer's transaction came to: its result, its job, the request, the run in play."""
+
+
+async def _in_play(tx: Tx, run_id: str) -> InPlay | None:
+    """What a drive of the run starts from (`Store.run_in_play`), read in `tx`."""
+    row = await tx.one("SELECT * FROM runs WHERE id = :id", id=run_id)
+    if row is None:
+        return None
+    found = await tx.all(
+        f"{_SELECT_FLAGGED_REQUESTS} WHERE r.run_id = :run_id AND (r.status IN {OPEN} "
+        f"OR {_UNDELIVERED}) ORDER BY r.seq",
+        run_id=run_id,
+    )
+    requests = await _requests_of(tx, found)
+    ranks = {r["id"]: (r["answered_at"] is None, r["answered_at"] or "") for r in found}
+    answered = sorted(
+        (r for r in requests if r.status not in OPEN_STATUSES),
+        key=lambda r: ranks[r.id],  # answer order; a stable sort keeps seq order
+    )
+    body = None
+    if answered and row["checkpoint_id"] is not None:  # a resume restores it: read it now
+        found_body = await tx.one(
+            "SELECT body FROM checkpoints WHERE id = :id", id=row["checkpoint_id"]
+        )
+        body = bytes(found_body["body"]) if found_body else None
+    return InPlay(
+        run=run_of(row),
+        open=[r for r in requests if r.status in OPEN_STATUSES],
+        answered=answered,
+        checkpoint=body,
+    )
 
 
 async def _request_in(tx: Tx, request_id: str, *, lock: bool = False) -> HumanRequest | None:

@@ -938,8 +938,8 @@ async def test_a_leased_in_place_job_whose_holder_died_is_leased_again(store: St
 async def test_an_answer_with_a_lease_hands_its_resume_to_that_worker(store: Store) -> None:
     run = await started(store)
     [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)
-    request = a_request(run.id)
-    await paused(store, run.id, [request], job_id=start_job.id)
+    request, other = a_request(run.id), a_request(run.id)
+    await paused(store, run.id, [request, other], job_id=start_job.id)
     answer = an_answer(request.id, "lee")
 
     outcome = await store.record_answer(
@@ -949,6 +949,13 @@ async def test_an_answer_with_a_lease_hands_its_resume_to_that_worker(store: Sto
     assert outcome.result == "closed"
     assert outcome.job is not None
     assert (outcome.job.kind, outcome.job.run_id) == ("resume", run.id)
+    # what its drive starts from, read by the answer's transaction: as a read after it finds it
+    assert outcome.in_play == await in_play(store, run.id)
+    assert outcome.in_play is not None
+    assert [r.id for r in outcome.in_play.answered] == [request.id]
+    assert [r.id for r in outcome.in_play.open] == [other.id]
+    assert outcome.in_play.checkpoint == checkpoint("cp-1").body
+    assert outcome.request == await store.get_request(request.id)
     assert await store.lease_jobs("elsewhere", limit=10, lease_s=LIVE) == []
     await store.finish_job(outcome.job.id, "here")
     assert await store.lease_jobs("elsewhere", limit=10, lease_s=LIVE) == []
@@ -968,7 +975,8 @@ async def test_an_answer_with_a_lease_queues_behind_a_drive_that_holds_the_run(
     )
 
     assert outcome.result == "closed"
-    assert outcome.job is None
+    assert (outcome.job, outcome.in_play) == (None, None)  # the drive holding the run reads anew
+    assert outcome.request == await store.get_request(request.id)
     assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
     await store.finish_job(start_job.id, "w1")
     assert drive_jobs(await store.lease_jobs("w2", limit=10, lease_s=LIVE)) == [("resume", run.id)]
@@ -985,8 +993,8 @@ async def test_answers_that_close_nothing_lease_nothing(store: Store) -> None:
     partial = await store.record_answer(ada, final=final_of(ada), lease=here)
     repeated = await store.record_answer(ada, final=final_of(ada), lease=here)
 
-    assert (partial.result, partial.job) == ("partial", None)
-    assert (repeated.result, repeated.job) == ("repeated", None)
+    assert (partial.result, partial.job, partial.in_play) == ("partial", None, None)
+    assert (repeated.result, repeated.job, repeated.in_play) == ("repeated", None, None)
     assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
 
 

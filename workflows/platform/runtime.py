@@ -153,7 +153,7 @@ class Runtime:
         )
         failpoints.hit("start.after_commit")  # the start committed without waiting for the disk
         if job is not None and self._worker is not None:
-            self._worker.accept(job)
+            self._worker.accept(job, InPlay(run=run, open=[], answered=[]))  # nothing asked yet
         return run
 
     async def get(self, run_id: str, *, viewer: User | None = None) -> Run:
@@ -207,13 +207,15 @@ class Runtime:
 
     # driving --------------------------------------------------------------------------------
 
-    async def drive(self, run_id: str, job_id: int | None) -> bool:
+    async def drive(self, run_id: str, job_id: int | None, in_play: InPlay | None = None) -> bool:
         """Advance a run as far as stored answers allow; True if `job_id` was consumed.
 
         Each step reads the run and its requests in play once (`Store.run_in_play`) and hands
         them to the drive; the next answer, if any, is read again after the step commits.
+        `in_play` is that read for the first step, made by the transaction that queued the job
+        (a start, an answer) in this process: its commit is fenced like any other.
         """
-        state = await self.store.run_in_play(run_id)
+        state = in_play if in_play is not None else await self.store.run_in_play(run_id)
         if state is None or state.run.status in TERMINAL_RUN:
             return False
         if state.run.checkpoint_id is None:

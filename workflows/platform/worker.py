@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from baton.errors import StoreError, StoreUnavailable
 from baton.telemetry import correlation_id
 from human.records import LANES, Job, JobLane
-from human.store.base import Lease, Store
+from human.store.base import InPlay, Lease, Store
 from workflows.platform.runtime import Runtime
 
 logger = logging.getLogger(__name__)
@@ -119,11 +119,16 @@ class Worker:
         """How jobs queued by this process are leased to this worker."""
         return Lease(owner=self.owner, seconds=self._lease_s)
 
-    def accept(self, job: Job) -> None:
-        """Run a job already leased to this worker (queued by this process)."""
+    def accept(self, job: Job, in_play: InPlay | None = None) -> None:
+        """Run a job already leased to this worker (queued by this process).
+
+        `in_play`: what a drive job starts from, read by the transaction that queued it. It is
+        used only if the job starts at once: one that waits for a slot reads it again then (the
+        run may have been cancelled meanwhile, and a drive must not run a cancelled run's tools).
+        """
         if job.id in self._active:
             return
-        task = asyncio.create_task(self._handle(job))
+        task = asyncio.create_task(self._handle(job, in_play))
         self._active[job.id] = task
         self._held[job.lane].add(job.id)
         task.add_done_callback(functools.partial(self._done, job.id, job.lane))
@@ -258,15 +263,18 @@ class Worker:
             except Exception:
                 logger.exception("lease renewal failed")
 
-    async def _handle(self, job: Job) -> None:
+    async def _handle(self, job: Job, in_play: InPlay | None = None) -> None:
         # Jobs this process queued are accepted at once (their lease is held and renewed) but
         # run as many at a time as their lane has slots, like leased ones.
-        async with self._slots[job.lane]:
-            unavailable = await self._run_job(job)
+        slot = self._slots[job.lane]
+        if slot.locked():
+            in_play = None  # read when its turn comes, not as it was queued
+        async with slot:
+            unavailable = await self._run_job(job, in_play)
         if unavailable is not None:
             await self._give_back(job, unavailable)
 
-    async def _run_job(self, job: Job) -> StoreUnavailable | None:
+    async def _run_job(self, job: Job, in_play: InPlay | None = None) -> StoreUnavailable | None:
         """Run a job; the store's failure to serve it is returned, to give the job back for."""
         queued_by = job.payload.get("correlation_id")
         token = correlation_id.set(
@@ -275,7 +283,7 @@ class Worker:
         try:
             consumed = False
             if job.kind in ("start", "resume") and job.run_id:
-                consumed = await self._runtime.drive(job.run_id, job.id)
+                consumed = await self._runtime.drive(job.run_id, job.id, in_play)
             elif job.kind in self._handlers:
                 consumed = await self._handlers[job.kind](job, self.owner)
             if not consumed:

@@ -1,0 +1,98 @@
+"""A drive this process queues starts from what the transaction that queued it read.
+
+A start and an answer in this process hand their drive the run as their own transaction left
+it, so the drive reads nothing before it runs the workflow. A drive that has to wait for a slot
+reads its run when its turn comes instead: a run cancelled meanwhile runs none of its tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from baton.demo import seed_demo
+from baton.settings import Settings
+from baton.wiring import open_parts
+from human.records import Job, Run
+from human.store.base import InPlay, RequestFilter, Store
+from workflows.platform.runtime import Runtime
+from workflows.platform.worker import Worker
+
+REFUND = {"order_id": "A-1002", "amount": 120, "reason": "broken"}
+
+
+async def test_a_run_started_and_answered_here_is_driven_without_reading_it_again(
+    db_url: str,
+) -> None:
+    async with open_parts(Settings(database_url=db_url)) as parts:
+        await seed_demo(parts.store, db_url)
+        lee = await parts.store.get_user("lee")
+        assert lee is not None
+        reads: list[str] = []
+        run_in_play = parts.store.run_in_play
+
+        async def counted(run_id: str) -> InPlay | None:
+            reads.append(run_id)
+            return await run_in_play(run_id)
+
+        parts.store.run_in_play = counted  # type: ignore[method-assign]
+
+        run = await parts.runtime.start("refund", REFUND, actor="sam")
+        await parts.worker.drain()
+        [request] = (
+            await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
+        ).items
+        await parts.requests.respond(request.id, {"decision": "approve"}, responder=lee)
+        await parts.worker.drain()
+        done = await parts.runtime.get(run.id)
+
+    assert (done.status, str(done.output["text"]).split(" ")[0]) == ("completed", "Refunded")
+    assert reads == []  # both drives started from their queuing transaction's read
+
+
+class Drives:
+    """A runtime's `drive` that records what each drive was handed and waits to be let go."""
+
+    def __init__(self) -> None:
+        self.handed: list[tuple[int | None, InPlay | None]] = []
+        self.go = asyncio.Event()
+
+    async def drive(self, run_id: str, job_id: int | None, in_play: InPlay | None = None) -> bool:
+        self.handed.append((job_id, in_play))
+        await self.go.wait()
+        return True  # the job is consumed: the worker asks the store nothing
+
+
+def _in_play(run_id: str) -> InPlay:
+    now = datetime.now(UTC)
+    run = Run(
+        id=run_id, workflow="refund", input={}, status="running", created_at=now, updated_at=now
+    )
+    return InPlay(run=run, open=[], answered=[])
+
+
+async def test_a_drive_that_waits_for_a_slot_reads_its_run_when_its_turn_comes() -> None:
+    drives = Drives()
+    worker = Worker(cast(Store, object()), cast(Runtime, drives), concurrency=1)
+    first, second = _in_play("run_1"), _in_play("run_2")
+
+    worker.accept(_job(1, "run_1"), first)
+    await _until(lambda: len(drives.handed) == 1)
+    worker.accept(_job(2, "run_2"), second)  # the one slot is taken: this one waits
+    drives.go.set()
+    await worker.drain()
+
+    assert drives.handed == [(1, first), (2, None)]
+
+
+def _job(job_id: int, run_id: str) -> Job:
+    return Job(id=job_id, kind="start", run_id=run_id, payload={}, attempts=1)
+
+
+async def _until(condition: Any) -> None:
+    for _ in range(100):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the worker did not start the first drive")
