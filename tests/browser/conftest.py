@@ -35,6 +35,38 @@ LAPTOP = (1366, 768)
 PHONE = (390, 844)
 
 
+# How far the page reaches past the window's right edge: what a horizontal scrollbar would scroll.
+# Content clipped by an ancestor (a visually hidden table head) is not counted, as no user sees it.
+OVERFLOW = "() => document.documentElement.scrollWidth - window.innerWidth"
+# The elements whose box reaches past the window's right edge, clipped or not.
+WIDE_BOXES = """() => [...document.body.querySelectorAll('*')]
+    .filter(e => e.getBoundingClientRect().right > window.innerWidth)
+    .map(e => `${e.tagName.toLowerCase()} ${(e.textContent || '').trim().slice(0, 40)}`)"""
+
+
+async def laid_out(page: Page) -> None:
+    """Wait until the page has loaded, its stylesheet applied.
+
+    A layout query (scrollWidth, a bounding box) does not wait for a stylesheet still loading: it
+    lays the page out without it. app.css is revalidated at every navigation (`no-cache`), and on a
+    busy machine its answer can come after the page's text is there and every `expect` about the
+    text has passed; the unstyled dashboard is 412 px wide at 390 (CI once saw that: 22 px).
+    """
+    await page.wait_for_load_state("load")
+
+
+async def overflow(page: Page) -> int:
+    """How many pixels the laid-out page reaches past the window: 0 or less when it fits."""
+    await laid_out(page)
+    return int(await page.evaluate(OVERFLOW))
+
+
+async def wide_boxes(page: Page) -> list[str]:
+    """The elements whose box reaches past the window once laid out, clipped or not."""
+    await laid_out(page)
+    return list(await page.evaluate(WIDE_BOXES))
+
+
 @pytest.fixture
 def server(page_server: Server) -> Server:
     return page_server

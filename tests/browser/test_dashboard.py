@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.conftest import PageAs
+from tests.browser.conftest import PageAs, overflow, wide_boxes
 from tests.harness import MovableClock, Server, baton_server
 from tests.pages import PAGE_ENV
 
@@ -65,8 +65,8 @@ async def test_a_lead_sees_their_teams_open_work_answer_times_and_decisions(
     )
     for chart in ("Open requests by team and age", "Time to answer per team, last 7 days"):
         await expect(lee.get_by_role("img", name=chart, exact=False)).to_be_visible()
-    overflow = "() => document.documentElement.scrollWidth - window.innerWidth"
-    assert await lee.evaluate(overflow) <= 0, "the dashboard is wider than the window"
+    assert await overflow(lee) <= 0, "the dashboard is wider than the window"
+    assert await wide_boxes(lee) == [], "a box reaches past the window, clipped or not"
 
 
 async def test_an_admin_sees_every_team_and_a_viewer_only_their_own(page_as: PageAs) -> None:

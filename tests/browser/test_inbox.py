@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.async_api import Locator, Page, expect
 
-from tests.browser.conftest import PageAs
+from tests.browser.conftest import PageAs, overflow, wide_boxes
 from tests.harness import REFUND_120, Server, eventually, refunds
 
 STATUS = "[role=status]"
@@ -294,7 +294,6 @@ async def test_every_control_has_a_label_and_pages_fit_a_phone(
     unlabelled = """() => [...document.querySelectorAll('input, select, textarea')]
         .filter(e => e.type !== 'hidden' && e.labels.length === 0)
         .map(e => e.outerHTML)"""
-    overflow = "() => document.documentElement.scrollWidth - window.innerWidth"
     for path in (
         "/",
         f"/requests/{pending['id']}",
@@ -304,7 +303,8 @@ async def test_every_control_has_a_label_and_pages_fit_a_phone(
     ):
         await lee.goto(path)
         assert await lee.evaluate(unlabelled) == [], path
-        assert await lee.evaluate(overflow) <= 0, f"{path} is wider than a phone"
+        assert await overflow(lee) <= 0, f"{path} is wider than a phone"
+        assert await wide_boxes(lee) == [], f"{path} has a box wider than a phone"
     await lee.context.clear_cookies()
     await lee.goto("/signin")
     assert await lee.evaluate(unlabelled) == []

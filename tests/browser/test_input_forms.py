@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.browser.conftest import PageAs
+from tests.browser.conftest import PageAs, overflow
 from tests.harness import Server
 
 STATUS = "[role=status]"
@@ -139,6 +139,5 @@ async def test_an_input_request_page_labels_every_control_and_fits_a_phone(
     unlabelled = """() => [...document.querySelectorAll('input, select, textarea')]
         .filter(e => e.type !== 'hidden' && e.labels.length === 0)
         .map(e => e.outerHTML)"""
-    overflow = "() => document.documentElement.scrollWidth - window.innerWidth"
     assert await lee.evaluate(unlabelled) == []
-    assert await lee.evaluate(overflow) <= 0
+    assert await overflow(lee) <= 0

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.browser.conftest import LAPTOP, PHONE, PageAs
+from tests.browser.conftest import LAPTOP, PHONE, PageAs, overflow
 from tests.harness import (
     LATE_PURCHASE,
     REFUND_120,
@@ -80,8 +80,7 @@ async def test_a_manager_sees_escalated_work_first_by_default(
         await expect(row).to_contain_text("sam")  # who started it
         await expect(row).to_contain_text("left")  # time left, open as it is
     await expect(max_.locator("#inbox-list")).not_to_contain_text("Nothing here")
-    overflow = "() => document.documentElement.scrollWidth - window.innerWidth"
-    assert await max_.evaluate(overflow) <= 0
+    assert await overflow(max_) <= 0
 
     # claimed by me: still my work, and in Claimed by me; answered: in Answered by me
     first = escalated[0]["id"]
