@@ -10,8 +10,9 @@ drive under way, so the tasks go round in step: their pauses commit together, th
 
 The child is run as `baton.bench_peers` runs its systems (`run_child`): CPU by
 `time.process_time` over the timed cycles (every thread of the child, the writer thread
-included), fsyncs by `strace --seccomp-bpf -f -c` less those of the same child with no timed
-cycle. Over `rounds` rounds the figure is the best round's.
+included), untraced; fsyncs by one more child of each variant under `strace --seccomp-bpf -f -c`
+less those of the same child with no timed cycle. Over `rounds` rounds the figure is the best
+round's.
 
 - `concurrent32_cycles_per_s`: completed cycles per second of wall time.
 - `concurrent32_cpu_ms`: the child's CPU milliseconds per cycle.
@@ -84,16 +85,22 @@ def concurrent_figures(
     with tempfile.TemporaryDirectory(prefix="baton-concurrent-", dir=root) as scratch:
         for n in range(rounds):
             for name in VARIANTS if n % 2 == 0 else tuple(reversed(VARIANTS)):
-                got, calls, extra = run_child(
-                    _args(name, per_task), Path(scratch) / f"{name}-{n}", what=name
+                got, _, extra = run_child(
+                    _args(name, per_task), Path(scratch) / f"{name}-{n}", what=name, traced=False
                 )
                 if name not in best or got.wall_s < best[name].wall_s:
                     best[name], waited[name] = got, float(extra["runqueue_s"])
-                counted[name].append(calls)
                 commits[name].append(int(extra["durable_syncs"]))
-        # The same child with no timed cycle: its set-up and warm-up alone.
-        _, baseline, _ = run_child(_args("group", 0), Path(scratch) / "none", what="baseline")
-    traced = TRACE is not None and baseline != -1 and all(-1 not in c for c in counted.values())
+        baseline = -1
+        if TRACE is not None:  # counted apart from the timed rounds: a traced fsync stops the child
+            for name in VARIANTS:
+                _, calls, _ = run_child(
+                    _args(name, per_task), Path(scratch) / f"{name}-traced", what=f"{name} traced"
+                )
+                counted[name].append(calls)
+            # The same child with no timed cycle: its set-up and warm-up alone.
+            _, baseline, _ = run_child(_args("group", 0), Path(scratch) / "none", what="baseline")
+    traced = baseline != -1 and all(c and -1 not in c for c in counted.values())
     figures: dict[str, float | int | str] = {}
     rates: dict[str, float] = {}
     for name, prefix in (("group", "concurrent32"), ("solo", "concurrent32_solo")):

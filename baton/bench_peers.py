@@ -35,11 +35,14 @@ keyed by the call's idempotency key, then the refund read back), as the shipped 
   same orders and written with the same statements.
 
 Per system: `<workload>_<system>_cycles_per_s`, `_cpu_ms` per cycle (the child's user + system
-CPU over the timed cycles, `time.process_time`), and `_fsyncs_per_cycle`: the `fsync` and
-`fdatasync` calls of a round, counted by `strace --seccomp-bpf -f -c` when strace is here (only
-those calls stop the child), less those of the same child run with no timed cycle (its set-up
-and warm-up), per cycle (the fewest of the rounds). Then `<workload>_vs_langgraph` (Baton's
-cycles per second over LangGraph's), `<workload>_fsyncs_per_cycle` (Baton's),
+CPU over the timed cycles, `time.process_time`), both from untraced children, and
+`_fsyncs_per_cycle`: the `fsync` and `fdatasync` calls of one more child of the same cycles, run
+after the rounds under `strace --seccomp-bpf -f -c` when strace is here, less those of the same
+child run with no timed cycle (its set-up and warm-up), per cycle. The timed rounds are not
+traced: strace stops a child at each of those calls, which costs a system in proportion to how
+often it syncs (LangGraph's refund cycle ran at about half its untraced rate traced). Then
+`<workload>_vs_langgraph` (Baton's cycles per second over LangGraph's),
+`<workload>_fsyncs_per_cycle` (Baton's),
 `minimal_cpu_vs_bare_maf`, and `peers_load1_max`, the highest 1-minute load average at the
 start of a round.
 """
@@ -138,16 +141,18 @@ def _compare(
     for n in range(rounds):
         loads.append(round(os.getloadavg()[0], 2))
         for system in systems if n % 2 == 0 else tuple(reversed(systems)):
-            got, calls = _child(workload, system, cycles, scratch / f"{system}-{n}")
+            got, _ = _child(workload, system, cycles, scratch / f"{system}-{n}", traced=False)
             if system not in best or got.wall_s < best[system].wall_s:
                 best[system] = got
-            synced[system].append(calls)
-    baseline = {  # the same children with no timed cycle: their set-up and warm-up alone
-        system: _child(workload, system, 0, scratch / f"{system}-0-cycles")[1] for system in systems
-    }
+    if TRACE is not None:  # counted apart from the timed rounds: a traced fsync stops the child
+        for system in systems:
+            synced[system] = [
+                _child(workload, system, timed, scratch / f"{system}-traced-{timed}")[1]
+                for timed in (cycles, 0)  # the same child with no timed cycle: set-up, warm-up
+            ]
     traced = TRACE is not None and all(-1 not in calls for calls in synced.values())
     fsyncs = {
-        system: round((min(calls) - baseline[system]) / cycles, 2) if traced else None
+        system: round((calls[0] - calls[1]) / cycles, 2) if traced else None
         for system, calls in synced.items()
     }
     rate = {system: got.cycles / got.wall_s for system, got in best.items()}
@@ -166,26 +171,30 @@ def _compare(
     return figures
 
 
-def _child(workload: str, system: str, cycles: int, folder: Path) -> tuple[Round, int]:
+def _child(
+    workload: str, system: str, cycles: int, folder: Path, *, traced: bool = True
+) -> tuple[Round, int]:
     """One system's child: its round, and its `fsync` and `fdatasync` calls (-1: not counted)."""
     module_args = ["baton.bench_peers", workload, system, str(cycles)]
-    got, calls, _ = run_child(module_args, folder, what=f"{workload} {system}")
+    got, calls, _ = run_child(module_args, folder, what=f"{workload} {system}", traced=traced)
     return got, calls
 
 
 def run_child(
-    module_args: list[str], folder: Path, *, what: str
+    module_args: list[str], folder: Path, *, what: str, traced: bool = True
 ) -> tuple[Round, int, dict[str, Any]]:
-    """`python -m MODULE ARGS… FOLDER` traced: its round, its fsync calls, its whole JSON line.
+    """`python -m MODULE ARGS… FOLDER`: its round, its fsync calls, its whole JSON line.
 
     The child prints one JSON object as its last line, with at least `cycles`, `wall_s` and
-    `cpu_s`. The calls are its `fsync` and `fdatasync` calls, -1 if they were not counted: under
-    `strace --seccomp-bpf` only those two calls stop the child, so the timing is hardly touched;
-    without strace (or where tracing is not permitted) they are not counted.
+    `cpu_s`. The calls are its `fsync` and `fdatasync` calls when `traced` (under `strace
+    --seccomp-bpf`, which stops the child at those two calls only), else -1, as they are without
+    strace or where tracing is not permitted. Time only an untraced child: each stop costs the
+    child two trips through the tracer, which slows a system by how often it syncs (LangGraph's
+    refund cycle, 16 fsyncs, ran at about half its untraced rate), not by what it does.
     """
     folder.mkdir(parents=True, exist_ok=True)
     summary = folder / "fsyncs.txt"
-    trace = [*TRACE, "-o", str(summary)] if TRACE else []
+    trace = [*TRACE, "-o", str(summary)] if TRACE and traced else []
     done = subprocess.run(
         [*trace, sys.executable, "-m", *module_args, str(folder)],
         capture_output=True,

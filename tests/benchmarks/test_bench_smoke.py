@@ -9,10 +9,14 @@ from __future__ import annotations
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from baton import bench_concurrent, bench_peers
 from baton.bench import postgres_figures, run_bench
 from baton.bench_concurrent import concurrent_figures
-from baton.bench_peers import WORKLOADS, peer_figures, peers_available
+from baton.bench_peers import WORKLOADS, Round, peer_figures, peers_available
 
 CYCLE_KEYS = {
     "pause_ms_p50",
@@ -76,8 +80,39 @@ async def test_an_unreachable_postgres_is_said_not_skipped(tmp_path: Path) -> No
     assert "cannot use the PostgreSQL server" in str(figures["pg_unavailable"])
 
 
-def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(tmp_path: Path) -> None:
+Children = list[tuple[list[str], bool, Round]]
+
+
+def children_of(monkeypatch: pytest.MonkeyPatch, *modules: Any) -> Children:
+    """Each child the benchmark runs: its module and arguments, whether traced, and its round."""
+    ran: Children = []
+    real = bench_peers.run_child
+
+    def recorded(
+        module_args: list[str], folder: Path, *, what: str, traced: bool = True
+    ) -> tuple[Round, int, dict[str, Any]]:
+        got = real(module_args, folder, what=what, traced=traced)
+        ran.append((module_args, traced, got[0]))
+        return got
+
+    for module in modules:
+        monkeypatch.setattr(module, "run_child", recorded)
+    return ran
+
+
+def timed_untraced(ran: Children, args: list[str], rate: float) -> bool:
+    """Whether `rate` (cycles per second, as reported) is an untraced child's of `args`."""
+    return any(
+        a == args and not traced and round(got.cycles / got.wall_s, 1) == rate
+        for a, traced, got in ran
+    )
+
+
+def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert peers_available() is None, "the bench extra (LangGraph) is part of the dev install"
+    ran = children_of(monkeypatch, bench_peers)
 
     figures = peer_figures(cycles=3, rounds=1, root=tmp_path)
 
@@ -86,6 +121,12 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(tmp_pa
             assert figures[f"{workload}_{system}_cycles_per_s"] > 0, (workload, system)
             assert figures[f"{workload}_{system}_cpu_ms"] > 0, (workload, system)
         assert isinstance(figures[f"{workload}_vs_langgraph"], float), workload
+        # The rates compared are untraced children's: strace stops a child at each fsync, and
+        # the systems sync at very different rates (LangGraph's refund ran at about half).
+        for system in systems:
+            args = ["baton.bench_peers", workload, system, "3"]
+            rate = float(figures[f"{workload}_{system}_cycles_per_s"])
+            assert timed_untraced(ran, args, rate), (workload, system)
     for ratio in ("minimal_cpu_vs_bare_maf", "peers_load1_max"):
         assert isinstance(figures[ratio], float), ratio
     if shutil.which("strace"):  # counted where strace may trace: durable peers sync, MAF never
@@ -102,7 +143,11 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(tmp_pa
         assert figures["minimal_maf_memory_fsyncs_per_cycle"] == 0
 
 
-def test_32_runs_in_flight_are_measured_with_and_without_group_commit(tmp_path: Path) -> None:
+def test_32_runs_in_flight_are_measured_with_and_without_group_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran = children_of(monkeypatch, bench_concurrent)
+
     figures = concurrent_figures(cycles=32, rounds=1, root=tmp_path)
 
     for prefix in ("concurrent32", "concurrent32_solo"):
@@ -116,6 +161,10 @@ def test_32_runs_in_flight_are_measured_with_and_without_group_commit(tmp_path: 
     assert figures["concurrent32_durable_commits_per_cycle"] <= 2
     assert isinstance(figures["concurrent32_vs_solo"], float)
     assert isinstance(figures["concurrent32_load1"], float)
+    for variant, prefix in (("group", "concurrent32"), ("solo", "concurrent32_solo")):
+        args = bench_concurrent._args(variant, 1)
+        assert timed_untraced(ran, args, float(figures[f"{prefix}_cycles_per_s"])), variant
     if shutil.which("strace"):
         assert "concurrent32_fsyncs_per_cycle" in figures
         assert "concurrent32_solo_fsyncs_per_cycle" in figures
+        assert any(traced for _, traced, _ in ran)  # counted in a child of its own
