@@ -91,16 +91,16 @@ def concurrent_figures(
                 if name not in best or got.wall_s < best[name].wall_s:
                     best[name], waited[name] = got, float(extra["runqueue_s"])
                 commits[name].append(int(extra["durable_syncs"]))
-        baseline = -1
         if TRACE is not None:  # counted apart from the timed rounds: a traced fsync stops the child
             for name in VARIANTS:
-                _, calls, _ = run_child(
-                    _args(name, per_task), Path(scratch) / f"{name}-traced", what=f"{name} traced"
-                )
-                counted[name].append(calls)
-            # The same child with no timed cycle: its set-up and warm-up alone.
-            _, baseline, _ = run_child(_args("group", 0), Path(scratch) / "none", what="baseline")
-    traced = baseline != -1 and all(c and -1 not in c for c in counted.values())
+                # ... less the same child's with no timed cycle: its set-up and warm-up alone
+                counted[name] = [
+                    run_child(
+                        _args(name, timed), Path(scratch) / f"{name}-traced-{timed}", what=name
+                    )[1]
+                    for timed in (per_task, 0)
+                ]
+    traced = all(c and -1 not in c for c in counted.values())
     figures: dict[str, float | int | str] = {}
     rates: dict[str, float] = {}
     for name, prefix in (("group", "concurrent32"), ("solo", "concurrent32_solo")):
@@ -111,7 +111,7 @@ def concurrent_figures(
         figures[f"{prefix}_cpu_ms"] = round(cpu_ms, 2)
         figures[f"{prefix}_durable_commits_per_cycle"] = round(min(commits[name]) / got.cycles, 3)
         if traced:
-            fsyncs = (min(counted[name]) - baseline) / got.cycles
+            fsyncs = (counted[name][0] - counted[name][1]) / got.cycles
             figures[f"{prefix}_fsyncs_per_cycle"] = round(fsyncs, 3)
         figures[f"{prefix}_vs_cpu_ceiling"] = round(rate / (1000 / cpu_ms * USABLE_CORES), 3)
         figures[f"{prefix}_waiting_for_cpu"] = round(waited[name] / got.wall_s, 3)

@@ -105,6 +105,12 @@ class RunNotCancellable(Conflict):
     code = "run_not_cancellable"
 
 
+class RunEnded(Conflict):
+    """The run ended (cancelled, say) while a drive of it ran: that drive calls no more tools."""
+
+    code = "run_ended"
+
+
 class Closed(BatonError):
     """The request was closed without an answer (expired or cancelled)."""
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from opentelemetry import trace
 
+from baton.errors import RunEnded
+from human.records import TERMINAL_RUN
 from human.store.base import EffectStore, NewEffect
 
 logger = logging.getLogger(__name__)
@@ -59,13 +61,21 @@ class EffectLedger:
         attributes = {"baton.run_id": run_id, "baton.tool": tool, "baton.idempotency_key": key}
         with _tracer.start_as_current_span("baton.effect", attributes=attributes) as span:
             noted = next((e for e in performed if e.key == key), None)
-            recorded = (
-                {"result": noted.result} if noted is not None else await self._store.get_effect(key)
-            )
+            run_status = None
+            if noted is not None:
+                recorded: dict[str, Any] | None = {"result": noted.result}
+            else:
+                found = await self._store.effect_in_run(key, run_id)
+                recorded, run_status = found.recorded, found.run_status
             span.set_attribute("baton.replayed", recorded is not None)
             if recorded is not None:
                 logger.info("effect replayed from ledger", extra={"tool": tool, "key": key})
                 return recorded["result"]
+            if run_status in TERMINAL_RUN:
+                # Cancelled (or ended otherwise) while this drive ran: its progress will be fenced
+                # off, and a call now would act for a run nobody waits on any more.
+                logger.warning("effect refused: run ended", extra={"tool": tool, "key": key})
+                raise RunEnded(f"run {run_id} is {run_status}: {tool} is not called")
             result = await call(key)
             performed.append(
                 NewEffect(key=key, run_id=run_id, tool=tool, arguments=arguments, result=result)

@@ -126,8 +126,23 @@ class Lease(BaseModel):
 
 
 @dataclass(frozen=True)
+class EffectLookup:
+    """An effect's record, if any, and the status of the run about to perform it."""
+
+    recorded: dict[str, Any] | None
+    """`get_effect`'s answer: the key, tool and result recorded, or None."""
+    run_status: RunStatus | None
+    """The run's status now (None: no such run)."""
+
+
+@dataclass(frozen=True)
 class InPlay:
-    """What a drive of a run starts from, read in one transaction."""
+    """What a drive of a run starts from, read in one transaction.
+
+    `Store.run_in_play` reads it in a read transaction of its own; an answer that queues its run's
+    resume for this process reads it in its own write transaction, after the answer (on
+    PostgreSQL, under the run's row lock, each statement seeing what was committed before it).
+    """
 
     run: Run
     open: list[HumanRequest]
@@ -470,6 +485,14 @@ class EffectStore(Protocol):
 
     async def get_effect(self, key: str) -> dict[str, Any] | None:
         """The recorded result of an effect."""
+        ...
+
+    async def effect_in_run(self, key: str, run_id: str) -> EffectLookup:
+        """The effect recorded for `key`, and the status of run `run_id`, in one read.
+
+        What `EffectLedger.perform` reads before a call. The status is None for no such run (as
+        for `baton check`'s runs, which are never stored).
+        """
         ...
 
 

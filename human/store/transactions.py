@@ -53,6 +53,7 @@ from human.routing import (
 from human.store.base import (
     AnswerOutcome,
     ClaimOutcome,
+    EffectLookup,
     InPlay,
     KeyTaken,
     Lease,
@@ -487,8 +488,10 @@ class SqlStore:
                 # This process drives the run next: what that drive reads, read here, where the
                 # request is read anyway (the one answered is among the run's undelivered).
                 state = await _in_play(tx, job.run_id)
-                if state is not None:
-                    answered = next((r for r in state.answered if r.id == request_id), None)
+                answered = (
+                    next((r for r in state.answered if r.id == request_id), None) if state else None
+                )
+                if answered is not None:
                     return result, job, answered, state
             # the request as this transaction leaves it, without a read of its own afterwards
             return result, job, await _request_in(tx, request_id), None
@@ -688,6 +691,23 @@ class SqlStore:
         if row is None:
             return None
         return {"key": row["key"], "tool": row["tool"], "result": loads(row["result"])}
+
+    async def effect_in_run(self, key: str, run_id: str) -> EffectLookup:
+        """The recorded effect for `key` and the status of run `run_id`: one statement."""
+        row = await self._one(
+            "SELECT (SELECT status FROM runs WHERE id = :run_id) AS run_status, "
+            "e.key, e.tool, e.result FROM (SELECT 1 AS one) o "
+            "LEFT JOIN effects e ON e.key = :key",
+            key=key,
+            run_id=run_id,
+        )
+        assert row is not None  # one row, whatever is stored
+        recorded = (
+            None
+            if row["key"] is None
+            else {"key": row["key"], "tool": row["tool"], "result": loads(row["result"])}
+        )
+        return EffectLookup(recorded=recorded, run_status=row["run_status"])
 
     # people and sign-in ---------------------------------------------------------------------
 

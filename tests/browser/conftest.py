@@ -38,9 +38,10 @@ PHONE = (390, 844)
 # How far the page reaches past the window's right edge: what a horizontal scrollbar would scroll.
 # Content clipped by an ancestor (a visually hidden table head) is not counted, as no user sees it.
 OVERFLOW = "() => document.documentElement.scrollWidth - window.innerWidth"
-# The elements whose box reaches past the window's right edge, clipped or not.
+# The elements whose box reaches past the window's right edge, clipped or not (a whole pixel:
+# layout rounds, and a box ending at 390.4 in a 390 px window shows nothing).
 WIDE_BOXES = """() => [...document.body.querySelectorAll('*')]
-    .filter(e => e.getBoundingClientRect().right > window.innerWidth)
+    .filter(e => Math.floor(e.getBoundingClientRect().right) > window.innerWidth)
     .map(e => `${e.tagName.toLowerCase()} ${(e.textContent || '').trim().slice(0, 40)}`)"""
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from baton.errors import Invalid, StoreError
+from baton.errors import Invalid, RunEnded, StoreError
 from baton.telemetry import correlation_id
 from human.effects import EffectLedger
 from human.kinds import KINDS
@@ -23,6 +23,7 @@ from human.records import AnswerRecord, HumanRequest, Job, NewEvent, RequestStat
 from human.routing import notifications_for
 from human.store import open_store
 from human.store.base import (
+    EffectLookup,
     KeyTaken,
     Lease,
     NewCheckpoint,
@@ -120,6 +121,7 @@ async def paused(
     expected: str | None = None,
     job_id: int | None = None,
     notifications: Sequence[NewNotification] = (),
+    effects: Sequence[NewEffect] = (),
 ) -> None:
     committed = await store.record_progress(
         Progress(
@@ -130,6 +132,7 @@ async def paused(
             checkpoint=checkpoint(at),
             new_requests=requests,
             notifications=notifications,
+            effects=list(effects),
             events=[
                 NewEvent(type="request.created", run_id=run_id, request_id=r.id) for r in requests
             ],
@@ -1079,6 +1082,38 @@ async def test_the_ledger_calls_a_key_once_per_drive_and_its_record_rides_the_dr
     assert calls == ["bk_1"]
     assert [e.key for e in drive] == ["bk_1"]
     assert (unrecorded, committed, later) == (None, True, [])
+
+
+async def test_the_ledger_calls_nothing_for_a_run_that_has_ended(store: Store) -> None:
+    live, ended = await started(store), await started(store)
+    ledger = EffectLedger(store)
+    calls: list[str] = []
+
+    async def refund(key: str) -> dict[str, str]:
+        calls.append(key)
+        return {"id": key}
+
+    def perform(run_id: str, key: str) -> Any:
+        return ledger.perform(
+            key=key, run_id=run_id, tool="issue_refund", arguments={}, call=refund, performed=[]
+        )
+
+    recorded = NewEffect(
+        key="bk_done", run_id=ended.id, tool="issue_refund", arguments={}, result={"id": "R-1"}
+    )
+    await paused(store, ended.id, [], effects=[recorded])
+    assert await store.cancel_run(ended.id, "ada") is not None
+
+    assert await perform(live.id, "bk_live") == {"id": "bk_live"}
+    assert await perform("check_unstored", "bk_check") == {"id": "bk_check"}  # `baton check`'s
+    with pytest.raises(RunEnded, match="cancelled"):
+        await perform(ended.id, "bk_late")
+    assert await perform(ended.id, "bk_done") == {"id": "R-1"}  # recorded: replayed, not called
+    assert calls == ["bk_live", "bk_check"]
+    looked = await store.effect_in_run("bk_done", ended.id)
+    assert (looked.recorded or {})["result"] == {"id": "R-1"}
+    assert looked.run_status == "cancelled"
+    assert await store.effect_in_run("bk_none", "run_none") == EffectLookup(None, None)
 
 
 # people -------------------------------------------------------------------------------------

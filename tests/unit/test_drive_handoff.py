@@ -16,6 +16,7 @@ from baton.settings import Settings
 from baton.wiring import open_parts
 from human.records import Job, Run
 from human.store.base import InPlay, RequestFilter, Store
+from tests.harness import sql
 from workflows.platform.runtime import Runtime
 from workflows.platform.worker import Worker
 
@@ -49,6 +50,43 @@ async def test_a_run_started_and_answered_here_is_driven_without_reading_it_agai
 
     assert (done.status, str(done.output["text"]).split(" ")[0]) == ("completed", "Refunded")
     assert reads == []  # both drives started from their queuing transaction's read
+
+
+async def test_a_drive_handed_its_run_before_a_cancel_calls_no_tool(db_url: str) -> None:
+    # The answer's transaction reads the run in play; a cancel may commit right after it (in the
+    # same SQLite batch, or as the next holder of the run's row lock) and before the drive runs.
+    # The drive then starts from the run as it was, but its refund is refused at the ledger.
+    async with open_parts(Settings(database_url=db_url)) as parts:
+        await seed_demo(parts.store, db_url)
+        lee, ada = await parts.store.get_user("lee"), await parts.store.get_user("ada")
+        assert lee is not None
+        assert ada is not None
+        handed: list[tuple[Job, InPlay | None]] = []
+
+        def hold(job: Job, in_play: InPlay | None = None) -> None:
+            handed.append((job, in_play))  # driven by the test, when it chooses
+
+        parts.worker.accept = hold  # type: ignore[method-assign]
+        run = await parts.runtime.start("refund", REFUND, actor="sam")
+        [(start_job, started)] = handed
+        await parts.runtime.drive(run.id, start_job.id, started)
+        [request] = (
+            await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
+        ).items
+        await parts.requests.respond(request.id, {"decision": "approve"}, responder=lee)
+        [_, (resume_job, answered)] = handed
+        assert answered is not None
+        assert answered.run.status == "waiting"
+        await parts.runtime.cancel(run.id, by=ada)
+
+        consumed = await parts.runtime.drive(run.id, resume_job.id, answered)  # as it was handed
+        done = await parts.runtime.get(run.id)
+        events = await parts.store.list_events(run_id=run.id)
+
+    assert consumed is False  # its progress fenced off: the run had ended
+    assert done.status == "cancelled"
+    assert sql(db_url, "SELECT * FROM refunds") == []  # the back office was never called
+    assert [e for e in events if e.type == "effect.executed"] == []
 
 
 class Drives:
