@@ -89,6 +89,20 @@ async def test_a_drive_handed_its_run_before_a_cancel_calls_no_tool(db_url: str)
     assert [e for e in events if e.type == "effect.executed"] == []
 
 
+async def test_a_start_hands_its_drive_the_run_as_a_read_would_find_it(db_url: str) -> None:
+    async with open_parts(Settings(database_url=db_url)) as parts:
+        handed: list[InPlay | None] = []
+
+        def hold(job: Job, in_play: InPlay | None = None) -> None:
+            handed.append(in_play)
+
+        parts.worker.accept = hold  # type: ignore[method-assign]
+        run = await parts.runtime.start("refund", REFUND, actor="sam")
+        read = await parts.store.run_in_play(run.id)
+
+    assert handed == [read]  # every field of the run, no request, no checkpoint
+
+
 class Drives:
     """A runtime's `drive` that records what each drive was handed and waits to be let go."""
 
