@@ -46,12 +46,14 @@ WIDE_BOXES = """() => [...document.body.querySelectorAll('*')]
 
 
 async def laid_out(page: Page) -> None:
-    """Wait until the page has loaded, its stylesheet applied.
+    """Wait until the page has loaded: its stylesheet applied, its deferred scripts (htmx) run.
 
     A layout query (scrollWidth, a bounding box) does not wait for a stylesheet still loading: it
     lays the page out without it. app.css is revalidated at every navigation (`no-cache`), and on a
     busy machine its answer can come after the page's text is there and every `expect` about the
     text has passed; the unstyled dashboard is 412 px wide at 390 (CI once saw that: 22 px).
+    htmx.min.js is revalidated too, and until it has run a field changed on a page a form post
+    just loaded is heard by nothing (CI once saw an edit's live check never refresh so).
     """
     await page.wait_for_load_state("load")
 

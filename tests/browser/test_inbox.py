@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.async_api import Locator, Page, expect
 
-from tests.browser.conftest import PageAs, overflow, wide_boxes
+from tests.browser.conftest import PageAs, laid_out, overflow, wide_boxes
 from tests.harness import REFUND_120, Server, eventually, refunds
 
 STATUS = "[role=status]"
@@ -168,6 +168,7 @@ async def test_an_invalid_edit_shows_its_error_and_stores_nothing_then_a_valid_o
     await expect(amount).to_have_attribute("aria-invalid", "true")
     assert await server.snapshot(pending["id"]) == before
 
+    await laid_out(lee)  # the refused edit's new page, htmx taken up (see the held-click test)
     await amount.fill("30")
     if javascript:  # the diff shows as it is typed ...
         await expect(lee.locator("#edit-preview table.diff")).to_contain_text("30")
@@ -214,7 +215,11 @@ async def test_a_click_held_while_the_check_refreshes_still_sends_the_edit_and_a
     await expect(check.locator("ins")).to_have_text("30")
     assert len(refreshes) == 1  # the refresh did land while the button was held
 
-    # a change at the Confirm step asks to check again: the stale confirmation goes
+    # a change at the Confirm step asks to check again: the stale confirmation goes. Send edit
+    # loaded a new page; its check shows before htmx (a deferred script, revalidated at every
+    # load) has taken up the form, and a change made in between would go unheard. A person
+    # cannot type that fast; the test can, on a busy machine: it waits for the page's load.
+    await laid_out(lee)
     await lee.locator("#a-edit-arguments-amount").fill("40")
     await expect(lee.locator("#edit-preview ins")).to_have_text("40")
     await expect(lee.get_by_role("button", name="Confirm edit")).to_have_count(0)
