@@ -30,7 +30,8 @@ round's.
   machine, what keeps the figure above from 1 that is not the process's own waiting.
 - `concurrent32_solo_…`: the same, the store committing one transaction per batch.
 - `concurrent32_vs_solo`: cycles/s with group commit ÷ without, same run.
-- `concurrent32_load1`: the 1-minute load average at the start of the first round.
+- `concurrent32_load1`: the 1-minute load average at the start of the first round;
+  `concurrent32_load1_by_round`: at the start of each round, in order.
 """
 
 from __future__ import annotations
@@ -82,8 +83,10 @@ def concurrent_figures(
     counted: dict[str, list[int]] = {name: [] for name in VARIANTS}
     commits: dict[str, list[int]] = {name: [] for name in VARIANTS}
     waited: dict[str, float] = {}
+    loads: list[float] = []
     with tempfile.TemporaryDirectory(prefix="baton-concurrent-", dir=root) as scratch:
         for n in range(rounds):
+            loads.append(round(os.getloadavg()[0], 2))
             for name in VARIANTS if n % 2 == 0 else tuple(reversed(VARIANTS)):
                 got, _, extra = run_child(
                     _args(name, per_task), Path(scratch) / f"{name}-{n}", what=name, traced=False
@@ -117,6 +120,7 @@ def concurrent_figures(
         figures[f"{prefix}_waiting_for_cpu"] = round(waited[name] / got.wall_s, 3)
     figures["concurrent32_vs_solo"] = round(rates["group"] / rates["solo"], 2)
     figures["concurrent32_load1"] = load1
+    figures["concurrent32_load1_by_round"] = " ".join(f"{load:.2f}" for load in loads)
     return figures
 
 

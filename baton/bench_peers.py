@@ -43,8 +43,8 @@ traced: strace stops a child at each of those calls, which costs a system in pro
 often it syncs (LangGraph's refund cycle ran at about half its untraced rate traced). Then
 `<workload>_vs_langgraph` (Baton's cycles per second over LangGraph's),
 `<workload>_fsyncs_per_cycle` (Baton's),
-`minimal_cpu_vs_bare_maf`, and `peers_load1_max`, the highest 1-minute load average at the
-start of a round.
+`minimal_cpu_vs_bare_maf`, `peers_load1_max`, the highest 1-minute load average at the
+start of a round, and `peers_load1_by_round`, each round's in order.
 """
 
 from __future__ import annotations
@@ -119,8 +119,9 @@ def peer_figures(
     Returns:
         `<workload>_<system>_cycles_per_s`, `_cpu_ms`, `_fsyncs_per_cycle` (when strace is
         present), `<workload>_vs_langgraph`, `<workload>_fsyncs_per_cycle` (Baton's),
-        `minimal_cpu_vs_bare_maf` and `peers_load1_max` (the highest 1-minute load average at
-        the start of a round).
+        `minimal_cpu_vs_bare_maf`, `peers_load1_max` (the highest 1-minute load average at
+        the start of a round) and `peers_load1_by_round` (each round's, in order, workload by
+        workload).
     """
     figures: dict[str, float | int | str] = {}
     loads: list[float] = []
@@ -128,6 +129,7 @@ def peer_figures(
         for workload in workloads:
             figures |= _compare(workload, cycles, rounds, Path(scratch) / workload, loads)
     figures["peers_load1_max"] = max(loads)
+    figures["peers_load1_by_round"] = " ".join(f"{load:.2f}" for load in loads)
     return figures
 
 

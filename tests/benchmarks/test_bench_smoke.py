@@ -129,6 +129,8 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
             assert timed_untraced(ran, args, rate), (workload, system)
     for ratio in ("minimal_cpu_vs_bare_maf", "peers_load1_max"):
         assert isinstance(figures[ratio], float), ratio
+    # one load average a round: the one round of each workload
+    assert len(str(figures["peers_load1_by_round"]).split()) == len(WORKLOADS)
     if shutil.which("strace"):  # counted where strace may trace: durable peers sync, MAF never
         assert figures["minimal_fsyncs_per_cycle"] == figures["minimal_baton_fsyncs_per_cycle"]
         assert figures["refund_fsyncs_per_cycle"] == figures["refund_baton_fsyncs_per_cycle"]
@@ -161,6 +163,7 @@ def test_32_runs_in_flight_are_measured_with_and_without_group_commit(
     assert figures["concurrent32_durable_commits_per_cycle"] <= 2
     assert isinstance(figures["concurrent32_vs_solo"], float)
     assert isinstance(figures["concurrent32_load1"], float)
+    assert len(str(figures["concurrent32_load1_by_round"]).split()) == 1  # one round
     for variant, prefix in (("group", "concurrent32"), ("solo", "concurrent32_solo")):
         args = bench_concurrent._args(variant, 1)
         assert timed_untraced(ran, args, float(figures[f"{prefix}_cycles_per_s"])), variant
