@@ -74,7 +74,10 @@ class EffectLedger:
             if run_status in TERMINAL_RUN:
                 # Cancelled (or ended otherwise) while this drive ran: its progress will be fenced
                 # off, and a call now would act for a run nobody waits on any more.
-                logger.warning("effect refused: run ended", extra={"tool": tool, "key": key})
+                logger.warning(
+                    "effect refused: run ended",
+                    extra={"run_id": run_id, "tool": tool, "key": key, "status": run_status},
+                )
                 raise RunEnded(f"run {run_id} is {run_status}: {tool} is not called")
             result = await call(key)
             performed.append(

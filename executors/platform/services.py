@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agent_framework import BaseChatClient
 
-from baton.errors import InvalidSettings, StoreError
+from baton.errors import InvalidSettings, RunEnded, StoreError
 from executors.platform.transcript import Transcript
 from human.effects import EffectLedger
 from human.policy import Policy
@@ -136,6 +136,9 @@ class RunServices:
     store_failures: list[StoreError] = field(default_factory=list)
     """The store's failures a tool call met in this drive: MAF hands a tool's exception to the
     model as the call's result, where the runtime must see it and try the drive again."""
+    run_ended: list[RunEnded] = field(default_factory=list)
+    """The calls the ledger refused because the run ended (was cancelled) under this drive: the
+    runtime then commits nothing of the drive, which would be fenced off anyway."""
 
     def rebind(self, run_id: str, run_input: dict[str, Any], started_by: str | None) -> None:
         """Point these services at a drive of another run (a reused workflow's: Baton's pool).
@@ -149,5 +152,6 @@ class RunServices:
         object.__setattr__(self, "started_by", started_by)
         object.__setattr__(self, "effects", [])
         object.__setattr__(self, "store_failures", [])
+        object.__setattr__(self, "run_ended", [])
         self.transcript.history = []
         self.transcript.entries = []

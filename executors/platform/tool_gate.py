@@ -31,7 +31,7 @@ from agent_framework import (
 )
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from baton.errors import StoreError
+from baton.errors import RunEnded, StoreError
 from executors.platform.services import RunServices
 from executors.platform.transcript import tool_result
 from human.effects import idempotency_key
@@ -241,6 +241,9 @@ async def perform_call(
         )
     except StoreError as exc:  # the ledger could not be read or written: not the tool's failure
         services.store_failures.append(exc)
+        raise
+    except RunEnded as exc:  # cancelled under this drive: the runtime drops what it came to
+        services.run_ended.append(exc)
         raise
 
 

@@ -8,8 +8,11 @@ reads its run when its turn comes instead: a run cancelled meanwhile runs none o
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime
 from typing import Any, cast
+
+import pytest
 
 from baton.demo import seed_demo
 from baton.settings import Settings
@@ -52,7 +55,9 @@ async def test_a_run_started_and_answered_here_is_driven_without_reading_it_agai
     assert reads == []  # both drives started from their queuing transaction's read
 
 
-async def test_a_drive_handed_its_run_before_a_cancel_calls_no_tool(db_url: str) -> None:
+async def test_a_drive_handed_its_run_before_a_cancel_calls_no_tool(
+    db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     # The answer's transaction reads the run in play; a cancel may commit right after it (in the
     # same SQLite batch, or as the next holder of the run's row lock) and before the drive runs.
     # The drive then starts from the run as it was, but its refund is refused at the ledger.
@@ -79,11 +84,14 @@ async def test_a_drive_handed_its_run_before_a_cancel_calls_no_tool(db_url: str)
         assert answered.run.status == "waiting"
         await parts.runtime.cancel(run.id, by=ada)
 
-        consumed = await parts.runtime.drive(run.id, resume_job.id, answered)  # as it was handed
+        with caplog.at_level(logging.INFO, logger="workflows.platform.runtime"):
+            consumed = await parts.runtime.drive(run.id, resume_job.id, answered)  # as handed
         done = await parts.runtime.get(run.id)
         events = await parts.store.list_events(run_id=run.id)
 
-    assert consumed is False  # its progress fenced off: the run had ended
+    assert consumed is False  # nothing of it committed: the run had ended (the worker ends it)
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if r.name.startswith("workflows")]
+    assert said == [("INFO", "drive dropped: the run ended under it")]  # not "run failed"
     assert done.status == "cancelled"
     assert sql(db_url, "SELECT * FROM refunds") == []  # the back office was never called
     assert [e for e in events if e.type == "effect.executed"] == []

@@ -296,6 +296,8 @@ class Runtime:
             if built is not None and built.services.store_failures:
                 # a tool met the store down: neither is the run's fault
                 raise built.services.store_failures[0] from exc
+            if built is not None and built.services.run_ended:
+                return _ended_under(run)  # not kept: it stopped mid-superstep
             logger.exception("run failed", extra={"run_id": run.id})
             progress = failed(
                 run,
@@ -309,6 +311,9 @@ class Runtime:
             built = None  # an instance whose drive raised may be mid-superstep: not kept
         if built is not None and built.services.store_failures:
             raise built.services.store_failures[0]  # told to the model as the tool's error: void
+        if built is not None and built.services.run_ended:
+            await self.pool.give_back(spec, built)
+            return _ended_under(run)
         try:
             return await self._commit(run, progress, job_id, deliver)
         finally:
@@ -386,6 +391,16 @@ def typed_input(spec: registry.WorkflowSpec, run_input: Any) -> BaseModel:
         raise InvalidInput(
             f"invalid input for {spec.name}: {where}: {errors[0]['msg']}", errors
         ) from exc
+
+
+def _ended_under(run: Run) -> bool:
+    """A drive whose run ended (was cancelled) under it: nothing of it is committed.
+
+    The ledger refused its tool's call; its progress would be fenced off. Its job is not
+    consumed: the worker ends it.
+    """
+    logger.info("drive dropped: the run ended under it", extra={"run_id": run.id})
+    return False
 
 
 def _span_attributes(run: Run, deliver: HumanRequest | None = None) -> dict[str, str]:
