@@ -37,6 +37,7 @@ round's.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sys
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import Final
 
 from baton import eventloop
-from baton.bench_peers import TRACE, Round, baton_cycle, run_child
+from baton.bench_peers import Round, baton_cycle, fsyncs_of, run_child
 from human.store.sqlite import SqliteStore
 
 IN_FLIGHT: Final = 32
@@ -80,7 +81,7 @@ def concurrent_figures(
     per_task = max(1, -(-cycles // IN_FLIGHT))
     load1 = round(os.getloadavg()[0], 2)
     best: dict[str, Round] = {}
-    counted: dict[str, list[int]] = {name: [] for name in VARIANTS}
+    counted: dict[str, int | None] = {}
     commits: dict[str, list[int]] = {name: [] for name in VARIANTS}
     waited: dict[str, float] = {}
     loads: list[float] = []
@@ -94,16 +95,10 @@ def concurrent_figures(
                 if name not in best or got.wall_s < best[name].wall_s:
                     best[name], waited[name] = got, float(extra["runqueue_s"])
                 commits[name].append(int(extra["durable_syncs"]))
-        if TRACE is not None:  # counted apart from the timed rounds: a traced fsync stops the child
-            for name in VARIANTS:
-                # ... less the same child's with no timed cycle: its set-up and warm-up alone
-                counted[name] = [
-                    run_child(
-                        _args(name, timed), Path(scratch) / f"{name}-traced-{timed}", what=name
-                    )[1]
-                    for timed in (per_task, 0)
-                ]
-    traced = all(c and -1 not in c for c in counted.values())
+        for name in VARIANTS:
+            counted[name] = fsyncs_of(
+                functools.partial(_args, name), per_task, Path(scratch) / name, what=name
+            )
     figures: dict[str, float | int | str] = {}
     rates: dict[str, float] = {}
     for name, prefix in (("group", "concurrent32"), ("solo", "concurrent32_solo")):
@@ -113,9 +108,8 @@ def concurrent_figures(
         figures[f"{prefix}_cycles_per_s"] = round(rate, 1)
         figures[f"{prefix}_cpu_ms"] = round(cpu_ms, 2)
         figures[f"{prefix}_durable_commits_per_cycle"] = round(min(commits[name]) / got.cycles, 3)
-        if traced:
-            fsyncs = (counted[name][0] - counted[name][1]) / got.cycles
-            figures[f"{prefix}_fsyncs_per_cycle"] = round(fsyncs, 3)
+        if (calls := counted[name]) is not None:
+            figures[f"{prefix}_fsyncs_per_cycle"] = round(calls / got.cycles, 3)
         figures[f"{prefix}_vs_cpu_ceiling"] = round(rate / (1000 / cpu_ms * USABLE_CORES), 3)
         figures[f"{prefix}_waiting_for_cpu"] = round(waited[name] / got.wall_s, 3)
     figures["concurrent32_vs_solo"] = round(rates["group"] / rates["solo"], 2)

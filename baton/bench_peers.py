@@ -49,6 +49,7 @@ start of a round, and `peers_load1_by_round`, each round's in order.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -57,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -139,24 +141,26 @@ def _compare(
     """One workload's figures; the load average at each round's start goes to `loads`."""
     systems = WORKLOADS[workload]
     best: dict[str, Round] = {}
-    synced: dict[str, list[int]] = {system: [] for system in systems}
     for n in range(rounds):
         loads.append(round(os.getloadavg()[0], 2))
         for system in systems if n % 2 == 0 else tuple(reversed(systems)):
-            got, _ = _child(workload, system, cycles, scratch / f"{system}-{n}", traced=False)
+            got, _, _ = run_child(
+                _args(workload, system, cycles),
+                scratch / f"{system}-{n}",
+                what=f"{workload} {system}",
+                traced=False,
+            )
             if system not in best or got.wall_s < best[system].wall_s:
                 best[system] = got
-    if TRACE is not None:  # counted apart from the timed rounds: a traced fsync stops the child
-        for system in systems:
-            synced[system] = [
-                _child(workload, system, timed, scratch / f"{system}-traced-{timed}")[1]
-                for timed in (cycles, 0)  # the same child with no timed cycle: set-up, warm-up
-            ]
-    traced = TRACE is not None and all(-1 not in calls for calls in synced.values())
-    fsyncs = {
-        system: round((calls[0] - calls[1]) / cycles, 2) if traced else None
-        for system, calls in synced.items()
-    }
+    fsyncs: dict[str, float | None] = {}
+    for system in systems:
+        calls = fsyncs_of(
+            functools.partial(_args, workload, system),
+            cycles,
+            scratch / system,
+            what=f"{workload} {system}",
+        )
+        fsyncs[system] = None if calls is None else round(calls / cycles, 2)
     rate = {system: got.cycles / got.wall_s for system, got in best.items()}
     cpu_ms = {system: got.cpu_s / got.cycles * 1e3 for system, got in best.items()}
     figures: dict[str, float | int | str] = {}
@@ -173,13 +177,27 @@ def _compare(
     return figures
 
 
-def _child(
-    workload: str, system: str, cycles: int, folder: Path, *, traced: bool = True
-) -> tuple[Round, int]:
-    """One system's child: its round, and its `fsync` and `fdatasync` calls (-1: not counted)."""
-    module_args = ["baton.bench_peers", workload, system, str(cycles)]
-    got, calls, _ = run_child(module_args, folder, what=f"{workload} {system}", traced=traced)
-    return got, calls
+def _args(workload: str, system: str, cycles: int) -> list[str]:
+    """One system's child: `python -m` these, then its folder."""
+    return ["baton.bench_peers", workload, system, str(cycles)]
+
+
+def fsyncs_of(
+    args_for: Callable[[int], list[str]], cycles: int, folder: Path, *, what: str
+) -> int | None:
+    """The `fsync` and `fdatasync` calls of `cycles` timed cycles of the child `args_for(cycles)`.
+
+    Counted apart from the timed rounds (a traced fsync stops the child, see `run_child`): a
+    traced child of `cycles`, less the same child with no timed cycle (its set-up and warm-up).
+    None where strace is missing or may not trace.
+    """
+    if TRACE is None:
+        return None
+    calls = [
+        run_child(args_for(timed), folder / f"traced-{timed}", what=f"{what} traced")[1]
+        for timed in (cycles, 0)
+    ]
+    return None if -1 in calls else calls[0] - calls[1]
 
 
 def run_child(

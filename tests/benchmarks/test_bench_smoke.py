@@ -148,7 +148,7 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
 def test_32_runs_in_flight_are_measured_with_and_without_group_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ran = children_of(monkeypatch, bench_concurrent)
+    ran = children_of(monkeypatch, bench_concurrent, bench_peers)  # its fsyncs: bench_peers
 
     figures = concurrent_figures(cycles=32, rounds=1, root=tmp_path)
 
