@@ -688,9 +688,7 @@ class SqlStore:
     async def get_effect(self, key: str) -> dict[str, Any] | None:
         """The recorded effect for an idempotency key."""
         row = await self._one("SELECT key, tool, result FROM effects WHERE key = :key", key=key)
-        if row is None:
-            return None
-        return {"key": row["key"], "tool": row["tool"], "result": loads(row["result"])}
+        return None if row is None else _effect_of(row)
 
     async def effect_in_run(self, key: str, run_id: str) -> EffectLookup:
         """The recorded effect for `key` and the status of run `run_id`: one statement."""
@@ -702,11 +700,7 @@ class SqlStore:
             run_id=run_id,
         )
         assert row is not None  # one row, whatever is stored
-        recorded = (
-            None
-            if row["key"] is None
-            else {"key": row["key"], "tool": row["tool"], "result": loads(row["result"])}
-        )
+        recorded = None if row["key"] is None else _effect_of(row)
         return EffectLookup(recorded=recorded, run_status=row["run_status"])
 
     # people and sign-in ---------------------------------------------------------------------
@@ -1216,6 +1210,11 @@ async def _insert_effect(tx: Tx, effect: NewEffect, at: datetime) -> None:
             result=effect.result,
         )
         await _events(tx, [event], at)
+
+
+def _effect_of(row: Row) -> dict[str, Any]:
+    """An effect's record as the ledger replays it: its key, tool and result."""
+    return {"key": row["key"], "tool": row["tool"], "result": loads(row["result"])}
 
 
 async def _queue_drive(

@@ -311,10 +311,9 @@ class Runtime:
             built = None  # an instance whose drive raised may be mid-superstep: not kept
         if built is not None and built.services.store_failures:
             raise built.services.store_failures[0]  # told to the model as the tool's error: void
-        if built is not None and built.services.run_ended:
-            await self.pool.give_back(spec, built)
-            return _ended_under(run)
         try:
+            if built is not None and built.services.run_ended:
+                return _ended_under(run)  # MAF told the model; the drive ran to its end
             return await self._commit(run, progress, job_id, deliver)
         finally:
             if built is not None:  # reset once its progress is committed (or refused)
