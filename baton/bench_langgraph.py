@@ -12,12 +12,9 @@ plays the same three turns as Baton's scripted client (`executors/shipped/plays.
 read from the conversation the same way: look the order up, propose the refund, say what was
 refunded.
 
-The back office is a SQLite file of its own, made by the shipped back office's migrations
-(`executors.shipped.back_office.BackOffice`), seeded with the same orders, WAL and
-`synchronous=FULL` as Baton's file, and written with `BackOffice.issue_refund`'s statements in
-one `BEGIN IMMEDIATE` transaction, keyed by the call's idempotency key (thread and tool call, as
-Baton keys an approved call by run and call): the same durable write, here without the hop to a
-worker thread that Baton's async back office makes.
+The back office is a SQLite file of its own (`baton.bench_office.OfficeFile`: the shipped
+migrations and statements), the refund keyed by the call's idempotency key (thread and tool call,
+as Baton keys an approved call by run and call).
 
 Imported only by the child processes that measure them (LangGraph is the optional `bench` extra).
 """
@@ -27,9 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import UTC, datetime
-from hashlib import sha256
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -44,10 +39,8 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 
 from baton.bench import APPROVE, REFUND_120
-from executors.shipped.back_office import ORDERS, BackOffice
+from baton.bench_office import OfficeFile
 from human.effects import idempotency_key
-
-Step = tuple[str, Sequence[Any]]
 
 
 class ScriptedRefund(BaseChatModel):
@@ -80,77 +73,33 @@ class ScriptedRefund(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage("", tool_calls=[call]))])
 
 
-class _BackOffice:
-    """The shipped back office's file, read and written on the graph's own thread."""
+def _tools(office: OfficeFile) -> list[BaseTool]:
+    """`lookup_order` and `issue_refund` on `office`, as the refund agent's tools."""
 
-    def __init__(self, path: Path) -> None:
-        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._conn.row_factory = sqlite3.Row
-        self._conn.execute("PRAGMA journal_mode=WAL")  # as Baton's file, which its office shares
-        self._conn.execute("PRAGMA synchronous=FULL")
+    @tool
+    def lookup_order(order_id: str) -> dict[str, Any]:
+        """Look up an order by id: customer, total, currency."""
+        return office.lookup_order(order_id)
 
-    def transaction(self, begin: str, steps: Sequence[Step]) -> list[Any]:
-        """`steps` in one transaction, as `BackOffice`'s; the first row of each."""
-        self._conn.execute(begin)
-        try:
-            rows = [self._conn.execute(sql, tuple(args)).fetchone() for sql, args in steps]
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
-        return rows
+    @tool
+    def issue_refund(
+        order_id: str, amount: float, call_id: Annotated[str, InjectedToolCallId]
+    ) -> dict[str, Any]:
+        """Refund part of an order; a person approves first."""
+        answer = interrupt({"tool": "issue_refund", "order_id": order_id, "amount": amount})
+        if answer.get("decision") != "approve":
+            return {"error": "a person rejected the refund"}
+        key = idempotency_key(get_config()["configurable"]["thread_id"], "approved", call_id)
+        return office.issue_refund(key, order_id, amount)
 
-    def tools(self) -> list[BaseTool]:
-        """`lookup_order` and `issue_refund`, as the refund agent's tools."""
-
-        @tool
-        def lookup_order(order_id: str) -> dict[str, Any]:
-            """Look up an order by id: customer, total, currency."""
-            [row] = self.transaction("BEGIN", [("SELECT * FROM orders WHERE id = ?", (order_id,))])
-            return dict(row) if row is not None else {"error": f"no order {order_id}"}
-
-        @tool
-        def issue_refund(
-            order_id: str, amount: float, call_id: Annotated[str, InjectedToolCallId]
-        ) -> dict[str, Any]:
-            """Refund part of an order; a person approves first."""
-            answer = interrupt({"tool": "issue_refund", "order_id": order_id, "amount": amount})
-            if answer.get("decision") != "approve":
-                return {"error": "a person rejected the refund"}
-            key = idempotency_key(get_config()["configurable"]["thread_id"], "approved", call_id)
-            refund_id = "R-" + sha256(key.encode()).hexdigest()[:10].upper()
-            # `BackOffice.issue_refund`'s statements: once per key, a repeat reads the first one
-            _, row = self.transaction(
-                "BEGIN IMMEDIATE",
-                [
-                    (
-                        "INSERT INTO refunds (idempotency_key, refund_id, order_id, amount, "
-                        "created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                        (key, refund_id, order_id, amount, datetime.now(UTC).isoformat()),
-                    ),
-                    (
-                        "SELECT refund_id, order_id, amount FROM refunds WHERE idempotency_key = ?",
-                        (key,),
-                    ),
-                ],
-            )
-            return dict(row)
-
-        return [lookup_order, issue_refund]
-
-    def close(self) -> None:
-        self._conn.close()
+    return [lookup_order, issue_refund]
 
 
 @contextlib.asynccontextmanager
 async def refund_agent(folder: Path) -> AsyncIterator[Callable[[], Awaitable[None]]]:
     """One refund cycle to time, on files in `folder`: 120 on order A-1002, asked and approved."""
-    office_file = folder / "back_office.db"
-    made = await BackOffice.open(f"sqlite:///{office_file}")  # the shipped migrations
-    await made.seed_orders(ORDERS)
-    await made.close()
-    office = _BackOffice(office_file)
-    tools = office.tools()
+    office = await OfficeFile.made(folder)
+    tools = _tools(office)
     model = ScriptedRefund().bind_tools(tools)
 
     def agent(state: MessagesState) -> dict[str, Any]:

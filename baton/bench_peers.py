@@ -33,6 +33,11 @@ keyed by the call's idempotency key, then the refund read back), as the shipped 
   plays the same three turns from the conversation, as Baton's scripted client does; the back
   office is a file of its own, made by the shipped back office's migrations, seeded with the
   same orders and written with the same statements.
+- `maf_memory`: bare MAF, as its samples write it: an `Agent` on the same scripted turns with
+  the two tools, the refund tool marked `approval_mode="always_require"`, in a workflow of one
+  `AgentExecutor`; resumed on a fresh instance from its pause checkpoint in an
+  `InMemoryCheckpointStorage`, with MAF's approval response (`baton.bench_maf`). Only the refund
+  is durable (the same back office as LangGraph's): the framework's own cost of the work.
 
 Per system: `<workload>_<system>_cycles_per_s`, `_cpu_ms` per cycle (the child's user + system
 CPU over the timed cycles, `time.process_time`), both from untraced children, and
@@ -42,9 +47,9 @@ child run with no timed cycle (its set-up and warm-up), per cycle. The timed rou
 traced: strace stops a child at each of those calls, which costs a system in proportion to how
 often it syncs (LangGraph's refund cycle ran at about half its untraced rate traced). Then
 `<workload>_vs_langgraph` (Baton's cycles per second over LangGraph's),
-`<workload>_fsyncs_per_cycle` (Baton's),
-`minimal_cpu_vs_bare_maf`, `peers_load1_max`, the highest 1-minute load average at the
-start of a round, and `peers_load1_by_round`, each round's in order.
+`<workload>_fsyncs_per_cycle` (Baton's), `<workload>_cpu_vs_bare_maf` (Baton's CPU per cycle
+over bare MAF's in memory), `peers_load1_max`, the highest 1-minute load average at the start of
+a round, and `peers_load1_by_round`, each round's in order.
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ SYSTEMS: Final = ("baton", "langgraph", "maf_file", "maf_memory")
 """The systems of the `minimal` workload."""
 WORKLOADS: Final[dict[str, tuple[str, ...]]] = {
     "minimal": SYSTEMS,
-    "refund": ("baton", "langgraph"),
+    "refund": ("baton", "langgraph", "maf_memory"),
 }
 """Each workload and the systems that do it."""
 _STRACE: Final = shutil.which("strace")
@@ -121,7 +126,7 @@ def peer_figures(
     Returns:
         `<workload>_<system>_cycles_per_s`, `_cpu_ms`, `_fsyncs_per_cycle` (when strace is
         present), `<workload>_vs_langgraph`, `<workload>_fsyncs_per_cycle` (Baton's),
-        `minimal_cpu_vs_bare_maf`, `peers_load1_max` (the highest 1-minute load average at
+        `<workload>_cpu_vs_bare_maf`, `peers_load1_max` (the highest 1-minute load average at
         the start of a round) and `peers_load1_by_round` (each round's, in order, workload by
         workload).
     """
@@ -317,6 +322,11 @@ async def _measure(workload: str, system: str, cycles: int, folder: Path) -> Rou
         from baton.bench_langgraph import minimal_graph, refund_agent
 
         async with (refund_agent if workload == "refund" else minimal_graph)(folder) as cycle:
+            return await _timed(cycle, cycles)
+    if workload == "refund":  # bare MAF, in memory
+        from baton import bench_maf
+
+        async with bench_maf.refund_agent(folder) as cycle:
             return await _timed(cycle, cycles)
     return await _maf(cycles, folder, on_file=system == "maf_file")
 

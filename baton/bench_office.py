@@ -1,0 +1,80 @@
+"""The refund workload's back office for the peers without one (LangGraph, bare MAF).
+
+A SQLite file made by the shipped back office's migrations (`executors.shipped.back_office`),
+seeded with the same orders, WAL and `synchronous=FULL` as Baton's file, read and written on the
+caller's own thread with `BackOffice`'s statements: a refund is one `BEGIN IMMEDIATE`
+transaction, an `INSERT ... ON CONFLICT DO NOTHING` keyed by the call's idempotency key, then the
+refund read back. The same durable write as Baton's, without the hop to a worker thread that
+Baton's async back office makes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from hashlib import sha256
+from pathlib import Path
+from typing import Any
+
+from executors.shipped.back_office import ORDERS, BackOffice
+
+Step = tuple[str, Sequence[Any]]
+
+
+class OfficeFile:
+    """The back office's file, on one connection of its own."""
+
+    def __init__(self, path: Path) -> None:
+        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")  # as Baton's file, which its office shares
+        self._conn.execute("PRAGMA synchronous=FULL")
+
+    @classmethod
+    async def made(cls, folder: Path) -> OfficeFile:
+        """A new file in `folder`, made by the shipped migrations and seeded with their orders."""
+        path = folder / "back_office.db"
+        made = await BackOffice.open(f"sqlite:///{path}")
+        await made.seed_orders(ORDERS)
+        await made.close()
+        return cls(path)
+
+    def transaction(self, begin: str, steps: Sequence[Step]) -> list[Any]:
+        """`steps` in one transaction, as `BackOffice`'s; the first row of each."""
+        self._conn.execute(begin)
+        try:
+            rows = [self._conn.execute(sql, tuple(args)).fetchone() for sql, args in steps]
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+        return rows
+
+    def lookup_order(self, order_id: str) -> dict[str, Any]:
+        """The order's row, or an error the model reads."""
+        [row] = self.transaction("BEGIN", [("SELECT * FROM orders WHERE id = ?", (order_id,))])
+        return dict(row) if row is not None else {"error": f"no order {order_id}"}
+
+    def issue_refund(self, key: str, order_id: str, amount: float) -> dict[str, Any]:
+        """`BackOffice.issue_refund`'s statements: once per `key`; a repeat reads the first one."""
+        refund_id = "R-" + sha256(key.encode()).hexdigest()[:10].upper()
+        _, row = self.transaction(
+            "BEGIN IMMEDIATE",
+            [
+                (
+                    "INSERT INTO refunds (idempotency_key, refund_id, order_id, amount, "
+                    "created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    (key, refund_id, order_id, amount, datetime.now(UTC).isoformat()),
+                ),
+                (
+                    "SELECT refund_id, order_id, amount FROM refunds WHERE idempotency_key = ?",
+                    (key,),
+                ),
+            ],
+        )
+        return dict(row)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
