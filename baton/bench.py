@@ -56,8 +56,11 @@ those:
 - `pg_cpu_ms_per_cycle_workers_1`, `_2`, `_4`: the CPU (user and system, `psutil`) the worker
   processes spent together over those timed cycles, per cycle; `pg_cpu_2_workers_vs_1` and
   `pg_cpu_4_workers_vs_1` divide it by the one worker's. A worker more should cost no CPU more
-  (one queued job wakes one worker). `pg_worker_figures` measures only these, interleaved over
-  `rounds` (the quick way to check them).
+  (one queued job wakes one worker). `SCALE_ROUNDS` rounds, the order of 1, 2 and 4 workers
+  reversed every other round; `pg_workers_load1_by_round` is the load average at each round's
+  start. `pg_switches_per_cycle_workers_N`: the workers' context switches a cycle (voluntary
+  and involuntary), where more processes than cores show their cost. `pg_worker_figures`
+  measures only these (the quick way to check them).
 
 Without PostgreSQL (no URL, no binaries, or a server that does not start) the `pg_` figures are
 missing and `pg_unavailable` says why; `postgres=False` leaves them out on purpose.
@@ -132,6 +135,7 @@ SCALE_WORKERS: Final = (1, 2, 4)
 SCALE_IN_FLIGHT: Final = 16  # runs started and not yet completed, at most, in the worker figures
 SCALE_WARMUP_CYCLES: Final = 20
 SCALE_TIMEOUT_S: Final = 900.0
+SCALE_ROUNDS: Final = 2  # rounds of 1, 2 and 4 workers, the order reversed every other round
 
 Figures = dict[str, float | int | str]
 
@@ -246,11 +250,14 @@ async def postgres_figures(
     return figures
 
 
-async def worker_figures(pg_url: str, scale_cycles: int, folder: Path, rounds: int = 1) -> Figures:
+async def worker_figures(
+    pg_url: str, scale_cycles: int, folder: Path, rounds: int = SCALE_ROUNDS
+) -> Figures:
     """The `pg_cycles_per_s_workers_N` and `pg_cpu_ms_per_cycle_workers_N` figures and the ratios.
 
-    Each round measures 1, 2 and 4 workers in turn (interleaved, so that the machine's load falls
-    alike on each), each on a new database; the figures sum the rounds' cycles, seconds and CPU.
+    Each round measures 1, 2 and 4 workers in turn, each on a new database, and every other round
+    in the reverse order (1, 2, 4, then 4, 2, 1), so that a load that rises or falls over the
+    rounds falls alike on each count; the figures sum the rounds' cycles, seconds and CPU.
 
     Args:
         pg_url: A PostgreSQL server (any database of it).
@@ -260,22 +267,32 @@ async def worker_figures(pg_url: str, scale_cycles: int, folder: Path, rounds: i
 
     Returns:
         The figures by name, with `pg_cpu_2_workers_vs_1` and `pg_cpu_4_workers_vs_1`: CPU per
-        cycle with 2 and 4 workers over that with 1.
+        cycle with 2 and 4 workers over that with 1; `pg_switches_per_cycle_workers_N`, the
+        workers' context switches a cycle, voluntary (waiting on the database) and involuntary
+        (preempted), together; and `pg_workers_load1_by_round`, the load average at each
+        round's start.
     """
     seconds = dict.fromkeys(SCALE_WORKERS, 0.0)
     cpu_s = dict.fromkeys(SCALE_WORKERS, 0.0)
-    for _ in range(rounds):
-        for workers in SCALE_WORKERS:
+    switches = dict.fromkeys(SCALE_WORKERS, 0)
+    loads: list[float] = []
+    for n in range(rounds):
+        loads.append(round(os.getloadavg()[0], 2))
+        for workers in SCALE_WORKERS if n % 2 == 0 else tuple(reversed(SCALE_WORKERS)):
             db_url = await _new_database(pg_url, f"workers{workers}")
             timed = await measure_worker_cycles(db_url, workers, scale_cycles, folder)
             seconds[workers] += timed.seconds
             cpu_s[workers] += timed.cpu_s
+            switches[workers] += timed.switches
     cycles = scale_cycles * rounds
     figures: Figures = {}
     for workers in SCALE_WORKERS:
         figures[f"pg_cycles_per_s_workers_{workers}"] = round(cycles / seconds[workers], 1)
     for workers in SCALE_WORKERS:
         figures[f"pg_cpu_ms_per_cycle_workers_{workers}"] = round(cpu_s[workers] / cycles * 1e3, 2)
+    for workers in SCALE_WORKERS:
+        figures[f"pg_switches_per_cycle_workers_{workers}"] = round(switches[workers] / cycles, 1)
+    figures["pg_workers_load1_by_round"] = " ".join(f"{load:.2f}" for load in loads)
     for workers in SCALE_WORKERS[1:]:
         figures[f"pg_cpu_{workers}_workers_vs_1"] = round(cpu_s[workers] / cpu_s[1], 3)
     return figures
@@ -864,19 +881,23 @@ async def _list_pending_ms(requests: RequestService, paused: int) -> float:
 
 @dataclass(frozen=True)
 class WorkerCycles:
-    """How long the timed cycles of `measure_worker_cycles` took, and the workers' CPU over them."""
+    """How long the timed cycles of `measure_worker_cycles` took; the workers' CPU over them."""
 
     seconds: float
     cpu_s: float
+    switches: int
+    """The workers' context switches, voluntary and involuntary."""
 
 
-def _cpu_s(procs: list[asyncio.subprocess.Process]) -> float:
-    """User and system CPU seconds the processes have spent so far (their children's too)."""
-    total = 0.0
+def _spent(procs: list[asyncio.subprocess.Process]) -> tuple[float, int]:
+    """The processes' user and system CPU seconds so far (their children's too); their switches."""
+    cpu, switches = 0.0, 0
     for proc in procs:
-        times = psutil.Process(proc.pid).cpu_times()
-        total += times.user + times.system + times.children_user + times.children_system
-    return total
+        process = psutil.Process(proc.pid)
+        times = process.cpu_times()
+        cpu += times.user + times.system + times.children_user + times.children_system
+        switches += sum(process.num_ctx_switches())
+    return cpu, switches
 
 
 async def measure_worker_cycles(
@@ -942,7 +963,7 @@ class _CycleDriver:
         total = warmup + cycles
         after = await self._store.last_event_id()
         started = completed = 0
-        timed_from, cpu_from = time.perf_counter(), _cpu_s(procs)
+        timed_from, spent_from = time.perf_counter(), _spent(procs)
         for _ in range(min(SCALE_IN_FLIGHT, total)):
             self._spawn(self._runtime.start("refund", REFUND_120, actor=self._starter.name))
             started += 1
@@ -962,7 +983,7 @@ class _CycleDriver:
                     elif event.type == "run.completed":
                         completed += 1
                         if completed == warmup:
-                            timed_from, cpu_from = time.perf_counter(), _cpu_s(procs)
+                            timed_from, spent_from = time.perf_counter(), _spent(procs)
                         if completed == total:
                             break
                         if started < total:
@@ -974,7 +995,8 @@ class _CycleDriver:
         finally:
             for task in self._tasks:
                 task.cancel()
-        return WorkerCycles(time.perf_counter() - timed_from, _cpu_s(procs) - cpu_from)
+        seconds, (cpu, switches) = time.perf_counter() - timed_from, _spent(procs)
+        return WorkerCycles(seconds, cpu - spent_from[0], switches - spent_from[1])
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from baton import bench_concurrent, bench_peers
-from baton.bench import postgres_figures, run_bench
+from baton.bench import SCALE_ROUNDS, postgres_figures, run_bench
 from baton.bench_concurrent import concurrent_figures
 from baton.bench_peers import WORKLOADS, Round, peer_figures, peers_available
 
@@ -46,6 +46,10 @@ KEYS = {
     "pg_cpu_ms_per_cycle_workers_4",
     "pg_cpu_2_workers_vs_1",
     "pg_cpu_4_workers_vs_1",
+    "pg_switches_per_cycle_workers_1",
+    "pg_switches_per_cycle_workers_2",
+    "pg_switches_per_cycle_workers_4",
+    "pg_workers_load1_by_round",
     "request_page_200_msgs_ms_p50",
     "http_answer_to_resumed_ms_p50",
     "http_answer_to_resumed_ms_p95",
@@ -65,6 +69,8 @@ async def test_every_figure_is_measured_and_positive(postgres_server: str) -> No
 
     assert set(figures) == KEYS
     assert figures["pg_paused_runs"] == 20
+    # a load average at the start of each round of 1, 2 and 4 workers
+    assert len(str(figures.pop("pg_workers_load1_by_round")).split()) == SCALE_ROUNDS
     for key, value in figures.items():
         assert isinstance(value, int | float), key
         assert math.isfinite(value), key
