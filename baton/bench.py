@@ -52,15 +52,16 @@ those:
   lee as soon as the audit feed (LISTEN) shows it, keeping `SCALE_IN_FLIGHT` runs going; the
   workers drive every run to its pause and, after the answer, to completion. Counted from the
   end of `SCALE_WARMUP_CYCLES` untimed cycles per worker (each process warms its own caches and
-  opens its own connections) to the last of `scale_cycles` timed ones.
+  opens its own connections) to the last of `scale_cycles` timed ones, in each round.
 - `pg_cpu_ms_per_cycle_workers_1`, `_2`, `_4`: the CPU (user and system, `psutil`) the worker
   processes spent together over those timed cycles, per cycle; `pg_cpu_2_workers_vs_1` and
   `pg_cpu_4_workers_vs_1` divide it by the one worker's. A worker more should cost no CPU more
   (one queued job wakes one worker). `SCALE_ROUNDS` rounds, the order of 1, 2 and 4 workers
   reversed every other round; `pg_workers_load1_by_round` is the load average at each round's
-  start. `pg_switches_per_cycle_workers_N`: the workers' context switches a cycle (voluntary
-  and involuntary), where more processes than cores show their cost. `pg_worker_figures`
-  measures only these (the quick way to check them).
+  start. `pg_waits_per_cycle_workers_N` and `pg_preemptions_per_cycle_workers_N`: the workers'
+  voluntary and involuntary context switches a cycle (every thread's), where more processes
+  than cores show their cost. `pg_worker_figures` measures only these (the quick way to check
+  them).
 
 Without PostgreSQL (no URL, no binaries, or a server that does not start) the `pg_` figures are
 missing and `pg_unavailable` says why; `postgres=False` leaves them out on purpose.
@@ -104,6 +105,7 @@ from pydantic import BaseModel
 
 from baton import devpg
 from baton.bench_pages import measure_request_page
+from baton.bench_peers import in_round_order
 from baton.demo import seed_demo
 from baton.errors import StoreError
 from baton.settings import Settings
@@ -161,7 +163,7 @@ async def run_bench(
             own); None starts a throwaway one.
         pg_runs: `runs` on PostgreSQL (fewer by default: a PostgreSQL cycle takes longer).
         pg_paused: `paused` on PostgreSQL (`pg_paused_runs`; fewer by default, for time).
-        scale_cycles: Timed cycles of each `pg_cycles_per_s_workers_N` figure.
+        scale_cycles: Timed cycles of each worker count in each of `SCALE_ROUNDS` rounds.
         http_cycles: Timed cycles of the `http_answer_to_resumed_ms_` figures.
 
     Returns:
@@ -222,7 +224,7 @@ async def postgres_figures(
         pg_url: A PostgreSQL server (any database of it); None starts a throwaway one.
         runs: Sequential cycles for the pause, resume and throughput figures.
         paused: Runs left paused for the size, memory and listing figures.
-        scale_cycles: Timed cycles of each `pg_cycles_per_s_workers_N` figure.
+        scale_cycles: Timed cycles of each worker count in each of `SCALE_ROUNDS` rounds.
         folder: Where child processes' logs go.
 
     Returns:
@@ -267,23 +269,25 @@ async def worker_figures(
 
     Returns:
         The figures by name, with `pg_cpu_2_workers_vs_1` and `pg_cpu_4_workers_vs_1`: CPU per
-        cycle with 2 and 4 workers over that with 1; `pg_switches_per_cycle_workers_N`, the
-        workers' context switches a cycle, voluntary (waiting on the database) and involuntary
-        (preempted), together; and `pg_workers_load1_by_round`, the load average at each
-        round's start.
+        cycle with 2 and 4 workers over that with 1; `pg_waits_per_cycle_workers_N` and
+        `pg_preemptions_per_cycle_workers_N`, the workers' voluntary and involuntary context
+        switches a cycle (every thread's); and `pg_workers_load1_by_round`, the load average at
+        each round's start.
     """
     seconds = dict.fromkeys(SCALE_WORKERS, 0.0)
     cpu_s = dict.fromkeys(SCALE_WORKERS, 0.0)
-    switches = dict.fromkeys(SCALE_WORKERS, 0)
+    waits = dict.fromkeys(SCALE_WORKERS, 0)
+    preemptions = dict.fromkeys(SCALE_WORKERS, 0)
     loads: list[float] = []
     for n in range(rounds):
         loads.append(round(os.getloadavg()[0], 2))
-        for workers in SCALE_WORKERS if n % 2 == 0 else tuple(reversed(SCALE_WORKERS)):
+        for workers in in_round_order(SCALE_WORKERS, n):
             db_url = await _new_database(pg_url, f"workers{workers}")
             timed = await measure_worker_cycles(db_url, workers, scale_cycles, folder)
             seconds[workers] += timed.seconds
             cpu_s[workers] += timed.cpu_s
-            switches[workers] += timed.switches
+            waits[workers] += timed.waits
+            preemptions[workers] += timed.preemptions
     cycles = scale_cycles * rounds
     figures: Figures = {}
     for workers in SCALE_WORKERS:
@@ -291,7 +295,11 @@ async def worker_figures(
     for workers in SCALE_WORKERS:
         figures[f"pg_cpu_ms_per_cycle_workers_{workers}"] = round(cpu_s[workers] / cycles * 1e3, 2)
     for workers in SCALE_WORKERS:
-        figures[f"pg_switches_per_cycle_workers_{workers}"] = round(switches[workers] / cycles, 1)
+        figures[f"pg_waits_per_cycle_workers_{workers}"] = round(waits[workers] / cycles, 1)
+    for workers in SCALE_WORKERS:
+        figures[f"pg_preemptions_per_cycle_workers_{workers}"] = round(
+            preemptions[workers] / cycles, 1
+        )
     figures["pg_workers_load1_by_round"] = " ".join(f"{load:.2f}" for load in loads)
     for workers in SCALE_WORKERS[1:]:
         figures[f"pg_cpu_{workers}_workers_vs_1"] = round(cpu_s[workers] / cpu_s[1], 3)
@@ -299,7 +307,7 @@ async def worker_figures(
 
 
 async def pg_worker_figures(
-    pg_url: str | None = None, scale_cycles: int = 300, rounds: int = 1
+    pg_url: str | None = None, scale_cycles: int = 300, rounds: int = SCALE_ROUNDS
 ) -> Figures:
     """Only the worker figures (`worker_figures`), on `pg_url` or a throwaway server, with `load1`.
 
@@ -885,19 +893,55 @@ class WorkerCycles:
 
     seconds: float
     cpu_s: float
-    switches: int
-    """The workers' context switches, voluntary and involuntary."""
+    waits: int
+    """The workers' voluntary context switches (a thread gave the CPU up to wait)."""
+    preemptions: int
+    """The workers' involuntary context switches (a thread was switched out while running)."""
 
 
-def _spent(procs: list[asyncio.subprocess.Process]) -> tuple[float, int]:
-    """The processes' user and system CPU seconds so far (their children's too); their switches."""
-    cpu, switches = 0.0, 0
+@dataclass(frozen=True)
+class _Spent:
+    cpu_s: float
+    waits: int
+    preemptions: int
+
+
+def _spent(procs: list[asyncio.subprocess.Process]) -> _Spent:
+    """The processes' user and system CPU seconds so far (their children's too); their switches.
+
+    The switches are every thread's, from `/proc/PID/task/*/status` (psutil's count is the main
+    thread's alone); where there is no `/proc`, psutil's.
+    """
+    cpu, waits, preemptions = 0.0, 0, 0
     for proc in procs:
         process = psutil.Process(proc.pid)
         times = process.cpu_times()
         cpu += times.user + times.system + times.children_user + times.children_system
-        switches += sum(process.num_ctx_switches())
-    return cpu, switches
+        voluntary, involuntary = _switches(process)
+        waits += voluntary
+        preemptions += involuntary
+    return _Spent(cpu, waits, preemptions)
+
+
+def _switches(process: psutil.Process) -> tuple[int, int]:
+    """Voluntary and involuntary context switches of all of `process`'s threads."""
+    tasks = Path(f"/proc/{process.pid}/task")
+    if not tasks.is_dir():
+        counted = process.num_ctx_switches()
+        return counted.voluntary, counted.involuntary
+    voluntary = involuntary = 0
+    for task in tasks.iterdir():
+        try:
+            status = (task / "status").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        for line in status.splitlines():
+            name, _, value = line.partition(":")
+            if name == "voluntary_ctxt_switches":
+                voluntary += int(value)
+            elif name == "nonvoluntary_ctxt_switches":
+                involuntary += int(value)
+    return voluntary, involuntary
 
 
 async def measure_worker_cycles(
@@ -995,8 +1039,13 @@ class _CycleDriver:
         finally:
             for task in self._tasks:
                 task.cancel()
-        seconds, (cpu, switches) = time.perf_counter() - timed_from, _spent(procs)
-        return WorkerCycles(seconds, cpu - spent_from[0], switches - spent_from[1])
+        seconds, spent = time.perf_counter() - timed_from, _spent(procs)
+        return WorkerCycles(
+            seconds,
+            spent.cpu_s - spent_from.cpu_s,
+            spent.waits - spent_from.waits,
+            spent.preemptions - spent_from.preemptions,
+        )
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Final
 
 from baton import eventloop
-from baton.bench_peers import Round, baton_cycle, fsyncs_of, run_child
+from baton.bench_peers import Round, baton_cycle, fsyncs_of, in_round_order, run_child
 from human.store.sqlite import SqliteStore
 
 IN_FLIGHT: Final = 32
@@ -88,7 +88,7 @@ def concurrent_figures(
     with tempfile.TemporaryDirectory(prefix="baton-concurrent-", dir=root) as scratch:
         for n in range(rounds):
             loads.append(round(os.getloadavg()[0], 2))
-            for name in VARIANTS if n % 2 == 0 else tuple(reversed(VARIANTS)):
+            for name in in_round_order(tuple(VARIANTS), n):
                 got, _, extra = run_child(
                     _args(name, per_task), Path(scratch) / f"{name}-{n}", what=name, traced=False
                 )

@@ -13,11 +13,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
-from executors.shipped.back_office import ORDERS, BackOffice
+from executors.shipped.back_office import ORDERS, BackOffice, refund_steps, sqlite_sql
 
 Step = tuple[str, Sequence[Any]]
 
@@ -58,21 +57,9 @@ class OfficeFile:
 
     def issue_refund(self, key: str, order_id: str, amount: float) -> dict[str, Any]:
         """`BackOffice.issue_refund`'s statements: once per `key`; a repeat reads the first one."""
-        refund_id = "R-" + sha256(key.encode()).hexdigest()[:10].upper()
-        _, row = self.transaction(
-            "BEGIN IMMEDIATE",
-            [
-                (
-                    "INSERT INTO refunds (idempotency_key, refund_id, order_id, amount, "
-                    "created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    (key, refund_id, order_id, amount, datetime.now(UTC).isoformat()),
-                ),
-                (
-                    "SELECT refund_id, order_id, amount FROM refunds WHERE idempotency_key = ?",
-                    (key,),
-                ),
-            ],
-        )
+        now = datetime.now(UTC).isoformat()
+        steps = [(sqlite_sql(sql), args) for sql, args in refund_steps(key, order_id, amount, now)]
+        _, row = self.transaction("BEGIN IMMEDIATE", steps)
         return dict(row)
 
     def close(self) -> None:

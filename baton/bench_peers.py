@@ -63,10 +63,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from baton import eventloop
 
@@ -89,6 +89,7 @@ TRACE: Final = (
 )
 """How the children are traced to count their fsyncs, if strace is here."""
 WARMUP: Final = 5
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,14 @@ class Round:
     cycles: int
     wall_s: float
     cpu_s: float
+
+
+def in_round_order(items: Sequence[T], n: int) -> Sequence[T]:
+    """The order of round `n` (from 0): `items` as they are, reversed every other round.
+
+    A load that rises or falls over the rounds then falls alike on each of them.
+    """
+    return items if n % 2 == 0 else items[::-1]
 
 
 def peers_available() -> str | None:
@@ -148,7 +157,7 @@ def _compare(
     best: dict[str, Round] = {}
     for n in range(rounds):
         loads.append(round(os.getloadavg()[0], 2))
-        for system in systems if n % 2 == 0 else tuple(reversed(systems)):
+        for system in in_round_order(systems, n):
             got, _, _ = run_child(
                 _args(workload, system, cycles),
                 scratch / f"{system}-{n}",
@@ -175,8 +184,7 @@ def _compare(
         if (per_cycle := fsyncs[system]) is not None:
             figures[f"{workload}_{system}_fsyncs_per_cycle"] = per_cycle
     figures[f"{workload}_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
-    if "maf_memory" in systems:
-        figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
+    figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
     if (baton_fsyncs := fsyncs["baton"]) is not None:
         figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs
     return figures
@@ -323,12 +331,14 @@ async def _measure(workload: str, system: str, cycles: int, folder: Path) -> Rou
 
         async with (refund_agent if workload == "refund" else minimal_graph)(folder) as cycle:
             return await _timed(cycle, cycles)
-    if workload == "refund":  # bare MAF, in memory
+    if workload == "refund" and system == "maf_memory":
         from baton import bench_maf
 
         async with bench_maf.refund_agent(folder) as cycle:
             return await _timed(cycle, cycles)
-    return await _maf(cycles, folder, on_file=system == "maf_file")
+    if workload == "minimal" and system in ("maf_file", "maf_memory"):
+        return await _maf(cycles, folder, on_file=system == "maf_file")
+    raise ValueError(f"no {system} child for the {workload} workload")
 
 
 def main(argv: list[str]) -> None:

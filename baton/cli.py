@@ -681,7 +681,9 @@ def _edits(rule: Rule) -> str:
 )
 @click.option("--pg-runs", default=500, type=int, help="--runs on PostgreSQL.")
 @click.option("--pg-paused", default=4000, type=int, help="--paused on PostgreSQL.")
-@click.option("--scale-cycles", default=300, type=int, help="Timed cycles per worker-count figure.")
+@click.option(
+    "--scale-cycles", default=300, type=int, help="Timed cycles per worker count and round."
+)
 @click.option(
     "--peers/--no-peers", default=True, help="Beside LangGraph and bare MAF too (default: yes)."
 )

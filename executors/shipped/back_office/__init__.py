@@ -109,8 +109,7 @@ class _SqliteDb:
             conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
             try:
                 out = [
-                    [dict(r) for r in conn.execute(re.sub(r"\$(\d+)", r"?\1", sql), args)]
-                    for sql, args in steps
+                    [dict(r) for r in conn.execute(sqlite_sql(sql), args)] for sql, args in steps
                 ]
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -167,6 +166,26 @@ async def _session_kept(_conn: object) -> None:
 def _key_id(prefix: str, key: str) -> str:
     """A stable id for the effect an idempotency key names."""
     return prefix + "-" + hashlib.sha256(key.encode()).hexdigest()[:10].upper()
+
+
+def refund_steps(idempotency_key: str, order_id: str, amount: float, now: Any) -> list[Step]:
+    """A refund's statements, in one transaction: once per key, then the key's refund read back."""
+    return [
+        (
+            "INSERT INTO refunds (idempotency_key, refund_id, order_id, amount, "
+            "created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            (idempotency_key, _key_id("R", idempotency_key), order_id, amount, now),
+        ),
+        (
+            "SELECT refund_id, order_id, amount FROM refunds WHERE idempotency_key = $1",
+            (idempotency_key,),
+        ),
+    ]
+
+
+def sqlite_sql(sql: str) -> str:
+    """A statement written with PostgreSQL's `$1` parameters, with SQLite's `?1`."""
+    return re.sub(r"\$(\d+)", r"?\1", sql)
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:
@@ -267,17 +286,7 @@ class BackOffice:
     ) -> dict[str, Any]:
         """Refund once per idempotency key; a repeat returns the first refund."""
         _, [row] = await self._db.transaction(
-            [
-                (
-                    "INSERT INTO refunds (idempotency_key, refund_id, order_id, amount, "
-                    "created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-                    (idempotency_key, _key_id("R", idempotency_key), order_id, amount, self._now()),
-                ),
-                (
-                    "SELECT refund_id, order_id, amount FROM refunds WHERE idempotency_key = $1",
-                    (idempotency_key,),
-                ),
-            ]
+            refund_steps(idempotency_key, order_id, amount, self._now())
         )
         return row
 

@@ -1,0 +1,68 @@
+"""The bench's rounds: each reverses the last one's order; every thread's switches count."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from baton import bench
+from baton.bench import WorkerCycles, worker_figures
+from baton.bench_peers import in_round_order
+
+
+def test_every_other_round_runs_in_reverse() -> None:
+    assert [in_round_order((1, 2, 4), n) for n in range(3)] == [(1, 2, 4), (4, 2, 1), (1, 2, 4)]
+
+
+async def test_the_worker_counts_are_measured_forth_then_back_and_summed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    measured: list[int] = []
+
+    async def new_database(server_url: str, what: str) -> str:
+        return f"{server_url}/{what}"
+
+    async def measure(db_url: str, workers: int, cycles: int, folder: Path) -> WorkerCycles:
+        measured.append(workers)
+        return WorkerCycles(seconds=1.0, cpu_s=0.01 * workers, waits=workers, preemptions=3)
+
+    monkeypatch.setattr(bench, "_new_database", new_database)
+    monkeypatch.setattr(bench, "measure_worker_cycles", measure)
+
+    figures = await worker_figures("postgresql://bench", 10, tmp_path, rounds=3)
+
+    assert measured == [1, 2, 4, 4, 2, 1, 1, 2, 4]
+    assert figures["pg_cpu_ms_per_cycle_workers_2"] == 2.0  # 3 rounds of 20 ms over 3 of 10 cycles
+    assert figures["pg_cpu_4_workers_vs_1"] == 4.0
+    assert figures["pg_waits_per_cycle_workers_4"] == 0.4
+    assert figures["pg_preemptions_per_cycle_workers_1"] == 0.3
+    assert figures["pg_cycles_per_s_workers_1"] == 10.0
+    assert len(str(figures["pg_workers_load1_by_round"]).split()) == 3
+
+
+def test_a_process_switches_are_counted_on_every_thread() -> None:
+    process = psutil.Process()
+    before = bench._switches(process)[0]
+    slept, counted = threading.Event(), threading.Event()
+
+    def sleeper() -> None:
+        for _ in range(20):
+            time.sleep(0.001)  # each sleep gives the CPU up: a voluntary switch
+        slept.set()
+        counted.wait()  # alive while counted: an ended thread's task is gone from /proc
+
+    thread = threading.Thread(target=sleeper)
+    thread.start()
+    slept.wait()
+    main_thread_only = process.num_ctx_switches().voluntary
+    after = bench._switches(process)[0]
+    counted.set()
+    thread.join()
+
+    # the sleeper's twenty waits count, which the main thread's own count does not see
+    assert after - before >= 20
+    assert after >= main_thread_only + 20
