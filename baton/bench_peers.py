@@ -46,7 +46,8 @@ after the rounds under `strace --seccomp-bpf -f -c` when strace is here, less th
 child run with no timed cycle (its set-up and warm-up), per cycle. The timed rounds are not
 traced: strace stops a child at each of those calls, which costs a system in proportion to how
 often it syncs (LangGraph's refund cycle ran at about half its untraced rate traced). Then
-`<workload>_vs_langgraph` (Baton's cycles per second over LangGraph's),
+`<workload>_vs_langgraph` (Baton's cycles per second over LangGraph's, each system's best round;
+`<workload>_vs_langgraph_by_round`, the same within each round, to show how far rounds differ),
 `<workload>_fsyncs_per_cycle` (Baton's), `<workload>_cpu_vs_bare_maf` (Baton's CPU per cycle
 over bare MAF's in memory), `peers_load1_max`, the highest 1-minute load average at the start of
 a round, and `peers_load1_by_round`, each round's in order.
@@ -134,10 +135,10 @@ def peer_figures(
 
     Returns:
         `<workload>_<system>_cycles_per_s`, `_cpu_ms`, `_fsyncs_per_cycle` (when strace is
-        present), `<workload>_vs_langgraph`, `<workload>_fsyncs_per_cycle` (Baton's),
-        `<workload>_cpu_vs_bare_maf`, `peers_load1_max` (the highest 1-minute load average at
-        the start of a round) and `peers_load1_by_round` (each round's, in order, workload by
-        workload).
+        present), `<workload>_vs_langgraph` and `_by_round`, `<workload>_fsyncs_per_cycle`
+        (Baton's), `<workload>_cpu_vs_bare_maf`, `peers_load1_max` (the highest 1-minute load
+        average at the start of a round) and `peers_load1_by_round` (each round's, in order,
+        workload by workload).
     """
     figures: dict[str, float | int | str] = {}
     loads: list[float] = []
@@ -155,8 +156,10 @@ def _compare(
     """One workload's figures; the load average at each round's start goes to `loads`."""
     systems = WORKLOADS[workload]
     best: dict[str, Round] = {}
+    by_round: list[float] = []  # Baton's rate over LangGraph's, round by round
     for n in range(rounds):
         loads.append(round(os.getloadavg()[0], 2))
+        this_round: dict[str, Round] = {}
         for system in in_round_order(systems, n):
             got, _, _ = run_child(
                 _args(workload, system, cycles),
@@ -164,8 +167,10 @@ def _compare(
                 what=f"{workload} {system}",
                 traced=False,
             )
+            this_round[system] = got
             if system not in best or got.wall_s < best[system].wall_s:
                 best[system] = got
+        by_round.append(this_round["langgraph"].wall_s / this_round["baton"].wall_s)
     fsyncs: dict[str, float | None] = {}
     for system in systems:
         calls = fsyncs_of(
@@ -184,6 +189,7 @@ def _compare(
         if (per_cycle := fsyncs[system]) is not None:
             figures[f"{workload}_{system}_fsyncs_per_cycle"] = per_cycle
     figures[f"{workload}_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
+    figures[f"{workload}_vs_langgraph_by_round"] = " ".join(f"{r:.2f}" for r in by_round)
     figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
     if (baton_fsyncs := fsyncs["baton"]) is not None:
         figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs

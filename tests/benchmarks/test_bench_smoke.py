@@ -125,6 +125,9 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
             assert figures[f"{workload}_{system}_cycles_per_s"] > 0, (workload, system)
             assert figures[f"{workload}_{system}_cpu_ms"] > 0, (workload, system)
         assert isinstance(figures[f"{workload}_vs_langgraph"], float), workload
+        # one round, so its one ratio is the best rounds' ratio
+        [within] = str(figures[f"{workload}_vs_langgraph_by_round"]).split()
+        assert float(within) == pytest.approx(figures[f"{workload}_vs_langgraph"], abs=0.006)
         # The rates compared are untraced children's: strace stops a child at each fsync, and
         # the systems sync at very different rates (LangGraph's refund ran at about half).
         for system in systems:
