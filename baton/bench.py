@@ -105,7 +105,7 @@ from pydantic import BaseModel
 
 from baton import devpg
 from baton.bench_pages import measure_request_page
-from baton.bench_peers import in_round_order
+from baton.bench_peers import by_round, in_round_order
 from baton.demo import seed_demo
 from baton.errors import StoreError
 from baton.settings import Settings
@@ -300,7 +300,7 @@ async def worker_figures(
         figures[f"pg_preemptions_per_cycle_workers_{workers}"] = round(
             preemptions[workers] / cycles, 1
         )
-    figures["pg_workers_load1_by_round"] = " ".join(f"{load:.2f}" for load in loads)
+    figures["pg_workers_load1_by_round"] = by_round(loads)
     for workers in SCALE_WORKERS[1:]:
         figures[f"pg_cpu_{workers}_workers_vs_1"] = round(cpu_s[workers] / cpu_s[1], 3)
     return figures
@@ -889,7 +889,11 @@ async def _list_pending_ms(requests: RequestService, paused: int) -> float:
 
 @dataclass(frozen=True)
 class WorkerCycles:
-    """How long the timed cycles of `measure_worker_cycles` took; the workers' CPU over them."""
+    """How long the timed cycles of `measure_worker_cycles` took; the workers' CPU over them.
+
+    `_spent` reads the same fields as totals so far (`seconds` the clock's); `since` makes the
+    difference of two readings.
+    """
 
     seconds: float
     cpu_s: float
@@ -898,19 +902,22 @@ class WorkerCycles:
     preemptions: int
     """The workers' involuntary context switches (a thread was switched out while running)."""
 
+    def since(self, start: WorkerCycles) -> WorkerCycles:
+        """What was spent from the reading `start` to this one."""
+        return WorkerCycles(
+            self.seconds - start.seconds,
+            self.cpu_s - start.cpu_s,
+            self.waits - start.waits,
+            self.preemptions - start.preemptions,
+        )
 
-@dataclass(frozen=True)
-class _Spent:
-    cpu_s: float
-    waits: int
-    preemptions: int
 
+def _spent(procs: list[asyncio.subprocess.Process]) -> WorkerCycles:
+    """A reading: the clock, and the processes' CPU seconds and context switches so far.
 
-def _spent(procs: list[asyncio.subprocess.Process]) -> _Spent:
-    """The processes' user and system CPU seconds so far (their children's too); their switches.
-
-    The switches are every thread's, from `/proc/PID/task/*/status` (psutil's count is the main
-    thread's alone); where there is no `/proc`, psutil's.
+    The CPU is user and system, their children's too. The switches are every thread's, from
+    `/proc/PID/task/*/status` (psutil's count is the main thread's alone); where there is no
+    `/proc`, psutil's.
     """
     cpu, waits, preemptions = 0.0, 0, 0
     for proc in procs:
@@ -920,7 +927,7 @@ def _spent(procs: list[asyncio.subprocess.Process]) -> _Spent:
         voluntary, involuntary = _switches(process)
         waits += voluntary
         preemptions += involuntary
-    return _Spent(cpu, waits, preemptions)
+    return WorkerCycles(time.perf_counter(), cpu, waits, preemptions)
 
 
 def _switches(process: psutil.Process) -> tuple[int, int]:
@@ -1007,7 +1014,7 @@ class _CycleDriver:
         total = warmup + cycles
         after = await self._store.last_event_id()
         started = completed = 0
-        timed_from, spent_from = time.perf_counter(), _spent(procs)
+        timed_from = _spent(procs)
         for _ in range(min(SCALE_IN_FLIGHT, total)):
             self._spawn(self._runtime.start("refund", REFUND_120, actor=self._starter.name))
             started += 1
@@ -1027,7 +1034,7 @@ class _CycleDriver:
                     elif event.type == "run.completed":
                         completed += 1
                         if completed == warmup:
-                            timed_from, spent_from = time.perf_counter(), _spent(procs)
+                            timed_from = _spent(procs)
                         if completed == total:
                             break
                         if started < total:
@@ -1039,13 +1046,7 @@ class _CycleDriver:
         finally:
             for task in self._tasks:
                 task.cancel()
-        seconds, spent = time.perf_counter() - timed_from, _spent(procs)
-        return WorkerCycles(
-            seconds,
-            spent.cpu_s - spent_from.cpu_s,
-            spent.waits - spent_from.waits,
-            spent.preemptions - spent_from.preemptions,
-        )
+        return _spent(procs).since(timed_from)
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

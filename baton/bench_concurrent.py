@@ -47,7 +47,14 @@ from pathlib import Path
 from typing import Final
 
 from baton import eventloop
-from baton.bench_peers import Round, baton_cycle, fsyncs_of, in_round_order, run_child
+from baton.bench_peers import (
+    Round,
+    baton_cycle,
+    by_round,
+    fsyncs_of,
+    in_round_order,
+    run_child,
+)
 from human.store.sqlite import SqliteStore
 
 IN_FLIGHT: Final = 32
@@ -114,7 +121,7 @@ def concurrent_figures(
         figures[f"{prefix}_waiting_for_cpu"] = round(waited[name] / got.wall_s, 3)
     figures["concurrent32_vs_solo"] = round(rates["group"] / rates["solo"], 2)
     figures["concurrent32_load1"] = load1
-    figures["concurrent32_load1_by_round"] = " ".join(f"{load:.2f}" for load in loads)
+    figures["concurrent32_load1_by_round"] = by_round(loads)
     return figures
 
 

@@ -110,6 +110,11 @@ def in_round_order(items: Sequence[T], n: int) -> Sequence[T]:
     return items if n % 2 == 0 else items[::-1]
 
 
+def by_round(values: Sequence[float]) -> str:
+    """A figure per round, as the bench prints it: `"1.07 0.95"`."""
+    return " ".join(f"{value:.2f}" for value in values)
+
+
 def peers_available() -> str | None:
     """Why the peers cannot be measured here (LangGraph not installed), or None."""
     try:
@@ -146,7 +151,7 @@ def peer_figures(
         for workload in workloads:
             figures |= _compare(workload, cycles, rounds, Path(scratch) / workload, loads)
     figures["peers_load1_max"] = max(loads)
-    figures["peers_load1_by_round"] = " ".join(f"{load:.2f}" for load in loads)
+    figures["peers_load1_by_round"] = by_round(loads)
     return figures
 
 
@@ -156,7 +161,7 @@ def _compare(
     """One workload's figures; the load average at each round's start goes to `loads`."""
     systems = WORKLOADS[workload]
     best: dict[str, Round] = {}
-    by_round: list[float] = []  # Baton's rate over LangGraph's, round by round
+    ratios: list[float] = []  # Baton's rate over LangGraph's, round by round
     for n in range(rounds):
         loads.append(round(os.getloadavg()[0], 2))
         this_round: dict[str, Round] = {}
@@ -170,7 +175,7 @@ def _compare(
             this_round[system] = got
             if system not in best or got.wall_s < best[system].wall_s:
                 best[system] = got
-        by_round.append(this_round["langgraph"].wall_s / this_round["baton"].wall_s)
+        ratios.append(this_round["langgraph"].wall_s / this_round["baton"].wall_s)
     fsyncs: dict[str, float | None] = {}
     for system in systems:
         calls = fsyncs_of(
@@ -189,7 +194,7 @@ def _compare(
         if (per_cycle := fsyncs[system]) is not None:
             figures[f"{workload}_{system}_fsyncs_per_cycle"] = per_cycle
     figures[f"{workload}_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
-    figures[f"{workload}_vs_langgraph_by_round"] = " ".join(f"{r:.2f}" for r in by_round)
+    figures[f"{workload}_vs_langgraph_by_round"] = by_round(ratios)
     figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
     if (baton_fsyncs := fsyncs["baton"]) is not None:
         figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs
