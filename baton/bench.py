@@ -460,6 +460,25 @@ async def bare_cycle(storage: CheckpointStorage) -> None:
         raise RuntimeError(f"bare MAF cycle ended with {done.get_outputs()}")
 
 
+async def bare_cycle_in_place() -> None:
+    """Start, pause and complete the bare workflow on one instance with no checkpoint storage.
+
+    MAF's work of the cycle and nothing else: no snapshot is taken, and nothing of the run
+    outlives the process.
+
+    Raises:
+        RuntimeError: If the bare workflow does not pause or complete.
+    """
+    workflow = bare_workflow()
+    asked = await workflow.run(BareAsk(amount=120.0))
+    request_ids = [e.request_id for e in asked.get_request_info_events()]
+    if len(request_ids) != 1:
+        raise RuntimeError(f"bare MAF asked {len(request_ids)} requests, not one")
+    done = await workflow.run(responses={request_ids[0]: BareAnswer(decision="approve")})
+    if done.get_outputs() != ["approve 120.0"]:
+        raise RuntimeError(f"bare MAF cycle ended with {done.get_outputs()}")
+
+
 async def measure_bare_maf_cycle_ms(cycles: int = BARE_CYCLES) -> float:
     """The median start, pause, restore-on-a-fresh-instance and complete cycle of bare MAF, in ms.
 

@@ -6,7 +6,8 @@ Baton's scripted client playing the same three turns (`executors/shipped/plays.p
 `approval_mode="always_require"`, in a workflow of one `AgentExecutor`. MAF turns the approval
 into a `request_info`; the run is resumed on a fresh workflow instance, as a new process would,
 from its pause checkpoint in an `InMemoryCheckpointStorage` (so nothing of the run is durable but
-the refund), with the approval as MAF's `function_approval_response`.
+the refund), with the approval as MAF's `function_approval_response`. Or, with no checkpoint
+storage at all, answered on the same instance: MAF's work of the cycle alone.
 
 The back office is a SQLite file of its own (`baton.bench_office.OfficeFile`: the shipped
 migrations and statements), the refund keyed by the cycle (one refund a cycle).
@@ -60,8 +61,15 @@ def _tools(office: OfficeFile, key: list[str]) -> list[FunctionTool]:
 
 
 @contextlib.asynccontextmanager
-async def refund_agent(folder: Path) -> AsyncIterator[Callable[[], Awaitable[None]]]:
-    """One refund cycle to time, on files in `folder`: 120 on order A-1002, asked and approved."""
+async def refund_agent(
+    folder: Path, *, checkpoints: bool = True
+) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """One refund cycle to time, on files in `folder`: 120 on order A-1002, asked and approved.
+
+    `checkpoints=False`: no checkpoint storage; the approval is answered on the same workflow
+    instance, so the cycle is MAF's work and the refund's write alone (nothing else survives the
+    process).
+    """
     office = await OfficeFile.made(folder)
     key = [""]
     tools = _tools(office, key)
@@ -76,20 +84,28 @@ async def refund_agent(folder: Path) -> AsyncIterator[Callable[[], Awaitable[Non
         nonlocal count
         count += 1
         key[0] = idempotency_key(f"bare-{count}", "approved", "issue_refund")
-        storage = InMemoryCheckpointStorage()  # one conversation's
         asking = workflow()
-        asked = await asking.run(json.dumps(REFUND_120), checkpoint_storage=storage)
-        [request] = asked.get_request_info_events()
-        checkpoint_id = await asking.resolve_pause_checkpoint_id(
-            [request.request_id], checkpoint_storage=storage
-        )
-        if checkpoint_id is None:
-            raise RuntimeError("bare MAF saved no pause checkpoint")
-        done = await workflow().run(
-            checkpoint_id=checkpoint_id,
-            responses={request.request_id: request.data.to_function_approval_response(True)},
-            checkpoint_storage=storage,
-        )
+        if not checkpoints:
+            asked = await asking.run(json.dumps(REFUND_120))
+            [request] = asked.get_request_info_events()
+            approval = request.data.to_function_approval_response(True)
+            done = await asking.run(responses={request.request_id: approval})
+        else:
+            storage = InMemoryCheckpointStorage()  # one conversation's
+            asked = await asking.run(json.dumps(REFUND_120), checkpoint_storage=storage)
+            [request] = asked.get_request_info_events()
+            checkpoint_id = await asking.resolve_pause_checkpoint_id(
+                [request.request_id], checkpoint_storage=storage
+            )
+            if checkpoint_id is None:
+                raise RuntimeError("bare MAF saved no pause checkpoint")
+            done = await workflow().run(
+                checkpoint_id=checkpoint_id,
+                responses={request.request_id: request.data.to_function_approval_response(True)},
+                checkpoint_storage=storage,
+            )
+        if done.get_request_info_events():
+            raise RuntimeError("bare MAF's refund still waits after its approval")
         said = [o.text for o in done.get_outputs() if isinstance(o, AgentResponse)]
         if not said or not said[-1].startswith("Refunded 120.00"):
             raise RuntimeError(f"bare MAF's refund ended with {done.get_outputs()}")

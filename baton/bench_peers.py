@@ -16,6 +16,8 @@ each system's figure is its best round (the one least disturbed by the machine).
 - `maf_file`: bare MAF with `FileCheckpointStorage` (JSON files; no fsync), restored on a fresh
   workflow instance as a new process would.
 - `maf_memory`: bare MAF with `InMemoryCheckpointStorage`: the framework's own cost.
+- `maf_bare`: bare MAF with no checkpoint storage, answered on the same workflow instance:
+  MAF's work of the cycle and nothing else (durable nowhere).
 
 `refund`: an agent's three model turns (look the order up; propose the refund; say what was
 refunded), a person's approval before the refund, and the refund itself: a durable back-office
@@ -38,6 +40,8 @@ keyed by the call's idempotency key, then the refund read back), as the shipped 
   `AgentExecutor`; resumed on a fresh instance from its pause checkpoint in an
   `InMemoryCheckpointStorage`, with MAF's approval response (`baton.bench_maf`). Only the refund
   is durable (the same back office as LangGraph's): the framework's own cost of the work.
+- `maf_bare`: the same agent with no checkpoint storage, the approval answered on the same
+  instance: MAF's work of the cycle and the refund's durable write, nothing else.
 
 Per system: `<workload>_<system>_cycles_per_s`, `_cpu_ms` per cycle (the child's user + system
 CPU over the timed cycles, `time.process_time`), both from untraced children, and
@@ -51,6 +55,14 @@ often it syncs (LangGraph's refund cycle ran at about half its untraced rate tra
 `<workload>_fsyncs_per_cycle` (Baton's), `<workload>_cpu_vs_bare_maf` (Baton's CPU per cycle
 over bare MAF's in memory), `peers_load1_max`, the highest 1-minute load average at the start of
 a round, and `peers_load1_by_round`, each round's in order.
+
+**What durability itself costs.** `<workload>_floor_commit_us` is the median one-row commit at
+`synchronous=FULL` on the peers' disk (`baton.bench.measure_floor_commit_us`), measured before
+the workload's rounds. A cycle durable at its pause and at its answer needs at least MAF's work
+(`maf_bare`) and two such commits, one after the other: `<workload>_floor_vs_langgraph` is the
+rate of such a cycle over LangGraph's, the most any system built on MAF could reach on this disk
+this way, and `<workload>_baton_own_ms` is what Baton's cycle takes beyond it (its checkpoint,
+its request, routing, audit, transcript and jobs, and its reads), in ms of wall time.
 """
 
 from __future__ import annotations
@@ -75,11 +87,11 @@ if TYPE_CHECKING:
     from baton.wiring import Parts
     from human.records import Run, User
 
-SYSTEMS: Final = ("baton", "langgraph", "maf_file", "maf_memory")
+SYSTEMS: Final = ("baton", "langgraph", "maf_file", "maf_memory", "maf_bare")
 """The systems of the `minimal` workload."""
 WORKLOADS: Final[dict[str, tuple[str, ...]]] = {
     "minimal": SYSTEMS,
-    "refund": ("baton", "langgraph", "maf_memory"),
+    "refund": ("baton", "langgraph", "maf_memory", "maf_bare"),
 }
 """Each workload and the systems that do it."""
 _STRACE: Final = shutil.which("strace")
@@ -159,7 +171,11 @@ def _compare(
     workload: str, cycles: int, rounds: int, scratch: Path, loads: list[float]
 ) -> dict[str, float | int | str]:
     """One workload's figures; the load average at each round's start goes to `loads`."""
+    from baton.bench import measure_floor_commit_us
+
     systems = WORKLOADS[workload]
+    scratch.mkdir(parents=True, exist_ok=True)
+    floor_ms = measure_floor_commit_us(scratch / "floor.db") / 1e3
     best: dict[str, Round] = {}
     ratios: list[float] = []  # Baton's rate over LangGraph's, round by round
     for n in range(rounds):
@@ -196,6 +212,10 @@ def _compare(
     figures[f"{workload}_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
     figures[f"{workload}_vs_langgraph_by_round"] = by_round(ratios)
     figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
+    figures[f"{workload}_floor_commit_us"] = round(floor_ms * 1e3, 1)
+    floor_cycle_ms = 1e3 / rate["maf_bare"] + 2 * floor_ms  # MAF's work and two durable commits
+    figures[f"{workload}_floor_vs_langgraph"] = round(1e3 / floor_cycle_ms / rate["langgraph"], 2)
+    figures[f"{workload}_baton_own_ms"] = round(1e3 / rate["baton"] - floor_cycle_ms, 3)
     if (baton_fsyncs := fsyncs["baton"]) is not None:
         figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs
     return figures
@@ -342,11 +362,16 @@ async def _measure(workload: str, system: str, cycles: int, folder: Path) -> Rou
 
         async with (refund_agent if workload == "refund" else minimal_graph)(folder) as cycle:
             return await _timed(cycle, cycles)
-    if workload == "refund" and system == "maf_memory":
+    if workload == "refund" and system in ("maf_memory", "maf_bare"):
         from baton import bench_maf
 
-        async with bench_maf.refund_agent(folder) as cycle:
+        checkpoints = system == "maf_memory"
+        async with bench_maf.refund_agent(folder, checkpoints=checkpoints) as cycle:
             return await _timed(cycle, cycles)
+    if workload == "minimal" and system == "maf_bare":
+        from baton.bench import bare_cycle_in_place
+
+        return await _timed(bare_cycle_in_place, cycles)
     if workload == "minimal" and system in ("maf_file", "maf_memory"):
         return await _maf(cycles, folder, on_file=system == "maf_file")
     raise ValueError(f"no {system} child for the {workload} workload")

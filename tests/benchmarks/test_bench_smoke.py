@@ -136,6 +136,19 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
             assert timed_untraced(ran, args, rate), (workload, system)
     for ratio in ("minimal_cpu_vs_bare_maf", "refund_cpu_vs_bare_maf", "peers_load1_max"):
         assert isinstance(figures[ratio], float), ratio
+    for workload in WORKLOADS:
+        # What durability itself costs: MAF's work alone, and two durable commits after it.
+        floor_ms = float(figures[f"{workload}_floor_commit_us"]) / 1e3
+        assert floor_ms > 0, workload
+        bare_ms = 1e3 / float(figures[f"{workload}_maf_bare_cycles_per_s"])
+        langgraph_ms = 1e3 / float(figures[f"{workload}_langgraph_cycles_per_s"])
+        assert float(figures[f"{workload}_floor_vs_langgraph"]) == pytest.approx(
+            langgraph_ms / (bare_ms + 2 * floor_ms), rel=0.02
+        ), workload
+        baton_ms = 1e3 / float(figures[f"{workload}_baton_cycles_per_s"])
+        assert float(figures[f"{workload}_baton_own_ms"]) == pytest.approx(
+            baton_ms - bare_ms - 2 * floor_ms, abs=0.01
+        ), workload
     # one load average a round: the one round of each workload
     assert len(str(figures["peers_load1_by_round"]).split()) == len(WORKLOADS)
     if shutil.which("strace"):  # counted where strace may trace: durable peers sync, MAF never
@@ -150,8 +163,10 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
         assert float(figures["refund_langgraph_fsyncs_per_cycle"]) > 0
         assert figures["minimal_maf_file_fsyncs_per_cycle"] == 0
         assert figures["minimal_maf_memory_fsyncs_per_cycle"] == 0
+        assert figures["minimal_maf_bare_fsyncs_per_cycle"] == 0
         # bare MAF keeps its checkpoints in memory: only the back office's refund syncs
         assert 1 <= float(figures["refund_maf_memory_fsyncs_per_cycle"]) < 2
+        assert 1 <= float(figures["refund_maf_bare_fsyncs_per_cycle"]) < 2
 
 
 def test_32_runs_in_flight_are_measured_with_and_without_group_commit(
