@@ -460,16 +460,16 @@ async def bare_cycle(storage: CheckpointStorage) -> None:
         raise RuntimeError(f"bare MAF cycle ended with {done.get_outputs()}")
 
 
-async def bare_cycle_in_place() -> None:
-    """Start, pause and complete the bare workflow on one instance with no checkpoint storage.
+async def bare_cycle_in_place(workflow: Workflow) -> None:
+    """Start, pause and complete a run of `workflow` (a `bare_workflow()`), with no checkpoints.
 
     MAF's work of the cycle and nothing else: no snapshot is taken, and nothing of the run
-    outlives the process.
+    outlives the process. The instance is kept from cycle to cycle (its one executor keeps
+    nothing), as Baton keeps its own: each `run` of it starts a new run.
 
     Raises:
         RuntimeError: If the bare workflow does not pause or complete.
     """
-    workflow = bare_workflow()
     asked = await workflow.run(BareAsk(amount=120.0))
     request_ids = [e.request_id for e in asked.get_request_info_events()]
     if len(request_ids) != 1:

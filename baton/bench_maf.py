@@ -7,7 +7,7 @@ Baton's scripted client playing the same three turns (`executors/shipped/plays.p
 into a `request_info`; the run is resumed on a fresh workflow instance, as a new process would,
 from its pause checkpoint in an `InMemoryCheckpointStorage` (so nothing of the run is durable but
 the refund), with the approval as MAF's `function_approval_response`. Or, with no checkpoint
-storage at all, answered on the same instance: MAF's work of the cycle alone.
+storage at all, answered on the same instance: MAF's work of the cycle and the refund's write.
 
 The back office is a SQLite file of its own (`baton.bench_office.OfficeFile`: the shipped
 migrations and statements), the refund keyed by the cycle (one refund a cycle).

@@ -1,7 +1,7 @@
 """Baton beside its peers on the same work, each system in a child process of its own.
 
 Two workloads, each done by every system that can do it, each in a child process of its own (so
-its CPU time and its fsyncs are its own), interleaved A/B/C/D then D/C/B/A over `rounds` rounds;
+its CPU time and its fsyncs are its own), interleaved A/B/…/E then E/…/B/A over `rounds` rounds;
 each system's figure is its best round (the one least disturbed by the machine).
 
 `minimal`: one `request_info`, its answer, completion.
@@ -16,8 +16,8 @@ each system's figure is its best round (the one least disturbed by the machine).
 - `maf_file`: bare MAF with `FileCheckpointStorage` (JSON files; no fsync), restored on a fresh
   workflow instance as a new process would.
 - `maf_memory`: bare MAF with `InMemoryCheckpointStorage`: the framework's own cost.
-- `maf_bare`: bare MAF with no checkpoint storage, answered on the same workflow instance:
-  MAF's work of the cycle and nothing else (durable nowhere).
+- `maf_bare`: bare MAF with no checkpoint storage, answered on the same workflow instance, one
+  instance kept for every cycle: MAF's work of the cycle and nothing else (durable nowhere).
 
 `refund`: an agent's three model turns (look the order up; propose the refund; say what was
 refunded), a person's approval before the refund, and the refund itself: a durable back-office
@@ -41,7 +41,9 @@ keyed by the call's idempotency key, then the refund read back), as the shipped 
   `InMemoryCheckpointStorage`, with MAF's approval response (`baton.bench_maf`). Only the refund
   is durable (the same back office as LangGraph's): the framework's own cost of the work.
 - `maf_bare`: the same agent with no checkpoint storage, the approval answered on the same
-  instance: MAF's work of the cycle and the refund's durable write, nothing else.
+  instance: MAF's work of the cycle and the refund's durable write, nothing else. Its agent and
+  workflow are built for each cycle, as for `maf_memory` (the executor keeps the conversation),
+  where Baton resets a kept instance: a build took 0.21 ms of CPU at fe48b37.
 
 Per system: `<workload>_<system>_cycles_per_s`, `_cpu_ms` per cycle (the child's user + system
 CPU over the timed cycles, `time.process_time`), both from untraced children, and
@@ -53,8 +55,8 @@ often it syncs (LangGraph's refund cycle ran at about half its untraced rate tra
 `<workload>_vs_langgraph` (Baton's cycles per second over LangGraph's, each system's best round;
 `<workload>_vs_langgraph_by_round`, the same within each round, to show how far rounds differ),
 `<workload>_fsyncs_per_cycle` (Baton's), `<workload>_cpu_vs_bare_maf` (Baton's CPU per cycle
-over bare MAF's in memory), `peers_load1_max`, the highest 1-minute load average at the start of
-a round, and `peers_load1_by_round`, each round's in order.
+over bare MAF's in memory, `maf_memory`'s), `peers_load1_max`, the highest 1-minute load
+average at the start of a round, and `peers_load1_by_round`, each round's in order.
 
 **What durability itself costs.** `<workload>_floor_commit_us` is the median one-row commit at
 `synchronous=FULL` on the peers' disk (`baton.bench.measure_floor_commit_us`), measured before
@@ -371,9 +373,9 @@ async def _measure(workload: str, system: str, cycles: int, folder: Path) -> Rou
         async with bench_maf.refund_agent(folder, checkpoints=checkpoints) as cycle:
             return await _timed(cycle, cycles)
     if workload == "minimal" and system == "maf_bare":
-        from baton.bench import bare_cycle_in_place
+        from baton.bench import bare_cycle_in_place, bare_workflow
 
-        return await _timed(bare_cycle_in_place, cycles)
+        return await _timed(functools.partial(bare_cycle_in_place, bare_workflow()), cycles)
     if workload == "minimal" and system in ("maf_file", "maf_memory"):
         return await _maf(cycles, folder, on_file=system == "maf_file")
     raise ValueError(f"no {system} child for the {workload} workload")
