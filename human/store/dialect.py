@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from human.store.rows import Row, dumps
 
@@ -53,6 +53,10 @@ class Tx(Protocol):
     async def many(self, sql: str, rows: Sequence[Mapping[str, Any]], /) -> None:
         """Execute a statement once per parameter set."""
         ...
+
+
+_AS_IS: Final = frozenset({str, int, float, bool, bytes, type(None)})
+"""Parameter types every driver takes as they are."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,8 @@ class Dialect:
 
     def value(self, value: Any) -> Any:
         """A parameter as the database stores it."""
+        if type(value) in _AS_IS:
+            return value
         if isinstance(value, datetime) and self.times_as_text:
             return value.isoformat(timespec="microseconds")
         if isinstance(value, list | tuple) and self.lists_as_json:

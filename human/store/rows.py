@@ -46,9 +46,12 @@ class Row(Protocol):
         ...
 
 
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str)
+
+
 def dumps(value: Any) -> str:
     """Compact JSON text for a JSON column."""
-    return json.dumps(value, separators=(",", ":"), default=str)
+    return _ENCODER.encode(value)
 
 
 def loads(value: str | None) -> Any:
