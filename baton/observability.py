@@ -11,13 +11,15 @@ set only once):
   collector's port 4318), to `<endpoint>/v1/traces` and `<endpoint>/v1/metrics`. The exporters
   still read the standard `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_*` and `OTEL_METRIC_EXPORT_*`
   variables themselves.
-- neither: both are switched off, MAF's instrumentation too (see `_switch_off`).
+- neither: both are switched off, MAF's instrumentation too, and Baton's spans are not made at
+  all (see `_switch_off`).
 
 Either way on, MAF's own instrumentation stays on (`invoke_workflow …`, `executor.process …`,
 `invoke_agent …`, `chat …`, `execute_tool …`), and `OTEL_SERVICE_NAME` names the process (default
 `baton`; the Azure deployment names its apps `baton-web` and `baton-worker`).
 
-Baton's own spans come from the tracer named `baton` (`opentelemetry.trace.get_tracer("baton")`):
+Baton's own spans come from the tracer named `baton` (`opentelemetry.trace.get_tracer("baton")`,
+through `baton.telemetry.span`):
 
 - `baton.start`: the first drive of a run, to its first pause or its end. Attributes
   `baton.run_id`, `baton.workflow`.
@@ -39,6 +41,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from baton.settings import Settings
+from baton.telemetry import spans_off
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.resources import Resource
@@ -126,15 +129,17 @@ def _configure_otlp(endpoint: str, settings: Settings) -> None:
 
 
 def _switch_off() -> None:
-    """Switch metrics and MAF's spans off: nothing would record them.
+    """Switch metrics, MAF's spans and Baton's off: nothing would record them.
 
     With no meter provider set, OpenTelemetry's proxy keeps every instrument ever created, and MAF
     creates several per agent, client and tool: since Baton builds those afresh on every drive
     of a run, that kept about 4 KB per drive for good. MAF's spans, on by default, cost a few
-    milliseconds per agent call with nothing recording them. Baton's own spans stay no-ops.
+    milliseconds per agent call with nothing recording them. Baton's own are not made at all
+    (`baton.telemetry.spans_off`).
     """
     from agent_framework.observability import disable_instrumentation
     from opentelemetry.metrics import NoOpMeterProvider, set_meter_provider
 
     set_meter_provider(NoOpMeterProvider())
     disable_instrumentation()
+    spans_off()

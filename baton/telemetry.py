@@ -1,15 +1,47 @@
-"""Logging as JSON lines, each stamped with the correlation id of its HTTP request or job."""
+"""Logging as JSON lines, each stamped with the correlation id of its HTTP request or job; spans.
+
+Baton's spans (`span`) come from OpenTelemetry's tracer `baton`. When this process exports
+nothing (`baton.observability` finds no exporter configured and calls `spans_off`), a span costs
+nothing at all: OpenTelemetry's no-op spans still enter and leave a context each, about 2 % of a
+short drive's instructions.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import logging
 import sys
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
+from opentelemetry import trace
+from opentelemetry.util.types import AttributeValue
+
 correlation_id: contextvars.ContextVar[str] = contextvars.ContextVar("correlation_id", default="-")
+
+_tracer = trace.get_tracer("baton")
+_NO_SPAN: AbstractContextManager[trace.Span] = contextlib.nullcontext(trace.INVALID_SPAN)
+_spans_on = True
+
+
+def span(
+    name: str, attributes: Mapping[str, AttributeValue] | None = None
+) -> AbstractContextManager[trace.Span]:
+    """A span of Baton's, current while its block runs; a non-recording one while spans are off."""
+    if not _spans_on:
+        return _NO_SPAN
+    return _tracer.start_as_current_span(name, attributes=attributes)
+
+
+def spans_off() -> None:
+    """Nothing records Baton's spans in this process: `span` need not make them."""
+    global _spans_on
+    _spans_on = False
+
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
 

@@ -7,14 +7,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from opentelemetry import trace
-
 from baton.errors import RunEnded
+from baton.telemetry import span
 from human.records import TERMINAL_RUN
 from human.store.base import EffectStore, NewEffect
 
 logger = logging.getLogger(__name__)
-_tracer = trace.get_tracer("baton")
 
 
 def idempotency_key(run_id: str, request_id: str, call_id: str) -> str:
@@ -59,7 +57,7 @@ class EffectLedger:
         again.
         """
         attributes = {"baton.run_id": run_id, "baton.tool": tool, "baton.idempotency_key": key}
-        with _tracer.start_as_current_span("baton.effect", attributes=attributes) as span:
+        with span("baton.effect", attributes) as effect_span:
             noted = next((e for e in performed if e.key == key), None)
             run_status = None
             if noted is not None:
@@ -67,7 +65,7 @@ class EffectLedger:
             else:
                 found = await self._store.effect_in_run(key, run_id)
                 recorded, run_status = found.recorded, found.run_status
-            span.set_attribute("baton.replayed", recorded is not None)
+            effect_span.set_attribute("baton.replayed", recorded is not None)
             if recorded is not None:
                 logger.info("effect replayed from ledger", extra={"tool": tool, "key": key})
                 return recorded["result"]

@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import jsonschema
-from opentelemetry import trace
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from baton import failpoints
@@ -34,6 +33,7 @@ from baton.errors import (
     RequestClosed,
     RequestNotFound,
 )
+from baton.telemetry import span
 from human import text, typed
 from human.access import (
     can_see_run,
@@ -55,7 +55,6 @@ from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, ut
 logger = logging.getLogger(__name__)
 
 _ROUTING_EVENTS = frozenset({"request.created", "request.escalated", "request.reassigned"})
-_tracer = trace.get_tracer("baton")
 
 TAKEOVER = "takeover"
 """The decision `take_over` records; the runtime turns it into a takeover request."""
@@ -187,14 +186,12 @@ class RequestService:
         self, request_id: str, body: dict[str, Any], *, responder: User
     ) -> RespondResult:
         """Validate, authorize and apply one answer; refusals change nothing stored."""
-        with _tracer.start_as_current_span(
-            "baton.answer", attributes={"baton.request_id": request_id}
-        ) as span:
+        with span("baton.answer", {"baton.request_id": request_id}) as answering:
             request, answer = await self._checked(request_id, body, responder)
-            span.set_attribute("baton.run_id", request.run_id)
-            span.set_attribute("baton.decision", str(answer["decision"]))
+            answering.set_attribute("baton.run_id", request.run_id)
+            answering.set_attribute("baton.decision", str(answer["decision"]))
             result = await self._record(request, answer, responder, edit_diff(request, answer))
-            span.set_attribute("baton.outcome", result.outcome)
+            answering.set_attribute("baton.outcome", result.outcome)
             return result
 
     async def check_answer(self, request_id: str, body: Any, *, responder: User) -> HumanRequest:
@@ -227,14 +224,12 @@ class RequestService:
         conversation so far: they resolve the case (the run ends with their resolution) or return
         it to the agent with guidance. Audited as `request.answered` with decision `takeover`.
         """
-        with _tracer.start_as_current_span(
-            "baton.takeover", attributes={"baton.request_id": request_id}
-        ) as span:
+        with span("baton.takeover", {"baton.request_id": request_id}) as taking:
             request = await self.check_take_over(request_id, responder=responder)
-            span.set_attribute("baton.run_id", request.run_id)
+            taking.set_attribute("baton.run_id", request.run_id)
             answer = {"decision": TAKEOVER, "by": responder.name}
             result = await self._record(request, answer, responder, {"takeover_by": responder.name})
-            span.set_attribute("baton.outcome", result.outcome)
+            taking.set_attribute("baton.outcome", result.outcome)
             return result
 
     async def check_take_over(self, request_id: str, *, responder: User) -> HumanRequest:

@@ -384,6 +384,8 @@ def test_no_exporter_switches_telemetry_off(tmp_path: Path) -> None:
         "print(configure_telemetry(Settings(_env_file=None)))\n"
         "print(OBSERVABILITY_SETTINGS.enable_instrumentation)\n"
         "print(type(metrics.get_meter_provider()).__name__)\n"
+        "from baton.telemetry import span\n"
+        "print(type(span('baton.probe')).__name__)\n"  # not made at all: no context entered
     )
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "APPLICATIONINSIGHTS_"))
@@ -398,4 +400,4 @@ def test_no_exporter_switches_telemetry_off(tmp_path: Path) -> None:
         timeout=60,
         check=True,
     )
-    assert done.stdout.split() == ["off", "False", "NoOpMeterProvider"]
+    assert done.stdout.split() == ["off", "False", "NoOpMeterProvider", "nullcontext"]

@@ -29,6 +29,7 @@ from baton.errors import (
     RunNotFound,
     StoreError,
 )
+from baton.telemetry import span
 from executors.platform.adapters import Scene
 from executors.platform.chat_clients import ProviderConfig
 from executors.platform.services import ChatClientFactory, Resources, RunServices
@@ -53,7 +54,6 @@ from workflows.platform.graph import WorkflowGraph, describe
 from workflows.platform.pool import KEPT_PER_WORKFLOW, Built, WorkflowPool
 
 logger = logging.getLogger(__name__)
-_tracer = trace.get_tracer("baton")
 
 
 class Runtime:
@@ -219,16 +219,12 @@ class Runtime:
         if state is None or state.run.status in TERMINAL_RUN:
             return False
         if state.run.checkpoint_id is None:
-            with _tracer.start_as_current_span(
-                "baton.start", attributes=_span_attributes(state.run)
-            ):
+            with span("baton.start", _span_attributes(state.run)):
                 return await self._advance(state, job_id, deliver=None)
         consumed = False
         while state.answered:
             request, last = state.answered[0], len(state.answered) == 1
-            with _tracer.start_as_current_span(
-                "baton.resume", attributes=_span_attributes(state.run, request)
-            ):
+            with span("baton.resume", _span_attributes(state.run, request)):
                 consumed = await self._advance(state, job_id if last else None, deliver=request)
             if last:
                 break
@@ -325,9 +321,9 @@ class Runtime:
         """Commit what a drive of `run` came to; True if `job_id` was consumed."""
         if progress.status == "waiting":
             failpoints.hit("pause.after_checkpoint")
-        with _pause_span(run, progress) as span:
+        with _pause_span(run, progress) as pausing:
             committed = await self.store.record_progress(progress)
-            span.set_attribute("baton.committed", committed)
+            pausing.set_attribute("baton.committed", committed)
         if not committed:
             logger.warning("progress fenced off: run moved on", extra={"run_id": run.id})
             return False
@@ -414,12 +410,9 @@ def _pause_span(run: Run, progress: Progress) -> AbstractContextManager[trace.Sp
     """`baton.pause` around the commit of a pause; other commits get no span of their own."""
     if progress.status != "waiting":
         return contextlib.nullcontext(trace.INVALID_SPAN)
-    return _tracer.start_as_current_span(
+    return span(
         "baton.pause",
-        attributes={
-            **_span_attributes(run),
-            "baton.request_ids": [r.id for r in progress.new_requests],
-        },
+        {**_span_attributes(run), "baton.request_ids": [r.id for r in progress.new_requests]},
     )
 
 
