@@ -135,11 +135,14 @@ def _switch_off() -> None:
     creates several per agent, client and tool: since Baton builds those afresh on every drive
     of a run, that kept about 4 KB per drive for good. MAF's spans, on by default, cost a few
     milliseconds per agent call with nothing recording them. Baton's own are not made at all
-    (`baton.telemetry.spans_off`).
+    (`baton.telemetry.spans_off`), unless the host process has set a tracer provider of its own
+    already; one it sets later gets none of Baton's spans.
     """
     from agent_framework.observability import disable_instrumentation
+    from opentelemetry import trace
     from opentelemetry.metrics import NoOpMeterProvider, set_meter_provider
 
     set_meter_provider(NoOpMeterProvider())
     disable_instrumentation()
-    spans_off()
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        spans_off()  # no provider yet: a host that set its own keeps Baton's spans

@@ -2,8 +2,8 @@
 
 Baton's spans (`span`) come from OpenTelemetry's tracer `baton`. When this process exports
 nothing (`baton.observability` finds no exporter configured and calls `spans_off`), a span costs
-nothing at all: OpenTelemetry's no-op spans still enter and leave a context each, about 2 % of a
-short drive's instructions.
+next to nothing: OpenTelemetry's no-op spans still enter and leave a context each, about 2 % of a
+minimal cycle's instructions.
 """
 
 from __future__ import annotations

@@ -347,6 +347,22 @@ def test_application_insights_gets_batons_spans_through_azure_monitor(tmp_path: 
     assert any(n.startswith("invoke_agent") for n in by_name), sorted(by_name)
 
 
+def _python(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -c code` in a fresh process with no telemetry settings of this one's, plus `env`."""
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "APPLICATIONINSIGHTS_"))
+    }
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env={**clean, **env, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def test_azure_monitor_without_its_extra_is_a_clear_error(tmp_path: Path) -> None:
     code = (
         "import sys\n"
@@ -355,24 +371,36 @@ def test_azure_monitor_without_its_extra_is_a_clear_error(tmp_path: Path) -> Non
         "from baton.settings import Settings\n"
         "configure_telemetry(Settings(_env_file=None))\n"
     )
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "APPLICATIONINSIGHTS_"))
-    }
-    env["APPLICATIONINSIGHTS_CONNECTION_STRING"] = "InstrumentationKey=x"
-    env["PYTHONPATH"] = str(REPO)
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = _python(code, tmp_path, APPLICATIONINSIGHTS_CONNECTION_STRING="InstrumentationKey=x")
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: APPLICATIONINSIGHTS_CONNECTION_STRING is set"), last
     assert "pip install 'baton[azure]'" in last
+
+
+def test_a_tracer_provider_the_host_set_keeps_batons_spans_with_no_exporter(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "from opentelemetry import trace\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n"
+        "from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n"
+        "exporter = InMemorySpanExporter()\n"
+        "provider = TracerProvider()\n"
+        "provider.add_span_processor(SimpleSpanProcessor(exporter))\n"
+        "trace.set_tracer_provider(provider)\n"
+        "from baton.observability import configure_telemetry\n"
+        "from baton.settings import Settings\n"
+        "print(configure_telemetry(Settings(_env_file=None)))\n"
+        "from baton.telemetry import span\n"
+        "with span('baton.probe', {'baton.run_id': 'r1'}):\n"
+        "    pass\n"
+        "print([(s.name, dict(s.attributes)) for s in exporter.get_finished_spans()])\n"
+    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.splitlines() == ["off", "[('baton.probe', {'baton.run_id': 'r1'})]"]
 
 
 def test_no_exporter_switches_telemetry_off(tmp_path: Path) -> None:
@@ -387,17 +415,6 @@ def test_no_exporter_switches_telemetry_off(tmp_path: Path) -> None:
         "from baton.telemetry import span\n"
         "print(type(span('baton.probe')).__name__)\n"  # not made at all: no context entered
     )
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "APPLICATIONINSIGHTS_"))
-    }
-    env["PYTHONPATH"] = str(REPO)
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr[-4000:]
     assert done.stdout.split() == ["off", "False", "NoOpMeterProvider", "nullcontext"]
