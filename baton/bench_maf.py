@@ -85,24 +85,20 @@ async def refund_agent(
         count += 1
         key[0] = idempotency_key(f"bare-{count}", "approved", "issue_refund")
         asking = workflow()
-        if not checkpoints:
-            asked = await asking.run(json.dumps(REFUND_120))
-            [request] = asked.get_request_info_events()
-            approval = request.data.to_function_approval_response(True)
-            done = await asking.run(responses={request.request_id: approval})
-        else:
-            storage = InMemoryCheckpointStorage()  # one conversation's
-            asked = await asking.run(json.dumps(REFUND_120), checkpoint_storage=storage)
-            [request] = asked.get_request_info_events()
+        storage = InMemoryCheckpointStorage() if checkpoints else None  # one conversation's
+        asked = await asking.run(json.dumps(REFUND_120), checkpoint_storage=storage)
+        [request] = asked.get_request_info_events()
+        responses = {request.request_id: request.data.to_function_approval_response(True)}
+        if storage is None:  # answered on the same instance
+            done = await asking.run(responses=responses)
+        else:  # resumed on a fresh instance from the pause checkpoint, as a new process would
             checkpoint_id = await asking.resolve_pause_checkpoint_id(
                 [request.request_id], checkpoint_storage=storage
             )
             if checkpoint_id is None:
                 raise RuntimeError("bare MAF saved no pause checkpoint")
             done = await workflow().run(
-                checkpoint_id=checkpoint_id,
-                responses={request.request_id: request.data.to_function_approval_response(True)},
-                checkpoint_storage=storage,
+                checkpoint_id=checkpoint_id, responses=responses, checkpoint_storage=storage
             )
         if done.get_request_info_events():
             raise RuntimeError("bare MAF's refund still waits after its approval")

@@ -157,9 +157,8 @@ def peer_figures(
         present), `<workload>_vs_langgraph` and `_by_round`, `<workload>_fsyncs_per_cycle`
         (Baton's), `<workload>_cpu_vs_bare_maf`, `<workload>_floor_commit_us`,
         `<workload>_floor_vs_langgraph`, `<workload>_baton_own_ms` (see the module's docstring),
-        `peers_load1_max` (the highest 1-minute load
-        average at the start of a round) and `peers_load1_by_round` (each round's, in order,
-        workload by workload).
+        `peers_load1_max` (the highest 1-minute load average at the start of a round) and
+        `peers_load1_by_round` (each round's, in order, workload by workload).
     """
     figures: dict[str, float | int | str] = {}
     loads: list[float] = []

@@ -24,7 +24,8 @@ from opentelemetry.util.types import AttributeValue
 correlation_id: contextvars.ContextVar[str] = contextvars.ContextVar("correlation_id", default="-")
 
 _tracer = trace.get_tracer("baton")
-_NO_SPAN: AbstractContextManager[trace.Span] = contextlib.nullcontext(trace.INVALID_SPAN)
+NO_SPAN: AbstractContextManager[trace.Span] = contextlib.nullcontext(trace.INVALID_SPAN)
+"""A span that records nothing, made once (a `nullcontext` can be entered again and again)."""
 _spans_on = True
 
 
@@ -33,7 +34,7 @@ def span(
 ) -> AbstractContextManager[trace.Span]:
     """A span of Baton's, current while its block runs; a non-recording one while spans are off."""
     if not _spans_on:
-        return _NO_SPAN
+        return NO_SPAN
     return _tracer.start_as_current_span(name, attributes=attributes)
 
 

@@ -8,7 +8,6 @@ in one fenced transaction. Nothing of a paused run stays in memory.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -29,7 +28,7 @@ from baton.errors import (
     RunNotFound,
     StoreError,
 )
-from baton.telemetry import span
+from baton.telemetry import NO_SPAN, span
 from executors.platform.adapters import Scene
 from executors.platform.chat_clients import ProviderConfig
 from executors.platform.services import ChatClientFactory, Resources, RunServices
@@ -409,7 +408,7 @@ def _span_attributes(run: Run, deliver: HumanRequest | None = None) -> dict[str,
 def _pause_span(run: Run, progress: Progress) -> AbstractContextManager[trace.Span]:
     """`baton.pause` around the commit of a pause; other commits get no span of their own."""
     if progress.status != "waiting":
-        return contextlib.nullcontext(trace.INVALID_SPAN)
+        return NO_SPAN
     return span(
         "baton.pause",
         {**_span_attributes(run), "baton.request_ids": [r.id for r in progress.new_requests]},
