@@ -52,6 +52,7 @@ from workflows.platform.registry import WorkflowSpec
 from workflows.platform.runtime import typed_input
 from workflows.platform.samples import answer_to, given_answer, sample_of
 from workflows.platform.snapshots import Snapshot, kept_attributes, lost_attributes, snapshot
+from workflows.platform.state import install as lean_state
 
 _short = reprlib.Repr()
 _short.maxstring = _short.maxother = 60
@@ -352,7 +353,10 @@ class _Check:
         self._lost: set[tuple[str, str]] = set()
 
     def _build(self) -> Workflow:
-        return self._spec.build(self._new_services())
+        """An instance as a drive gets one (`pool.take`): on Baton's lean state."""
+        workflow = self._spec.build(self._new_services())
+        lean_state(workflow)
+        return workflow
 
     async def go(self, message: Any, max_pauses: int) -> None:
         """Start the workflow on `message` and carry it on, pause by pause, as far as it goes."""

@@ -32,6 +32,7 @@ from agent_framework import Workflow, WorkflowCheckpoint
 from executors.platform.agents import agents_of
 from executors.platform.services import RunServices
 from workflows.platform.registry import WorkflowSpec
+from workflows.platform.state import install as lean_state
 
 ServicesFor = Callable[[WorkflowSpec, str, dict[str, Any], str | None], RunServices]
 """Makes the services of a new instance: given the spec, run id, run input and its starter."""
@@ -76,6 +77,7 @@ class WorkflowPool:
             return built
         services = self._services(spec, run_id, run_input, started_by)
         workflow = spec.build(services)
+        lean_state(workflow)
         services.transcript.follow(agents_of(workflow))
         built = Built(workflow, services)
         if spec.reuse:
