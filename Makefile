@@ -9,7 +9,7 @@ PORT   ?= 8000
 TEST_WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: install run postgres postgres-stop test test-fast fuzz bench lint format clean screenshots
+.PHONY: install run postgres postgres-stop test test-fast fuzz bench bench-instructions lint format clean screenshots
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,10 @@ screenshots: install
 
 bench: install
 	$(BIN)/baton bench --json
+
+# A cycle's instructions beside LangGraph and bare MAF, counted by valgrind (needs it; minutes).
+bench-instructions: install
+	$(BIN)/baton bench-instructions --json
 
 lint: install
 	$(BIN)/ruff check .

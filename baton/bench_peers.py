@@ -186,7 +186,7 @@ def _compare(
         this_round: dict[str, Round] = {}
         for system in in_round_order(systems, n):
             got, _, _ = run_child(
-                _args(workload, system, cycles),
+                child_args(workload, system, cycles),
                 scratch / f"{system}-{n}",
                 what=f"{workload} {system}",
                 traced=False,
@@ -198,7 +198,7 @@ def _compare(
     fsyncs: dict[str, float | None] = {}
     for system in systems:
         calls = fsyncs_of(
-            functools.partial(_args, workload, system),
+            functools.partial(child_args, workload, system),
             cycles,
             scratch / system,
             what=f"{workload} {system}",
@@ -224,7 +224,7 @@ def _compare(
     return figures
 
 
-def _args(workload: str, system: str, cycles: int) -> list[str]:
+def child_args(workload: str, system: str, cycles: int) -> list[str]:
     """One system's child: `python -m` these, then its folder."""
     return ["baton.bench_peers", workload, system, str(cycles)]
 

@@ -772,3 +772,29 @@ def bench(
         for key, value in figures.items():
             _say(f"{key:>28}: {value}")
     _say(json.dumps(figures))
+
+
+@main.command("bench-instructions")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option(
+    "--cycles", default=50, type=click.IntRange(1), help="Counted cycles per system (after 5)."
+)
+@click.option(
+    "--workload",
+    "workloads",
+    multiple=True,
+    type=click.Choice(["minimal", "refund"]),
+    help="This workload only (repeatable; default: both).",
+)
+def bench_instructions(as_json: bool, cycles: int, workloads: tuple[str, ...]) -> None:
+    """Count a cycle's instructions, Baton beside LangGraph and bare MAF (valgrind; minutes)."""
+    from baton.bench_instructions import instruction_figures, instructions_unavailable
+    from baton.bench_peers import WORKLOADS
+
+    if missing := instructions_unavailable():
+        raise click.ClickException(f"cannot count instructions here: {missing}")
+    figures = instruction_figures(cycles, workloads=workloads or tuple(WORKLOADS))
+    if not as_json:
+        for key, value in figures.items():
+            _say(f"{key:>36}: {value}")
+    _say(json.dumps(figures))

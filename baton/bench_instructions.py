@@ -1,0 +1,150 @@
+"""Instructions a cycle, Baton beside its peers: counted by valgrind, whatever the machine does.
+
+`baton bench` times cycles, and time on a shared machine moves by a third from one run to the
+next (see the README, Benchmarks): a change of a few per cent cannot be seen in it, nor can a
+ratio to LangGraph be trusted to a tenth. The instructions a process executes do not move so:
+valgrind's callgrind counts every one of them (in user space: the kernel's work, an fsync's
+included, is not counted), and two counts of the same code differ by about 0.1 %.
+
+Each system's child of `baton.bench_peers` (the same cycles `baton bench` times) runs under
+callgrind twice, with `cycles` timed cycles and with none (its set-up and warm-up alone); the
+difference over `cycles` is one cycle's instructions. `PYTHONHASHSEED=0` makes the children's
+dict and set orders repeat. The children run as many at once as the machine has cores: callgrind
+runs a child some thirty times slower, and its count does not depend on what runs beside it.
+
+Figures: `<workload>_<system>_instructions` (a cycle's), `<workload>_instructions_vs_langgraph`
+(LangGraph's over Baton's: how many times fewer Baton executes), `<workload>_instructions_vs_
+maf_bare` (Baton's over bare MAF's, with no checkpoint storage: MAF's work of the cycle), and
+`<workload>_baton_own_instructions` (Baton's less bare MAF's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Final
+
+from baton.bench_peers import WORKLOADS, child_args, peers_available
+
+SYSTEMS: Final = ("baton", "langgraph", "maf_bare")
+"""The systems counted, on every workload."""
+_VALGRIND: Final = shutil.which("valgrind")
+_COLLECTED: Final = re.compile(r"Collected : (\d+)")
+
+
+def instructions_unavailable() -> str | None:
+    """Why instructions cannot be counted here (valgrind or a peer missing), or None."""
+    if _VALGRIND is None:
+        return "valgrind is not installed (Debian: apt-get install valgrind)"
+    return peers_available()
+
+
+def count(module_args: list[str], folder: Path, *, what: str) -> int:
+    """The instructions of the child `python -m MODULE ARGS… FOLDER` under callgrind."""
+    if _VALGRIND is None:
+        raise RuntimeError(instructions_unavailable())
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "valgrind.log"
+    done = subprocess.run(
+        [
+            _VALGRIND,
+            "--tool=callgrind",
+            f"--callgrind-out-file={folder / 'callgrind.out'}",
+            f"--log-file={log}",
+            sys.executable,
+            "-m",
+            *module_args,
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the {what} child failed under callgrind: {done.stderr[-2000:]}")
+    found = _COLLECTED.search(log.read_text())
+    if found is None:
+        raise RuntimeError(f"callgrind reported no count for the {what} child (see {log})")
+    return int(found.group(1))
+
+
+def per_cycle(counted: int, baseline: int, cycles: int) -> float:
+    """One cycle's instructions: a child of `cycles` timed cycles less one of none, over them."""
+    if cycles < 1:
+        raise ValueError("at least one timed cycle")
+    return (counted - baseline) / cycles
+
+
+def ratios(workload: str, counts: dict[str, float]) -> dict[str, float]:
+    """A workload's figures from each system's instructions a cycle."""
+    baton, langgraph, bare = counts["baton"], counts["langgraph"], counts["maf_bare"]
+    return {
+        **{f"{workload}_{system}_instructions": round(counts[system]) for system in SYSTEMS},
+        f"{workload}_instructions_vs_langgraph": round(langgraph / baton, 3),
+        f"{workload}_instructions_vs_maf_bare": round(baton / bare, 3),
+        f"{workload}_baton_own_instructions": round(baton - bare),
+    }
+
+
+def instruction_figures(
+    cycles: int = 50,
+    root: Path | None = None,
+    workloads: Sequence[str] = tuple(WORKLOADS),
+    jobs: int | None = None,
+) -> dict[str, float | int | str]:
+    """Every system's instructions a cycle on `workloads`, and Baton's ratios (module docstring).
+
+    Args:
+        cycles: Timed cycles of the counted child (after `bench_peers.WARMUP` untimed ones, as
+            in its baseline child).
+        root: Where the children's files go (default: the system's temp).
+        workloads: Which of `bench_peers.WORKLOADS` to count.
+        jobs: Children at once (default: the cores this process may use).
+    """
+    if (missing := instructions_unavailable()) is not None:
+        raise RuntimeError(missing)
+    at_once = jobs or len(os.sched_getaffinity(0))
+    children = [
+        (workload, system, timed)
+        for workload in workloads
+        for system in SYSTEMS
+        for timed in (cycles, 0)
+    ]
+    figures: dict[str, float | int | str] = {"instructions_load1": round(os.getloadavg()[0], 2)}
+    with (
+        tempfile.TemporaryDirectory(prefix="baton-instructions-", dir=root) as scratch,
+        ThreadPoolExecutor(max_workers=at_once) as pool,
+    ):
+        counted = dict(
+            zip(
+                children,
+                pool.map(
+                    lambda child: count(
+                        child_args(*child),
+                        Path(scratch) / "-".join(map(str, child)),
+                        what=f"{child[0]} {child[1]}",
+                    ),
+                    children,
+                ),
+                strict=True,
+            )
+        )
+    for workload in workloads:
+        counts = {
+            system: per_cycle(
+                counted[(workload, system, cycles)], counted[(workload, system, 0)], cycles
+            )
+            for system in SYSTEMS
+        }
+        figures |= ratios(workload, counts)
+    figures["instructions_cycles"] = cycles
+    figures["instructions_load1_end"] = round(os.getloadavg()[0], 2)
+    return figures
