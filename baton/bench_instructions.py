@@ -9,13 +9,21 @@ included, is not counted), and two counts of the same code differ by about 0.1 %
 Each system's child of `baton.bench_peers` (the same cycles `baton bench` times) runs under
 callgrind twice, with `cycles` timed cycles and with none (its set-up and warm-up alone); the
 difference over `cycles` is one cycle's instructions. `PYTHONHASHSEED=0` makes the children's
-dict and set orders repeat. The children run as many at once as the machine has cores: callgrind
-runs a child some thirty times slower, and its count does not depend on what runs beside it.
+dict and set orders repeat, and `PYTHONDONTWRITEBYTECODE=1` makes both compile what they import
+alike (one child writing a changed module's bytecode for the other would put the compiling in one
+count only). The children run as many at once as the machine has cores: callgrind runs a child
+some thirty times slower, and its count does not depend on what runs beside it. A figure depends
+on the method a little (a cycle's instructions grow slowly with the cycles run: counted as the
+difference of 120 and 20 cycles, five of six figures came out up to 2.5 % higher): compare
+figures counted alike.
 
 Figures: `<workload>_<system>_instructions` (a cycle's), `<workload>_instructions_vs_langgraph`
 (LangGraph's over Baton's: how many times fewer Baton executes), `<workload>_instructions_vs_
-maf_bare` (Baton's over bare MAF's, with no checkpoint storage: MAF's work of the cycle), and
-`<workload>_baton_own_instructions` (Baton's less bare MAF's).
+maf_memory` (Baton's over bare MAF's with its checkpoints in memory, the CPU aim's baseline),
+`<workload>_instructions_vs_maf_bare` (Baton's over bare MAF's with no checkpoint storage: MAF's
+work of the cycle), and `<workload>_baton_own_instructions` (Baton's less bare MAF's; on the
+refund workload `maf_bare` builds its agent each cycle where Baton keeps one, so this is short of
+Baton's own by a build's instructions).
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from typing import Final
 
 from baton.bench_peers import WORKLOADS, child_args, peers_available
 
-SYSTEMS: Final = ("baton", "langgraph", "maf_bare")
+SYSTEMS: Final = ("baton", "langgraph", "maf_memory", "maf_bare")
 """The systems counted, on every workload."""
 _VALGRIND: Final = shutil.which("valgrind")
 _COLLECTED: Final = re.compile(r"Collected : (\d+)")
@@ -66,10 +74,13 @@ def count(module_args: list[str], folder: Path, *, what: str) -> int:
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
+        env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
     )
     if done.returncode != 0:
-        raise RuntimeError(f"the {what} child failed under callgrind: {done.stderr[-2000:]}")
+        said = log.read_text()[-1000:] if log.exists() else ""
+        raise RuntimeError(
+            f"the {what} child failed under callgrind: {done.stderr[-2000:]}\n{said}".rstrip()
+        )
     found = _COLLECTED.search(log.read_text())
     if found is None:
         raise RuntimeError(f"callgrind reported no count for the {what} child (see {log})")
@@ -89,6 +100,7 @@ def ratios(workload: str, counts: dict[str, float]) -> dict[str, float]:
     return {
         **{f"{workload}_{system}_instructions": round(counts[system]) for system in SYSTEMS},
         f"{workload}_instructions_vs_langgraph": round(langgraph / baton, 3),
+        f"{workload}_instructions_vs_maf_memory": round(baton / counts["maf_memory"], 3),
         f"{workload}_instructions_vs_maf_bare": round(baton / bare, 3),
         f"{workload}_baton_own_instructions": round(baton - bare),
     }
@@ -111,6 +123,8 @@ def instruction_figures(
     """
     if (missing := instructions_unavailable()) is not None:
         raise RuntimeError(missing)
+    if cycles < 1:
+        raise ValueError("at least one timed cycle")
     at_once = jobs or len(os.sched_getaffinity(0))
     children = [
         (workload, system, timed)
@@ -119,24 +133,25 @@ def instruction_figures(
         for timed in (cycles, 0)
     ]
     figures: dict[str, float | int | str] = {"instructions_load1": round(os.getloadavg()[0], 2)}
-    with (
-        tempfile.TemporaryDirectory(prefix="baton-instructions-", dir=root) as scratch,
-        ThreadPoolExecutor(max_workers=at_once) as pool,
-    ):
-        counted = dict(
-            zip(
-                children,
-                pool.map(
-                    lambda child: count(
-                        child_args(*child),
-                        Path(scratch) / "-".join(map(str, child)),
-                        what=f"{child[0]} {child[1]}",
-                    ),
+    with tempfile.TemporaryDirectory(prefix="baton-instructions-", dir=root) as scratch:
+        pool = ThreadPoolExecutor(max_workers=at_once)
+        try:
+            counted = dict(
+                zip(
                     children,
-                ),
-                strict=True,
+                    pool.map(
+                        lambda child: count(
+                            child_args(*child),
+                            Path(scratch) / "-".join(map(str, child)),
+                            what=f"{child[0]} {child[1]}",
+                        ),
+                        children,
+                    ),
+                    strict=True,
+                )
             )
-        )
+        finally:  # a failed child ends the count: the children not yet started never start
+            pool.shutdown(cancel_futures=True)
     for workload in workloads:
         counts = {
             system: per_cycle(

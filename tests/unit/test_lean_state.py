@@ -87,6 +87,16 @@ def test_a_tree_copy_keeps_shared_parts_shared_and_cycles_cyclic() -> None:
     assert made["point"].tags is not value["point"].tags
 
 
+def test_a_tree_copy_goes_as_deep_as_a_deep_copy() -> None:
+    nested_lists: list[Any] = []
+    nested_dicts: dict[str, Any] = {}
+    for _ in range(450):  # deepcopy's limit is about 497 levels at the default recursion limit
+        nested_lists = [nested_lists]
+        nested_dicts = {"in": nested_dicts}
+    for value in (nested_lists, nested_dicts):
+        assert tree_copy(value) == copy.deepcopy(value)
+
+
 def test_a_lean_state_hands_out_and_keeps_copies() -> None:
     state = LeanState()
     stored = {"items": ["a"]}
@@ -139,11 +149,12 @@ async def test_a_workflow_on_a_lean_state_runs_as_on_mafs_and_its_checkpoints_st
         outputs[name] = [first.get_outputs(), second.get_outputs()]
         assert taken.state["heard"] == ["one"]  # the later run changed nothing taken
 
-        await runner.restore_checkpoint(taken)
-        assert runner.state.get("heard") == ["one"]
-        third = await workflow.run("three")
-        assert third.get_outputs() == [["one", "three"]]
-        assert taken.state["heard"] == ["one"]
+        for again in ("three", "four"):  # one checkpoint restored twice, as a drive may
+            await runner.restore_checkpoint(taken)
+            assert runner.state.get("heard") == ["one"]
+            later = await workflow.run(again)
+            assert later.get_outputs() == [["one", again]]
+            assert taken.state["heard"] == ["one"]
     assert outputs["lean"] == outputs["maf"] == [[["one"]], [["one", "two"]]]
 
 
@@ -157,3 +168,31 @@ def test_install_takes_only_an_empty_maf_state() -> None:
     written._runner._state.set("k", 1)
     assert install(written) is False
     assert type(written._runner._state) is State
+
+
+def test_a_tree_copy_of_plain_data_copies_odd_strings_numbers_and_tuples_exactly() -> None:
+    value = {"s": "\ud800 lone surrogate", "nan": float("nan"), "neg": -0.0, "big": 2**100}
+    value["t"] = (["in a tuple"], frozenset({1}), b"\x00")
+    made = tree_copy(value)
+    assert made["s"] == value["s"]
+    assert made["nan"] != made["nan"]
+    assert str(made["neg"]) == "-0.0"
+    assert made["big"] == 2**100
+    assert made["t"] == value["t"]
+    assert made["t"][0] is not value["t"][0]
+
+
+def test_a_tree_copy_of_a_dict_subclass_or_an_int_subclass_keeps_its_type() -> None:
+    import collections
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    value = {"counts": collections.Counter(a=2), "level": Level.HIGH, "items": [Level.HIGH]}
+    made = tree_copy(value)
+    assert type(made["counts"]) is collections.Counter
+    assert made["counts"] == {"a": 2}
+    assert made["counts"] is not value["counts"]
+    assert made["level"] is Level.HIGH
+    assert made["items"][0] is Level.HIGH

@@ -13,20 +13,26 @@ agent's conversation six times over, through `copy.deepcopy`, which dispatches p
 - `export_state` and `import_state` copy the committed mapping, not its values. A committed value
   is never changed in place: it is one `set` stored (a copy no caller holds) or one a checkpoint
   brought, and `get` hands out only copies. A checkpoint and the state so share values that
-  neither side ever changes. (Baton's checkpoints are encoded as they are taken, and a decoded
-  one is read by one drive.)
+  neither side ever changes, however long the checkpoint is kept: a drive's checkpoints
+  (`RunCheckpointStorage`, restored as often as the drive delivers) and a kept instance's
+  `pristine` one (`pool.Built`, imported at every reset) both are. MAF's own storages copy what
+  they save (`InMemoryCheckpointStorage` deep-copies it, `FileCheckpointStorage` encodes it).
 
 `install(workflow)` gives a workflow's runner a `LeanState` before it first runs; `pool.take`
-does so for every instance Baton builds.
+and `baton check` do so for every instance Baton builds. A sub-workflow's runner (MAF's
+`WorkflowExecutor`) keeps MAF's `State`.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 from agent_framework import Workflow
 from agent_framework._workflows._state import State, _DeleteSentinel
+
+logger = logging.getLogger(__name__)
 
 _ATOMIC = frozenset({str, int, float, bool, type(None), bytes})
 
@@ -60,7 +66,9 @@ def tree_copy(value: Any, memo: dict[int, Any] | None = None) -> Any:
             return seen
         items: list[Any] = []
         memo[id(value)] = items
-        items.extend(item if type(item) in _ATOMIC else tree_copy(item, memo) for item in value)
+        append = items.append  # a loop, as deepcopy's: a generator would cost a frame a level
+        for item in value:
+            append(item if type(item) in _ATOMIC else tree_copy(item, memo))
         return items
     return copy.deepcopy(value, memo)
 
@@ -93,11 +101,24 @@ class LeanState(State):
 def install(workflow: Workflow) -> bool:
     """Give `workflow`'s runner a `LeanState`, if it has MAF's own, still empty; whether it did.
 
-    A workflow whose runner holds anything else (a later MAF, a state already written) keeps it.
+    A workflow whose runner holds anything else (a later MAF, a state already written) keeps it;
+    the first such workflow of a process is logged, since its drives then copy as MAF does.
     """
     runner = getattr(workflow, "_runner", None)
     state = getattr(runner, "_state", None)
+    if type(state) is LeanState:
+        return False
     if type(state) is not State or state._committed or state._pending:
+        if not _refused:
+            _refused.append(type(state).__name__)
+            logger.warning(
+                "a workflow's runner state is not MAF's State, empty: Baton's lean state is off",
+                extra={"workflow": getattr(workflow, "name", None), "state": _refused[0]},
+            )
         return False
     runner._state = LeanState()  # type: ignore[union-attr]
     return True
+
+
+_refused: list[str] = []
+"""The type of the first runner state `install` refused in this process (logged once)."""
