@@ -151,8 +151,10 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
             wall_ms_of(ran, ["baton.bench_peers", workload, system, "3"])
             for system in ("maf_bare", "langgraph", "baton")
         )
+        # The ratio is rounded to 0.01 and the commit to 0.1 us; the latter's error grows with
+        # the ratio (22.8 on a loaded runner, where LangGraph's children ran slowest): relative.
         assert float(figures[f"{workload}_floor_vs_langgraph"]) == pytest.approx(
-            langgraph_ms / (bare_ms + 2 * floor_ms), abs=0.006
+            langgraph_ms / (bare_ms + 2 * floor_ms), rel=5e-4, abs=0.006
         ), workload
         assert float(figures[f"{workload}_baton_own_ms"]) == pytest.approx(
             baton_ms - bare_ms - 2 * floor_ms, abs=0.001

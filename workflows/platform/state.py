@@ -3,7 +3,8 @@
 MAF's `State` deep-copies a value on every `set` and `get` (so that no caller can change stored
 state but through `set`), and deep-copies the whole committed state again to export it to a
 checkpoint and to import one. A pause's snapshot and the next drive's restore so copied an
-agent's conversation six times over, through `copy.deepcopy`, which dispatches per object.
+agent's conversation at least four times (set, export; import, get), through `copy.deepcopy`,
+which dispatches per object.
 
 `LeanState` keeps every promise `State` makes to executors and copies less to keep them:
 
