@@ -4,7 +4,8 @@
 next (see the README, Benchmarks): a change of a few per cent cannot be seen in it, nor can a
 ratio to LangGraph be trusted to a tenth. The instructions a process executes do not move so:
 valgrind's callgrind counts every one of them (in user space: the kernel's work, an fsync's
-included, is not counted), and two counts of the same code differ by about 0.1 %.
+included, is not counted), and two counts of the same code differ by 1 % at most (0.1 to 0.7 %
+in the runs so far).
 
 Each system's child of `baton.bench_peers` (the same cycles `baton bench` times) runs under
 callgrind twice, with `cycles` timed cycles and with none (its set-up and warm-up alone); the
@@ -13,9 +14,8 @@ dict and set orders repeat, and `PYTHONDONTWRITEBYTECODE=1` makes both compile w
 alike (one child writing a changed module's bytecode for the other would put the compiling in one
 count only). The children run as many at once as the machine has cores: callgrind runs a child
 some thirty times slower, and its count does not depend on what runs beside it. A figure depends
-on the method a little (a cycle's instructions grow slowly with the cycles run: counted as the
-difference of 120 and 20 cycles, five of six figures came out up to 2.5 % higher): compare
-figures counted alike.
+on the method a little (counted by hand as the difference of 120 and 20 cycles, five of six
+figures came out up to 2.3 % higher): compare figures counted alike.
 
 Figures: `<workload>_<system>_instructions` (a cycle's), `<workload>_instructions_vs_langgraph`
 (LangGraph's over Baton's: how many times fewer Baton executes), `<workload>_instructions_vs_
