@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the commands that drive workflows import MAF when they run,
     from workflows.platform.check import CheckReport
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _settings() -> Settings:
@@ -669,6 +670,17 @@ def _edits(rule: Rule) -> str:
     return said
 
 
+def _workload_option(flag: str, dest: str, said: str) -> Callable[[F], F]:
+    """A repeatable choice of the benchmarks' workloads (`bench_peers.WORKLOADS`), default both."""
+    return click.option(
+        flag,
+        dest,
+        multiple=True,
+        type=click.Choice(["minimal", "refund"]),
+        help=f"{said} (repeatable; default: both).",
+    )
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 @click.option("--runs", default=1000, type=int, help="Cycles for the throughput figure.")
@@ -688,13 +700,7 @@ def _edits(rule: Rule) -> str:
     "--peers/--no-peers", default=True, help="Beside LangGraph and bare MAF too (default: yes)."
 )
 @click.option("--peer-cycles", default=300, type=click.IntRange(1), help="Cycles per peer round.")
-@click.option(
-    "--peer-workload",
-    "peer_workloads",
-    multiple=True,
-    type=click.Choice(["minimal", "refund"]),
-    help="Beside its peers on this workload only (repeatable; default: both).",
-)
+@_workload_option("--peer-workload", "peer_workloads", "Beside its peers on this workload only")
 @click.option("--http-cycles", default=200, type=int, help="Timed answers over HTTP (serve).")
 @click.option(
     "--rss/--no-rss",
@@ -779,13 +785,7 @@ def bench(
 @click.option(
     "--cycles", default=50, type=click.IntRange(1), help="Counted cycles per system (after 5)."
 )
-@click.option(
-    "--workload",
-    "workloads",
-    multiple=True,
-    type=click.Choice(["minimal", "refund"]),
-    help="This workload only (repeatable; default: both).",
-)
+@_workload_option("--workload", "workloads", "This workload only")
 def bench_instructions(as_json: bool, cycles: int, workloads: tuple[str, ...]) -> None:
     """Count a cycle's instructions, Baton beside LangGraph and bare MAF (valgrind; minutes)."""
     from baton.bench_instructions import instruction_figures, instructions_unavailable
