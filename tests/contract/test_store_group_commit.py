@@ -5,11 +5,16 @@ under one `synchronous=FULL` COMMIT (one fsync of the WAL), each in a SAVEPOINT 
 tests hold the writer on a first transaction (a `wrap_writes` gate on its thread) until the
 others are queued, so that what makes a batch is the queue, never timing; then they count the
 store's durable syncs exactly, and fail one transaction inside a batch.
+
+A write that need not wait for the disk (a start, a drive's end) runs on the caller's thread
+when no other write is queued or under way; the last tests show where each write ran, and that
+one meeting the write lock taken by another connection waits on the writer, not the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from pathlib import Path
@@ -129,8 +134,11 @@ async def test_a_transaction_failing_inside_a_batch_is_absent_and_the_others_com
         syncs = store.durable_syncs
         wanted = [a_run() for _ in range(5)]
         writes = [store.create_run(run, begun(run)) for run in wanted]
-        done = await held_then_queued(store, gate, writes[0], writes[1:])
+        # A team's write waits for the disk, so it goes to the writer thread, where the gate
+        # holds it; the starts, which need not wait, queue behind it rather than run at once.
+        [held, *done] = await held_then_queued(store, gate, store.add_team("holder"), writes)
 
+        assert held is True
         assert [type(d) for d in done].count(InjectedFault) == 1
         [failed] = [run for run, d in zip(wanted, done, strict=True) if isinstance(d, Exception)]
         assert await store.get_run(failed.id) is None  # wholly absent: no row of it
@@ -139,7 +147,8 @@ async def test_a_transaction_failing_inside_a_batch_is_absent_and_the_others_com
             if run is not failed:
                 assert await store.get_run(run.id) is not None
                 assert len(await store.list_events(run_id=run.id)) == 1
-        assert store.durable_syncs == syncs  # a start commits at NORMAL (its pause syncs it)
+        # The team alone, then the starts as one batch at NORMAL (a start's pause syncs it).
+        assert store.durable_syncs - syncs == 1
 
         # The batch's own connection goes on: the next write commits on it as before.
         await started(store)
@@ -215,5 +224,101 @@ async def test_a_write_whose_caller_is_cancelled_while_queued_is_not_begun(tmp_p
         names = {team.name for team in await store.list_teams()}
         assert {"first", "second", "third"} <= names
         assert "gone" not in names
+    finally:
+        await store.close()
+
+
+class Threads:
+    """`wrap_writes` noting the thread each write transaction runs on, in order."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def __call__(self, tx: Tx) -> Tx:
+        self.names.append(threading.current_thread().name)
+        return tx
+
+
+async def test_a_write_that_need_not_wait_runs_on_the_callers_thread_one_that_waits_on_the_writer(
+    tmp_path: Path,
+) -> None:
+    store = await SqliteStore.open(f"sqlite:///{tmp_path / 'here.db'}")
+    try:
+        store.wrap_writes = seen = Threads()
+        syncs = store.durable_syncs
+        run = await started(store)  # a start: its pause will make it durable
+        await store.add_team("leads")  # waits for the disk
+        run_again = await started(store)
+
+        here = threading.current_thread().name
+        assert seen.names == [here, "baton-sqlite", here]
+        assert store.durable_syncs - syncs == 1  # the team's alone
+        assert await store.get_run(run.id) is not None
+        assert await store.get_run(run_again.id) is not None
+        assert "leads" in {team.name for team in await store.list_teams()}
+    finally:
+        await store.close()
+
+
+async def test_a_write_here_that_fails_leaves_nothing_and_the_next_goes_on(tmp_path: Path) -> None:
+    store = await SqliteStore.open(f"sqlite:///{tmp_path / 'here-fails.db'}")
+    try:
+        store.wrap_writes = Statements(fail_after=2)  # after the run's row, before its event
+        run = a_run()
+        with pytest.raises(InjectedFault):
+            await store.create_run(run, begun(run))
+        store.wrap_writes = None
+        assert await store.get_run(run.id) is None
+        assert await store.list_events(run_id=run.id) == []
+
+        again = await started(store)
+        with pytest.raises(StoreError) as refused:  # its id taken: the call's own error
+            await store.create_run(again, [])
+        assert not isinstance(refused.value, StoreUnavailable)
+        assert len(await store.list_events(run_id=again.id)) == 1
+    finally:
+        await store.close()
+
+
+async def test_a_start_meeting_the_write_lock_held_waits_on_the_writer_and_the_loop_goes_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "locked.db"
+    store = await SqliteStore.open(f"sqlite:///{path}")
+    other = sqlite3.connect(path, isolation_level=None)  # as another process's connection
+    try:
+        store.wrap_writes = seen = Threads()
+        other.execute("BEGIN IMMEDIATE")
+        run = a_run()
+        write = asyncio.ensure_future(store.create_run(run, begun(run)))
+        for _ in range(20):  # had the start waited for the lock here, nothing else would run
+            await asyncio.sleep(0.005)
+        assert not write.done()
+        other.execute("COMMIT")
+        await write
+
+        assert seen.names == ["baton-sqlite"]
+        assert await store.get_run(run.id) is not None
+        await started(store)  # the lock free, a start runs here again
+        assert seen.names == ["baton-sqlite", threading.current_thread().name]
+    finally:
+        other.close()
+        await store.close()
+
+
+async def test_after_a_batch_of_several_a_start_goes_to_the_writer_till_one_writes_alone(
+    tmp_path: Path,
+) -> None:
+    store = await SqliteStore.open(f"sqlite:///{tmp_path / 'several.db'}")
+    try:
+        gate = Gate()
+        store.wrap_writes = gate
+        teams = [store.add_team("second"), store.add_team("third")]
+        assert await held_then_queued(store, gate, store.add_team("first"), teams) == [True] * 3
+
+        store.wrap_writes = seen = Threads()
+        await started(store)  # several wrote at once a moment ago: it joins the writer's batches
+        await started(store)  # the writer's last batch held one: it runs here
+        assert seen.names == ["baton-sqlite", threading.current_thread().name]
     finally:
         await store.close()
