@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import psutil  # type: ignore[import-untyped]
 import uvicorn
 
 from baton import telemetry
@@ -89,6 +90,15 @@ async def seed(db_url: str) -> dict[str, str]:
         return tokens
     finally:
         await store.close()
+
+
+def listens(pid: int, port: int) -> bool:
+    """Whether process `pid` listens on TCP `port`."""
+    try:
+        sockets = psutil.Process(pid).net_connections(kind="tcp")
+    except psutil.Error:
+        return False
+    return any(s.status == psutil.CONN_LISTEN and s.laddr.port == port for s in sockets)
 
 
 def free_port() -> int:
@@ -154,6 +164,10 @@ class Server:
             async def ready() -> bool:
                 if self.proc is not None and self.proc.poll() is not None:
                     raise AssertionError(f"server exited {self.proc.returncode}: {self.log_tail()}")
+                # The answer must come from this server: another test's, started on the same
+                # free port a moment earlier, would answer while this one still imports.
+                if self.proc is None or not listens(self.proc.pid, self.port):
+                    return False
                 try:
                     return (await probe.get("/healthz")).status_code == 200
                 except httpx.TransportError:
