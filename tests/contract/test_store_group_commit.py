@@ -288,19 +288,29 @@ async def test_a_start_meeting_the_write_lock_held_waits_on_the_writer_and_the_l
     other = sqlite3.connect(path, isolation_level=None)  # as another process's connection
     try:
         store.wrap_writes = seen = Threads()
+        await started(store)  # opens the connection of the writes that need not wait
+        assert store._conn_here is not None
+        # It waits for no lock and no disk (synchronous=NORMAL is 1).
+        assert store._conn_here.execute("PRAGMA busy_timeout").fetchone()[0] == 0
+        assert store._conn_here.execute("PRAGMA synchronous").fetchone()[0] == 1
+
         other.execute("BEGIN IMMEDIATE")
         run = a_run()
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         write = asyncio.ensure_future(store.create_run(run, begun(run)))
         for _ in range(20):  # had the start waited for the lock here, nothing else would run
             await asyncio.sleep(0.005)
+        assert loop.time() - began < 10  # far under the writer's 30 s wait for the lock
         assert not write.done()
         other.execute("COMMIT")
         await write
 
-        assert seen.names == ["baton-sqlite"]
+        here = threading.current_thread().name
+        assert seen.names == [here, "baton-sqlite"]
         assert await store.get_run(run.id) is not None
         await started(store)  # the lock free, a start runs here again
-        assert seen.names == ["baton-sqlite", threading.current_thread().name]
+        assert seen.names == [here, "baton-sqlite", here]
     finally:
         other.close()
         await store.close()
