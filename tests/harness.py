@@ -92,6 +92,10 @@ async def seed(db_url: str) -> dict[str, str]:
         await store.close()
 
 
+class PortTaken(Exception):
+    """A server could not bind its port: another process had taken it."""
+
+
 def listens(pid: int, port: int) -> bool:
     """Whether process `pid` listens on TCP `port`."""
     try:
@@ -149,6 +153,20 @@ class Server:
         self._clients: list[httpx.AsyncClient] = []
 
     async def start(self) -> None:
+        # A free port can be taken by another test's server before this one binds it (each
+        # picks one, then starts a process that takes seconds to bind): then it starts again on
+        # another port.
+        for attempt in range(3):
+            try:
+                return await self._start_once()
+            except PortTaken:
+                if attempt == 2:
+                    raise
+                self.port = free_port()
+                self.base_url = f"http://127.0.0.1:{self.port}"
+
+    async def _start_once(self) -> None:
+        logged = self._log.stat().st_size if self._log.exists() else 0
         with self._log.open("ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "baton", "serve", "--port", str(self.port), *self._args],
@@ -163,6 +181,11 @@ class Server:
 
             async def ready() -> bool:
                 if self.proc is not None and self.proc.poll() is not None:
+                    with self._log.open("rb") as log:
+                        log.seek(logged)
+                        said = log.read().decode(errors="replace")
+                    if "address already in use" in said.lower():
+                        raise PortTaken(self.port)
                     raise AssertionError(f"server exited {self.proc.returncode}: {self.log_tail()}")
                 # The answer must come from this server: another test's, started on the same
                 # free port a moment earlier, would answer while this one still imports.
