@@ -4,8 +4,8 @@
 next (see the README, Benchmarks): a change of a few per cent cannot be seen in it, nor can a
 ratio to LangGraph be trusted to a tenth. The instructions a process executes do not move so:
 valgrind's callgrind counts every one of them (in user space: the kernel's work, an fsync's
-included, is not counted), and two counts of the same code differ by 1 % at most (0.1 to 0.7 %
-in the runs so far).
+included, is not counted), and two counts of the same code differ by about 1 % at most (0.1 to
+1.3 % in the runs so far).
 
 Each system's child of `baton.bench_peers` (the same cycles `baton bench` times) runs under
 callgrind twice, with `cycles` timed cycles and with none (its set-up and warm-up alone); the
