@@ -485,7 +485,8 @@ class SqliteStore(SqlStore):
             await self._on_writer(_Work(lambda conn: None, in_transaction=False, stop=True))
             self._writer.join()  # it ends as it resolves the last work
         self._closed = True
-        await asyncio.to_thread(self._one_writer.acquire)  # no write runs on it meanwhile
+        if not self._one_writer.acquire(blocking=False):  # a write runs on it: wait, off the loop
+            await asyncio.to_thread(self._one_writer.acquire)
         try:
             self._close_conn_here()
         finally:
