@@ -116,6 +116,13 @@ def _failure(exc: sqlite3.Error) -> StoreError:
     return StoreError(f"sqlite: {exc}")
 
 
+def _close_quietly(conn: sqlite3.Connection | None) -> None:
+    """Close `conn`, if there is one; a connection that fails to close is dropped all the same."""
+    if conn is not None:
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+
+
 def _roll_back(conn: sqlite3.Connection) -> None:
     """Roll back what a failed transaction left open (a failed COMMIT leaves it open).
 
@@ -304,10 +311,8 @@ class SqliteStore(SqlStore):
             self._one_writer.release()
 
     def _close_conn_here(self) -> None:
-        if self._conn_here is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn_here.close()
-            self._conn_here = None
+        _close_quietly(self._conn_here)
+        self._conn_here = None
 
     async def _on_writer(self, work: _Work[T]) -> T:
         """`work` on the writer thread: one hop there and back, its sqlite3 errors as Baton's."""
@@ -445,10 +450,8 @@ class SqliteStore(SqlStore):
         return self._conn_now
 
     def _close_writer_conn(self) -> None:
-        if self._conn_now is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn_now.close()
-            self._conn_now = None
+        _close_quietly(self._conn_now)
+        self._conn_now = None
 
     async def _write_tx(self, fn: TxFn[T], *, durable: bool = True) -> T:
         """One write transaction on the writer thread: one hop, one commit (see `SqlStore`)."""
