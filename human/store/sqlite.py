@@ -241,6 +241,11 @@ class SqliteStore(SqlStore):
             conn.execute(f"PRAGMA wal_autocheckpoint={pages}")
             conn.execute(f"PRAGMA journal_size_limit={WAL_CHECKPOINT_PAGES * 4096}")
             conn.execute("PRAGMA foreign_keys=ON")
+            # A write of the writer's batches runs in a SAVEPOINT, whose journal of the pages it
+            # changes spills to a file in SQLite's temporary folder past 64 KiB (a pause that
+            # rewrites a large checkpoint): kept in memory, no write needs a writable /var/tmp
+            # (or /tmp, …) and none opens, fills and deletes a file as it commits.
+            conn.execute("PRAGMA temp_store=MEMORY")
         except BaseException:
             conn.close()
             raise

@@ -233,6 +233,7 @@ def _run_child(mode: str, tmp_path: Path, *, netns: bool = False) -> dict[str, A
         # the distro samples 5 traces a second by default; this cycle makes more than that
         "OTEL_TRACES_SAMPLER": "always_on",
         "PYTHONPATH": str(REPO),
+        "TMPDIR": str(tmp_path),  # the distro keeps unsent telemetry in folders of its own there
     }
     db = f"sqlite:///{tmp_path / 'baton.db'}"
     code = f"from tests.unit.test_otel import child_main; child_main({mode!r}, {db!r})"
