@@ -242,9 +242,12 @@ class SqliteStore(SqlStore):
             conn.execute(f"PRAGMA journal_size_limit={WAL_CHECKPOINT_PAGES * 4096}")
             conn.execute("PRAGMA foreign_keys=ON")
             # A write of the writer's batches runs in a SAVEPOINT, whose journal of the pages it
-            # changes spills to a file in SQLite's temporary folder past 64 KiB (a pause that
-            # rewrites a large checkpoint): kept in memory, no write needs a writable /var/tmp
-            # (or /tmp, …) and none opens, fills and deletes a file as it commits.
+            # changes that existed before it spills to a file in SQLite's temporary folder past
+            # 64 KiB (16 pages: many a minimal cycle's pause, once the file has grown). Kept in
+            # memory, no write needs a writable /var/tmp (or /tmp, …), and none opens, fills and
+            # deletes a file as it commits. Sorts and temporary tables stay in memory too:
+            # Baton's reads are indexed and paged, but a migration that builds an index on a
+            # large table sorts it in memory.
             conn.execute("PRAGMA temp_store=MEMORY")
         except BaseException:
             conn.close()
