@@ -1,5 +1,10 @@
 """Baton's workloads in LangGraph, for `baton.bench_peers`, each checkpointed by `SqliteSaver`.
 
+One run at a time, each cycle is driven with `invoke` on `SqliteSaver`. With runs in flight at once
+(`in_flight` > 1), with `ainvoke` on `AsyncSqliteSaver` (aiosqlite: one connection, its own
+thread), LangGraph's way to serve many threads from one event loop; the graphs are the same.
+LangGraph runs a sync node in the caller's task and a sync tool in a worker thread.
+
 `minimal_graph`: a `StateGraph` whose one node calls `interrupt()`, resumed with
 `Command(resume=...)`.
 
@@ -33,6 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.config import get_config
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -96,8 +102,13 @@ def _tools(office: OfficeFile) -> list[BaseTool]:
 
 
 @contextlib.asynccontextmanager
-async def refund_agent(folder: Path) -> AsyncIterator[Callable[[], Awaitable[None]]]:
-    """One refund cycle to time, on files in `folder`: 120 on order A-1002, asked and approved."""
+async def refund_agent(
+    folder: Path, in_flight: int = 1
+) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """One refund cycle to time, on files in `folder`: 120 on order A-1002, asked and approved.
+
+    `in_flight`: how many cycles will run at once (see the module's docstring).
+    """
     office = await OfficeFile.made(folder)
     tools = _tools(office)
     model = ScriptedRefund().bind_tools(tools)
@@ -117,15 +128,20 @@ async def refund_agent(folder: Path) -> AsyncIterator[Callable[[], Awaitable[Non
 
     start = {"messages": [HumanMessage(json.dumps(REFUND_120))]}
     try:
-        async with _cycles(builder, folder, start, dict(APPROVE), refunded) as cycle:
+        async with _cycles(builder, folder, start, dict(APPROVE), refunded, in_flight) as cycle:
             yield cycle
     finally:
         office.close()
 
 
 @contextlib.asynccontextmanager
-async def minimal_graph(folder: Path) -> AsyncIterator[Callable[[], Awaitable[None]]]:
-    """One minimal cycle to time: a node asks with `interrupt()`, the answer ends the run."""
+async def minimal_graph(
+    folder: Path, in_flight: int = 1
+) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """One minimal cycle to time: a node asks with `interrupt()`, the answer ends the run.
+
+    `in_flight`: how many cycles will run at once (see the module's docstring).
+    """
 
     class State(TypedDict, total=False):
         amount: float
@@ -143,7 +159,7 @@ async def minimal_graph(folder: Path) -> AsyncIterator[Callable[[], Awaitable[No
     def approved(done: dict[str, Any]) -> bool:
         return done.get("decision") == "approve 120.0"
 
-    async with _cycles(builder, folder, {"amount": 120.0}, APPROVE, approved) as cycle:
+    async with _cycles(builder, folder, {"amount": 120.0}, APPROVE, approved, in_flight) as cycle:
         yield cycle
 
 
@@ -154,26 +170,47 @@ async def _cycles(
     start: dict[str, Any],
     answer: dict[str, Any],
     ended: Callable[[dict[str, Any]], bool],
+    in_flight: int,
 ) -> AsyncIterator[Callable[[], Awaitable[None]]]:
-    """Cycles of `builder`'s graph on `SqliteSaver` in `folder`.
+    """Cycles of `builder`'s graph on `SqliteSaver` in `folder` (`AsyncSqliteSaver` if in flight).
 
     Each cycle is a new thread started with `start`, which must interrupt, then resumed with
     `answer`, which must end as `ended` says.
     """
-    conn = sqlite3.connect(folder / "langgraph.db", check_same_thread=False)
-    graph = builder.compile(checkpointer=SqliteSaver(conn))
+    path = folder / "langgraph.db"
     count = 0
 
-    async def cycle() -> None:
+    def thread() -> Any:
         nonlocal count
         count += 1
-        config: Any = {"configurable": {"thread_id": f"t{count}"}}
-        asked = graph.invoke(start, config)
+        return {"configurable": {"thread_id": f"t{count}"}}
+
+    def interrupted(asked: dict[str, Any]) -> None:
         if "__interrupt__" not in asked:
             raise RuntimeError(f"LangGraph did not interrupt: {asked}")
-        done = graph.invoke(Command(resume=dict(answer)), config)
+
+    def finished(done: dict[str, Any]) -> None:
         if not ended(done):
             raise RuntimeError(f"LangGraph ended with {done}")
+
+    if in_flight > 1:
+        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+            graph = builder.compile(checkpointer=saver)
+
+            async def in_turn() -> None:
+                config = thread()
+                interrupted(await graph.ainvoke(start, config))
+                finished(await graph.ainvoke(Command(resume=dict(answer)), config))
+
+            yield in_turn
+        return
+    conn = sqlite3.connect(path, check_same_thread=False)
+    sync_graph = builder.compile(checkpointer=SqliteSaver(conn))
+
+    async def cycle() -> None:
+        config = thread()
+        interrupted(sync_graph.invoke(start, config))
+        finished(sync_graph.invoke(Command(resume=dict(answer)), config))
 
     try:
         yield cycle

@@ -10,12 +10,14 @@ the refund), with the approval as MAF's `function_approval_response`. Or, with n
 storage at all, answered on the same instance: MAF's work of the cycle and the refund's write.
 
 The back office is a SQLite file of its own (`baton.bench_office.OfficeFile`: the shipped
-migrations and statements), the refund keyed by the cycle (one refund a cycle).
+migrations and statements), the refund keyed by the cycle (one refund a cycle, also with cycles
+in flight at once: the key is the cycle's context's, which MAF's tool thread inherits).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -40,8 +42,8 @@ from executors.shipped.refund_desk import INSTRUCTIONS
 from human.effects import idempotency_key
 
 
-def _tools(office: OfficeFile, key: list[str]) -> list[FunctionTool]:
-    """`lookup_order` and `issue_refund` on `office`; the refund keyed by `key[0]`."""
+def _tools(office: OfficeFile, key: contextvars.ContextVar[str]) -> list[FunctionTool]:
+    """`lookup_order` and `issue_refund` on `office`; the refund keyed by `key`'s value."""
 
     @tool(name="lookup_order", description="Look up an order by id: customer, total, currency.")
     def lookup_order(order_id: Annotated[str, "Order id"]) -> dict[str, Any]:
@@ -55,7 +57,7 @@ def _tools(office: OfficeFile, key: list[str]) -> list[FunctionTool]:
     def issue_refund(
         order_id: Annotated[str, "Order id"], amount: Annotated[float, "Amount"]
     ) -> dict[str, Any]:
-        return office.issue_refund(key[0], order_id, amount)
+        return office.issue_refund(key.get(), order_id, amount)
 
     return [lookup_order, issue_refund]
 
@@ -71,7 +73,7 @@ async def refund_agent(
     process).
     """
     office = await OfficeFile.made(folder)
-    key = [""]
+    key = contextvars.ContextVar[str]("refund_key")
     tools = _tools(office, key)
 
     def workflow() -> Workflow:
@@ -83,7 +85,7 @@ async def refund_agent(
     async def cycle() -> None:
         nonlocal count
         count += 1
-        key[0] = idempotency_key(f"bare-{count}", "approved", "issue_refund")
+        key.set(idempotency_key(f"bare-{count}", "approved", "issue_refund"))
         asking = workflow()
         storage = InMemoryCheckpointStorage() if checkpoints else None  # one conversation's
         asked = await asking.run(json.dumps(REFUND_120), checkpoint_storage=storage)

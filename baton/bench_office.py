@@ -11,6 +11,7 @@ Baton's async back office makes.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,9 +23,15 @@ Step = tuple[str, Sequence[Any]]
 
 
 class OfficeFile:
-    """The back office's file, on one connection of its own."""
+    """The back office's file, on one connection of its own.
+
+    Its transactions take turns (a lock): with runs in flight at once, the peers call their tools
+    from threads of their own (LangGraph's `ToolNode` and MAF run a sync tool in a thread), and
+    one connection holds one transaction at a time.
+    """
 
     def __init__(self, path: Path) -> None:
+        self._turn = threading.Lock()
         self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")  # as Baton's file, which its office shares
@@ -41,14 +48,15 @@ class OfficeFile:
 
     def transaction(self, begin: str, steps: Sequence[Step]) -> list[Any]:
         """`steps` in one transaction, as `BackOffice`'s; the first row of each."""
-        self._conn.execute(begin)
-        try:
-            rows = [self._conn.execute(sql, tuple(args)).fetchone() for sql, args in steps]
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
-        return rows
+        with self._turn:
+            self._conn.execute(begin)
+            try:
+                rows = [self._conn.execute(sql, tuple(args)).fetchone() for sql, args in steps]
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            return rows
 
     def lookup_order(self, order_id: str) -> dict[str, Any]:
         """The order's row, or an error the model reads."""

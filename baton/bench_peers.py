@@ -58,6 +58,16 @@ often it syncs (LangGraph's refund cycle ran at about half its untraced rate tra
 over bare MAF's in memory, `maf_memory`'s), `peers_load1_max`, the highest 1-minute load
 average at the start of a round, and `peers_load1_by_round`, each round's in order.
 
+**Runs in flight at once** (`in_flight` > 1, `make bench` 32): the same children, each with
+`in_flight` tasks going round the cycle at once on its one event loop (one untimed cycle each
+first), the timed cycles rounded up to a multiple of `in_flight`; every key prefixed
+`concurrent<N>_` (`concurrent32_minimal_vs_langgraph`, ...), with no floor (below) and no
+`maf_bare` (it answers on the one instance it keeps, which runs one run at a time). Baton's
+worker then drives as many runs at once; LangGraph runs on `AsyncSqliteSaver` with `ainvoke`
+(`baton.bench_langgraph`); bare MAF runs each cycle on instances of its own, as it does one at a
+time. Each child reports `most_at_once`, the most timed cycles under way at one moment, so a
+system that never lets another cycle in shows as 1.
+
 **What durability itself costs.** `<workload>_floor_commit_us` is the median one-row commit at
 `synchronous=FULL` on the peers' disk (`baton.bench.measure_floor_commit_us`), measured before
 the workload's rounds. A cycle durable at its pause and at its answer needs at least MAF's work
@@ -69,6 +79,7 @@ its request, routing, audit, transcript and jobs, and its reads), in ms of wall 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
@@ -78,8 +89,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -96,6 +107,12 @@ WORKLOADS: Final[dict[str, tuple[str, ...]]] = {
     "refund": ("baton", "langgraph", "maf_memory", "maf_bare"),
 }
 """Each workload and the systems that do it."""
+IN_FLIGHT_WORKLOADS: Final[dict[str, tuple[str, ...]]] = {
+    "minimal": ("baton", "langgraph", "maf_file", "maf_memory"),
+    "refund": ("baton", "langgraph", "maf_memory"),
+}
+"""Each workload and the systems that do it with runs in flight at once (`maf_bare` answers on the
+one instance it keeps, which runs one run at a time)."""
 _STRACE: Final = shutil.which("strace")
 TRACE: Final = (
     (_STRACE, "--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=fsync,fdatasync")
@@ -114,6 +131,8 @@ class Round:
     cycles: int
     wall_s: float
     cpu_s: float
+    most_at_once: int = 1
+    """The most timed cycles under way at one moment (runs in flight that did overlap)."""
 
 
 def in_round_order(items: Sequence[T], n: int) -> Sequence[T]:
@@ -143,14 +162,19 @@ def peer_figures(
     rounds: int = 2,
     root: Path | None = None,
     workloads: tuple[str, ...] = tuple(WORKLOADS),
+    in_flight: int = 1,
 ) -> dict[str, float | int | str]:
     """Every system's figures and Baton's ratios to its peers, from interleaved child processes.
 
     Args:
-        cycles: Timed cycles per child (after `WARMUP` untimed ones).
+        cycles: Timed cycles per child (after `WARMUP` untimed ones), rounded up to a multiple
+            of `in_flight`.
         rounds: Rounds of all of a workload's systems, alternating their order.
         root: Where the systems' files go (one disk for all; default: the system's temp).
         workloads: Which of `WORKLOADS` to measure, one after the other.
+        in_flight: Runs in flight at once in each child (`in_flight` tasks, each going round
+            the cycle; one untimed cycle each first). Above 1, the systems of
+            `IN_FLIGHT_WORKLOADS`, every key prefixed `concurrent<in_flight>_`, and no floor.
 
     Returns:
         `<workload>_<system>_cycles_per_s`, `_cpu_ms`, `_fsyncs_per_cycle` (when strace is
@@ -164,21 +188,24 @@ def peer_figures(
     loads: list[float] = []
     with tempfile.TemporaryDirectory(prefix="baton-peers-", dir=root) as scratch:
         for workload in workloads:
-            figures |= _compare(workload, cycles, rounds, Path(scratch) / workload, loads)
+            folder = Path(scratch) / workload
+            figures |= _compare(workload, cycles, rounds, folder, loads, in_flight)
     figures["peers_load1_max"] = max(loads)
     figures["peers_load1_by_round"] = by_round(loads)
-    return figures
+    if in_flight == 1:
+        return figures
+    return {f"concurrent{in_flight}_{key}": value for key, value in figures.items()}
 
 
 def _compare(
-    workload: str, cycles: int, rounds: int, scratch: Path, loads: list[float]
+    workload: str, cycles: int, rounds: int, scratch: Path, loads: list[float], in_flight: int
 ) -> dict[str, float | int | str]:
     """One workload's figures; the load average at each round's start goes to `loads`."""
     from baton.bench import measure_floor_commit_us
 
-    systems = WORKLOADS[workload]
+    systems = (WORKLOADS if in_flight == 1 else IN_FLIGHT_WORKLOADS)[workload]
     scratch.mkdir(parents=True, exist_ok=True)
-    floor_ms = measure_floor_commit_us(scratch / "floor.db") / 1e3
+    floor_ms = measure_floor_commit_us(scratch / "floor.db") / 1e3 if in_flight == 1 else 0.0
     best: dict[str, Round] = {}
     ratios: list[float] = []  # Baton's rate over LangGraph's, round by round
     for n in range(rounds):
@@ -186,7 +213,7 @@ def _compare(
         this_round: dict[str, Round] = {}
         for system in in_round_order(systems, n):
             got, _, _ = run_child(
-                child_args(workload, system, cycles),
+                child_args(workload, system, cycles, in_flight),
                 scratch / f"{system}-{n}",
                 what=f"{workload} {system}",
                 traced=False,
@@ -198,12 +225,13 @@ def _compare(
     fsyncs: dict[str, float | None] = {}
     for system in systems:
         calls = fsyncs_of(
-            functools.partial(child_args, workload, system),
+            functools.partial(child_args, workload, system, in_flight=in_flight),
             cycles,
             scratch / system,
             what=f"{workload} {system}",
         )
-        fsyncs[system] = None if calls is None else round(calls / cycles, 2)
+        timed = best[system].cycles  # `cycles` rounded up to a multiple of `in_flight`
+        fsyncs[system] = None if calls is None else round(calls / timed, 2)
     rate = {system: got.cycles / got.wall_s for system, got in best.items()}
     cpu_ms = {system: got.cpu_s / got.cycles * 1e3 for system, got in best.items()}
     figures: dict[str, float | int | str] = {}
@@ -215,18 +243,26 @@ def _compare(
     figures[f"{workload}_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
     figures[f"{workload}_vs_langgraph_by_round"] = by_round(ratios)
     figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
+    if (baton_fsyncs := fsyncs["baton"]) is not None:
+        figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs
+    if in_flight > 1:  # `maf_bare` keeps one instance, which runs one run at a time
+        return figures
     figures[f"{workload}_floor_commit_us"] = round(floor_ms * 1e3, 1)
     floor_cycle_ms = 1e3 / rate["maf_bare"] + 2 * floor_ms  # MAF's work and two durable commits
     figures[f"{workload}_floor_vs_langgraph"] = round(1e3 / floor_cycle_ms / rate["langgraph"], 2)
     figures[f"{workload}_baton_own_ms"] = round(1e3 / rate["baton"] - floor_cycle_ms, 3)
-    if (baton_fsyncs := fsyncs["baton"]) is not None:
-        figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs
     return figures
 
 
-def child_args(workload: str, system: str, cycles: int) -> list[str]:
+def child_args(workload: str, system: str, cycles: int, in_flight: int = 1) -> list[str]:
     """One system's child: `python -m` these, then its folder."""
-    return ["baton.bench_peers", workload, system, str(cycles)]
+    return [
+        "baton.bench_peers",
+        workload,
+        system,
+        str(cycles),
+        *([str(in_flight)] * (in_flight > 1)),
+    ]
 
 
 def fsyncs_of(
@@ -272,7 +308,8 @@ def run_child(
         raise RuntimeError(f"the {what} cycles failed: {done.stderr[-2000:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
     calls = _calls(summary.read_text()) if summary.exists() else -1
-    return Round(cycles=got["cycles"], wall_s=got["wall_s"], cpu_s=got["cpu_s"]), calls, got
+    timed = Round(got["cycles"], got["wall_s"], got["cpu_s"], got.get("most_at_once", 1))
+    return timed, calls, got
 
 
 def _calls(summary: str) -> int:
@@ -288,7 +325,7 @@ def _calls(summary: str) -> int:
 # the children ---------------------------------------------------------------------------------
 
 
-async def _baton(workload: str, cycles: int, folder: Path) -> Round:
+async def _baton(workload: str, cycles: int, folder: Path, in_flight: int) -> Round:
     from baton.bench import APPROVE, MINIMAL_ANSWER, REFUND_120, register_minimal
     from baton.demo import seed_demo
     from baton.observability import configure_telemetry
@@ -300,6 +337,8 @@ async def _baton(workload: str, cycles: int, folder: Path) -> Round:
         register_minimal()
         workflow, run_input, answer = "bench_minimal", {"amount": 120}, dict(MINIMAL_ANSWER)
     settings = Settings(database_url=f"sqlite:///{folder / 'baton.db'}")
+    if in_flight > 1:  # as many drives at once as runs in flight
+        settings = settings.model_copy(update={"worker_concurrency": in_flight})
     configure_telemetry(settings)  # as `baton serve` does: off unless an exporter is configured
     async with open_parts(settings) as parts:
         await seed_demo(parts.store, settings.database_url)
@@ -311,7 +350,7 @@ async def _baton(workload: str, cycles: int, folder: Path) -> Round:
             if workload == "refund" and not str(done.output["text"]).startswith("Refunded 120"):
                 raise RuntimeError(f"run {done.id} ended with {done.output}")
 
-        return await _timed(cycle, cycles)
+        return await _timed(cycle, cycles, in_flight)
 
 
 async def baton_cycle(
@@ -332,7 +371,7 @@ async def baton_cycle(
     return done
 
 
-async def _maf(cycles: int, folder: Path, *, on_file: bool) -> Round:
+async def _maf(cycles: int, folder: Path, in_flight: int, *, on_file: bool) -> Round:
     from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage
 
     from baton.bench import BARE_TYPES, bare_cycle
@@ -345,46 +384,71 @@ async def _maf(cycles: int, folder: Path, *, on_file: bool) -> Round:
         )
         await bare_cycle(storage)
 
-    return await _timed(cycle, cycles)
+    return await _timed(cycle, cycles, in_flight)
 
 
-async def _timed(cycle: Any, cycles: int) -> Round:
-    for _ in range(WARMUP):
-        await cycle()
+async def _timed(cycle: Callable[[], Awaitable[object]], cycles: int, in_flight: int = 1) -> Round:
+    """`cycles` (rounded up to a multiple of `in_flight`) timed, `in_flight` tasks going round.
+
+    First `WARMUP` untimed cycles, one run at a time; with runs in flight, one untimed cycle per
+    task, all at once.
+    """
+    under_way = most = 0
+
+    async def going_round(count: int) -> None:
+        nonlocal under_way, most
+        for _ in range(count):
+            under_way += 1
+            most = max(most, under_way)
+            try:
+                await cycle()
+            finally:
+                under_way -= 1
+
+    if in_flight == 1:
+        await going_round(WARMUP)
+        wall, cpu = time.perf_counter(), time.process_time()
+        await going_round(cycles)
+        return Round(cycles, time.perf_counter() - wall, time.process_time() - cpu)
+    per_task = -(-cycles // in_flight)
+    await asyncio.gather(*(going_round(1) for _ in range(in_flight)))
+    most = 0  # the timed cycles'
     wall, cpu = time.perf_counter(), time.process_time()
-    for _ in range(cycles):
-        await cycle()
-    return Round(cycles, time.perf_counter() - wall, time.process_time() - cpu)
+    await asyncio.gather(*(going_round(per_task) for _ in range(in_flight)))
+    took = time.perf_counter() - wall, time.process_time() - cpu
+    return Round(per_task * in_flight, *took, most_at_once=most)
 
 
-async def _measure(workload: str, system: str, cycles: int, folder: Path) -> Round:
+async def _measure(workload: str, system: str, cycles: int, folder: Path, in_flight: int) -> Round:
+    if system not in (WORKLOADS if in_flight == 1 else IN_FLIGHT_WORKLOADS).get(workload, ()):
+        raise ValueError(f"no {system} child for the {workload} workload, {in_flight} in flight")
     if system == "baton":
-        return await _baton(workload, cycles, folder)
+        return await _baton(workload, cycles, folder, in_flight)
     if system == "langgraph":
         from baton.bench_langgraph import minimal_graph, refund_agent
 
-        async with (refund_agent if workload == "refund" else minimal_graph)(folder) as cycle:
-            return await _timed(cycle, cycles)
-    if workload == "refund" and system in ("maf_memory", "maf_bare"):
+        graph = refund_agent if workload == "refund" else minimal_graph
+        async with graph(folder, in_flight) as cycle:
+            return await _timed(cycle, cycles, in_flight)
+    if workload == "refund":  # maf_memory, maf_bare
         from baton import bench_maf
 
         checkpoints = system == "maf_memory"
         async with bench_maf.refund_agent(folder, checkpoints=checkpoints) as cycle:
-            return await _timed(cycle, cycles)
-    if workload == "minimal" and system == "maf_bare":
+            return await _timed(cycle, cycles, in_flight)
+    if system == "maf_bare":
         from baton.bench import bare_cycle_in_place, bare_workflow
 
         return await _timed(functools.partial(bare_cycle_in_place, bare_workflow()), cycles)
-    if workload == "minimal" and system in ("maf_file", "maf_memory"):
-        return await _maf(cycles, folder, on_file=system == "maf_file")
-    raise ValueError(f"no {system} child for the {workload} workload")
+    return await _maf(cycles, folder, in_flight, on_file=system == "maf_file")
 
 
 def main(argv: list[str]) -> None:
-    """`python -m baton.bench_peers WORKLOAD SYSTEM CYCLES FOLDER`: one child; its round as JSON."""
-    workload, system, cycles, folder = argv[0], argv[1], int(argv[2]), Path(argv[3])
-    got = eventloop.run(_measure(workload, system, cycles, folder))
-    sys.stdout.write(json.dumps({"cycles": got.cycles, "wall_s": got.wall_s, "cpu_s": got.cpu_s}))
+    """`python -m baton.bench_peers WORKLOAD SYSTEM CYCLES [IN_FLIGHT] FOLDER`: its round, JSON."""
+    workload, system, cycles, folder = argv[0], argv[1], int(argv[2]), Path(argv[-1])
+    in_flight = int(argv[3]) if len(argv) == 5 else 1
+    got = eventloop.run(_measure(workload, system, cycles, folder, in_flight))
+    sys.stdout.write(json.dumps(asdict(got)))
     sys.stdout.write("\n")
 
 

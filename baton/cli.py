@@ -717,7 +717,7 @@ def _workload_option(flag: str, dest: str, said: str) -> Callable[[F], F]:
     "--concurrent-cycles",
     default=640,
     type=click.IntRange(1),
-    help="Cycles per round with 32 runs in flight (with --peers).",
+    help="Cycles per child with 32 runs in flight, Baton's and its peers' (with --peers).",
 )
 def bench(
     as_json: bool,
@@ -738,7 +738,7 @@ def bench(
 ) -> None:
     """Measure pause, resume, throughput, size and listing, on SQLite and PostgreSQL (README)."""
     from baton.bench import run_bench, scratch_root
-    from baton.bench_concurrent import concurrent_figures
+    from baton.bench_concurrent import IN_FLIGHT, concurrent_figures
     from baton.bench_memory import rss_figures
     from baton.bench_peers import WORKLOADS, peer_figures, peers_available
 
@@ -766,6 +766,9 @@ def bench(
     elif peers:
         workloads = peer_workloads or tuple(WORKLOADS)
         figures |= peer_figures(peer_cycles, root=scratch_root(), workloads=workloads)
+        figures |= peer_figures(
+            concurrent_cycles, root=scratch_root(), workloads=workloads, in_flight=IN_FLIGHT
+        )
     if peers:  # Baton alone, with 32 runs in flight: needs no peer installed
         figures |= concurrent_figures(concurrent_cycles, root=scratch_root())
     figures["event_loop"] = eventloop.kind()  # Baton's, and every benchmark child's

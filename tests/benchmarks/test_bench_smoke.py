@@ -6,8 +6,10 @@ throwaway one `baton.devpg` starts), each on a new database of it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,14 @@ import pytest
 from baton import bench_concurrent, bench_peers
 from baton.bench import SCALE_ROUNDS, postgres_figures, run_bench
 from baton.bench_concurrent import concurrent_figures
-from baton.bench_peers import WORKLOADS, Round, peer_figures, peers_available
+from baton.bench_peers import (
+    IN_FLIGHT_WORKLOADS,
+    WORKLOADS,
+    Round,
+    child_args,
+    peer_figures,
+    peers_available,
+)
 
 CYCLE_KEYS = {
     "pause_ms_p50",
@@ -177,6 +186,63 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
         # bare MAF keeps its checkpoints in memory: only the back office's refund syncs
         assert 1 <= float(figures["refund_maf_memory_fsyncs_per_cycle"]) < 2
         assert 1 <= float(figures["refund_maf_bare_fsyncs_per_cycle"]) < 2
+
+
+def test_baton_and_its_peers_are_measured_with_runs_in_flight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refunds: list[tuple[str, int, int, int]] = []  # system, cycles run, refunds, their keys
+    real = bench_peers.run_child
+
+    def counted(
+        module_args: list[str], folder: Path, *, what: str, traced: bool = True
+    ) -> tuple[Round, int, dict[str, Any]]:
+        got = real(module_args, folder, what=what, traced=traced)
+        _, workload, system, _, in_flight = module_args
+        if workload == "refund":  # the back office: Baton's file, or the peer's own
+            office = folder / ("baton.db" if system == "baton" else "back_office.db")
+            with contextlib.closing(sqlite3.connect(office)) as conn:
+                made, keys = conn.execute(
+                    "SELECT count(*), count(DISTINCT idempotency_key) FROM refunds"
+                ).fetchone()
+            refunds.append((system, got[0].cycles + int(in_flight), made, keys))  # + warm-up
+        assert got[0].most_at_once == (int(in_flight) if got[0].cycles else 0), module_args
+        return got
+
+    monkeypatch.setattr(bench_peers, "run_child", counted)
+
+    figures = peer_figures(cycles=3, rounds=1, root=tmp_path, in_flight=2)
+
+    for workload, systems in IN_FLIGHT_WORKLOADS.items():
+        for system in systems:
+            # 3 cycles rounded up to 2 in flight: 4, two at a time (checked in `counted`)
+            assert figures[f"concurrent2_{workload}_{system}_cycles_per_s"] > 0, system
+            assert figures[f"concurrent2_{workload}_{system}_cpu_ms"] > 0, system
+        assert isinstance(figures[f"concurrent2_{workload}_vs_langgraph"], float), workload
+        assert isinstance(figures[f"concurrent2_{workload}_cpu_vs_bare_maf"], float), workload
+        [within] = str(figures[f"concurrent2_{workload}_vs_langgraph_by_round"]).split()
+        assert float(within) == pytest.approx(
+            figures[f"concurrent2_{workload}_vs_langgraph"], abs=0.006
+        )
+    assert all(key.startswith("concurrent2_") for key in figures)
+    assert not any("floor" in key or "maf_bare" in key for key in figures)  # one run at a time
+    # Every system refunds once a cycle with runs in flight, each under a key of its own.
+    systems_seen = {system for system, *_ in refunds}
+    assert systems_seen == set(IN_FLIGHT_WORKLOADS["refund"])
+    for system, cycles, made, keys in refunds:
+        assert made == keys == cycles, system
+    if shutil.which("strace"):
+        # runs in flight share fsyncs (group commit), a WAL checkpoint's two aside
+        assert 0 < float(figures["concurrent2_minimal_baton_fsyncs_per_cycle"]) < 3
+        assert float(figures["concurrent2_minimal_langgraph_fsyncs_per_cycle"]) > 0
+        assert figures["concurrent2_minimal_maf_memory_fsyncs_per_cycle"] == 0
+
+
+def test_a_child_runs_its_cycles_in_flight_or_one_at_a_time() -> None:
+    assert child_args("minimal", "baton", 3) == ["baton.bench_peers", "minimal", "baton", "3"]
+    assert child_args("minimal", "baton", 3, 32)[-1] == "32"
+    with pytest.raises(ValueError, match="no maf_bare child"):
+        bench_peers.main(["minimal", "maf_bare", "3", "2", "/nonexistent"])
 
 
 def test_32_runs_in_flight_are_measured_with_and_without_group_commit(
