@@ -2,8 +2,11 @@
 
 One run at a time, each cycle is driven with `invoke` on `SqliteSaver`. With runs in flight at once
 (`in_flight` > 1), with `ainvoke` on `AsyncSqliteSaver` (aiosqlite: one connection, its own
-thread), LangGraph's way to serve many threads from one event loop; the graphs are the same.
-LangGraph runs a sync node in the caller's task and a sync tool in a worker thread.
+thread), LangGraph's way to serve many threads from one event loop. Under `ainvoke` LangGraph
+runs a sync node in a worker thread (`run_in_executor`), so there the nodes are `async def`,
+run on the event loop as an async service would write them (`_on_the_loop`: the same body; none
+of them waits on anything). The tools stay sync, run by `ToolNode` in worker threads, as a
+blocking SQLite call should be.
 
 `minimal_graph`: a `StateGraph` whose one node calls `interrupt()`, resumed with
 `Command(resume=...)`.
@@ -27,11 +30,12 @@ Imported only by the child processes that measure them (LangGraph is the optiona
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, TypedDict, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -47,6 +51,9 @@ from langgraph.types import Command, interrupt
 from baton.bench import APPROVE, REFUND_120
 from baton.bench_office import OfficeFile
 from human.effects import idempotency_key
+
+S = TypeVar("S")
+R = TypeVar("R")
 
 
 class ScriptedRefund(BaseChatModel):
@@ -113,6 +120,7 @@ async def refund_agent(
     tools = _tools(office)
     model = ScriptedRefund().bind_tools(tools)
 
+    @_on_the_loop(in_flight)
     def agent(state: MessagesState) -> dict[str, Any]:
         return {"messages": [model.invoke(state["messages"])]}
 
@@ -147,6 +155,7 @@ async def minimal_graph(
         amount: float
         decision: str
 
+    @_on_the_loop(in_flight)
     def gate(state: State) -> State:
         answer = interrupt({"amount": state["amount"]})
         return {"decision": f"{answer['decision']} {state['amount']}"}
@@ -161,6 +170,26 @@ async def minimal_graph(
 
     async with _cycles(builder, folder, {"amount": 120.0}, APPROVE, approved, in_flight) as cycle:
         yield cycle
+
+
+def _on_the_loop(in_flight: int) -> Callable[[Callable[[S], R]], Any]:
+    """A node as is, or, with runs in flight, as an `async def` node running the same body.
+
+    Under `ainvoke` LangGraph hands a sync node to a worker thread; the nodes here wait on
+    nothing (the scripted model, `interrupt()`), so an async service would run them on its loop.
+    """
+
+    def made(node: Callable[[S], R]) -> Any:
+        if in_flight == 1:
+            return node
+
+        @functools.wraps(node)
+        async def on_the_loop(state: S) -> R:
+            return node(state)
+
+        return on_the_loop
+
+    return made
 
 
 @contextlib.asynccontextmanager

@@ -1,11 +1,11 @@
 """The refund workload's back office for the peers without one (LangGraph, bare MAF).
 
 A SQLite file made by the shipped back office's migrations (`executors.shipped.back_office`),
-seeded with the same orders, WAL and `synchronous=FULL` as Baton's file, read and written on the
-caller's own thread with `BackOffice`'s statements: a refund is one `BEGIN IMMEDIATE`
-transaction, an `INSERT ... ON CONFLICT DO NOTHING` keyed by the call's idempotency key, then the
-refund read back. The same durable write as Baton's, without the hop to a worker thread that
-Baton's async back office makes.
+seeded with the same orders, WAL and `synchronous=FULL` as Baton's file, read and written with
+`BackOffice`'s statements on the thread that calls the tool (LangGraph's `ToolNode` and MAF run a
+sync tool in a worker thread): a refund is one `BEGIN IMMEDIATE` transaction, an `INSERT ... ON
+CONFLICT DO NOTHING` keyed by the call's idempotency key, then the refund read back. The same
+durable write as Baton's back office makes.
 """
 
 from __future__ import annotations

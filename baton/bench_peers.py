@@ -61,12 +61,14 @@ average at the start of a round, and `peers_load1_by_round`, each round's in ord
 **Runs in flight at once** (`in_flight` > 1, `make bench` 32): the same children, each with
 `in_flight` tasks going round the cycle at once on its one event loop (one untimed cycle each
 first), the timed cycles rounded up to a multiple of `in_flight`; every key prefixed
-`concurrent<N>_` (`concurrent32_minimal_vs_langgraph`, ...), with no floor (below) and no
-`maf_bare` (it answers on the one instance it keeps, which runs one run at a time). Baton's
-worker then drives as many runs at once; LangGraph runs on `AsyncSqliteSaver` with `ainvoke`
-(`baton.bench_langgraph`); bare MAF runs each cycle on instances of its own, as it does one at a
-time. Each child reports `most_at_once`, the most timed cycles under way at one moment, so a
-system that never lets another cycle in shows as 1.
+`concurrent<N>_` (`concurrent32_minimal_vs_langgraph`, ...), with no floor (below: two durable
+commits one after the other are a cycle's floor one run at a time, not with runs sharing commits),
+so no `maf_bare`, which serves only the floor. Baton's worker then drives as many runs at once, each
+cycle waiting for its own run's drives only (`Worker.drain(run_id)`); LangGraph runs on
+`AsyncSqliteSaver` with `ainvoke`, its nodes `async def` (`baton.bench_langgraph`); bare MAF runs
+each cycle on instances of its own, as it does one at a time. Each child reports `most_at_once`, the
+most timed cycles begun and not yet ended at one moment; a child with fewer than `in_flight` fails
+the bench (a system that never lets the event loop go during a cycle shows as 1).
 
 **What durability itself costs.** `<workload>_floor_commit_us` is the median one-row commit at
 `synchronous=FULL` on the peers' disk (`baton.bench.measure_floor_commit_us`), measured before
@@ -111,8 +113,8 @@ IN_FLIGHT_WORKLOADS: Final[dict[str, tuple[str, ...]]] = {
     "minimal": ("baton", "langgraph", "maf_file", "maf_memory"),
     "refund": ("baton", "langgraph", "maf_memory"),
 }
-"""Each workload and the systems that do it with runs in flight at once (`maf_bare` answers on the
-one instance it keeps, which runs one run at a time)."""
+"""Each workload and the systems that do it with runs in flight at once: all but `maf_bare`,
+which serves only the floor, a figure of one run at a time."""
 _STRACE: Final = shutil.which("strace")
 TRACE: Final = (
     (_STRACE, "--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=fsync,fdatasync")
@@ -132,7 +134,8 @@ class Round:
     wall_s: float
     cpu_s: float
     most_at_once: int = 1
-    """The most timed cycles under way at one moment (runs in flight that did overlap)."""
+    """The most timed cycles begun and not yet ended at one moment: 1 when each cycle ran to its
+    end before the next began (as every cycle would that never lets the event loop go)."""
 
 
 def in_round_order(items: Sequence[T], n: int) -> Sequence[T]:
@@ -218,6 +221,11 @@ def _compare(
                 what=f"{workload} {system}",
                 traced=False,
             )
+            if got.most_at_once < in_flight:
+                raise RuntimeError(
+                    f"the {workload} {system} child had at most {got.most_at_once} cycles under"
+                    f" way at once, not {in_flight}"
+                )
             this_round[system] = got
             if system not in best or got.wall_s < best[system].wall_s:
                 best[system] = got
@@ -356,15 +364,18 @@ async def _baton(workload: str, cycles: int, folder: Path, in_flight: int) -> Ro
 async def baton_cycle(
     parts: Parts, approver: User, workflow: str, run_input: dict[str, Any], answer: dict[str, Any]
 ) -> Run:
-    """One cycle in Baton: start, drive to the pause, answer, drive to the end; the run ended."""
+    """One cycle in Baton: start, drive to the pause, answer, drive to the end; the run ended.
+
+    Each wait is for this run's drive alone, so with runs in flight the others go on meanwhile.
+    """
     from human.store.base import RequestFilter
 
     run = await parts.runtime.start(workflow, dict(run_input), actor="sam")
-    await parts.worker.drain()
+    await parts.worker.drain(run.id)
     page = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
     [request] = page.items
     await parts.requests.respond(request.id, dict(answer), responder=approver)
-    await parts.worker.drain()
+    await parts.worker.drain(run.id)
     done = await parts.runtime.get(run.id)
     if done.status != "completed":
         raise RuntimeError(f"run {run.id} ended {done.status}: {done.error}")

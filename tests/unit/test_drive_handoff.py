@@ -156,3 +156,34 @@ async def _until(condition: Any) -> None:
             return
         await asyncio.sleep(0)
     raise AssertionError("the worker did not start the first drive")
+
+
+async def test_draining_one_run_waits_for_its_drives_only(db_url: str) -> None:
+    # The benchmarks' cycles with runs in flight each wait for their own run: one run's drive
+    # held back must not hold up the wait for another's, and the wait for it must see it out.
+    async with open_parts(Settings(database_url=db_url)) as parts:
+        await seed_demo(parts.store, db_url)
+        held, drive = asyncio.Event(), parts.runtime.drive
+        slow: list[str] = []
+
+        async def held_back(run_id: str, job_id: int | None, in_play: InPlay | None = None) -> bool:
+            if run_id in slow:
+                await held.wait()
+            return await drive(run_id, job_id, in_play)
+
+        parts.runtime.drive = held_back  # type: ignore[method-assign]
+        quick = await parts.runtime.start("refund", REFUND, actor="sam")
+        slow.append((await parts.runtime.start("refund", REFUND, actor="sam")).id)
+
+        await asyncio.wait_for(parts.worker.drain(quick.id), timeout=30)
+        statuses = [(await parts.runtime.get(run_id)).status for run_id in (quick.id, slow[0])]
+        assert statuses == ["waiting", "running"]
+        assert parts.worker.holding() == 1  # the held run's drive, still under way
+
+        draining = asyncio.create_task(parts.worker.drain(slow[0]))
+        await asyncio.sleep(0.05)
+        assert not draining.done()
+        held.set()
+        await asyncio.wait_for(draining, timeout=30)
+        assert (await parts.runtime.get(slow[0])).status == "waiting"
+        assert parts.worker.holding() == 0

@@ -82,6 +82,7 @@ class Worker:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._wake = asyncio.Event()
         self._active: dict[int, asyncio.Task[None]] = {}
+        self._run_of: dict[int, str | None] = {}  # each active job's run
         self._held: dict[JobLane, set[int]] = {lane: set() for lane in self._limits}
         self._slots = {lane: asyncio.Semaphore(n) for lane, n in self._limits.items()}
         self._look: set[JobLane] = set(self._limits)  # lanes that may hold a job due
@@ -130,13 +131,22 @@ class Worker:
             return
         task = asyncio.create_task(self._handle(job, in_play))
         self._active[job.id] = task
+        self._run_of[job.id] = job.run_id
         self._held[job.lane].add(job.id)
         task.add_done_callback(functools.partial(self._done, job.id, job.lane))
 
-    async def drain(self) -> None:
-        """Wait until the jobs this worker is running have finished (tests, CLI, benchmarks)."""
-        while self._active:
-            await asyncio.gather(*list(self._active.values()), return_exceptions=True)
+    async def drain(self, run_id: str | None = None) -> None:
+        """Wait until the jobs this worker is running have finished (tests, CLI, benchmarks).
+
+        With `run_id`, only that run's: those running now and those they queue before they end
+        (a drive's follow-up), while the other runs' jobs go on.
+        """
+        while tasks := [
+            task
+            for job_id, task in self._active.items()
+            if run_id is None or self._run_of.get(job_id) == run_id
+        ]:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def run_forever(self) -> None:
         """Lease and run jobs until cancelled; a failing store is waited out, never fatal.
@@ -249,6 +259,7 @@ class Worker:
 
     def _done(self, job_id: int, lane: JobLane, _task: asyncio.Task[None]) -> None:
         self._active.pop(job_id, None)
+        self._run_of.pop(job_id, None)
         for held in self._held.values():
             held.discard(job_id)
         self.wake((lane,))  # its slot is free, and its end may free the next drive of its run
