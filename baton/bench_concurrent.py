@@ -6,10 +6,10 @@ process, on a SQLite file (WAL, `synchronous=FULL`) wired as `baton serve` wires
 driving up to `IN_FLIGHT` runs at a time. Each of `IN_FLIGHT` tasks goes round the cycle: start
 (`Runtime.start`), the drive to the pause (`Worker.drain`), the request listed and answered
 (`RequestService.respond`), the drive to completion (`Worker.drain`), each wait for that task's
-own run's drive only (`Worker.drain(run_id)`, since the peers ran in flight too), so the tasks
-drift apart and a commit shares its fsync with whatever other runs' pauses and answers queued
-meanwhile. (Before, each waited for every drive under way, so the tasks went round in step, all
-the pauses committing together, then all the answers: group commit's best case.)
+own run's drive only (`Worker.drain(run_id)`), so the tasks drift apart and a commit shares its
+fsync with whatever other runs' pauses and answers queued meanwhile, as independent runs would.
+(Before 6db006a each waited for every drive under way, so the tasks went round in step, all the
+pauses committing together, then all the answers: group commit's best case.)
 
 The child is run as `baton.bench_peers` runs its systems (`run_child`): CPU by
 `time.process_time` over the timed cycles (every thread of the child, the writer thread

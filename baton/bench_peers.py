@@ -253,7 +253,7 @@ def _compare(
     figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
     if (baton_fsyncs := fsyncs["baton"]) is not None:
         figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs
-    if in_flight > 1:  # `maf_bare` keeps one instance, which runs one run at a time
+    if in_flight > 1:  # the floor is a figure of one run at a time (see the module's docstring)
         return figures
     figures[f"{workload}_floor_commit_us"] = round(floor_ms * 1e3, 1)
     floor_cycle_ms = 1e3 / rate["maf_bare"] + 2 * floor_ms  # MAF's work and two durable commits

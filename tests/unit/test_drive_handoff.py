@@ -175,7 +175,7 @@ async def test_draining_one_run_waits_for_its_drives_only(db_url: str) -> None:
         quick = await parts.runtime.start("refund", REFUND, actor="sam")
         slow.append((await parts.runtime.start("refund", REFUND, actor="sam")).id)
 
-        await asyncio.wait_for(parts.worker.drain(quick.id), timeout=30)
+        await asyncio.wait_for(parts.worker.drain(quick.id), timeout=10)
         statuses = [(await parts.runtime.get(run_id)).status for run_id in (quick.id, slow[0])]
         assert statuses == ["waiting", "running"]
         assert parts.worker.holding() == 1  # the held run's drive, still under way
@@ -184,6 +184,48 @@ async def test_draining_one_run_waits_for_its_drives_only(db_url: str) -> None:
         await asyncio.sleep(0.05)
         assert not draining.done()
         held.set()
-        await asyncio.wait_for(draining, timeout=30)
+        await asyncio.wait_for(draining, timeout=10)
         assert (await parts.runtime.get(slow[0])).status == "waiting"
         assert parts.worker.holding() == 0
+
+
+class HeldDrives:
+    """A runtime's `drive` that holds each job until the test lets that one go."""
+
+    def __init__(self) -> None:
+        self.go: dict[int, asyncio.Event] = {}
+        self.started: list[int | None] = []
+        self.ended: list[int | None] = []
+
+    async def drive(self, run_id: str, job_id: int | None, in_play: InPlay | None = None) -> bool:
+        self.started.append(job_id)
+        await self.go.setdefault(cast(int, job_id), asyncio.Event()).wait()
+        self.ended.append(job_id)
+        return True  # the job is consumed: the worker asks the store nothing
+
+
+async def test_draining_a_run_waits_for_its_job_accepted_meanwhile_and_stops_none() -> None:
+    drives = HeldDrives()
+    worker = Worker(cast(Store, object()), cast(Runtime, drives), concurrency=4)
+    worker.accept(_job(1, "run_1"))
+    worker.accept(_job(3, "run_2"))
+    draining = asyncio.create_task(worker.drain("run_1"))
+    await _until(lambda: drives.started == [1, 3])
+
+    worker.accept(_job(2, "run_1"))  # run_1's next job, accepted while the wait is under way
+    drives.go[1].set()
+    await _until(lambda: drives.ended == [1])
+    await asyncio.sleep(0.01)
+    assert not draining.done()  # job 2 is run_1's too
+    drives.go.setdefault(2, asyncio.Event()).set()
+    await asyncio.wait_for(draining, timeout=5)  # run_2's job 3 is still held: not waited for
+    assert drives.ended == [1, 2]
+
+    cancelled = asyncio.create_task(worker.drain("run_2"))
+    await asyncio.sleep(0.01)
+    cancelled.cancel()
+    await asyncio.gather(cancelled, return_exceptions=True)
+    assert worker.holding() == 1  # the wait is gone, job 3 is not
+    drives.go[3].set()
+    await asyncio.wait_for(worker.drain(), timeout=5)
+    assert drives.ended == [1, 2, 3]

@@ -136,17 +136,18 @@ class Worker:
         task.add_done_callback(functools.partial(self._done, job.id, job.lane))
 
     async def drain(self, run_id: str | None = None) -> None:
-        """Wait until the jobs this worker is running have finished (tests, CLI, benchmarks).
+        """Wait until the jobs this worker holds have finished (tests, CLI, benchmarks).
 
-        With `run_id`, only that run's: those running now and those they queue before they end
-        (a drive's follow-up), while the other runs' jobs go on.
+        With `run_id`, only that run's, while the other runs' jobs go on. Either way the jobs it
+        accepts while waiting are waited for too; not those still waiting in the store for a
+        lease round. Cancelling the wait cancels no job.
         """
         while tasks := [
             task
             for job_id, task in self._active.items()
             if run_id is None or self._run_of.get(job_id) == run_id
         ]:
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.wait(tasks)
 
     async def run_forever(self) -> None:
         """Lease and run jobs until cancelled; a failing store is waited out, never fatal.
