@@ -35,7 +35,7 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypedDict, TypeVar
+from typing import Annotated, Any, Final, TypedDict, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -117,6 +117,24 @@ async def refund_agent(
     `in_flight`: how many cycles will run at once (see the module's docstring).
     """
     office = await OfficeFile.made(folder)
+
+    def refunded(done: dict[str, Any]) -> bool:
+        return str(done["messages"][-1].content).startswith("Refunded 120.00")
+
+    builder, answer = _refund_graph(office, in_flight), dict(APPROVE)
+    try:
+        async with _cycles(builder, folder, REFUND_START, answer, refunded, in_flight) as cycle:
+            yield cycle
+    finally:
+        office.close()
+
+
+REFUND_START: Final = {"messages": [HumanMessage(json.dumps(REFUND_120))]}
+"""The refund agent's input: the same ask as Baton's refund run's."""
+
+
+def _refund_graph(office: OfficeFile, in_flight: int) -> StateGraph[Any]:
+    """The refund agent's graph on `office` (its nodes for `in_flight`, see `_on_the_loop`)."""
     tools = _tools(office)
     model = ScriptedRefund().bind_tools(tools)
 
@@ -130,15 +148,40 @@ async def refund_agent(
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", tools_condition)
     builder.add_edge("tools", "agent")
+    return builder
 
-    def refunded(done: dict[str, Any]) -> bool:
-        return str(done["messages"][-1].content).startswith("Refunded 120.00")
 
-    start = {"messages": [HumanMessage(json.dumps(REFUND_120))]}
+async def bytes_per_paused_refund(folder: Path, paused: int) -> float:
+    """What a refund thread paused at its approval adds to `SqliteSaver`'s file, in bytes.
+
+    Measured as Baton's `bytes_per_paused_run`: the file's pages in use (page count less free
+    pages, after a WAL checkpoint into the file) before and after `paused` threads are started and
+    left at their interrupt, over `paused`; after one thread first, which makes the tables.
+    """
+    office = await OfficeFile.made(folder)
+    conn = sqlite3.connect(folder / "langgraph.db", check_same_thread=False)
     try:
-        async with _cycles(builder, folder, start, dict(APPROVE), refunded, in_flight) as cycle:
-            yield cycle
+        graph = _refund_graph(office, 1).compile(checkpointer=SqliteSaver(conn))
+
+        def pause(n: int) -> None:
+            asked = graph.invoke(REFUND_START, {"configurable": {"thread_id": f"paused-{n}"}})
+            if "__interrupt__" not in asked:
+                raise RuntimeError(f"LangGraph did not interrupt: {asked}")
+
+        def in_use() -> int:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            [[pages]] = conn.execute("PRAGMA page_count").fetchall()
+            [[free]] = conn.execute("PRAGMA freelist_count").fetchall()
+            [[size]] = conn.execute("PRAGMA page_size").fetchall()
+            return int((pages - free) * size)
+
+        pause(0)
+        before = in_use()
+        for n in range(1, paused + 1):
+            pause(n)
+        return (in_use() - before) / paused
     finally:
+        conn.close()
         office.close()
 
 

@@ -55,8 +55,13 @@ often it syncs (LangGraph's refund cycle ran at about half its untraced rate tra
 `<workload>_vs_langgraph` (Baton's cycles per second over LangGraph's, each system's best round;
 `<workload>_vs_langgraph_by_round`, the same within each round, to show how far rounds differ),
 `<workload>_fsyncs_per_cycle` (Baton's), `<workload>_cpu_vs_bare_maf` (Baton's CPU per cycle
-over bare MAF's in memory, `maf_memory`'s), `peers_load1_max`, the highest 1-minute load
-average at the start of a round, and `peers_load1_by_round`, each round's in order.
+over bare MAF's in memory, `maf_memory`'s), `<workload>_cpu_vs_langgraph` and
+`<workload>_fsyncs_vs_langgraph` (Baton's over LangGraph's), `peers_load1_max`, the highest
+1-minute load average at the start of a round, and `peers_load1_by_round`, each round's in order.
+With the refund workload, one at a time, `refund_langgraph_bytes_per_paused_run`: what a
+LangGraph refund thread left at its interrupt adds to `SqliteSaver`'s file, measured as Baton's
+`bytes_per_paused_run` (`baton.bench_langgraph.bytes_per_paused_refund`, `paused` threads in a
+child of its own; `baton bench` divides Baton's by it: `bytes_per_paused_run_vs_langgraph`).
 
 **Runs in flight at once** (`in_flight` > 1, `make bench` 32): the same children, each with
 `in_flight` tasks going round the cycle at once on its one event loop (one untimed cycle each
@@ -166,6 +171,7 @@ def peer_figures(
     root: Path | None = None,
     workloads: tuple[str, ...] = tuple(WORKLOADS),
     in_flight: int = 1,
+    paused: int = 1_000,
 ) -> dict[str, float | int | str]:
     """Every system's figures and Baton's ratios to its peers, from interleaved child processes.
 
@@ -178,6 +184,8 @@ def peer_figures(
         in_flight: Runs in flight at once in each child (`in_flight` tasks, each going round
             the cycle; one untimed cycle each first). Above 1, the systems of
             `IN_FLIGHT_WORKLOADS`, every key prefixed `concurrent<in_flight>_`, and no floor.
+        paused: LangGraph refund threads left at their interrupt for
+            `refund_langgraph_bytes_per_paused_run` (with the refund workload, one at a time).
 
     Returns:
         `<workload>_<system>_cycles_per_s`, `_cpu_ms`, `_fsyncs_per_cycle` (when strace is
@@ -193,6 +201,14 @@ def peer_figures(
         for workload in workloads:
             folder = Path(scratch) / workload
             figures |= _compare(workload, cycles, rounds, folder, loads, in_flight)
+        if "refund" in workloads and in_flight == 1:
+            _, _, got = run_child(
+                ["baton.bench_peers", "paused", "langgraph", str(paused)],
+                Path(scratch) / "paused",
+                what="langgraph paused",
+                traced=False,
+            )
+            figures["refund_langgraph_bytes_per_paused_run"] = round(got["bytes_per_paused_run"])
     figures["peers_load1_max"] = max(loads)
     figures["peers_load1_by_round"] = by_round(loads)
     if in_flight == 1:
@@ -251,8 +267,11 @@ def _compare(
     figures[f"{workload}_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
     figures[f"{workload}_vs_langgraph_by_round"] = by_round(ratios)
     figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
+    figures[f"{workload}_cpu_vs_langgraph"] = round(cpu_ms["baton"] / cpu_ms["langgraph"], 2)
     if (baton_fsyncs := fsyncs["baton"]) is not None:
         figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs
+        if langgraph_fsyncs := fsyncs["langgraph"]:
+            figures[f"{workload}_fsyncs_vs_langgraph"] = round(baton_fsyncs / langgraph_fsyncs, 2)
     if in_flight > 1:  # the floor is a figure of one run at a time (see the module's docstring)
         return figures
     figures[f"{workload}_floor_commit_us"] = round(floor_ms * 1e3, 1)
@@ -458,6 +477,14 @@ def main(argv: list[str]) -> None:
     """`python -m baton.bench_peers WORKLOAD SYSTEM CYCLES [IN_FLIGHT] FOLDER`: its round, JSON."""
     workload, system, cycles, folder = argv[0], argv[1], int(argv[2]), Path(argv[-1])
     in_flight = int(argv[3]) if len(argv) == 5 else 1
+    if (workload, system) == ("paused", "langgraph"):  # CYCLES refund threads left paused
+        from baton.bench_langgraph import bytes_per_paused_refund
+
+        wall, cpu = time.perf_counter(), time.process_time()
+        held = eventloop.run(bytes_per_paused_refund(folder, cycles))
+        took = Round(cycles, time.perf_counter() - wall, time.process_time() - cpu)
+        sys.stdout.write(json.dumps(asdict(took) | {"bytes_per_paused_run": held}) + "\n")
+        return
     got = eventloop.run(_measure(workload, system, cycles, folder, in_flight))
     sys.stdout.write(json.dumps(asdict(got)))
     sys.stdout.write("\n")

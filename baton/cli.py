@@ -769,6 +769,9 @@ def bench(
         figures |= peer_figures(
             concurrent_cycles, root=scratch_root(), workloads=workloads, in_flight=IN_FLIGHT
         )
+        if held := figures.get("refund_langgraph_bytes_per_paused_run"):  # Baton's: its refund
+            ratio = float(figures["bytes_per_paused_run"]) / float(held)
+            figures["bytes_per_paused_run_vs_langgraph"] = round(ratio, 2)
     if peers:  # Baton alone, with 32 runs in flight: needs no peer installed
         figures |= concurrent_figures(concurrent_cycles, root=scratch_root())
     figures["event_loop"] = eventloop.kind()  # Baton's, and every benchmark child's

@@ -133,7 +133,7 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
     assert peers_available() is None, "the bench extra (LangGraph) is part of the dev install"
     ran = children_of(monkeypatch, bench_peers)
 
-    figures = peer_figures(cycles=3, rounds=1, root=tmp_path)
+    figures = peer_figures(cycles=3, rounds=1, root=tmp_path, paused=5)
 
     for workload, systems in WORKLOADS.items():
         for system in systems:
@@ -151,6 +151,11 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
             assert timed_untraced(ran, args, rate), (workload, system)
     for ratio in ("minimal_cpu_vs_bare_maf", "refund_cpu_vs_bare_maf", "peers_load1_max"):
         assert isinstance(figures[ratio], float), ratio
+    for workload in WORKLOADS:  # Baton's CPU a cycle over LangGraph's, both as reported
+        cpu = [float(figures[f"{workload}_{system}_cpu_ms"]) for system in ("baton", "langgraph")]
+        assert figures[f"{workload}_cpu_vs_langgraph"] == pytest.approx(cpu[0] / cpu[1], abs=0.01)
+    # a LangGraph refund thread left at its interrupt: its checkpoints and writes, in bytes
+    assert int(figures["refund_langgraph_bytes_per_paused_run"]) > 1_000
     for workload in WORKLOADS:
         # What durability itself costs: MAF's work alone, and two durable commits after it (wall
         # times of the one round's untraced children, which are the best rounds).
@@ -178,8 +183,15 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
         assert 2 <= float(figures["minimal_baton_fsyncs_per_cycle"]) < 3
         # A refund adds the back office's durable refund; its effect record rides the end.
         assert 3 <= float(figures["refund_baton_fsyncs_per_cycle"]) < 4
-        assert float(figures["minimal_langgraph_fsyncs_per_cycle"]) > 0
-        assert float(figures["refund_langgraph_fsyncs_per_cycle"]) > 0
+        for workload in WORKLOADS:
+            baton, langgraph = (
+                float(figures[f"{workload}_{system}_fsyncs_per_cycle"])
+                for system in ("baton", "langgraph")
+            )
+            assert langgraph > 0, workload
+            assert float(figures[f"{workload}_fsyncs_vs_langgraph"]) == pytest.approx(
+                baton / langgraph, abs=0.01
+            ), workload
         assert figures["minimal_maf_file_fsyncs_per_cycle"] == 0
         assert figures["minimal_maf_memory_fsyncs_per_cycle"] == 0
         assert figures["minimal_maf_bare_fsyncs_per_cycle"] == 0
@@ -220,6 +232,7 @@ def test_baton_and_its_peers_are_measured_with_runs_in_flight(
             assert figures[f"concurrent2_{workload}_{system}_cpu_ms"] > 0, system
         assert isinstance(figures[f"concurrent2_{workload}_vs_langgraph"], float), workload
         assert isinstance(figures[f"concurrent2_{workload}_cpu_vs_bare_maf"], float), workload
+        assert isinstance(figures[f"concurrent2_{workload}_cpu_vs_langgraph"], float), workload
         [within] = str(figures[f"concurrent2_{workload}_vs_langgraph_by_round"]).split()
         assert float(within) == pytest.approx(
             figures[f"concurrent2_{workload}_vs_langgraph"], abs=0.006
