@@ -190,10 +190,12 @@ def peer_figures(
     Returns:
         `<workload>_<system>_cycles_per_s`, `_cpu_ms`, `_fsyncs_per_cycle` (when strace is
         present), `<workload>_vs_langgraph` and `_by_round`, `<workload>_fsyncs_per_cycle`
-        (Baton's), `<workload>_cpu_vs_bare_maf`, `<workload>_floor_commit_us`,
+        (Baton's), `<workload>_cpu_vs_bare_maf`, `<workload>_cpu_vs_langgraph`,
+        `<workload>_fsyncs_vs_langgraph` (when both were counted), `<workload>_floor_commit_us`,
         `<workload>_floor_vs_langgraph`, `<workload>_baton_own_ms` (see the module's docstring),
-        `peers_load1_max` (the highest 1-minute load average at the start of a round) and
-        `peers_load1_by_round` (each round's, in order, workload by workload).
+        `refund_langgraph_bytes_per_paused_run`, `peers_load1_max` (the highest 1-minute load
+        average at the start of a round) and `peers_load1_by_round` (each round's, in order,
+        workload by workload).
     """
     figures: dict[str, float | int | str] = {}
     loads: list[float] = []
@@ -255,7 +257,7 @@ def _compare(
             what=f"{workload} {system}",
         )
         timed = best[system].cycles  # `cycles` rounded up to a multiple of `in_flight`
-        fsyncs[system] = None if calls is None else round(calls / timed, 2)
+        fsyncs[system] = None if calls is None else calls / timed
     rate = {system: got.cycles / got.wall_s for system, got in best.items()}
     cpu_ms = {system: got.cpu_s / got.cycles * 1e3 for system, got in best.items()}
     figures: dict[str, float | int | str] = {}
@@ -263,14 +265,14 @@ def _compare(
         figures[f"{workload}_{system}_cycles_per_s"] = round(rate[system], 1)
         figures[f"{workload}_{system}_cpu_ms"] = round(cpu_ms[system], 2)
         if (per_cycle := fsyncs[system]) is not None:
-            figures[f"{workload}_{system}_fsyncs_per_cycle"] = per_cycle
+            figures[f"{workload}_{system}_fsyncs_per_cycle"] = round(per_cycle, 2)
     figures[f"{workload}_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
     figures[f"{workload}_vs_langgraph_by_round"] = by_round(ratios)
     figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
     figures[f"{workload}_cpu_vs_langgraph"] = round(cpu_ms["baton"] / cpu_ms["langgraph"], 2)
     if (baton_fsyncs := fsyncs["baton"]) is not None:
-        figures[f"{workload}_fsyncs_per_cycle"] = baton_fsyncs
-        if langgraph_fsyncs := fsyncs["langgraph"]:
+        figures[f"{workload}_fsyncs_per_cycle"] = round(baton_fsyncs, 2)
+        if langgraph_fsyncs := fsyncs["langgraph"]:  # unrounded, both
             figures[f"{workload}_fsyncs_vs_langgraph"] = round(baton_fsyncs / langgraph_fsyncs, 2)
     if in_flight > 1:  # the floor is a figure of one run at a time (see the module's docstring)
         return figures
@@ -474,7 +476,11 @@ async def _measure(workload: str, system: str, cycles: int, folder: Path, in_fli
 
 
 def main(argv: list[str]) -> None:
-    """`python -m baton.bench_peers WORKLOAD SYSTEM CYCLES [IN_FLIGHT] FOLDER`: its round, JSON."""
+    """`python -m baton.bench_peers WORKLOAD SYSTEM CYCLES [IN_FLIGHT] FOLDER`: its round, JSON.
+
+    `paused langgraph N FOLDER`: N LangGraph refund threads left at their interrupt, and
+    `bytes_per_paused_run` beside the round.
+    """
     workload, system, cycles, folder = argv[0], argv[1], int(argv[2]), Path(argv[-1])
     in_flight = int(argv[3]) if len(argv) == 5 else 1
     if (workload, system) == ("paused", "langgraph"):  # CYCLES refund threads left paused

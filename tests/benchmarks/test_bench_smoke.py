@@ -289,3 +289,21 @@ def test_32_runs_in_flight_are_measured_with_and_without_group_commit(
         assert "concurrent32_fsyncs_per_cycle" in figures
         assert "concurrent32_solo_fsyncs_per_cycle" in figures
         assert any(traced for _, traced, _ in ran)  # counted in a child of its own
+
+
+async def test_a_paused_langgraph_refund_is_measured_as_batons_paused_run(tmp_path: Path) -> None:
+    from baton.bench_langgraph import bytes_per_paused_refund
+
+    held = await bytes_per_paused_refund(tmp_path, 5)
+
+    with contextlib.closing(sqlite3.connect(tmp_path / "langgraph.db")) as conn:
+        threads = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+        [[checkpoints]] = conn.execute("SELECT count(*) FROM checkpoints").fetchall()
+        [[writes]] = conn.execute("SELECT count(*) FROM writes").fetchall()
+        [[page]] = conn.execute("PRAGMA page_size").fetchall()
+    assert threads == 6  # one first, which makes the tables, then the five measured
+    # each left at the refund's interrupt: its input, the start, two model turns, the lookup
+    assert (checkpoints, writes) == (5 * threads, 9 * threads)
+    # the pages the five added, over five: whole pages, so a multiple of a fifth of one
+    assert held > 0
+    assert (held * 5) % page == 0
