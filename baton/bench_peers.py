@@ -96,7 +96,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -216,6 +216,19 @@ def peer_figures(
     if in_flight == 1:
         return figures
     return {f"concurrent{in_flight}_{key}": value for key, value in figures.items()}
+
+
+def bytes_vs_langgraph(figures: Mapping[str, float | int | str]) -> dict[str, float]:
+    """`bytes_per_paused_run_vs_langgraph`, when `figures` hold both sides; else nothing.
+
+    Baton's `bytes_per_paused_run` (`baton.bench`: a paused refund run) over
+    `refund_langgraph_bytes_per_paused_run` (`peer_figures`: a paused LangGraph refund thread).
+    """
+    baton = figures.get("bytes_per_paused_run")
+    langgraph = figures.get("refund_langgraph_bytes_per_paused_run")
+    if baton is None or not langgraph:
+        return {}
+    return {"bytes_per_paused_run_vs_langgraph": round(float(baton) / float(langgraph), 2)}
 
 
 def _compare(

@@ -740,7 +740,7 @@ def bench(
     from baton.bench import run_bench, scratch_root
     from baton.bench_concurrent import IN_FLIGHT, concurrent_figures
     from baton.bench_memory import rss_figures
-    from baton.bench_peers import WORKLOADS, peer_figures, peers_available
+    from baton.bench_peers import WORKLOADS, bytes_vs_langgraph, peer_figures, peers_available
 
     configure_logging("WARNING")
     settings = Settings()
@@ -769,9 +769,7 @@ def bench(
         figures |= peer_figures(
             concurrent_cycles, root=scratch_root(), workloads=workloads, in_flight=IN_FLIGHT
         )
-        if held := figures.get("refund_langgraph_bytes_per_paused_run"):  # Baton's: its refund
-            ratio = float(figures["bytes_per_paused_run"]) / float(held)
-            figures["bytes_per_paused_run_vs_langgraph"] = round(ratio, 2)
+        figures |= bytes_vs_langgraph(figures)
     if peers:  # Baton alone, with 32 runs in flight: needs no peer installed
         figures |= concurrent_figures(concurrent_cycles, root=scratch_root())
     figures["event_loop"] = eventloop.kind()  # Baton's, and every benchmark child's

@@ -1,4 +1,7 @@
-"""The bench's rounds: each reverses the last one's order; every thread's switches count."""
+"""The bench's rounds: each reverses the last one's order; every thread's switches count.
+
+And the one ratio `baton bench` takes across two of its parts (Baton's bytes over LangGraph's).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import pytest
 
 from baton import bench
 from baton.bench import WorkerCycles, worker_figures
-from baton.bench_peers import in_round_order
+from baton.bench_peers import bytes_vs_langgraph, in_round_order
 
 
 def test_every_other_round_runs_in_reverse() -> None:
@@ -66,3 +69,10 @@ def test_a_process_switches_are_counted_on_every_thread() -> None:
     # the sleeper's twenty waits count, which the main thread's own count does not see
     assert after - before >= 20
     assert after >= main_thread_only + 20
+
+
+def test_a_paused_runs_bytes_are_divided_by_langgraphs_only_when_both_were_measured() -> None:
+    both = {"bytes_per_paused_run": 7_897, "refund_langgraph_bytes_per_paused_run": 12_186}
+    assert bytes_vs_langgraph(both) == {"bytes_per_paused_run_vs_langgraph": 0.65}
+    assert bytes_vs_langgraph({"bytes_per_paused_run": 7_897}) == {}  # no peers measured
+    assert bytes_vs_langgraph({"refund_langgraph_bytes_per_paused_run": 12_186}) == {}
