@@ -297,14 +297,9 @@ def _compare(
 
 
 def child_args(workload: str, system: str, cycles: int, in_flight: int = 1) -> list[str]:
-    """One system's child: `python -m` these, then its folder."""
-    return [
-        "baton.bench_peers",
-        workload,
-        system,
-        str(cycles),
-        *([str(in_flight)] * (in_flight > 1)),
-    ]
+    """One system's child: `python -m` these, then its folder (`IN_FLIGHT` only above 1)."""
+    args = ["baton.bench_peers", workload, system, str(cycles)]
+    return args if in_flight == 1 else [*args, str(in_flight)]
 
 
 def fsyncs_of(

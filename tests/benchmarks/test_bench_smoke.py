@@ -10,6 +10,7 @@ import contextlib
 import math
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +97,15 @@ async def test_an_unreachable_postgres_is_said_not_skipped(tmp_path: Path) -> No
 Children = list[tuple[list[str], bool, Round]]
 
 
-def children_of(monkeypatch: pytest.MonkeyPatch, *modules: Any) -> Children:
-    """Each child the benchmark runs: its module and arguments, whether traced, and its round."""
+def children_of(
+    monkeypatch: pytest.MonkeyPatch,
+    *modules: Any,
+    then: Callable[[list[str], Path, Round], None] | None = None,
+) -> Children:
+    """Each child the benchmark runs: its module and arguments, whether traced, and its round.
+
+    `then(module_args, folder, round)` looks at each child as it ends, its folder still there.
+    """
     ran: Children = []
     real = bench_peers.run_child
 
@@ -106,6 +114,8 @@ def children_of(monkeypatch: pytest.MonkeyPatch, *modules: Any) -> Children:
     ) -> tuple[Round, int, dict[str, Any]]:
         got = real(module_args, folder, what=what, traced=traced)
         ran.append((module_args, traced, got[0]))
+        if then is not None:
+            then(module_args, folder, got[0])
         return got
 
     for module in modules:
@@ -204,24 +214,17 @@ def test_baton_and_its_peers_are_measured_with_runs_in_flight(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     refunds: list[tuple[str, int, int]] = []  # system, cycles run, refunds made
-    ran: Children = []
-    real = bench_peers.run_child
 
-    def counted(
-        module_args: list[str], folder: Path, *, what: str, traced: bool = True
-    ) -> tuple[Round, int, dict[str, Any]]:
-        got = real(module_args, folder, what=what, traced=traced)
-        ran.append((module_args, traced, got[0]))
+    def counted(module_args: list[str], folder: Path, got: Round) -> None:
         _, workload, system, _, in_flight = module_args
         if workload == "refund":  # the back office: Baton's file, or the peer's own
             office = folder / ("baton.db" if system == "baton" else "back_office.db")
             with contextlib.closing(sqlite3.connect(office)) as conn:
                 [made] = conn.execute("SELECT count(*) FROM refunds").fetchone()
-            refunds.append((system, got[0].cycles + int(in_flight), made))  # + warm-up
-        assert got[0].most_at_once == (int(in_flight) if got[0].cycles else 0), module_args
-        return got
+            refunds.append((system, got.cycles + int(in_flight), made))  # + warm-up
+        assert got.most_at_once == (int(in_flight) if got.cycles else 0), module_args
 
-    monkeypatch.setattr(bench_peers, "run_child", counted)
+    ran = children_of(monkeypatch, bench_peers, then=counted)
 
     figures = peer_figures(cycles=3, rounds=1, root=tmp_path, in_flight=2)
 
