@@ -105,7 +105,7 @@ from pydantic import BaseModel
 
 from baton import devpg
 from baton.bench_pages import measure_request_page
-from baton.bench_peers import by_round, in_round_order
+from baton.bench_peers import by_round, in_round_order, paused
 from baton.demo import seed_demo
 from baton.errors import StoreError
 from baton.settings import Settings
@@ -446,6 +446,7 @@ async def bare_cycle(storage: CheckpointStorage) -> None:
     asking = bare_workflow()
     asked = await asking.run(BareAsk(amount=120.0), checkpoint_storage=storage)
     request_ids = [e.request_id for e in asked.get_request_info_events()]
+    paused()
     checkpoint_id = await asking.resolve_pause_checkpoint_id(
         request_ids, checkpoint_storage=storage
     )
@@ -474,6 +475,7 @@ async def bare_cycle_in_place(workflow: Workflow) -> None:
     request_ids = [e.request_id for e in asked.get_request_info_events()]
     if len(request_ids) != 1:
         raise RuntimeError(f"bare MAF asked {len(request_ids)} requests, not one")
+    paused()
     done = await workflow.run(responses={request_ids[0]: BareAnswer(decision="approve")})
     if done.get_outputs() != ["approve 120.0"]:
         raise RuntimeError(f"bare MAF cycle ended with {done.get_outputs()}")

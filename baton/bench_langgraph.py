@@ -50,6 +50,7 @@ from langgraph.types import Command, interrupt
 
 from baton.bench import APPROVE, REFUND_120
 from baton.bench_office import OfficeFile
+from baton.bench_peers import paused
 from human.effects import idempotency_key
 
 S = TypeVar("S")
@@ -260,6 +261,7 @@ async def _cycles(
     def interrupted(asked: dict[str, Any]) -> None:
         if "__interrupt__" not in asked:
             raise RuntimeError(f"LangGraph did not interrupt: {asked}")
+        paused()
 
     def finished(done: dict[str, Any]) -> None:
         if not ended(done):

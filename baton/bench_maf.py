@@ -36,6 +36,7 @@ from agent_framework import (
 
 from baton.bench import REFUND_120
 from baton.bench_office import OfficeFile
+from baton.bench_peers import paused
 from executors.platform.chat_clients import ScriptedChatClient
 from executors.shipped.plays import refund_play
 from executors.shipped.refund_desk import INSTRUCTIONS
@@ -90,6 +91,7 @@ async def refund_agent(
         storage = InMemoryCheckpointStorage() if checkpoints else None  # one conversation's
         asked = await asking.run(json.dumps(REFUND_120), checkpoint_storage=storage)
         [request] = asked.get_request_info_events()
+        paused()
         responses = {request.request_id: request.data.to_function_approval_response(True)}
         if storage is None:  # answered on the same instance
             done = await asking.run(responses=responses)

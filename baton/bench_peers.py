@@ -58,6 +58,15 @@ often it syncs (LangGraph's refund cycle ran at about half its untraced rate tra
 over bare MAF's in memory, `maf_memory`'s), `<workload>_cpu_vs_langgraph` and
 `<workload>_fsyncs_vs_langgraph` (Baton's over LangGraph's), `peers_load1_max`, the highest
 1-minute load average at the start of a round, and `peers_load1_by_round`, each round's in order.
+
+**The pause and the resume.** Every system's cycle marks the moment its request is there to answer
+(`paused()`: Baton's request listed, LangGraph's interrupt returned, MAF's `request_info` event out
+of its run), and each timed cycle is split there: `<workload>_<system>_pause_ms_p50` and `_p95`
+(the cycle's start until then: the run started, driven to its pause and that pause made durable),
+`_resume_ms_p50` and `_p95` (from then to the cycle's end: the answer given, the run resumed and
+ended), of the same untraced child as the rates; `<workload>_pause_vs_langgraph` and
+`<workload>_resume_vs_langgraph` are Baton's medians over LangGraph's (below 1: Baton's is
+shorter). A child some of whose timed cycles marked no pause fails the bench.
 With the refund workload, one at a time, `refund_langgraph_bytes_per_paused_run`: what a
 LangGraph refund thread left at its interrupt adds to `SqliteSaver`'s file, measured as Baton's
 `bytes_per_paused_run` (`baton.bench_langgraph.bytes_per_paused_refund`, `paused` threads in a
@@ -87,6 +96,7 @@ its request, routing, audit, transcript and jobs, and its reads), in ms of wall 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import json
 import os
@@ -128,6 +138,8 @@ TRACE: Final = (
 )
 """How the children are traced to count their fsyncs, if strace is here."""
 WARMUP: Final = 5
+HALVES: Final = ("pause_ms_p50", "pause_ms_p95", "resume_ms_p50", "resume_ms_p95")
+"""A cycle's two halves as each child reports them (`Round`), split where it marks `paused()`."""
 T = TypeVar("T")
 
 
@@ -141,6 +153,29 @@ class Round:
     most_at_once: int = 1
     """The most timed cycles begun and not yet ended at one moment: 1 when each cycle ran to its
     end before the next began (as every cycle would that never lets the event loop go)."""
+    paused_cycles: int = 0
+    """The timed cycles that marked their pause (`paused()`), each split there in two halves."""
+    pause_ms_p50: float = 0.0
+    """A timed cycle's start until its pause, in ms: the median; 0 if none marked."""
+    pause_ms_p95: float = 0.0
+    resume_ms_p50: float = 0.0
+    """The pause until the cycle's end (the answer and the run's end), in ms: the median."""
+    resume_ms_p95: float = 0.0
+
+
+_PAUSE_MARKS: Final = contextvars.ContextVar[list[float] | None]("bench_pause_marks", default=None)
+
+
+def paused() -> None:
+    """Mark that the timed cycle under way reached its pause: its request is there to answer.
+
+    Every system's cycle calls it once, where a person could first see the question (Baton's
+    request listed, LangGraph's interrupt returned, MAF's request_info event out of its run);
+    `_timed` splits each cycle there into its pause and its resume. Outside a cycle, nothing.
+    """
+    marks = _PAUSE_MARKS.get()
+    if marks is not None:
+        marks.append(time.perf_counter())
 
 
 def in_round_order(items: Sequence[T], n: int) -> Sequence[T]:
@@ -192,7 +227,9 @@ def peer_figures(
         present), `<workload>_vs_langgraph` and `_by_round`, `<workload>_fsyncs_per_cycle`
         (Baton's), `<workload>_cpu_vs_bare_maf`, `<workload>_cpu_vs_langgraph`,
         `<workload>_fsyncs_vs_langgraph` (when both were counted), `<workload>_floor_commit_us`,
-        `<workload>_floor_vs_langgraph`, `<workload>_baton_own_ms` (see the module's docstring),
+        `<workload>_floor_vs_langgraph`, `<workload>_baton_own_ms`,
+        `<workload>_<system>_pause_ms_p50` and the other `HALVES`, `<workload>_pause_vs_langgraph`,
+        `<workload>_resume_vs_langgraph` (see the module's docstring),
         `refund_langgraph_bytes_per_paused_run`, `peers_load1_max` (the highest 1-minute load
         average at the start of a round) and `peers_load1_by_round` (each round's, in order,
         workload by workload).
@@ -257,6 +294,11 @@ def _compare(
                     f"the {workload} {system} child had at most {got.most_at_once} cycles under"
                     f" way at once, not {in_flight}"
                 )
+            if got.paused_cycles != got.cycles:
+                raise RuntimeError(
+                    f"{got.paused_cycles} of the {workload} {system} child's {got.cycles} timed"
+                    " cycles marked their pause"
+                )
             this_round[system] = got
             if system not in best or got.wall_s < best[system].wall_s:
                 best[system] = got
@@ -279,10 +321,16 @@ def _compare(
         figures[f"{workload}_{system}_cpu_ms"] = round(cpu_ms[system], 2)
         if (per_cycle := fsyncs[system]) is not None:
             figures[f"{workload}_{system}_fsyncs_per_cycle"] = round(per_cycle, 2)
+        for half in HALVES:
+            figures[f"{workload}_{system}_{half}"] = round(getattr(best[system], half), 2)
     figures[f"{workload}_vs_langgraph"] = round(rate["baton"] / rate["langgraph"], 2)
     figures[f"{workload}_vs_langgraph_by_round"] = by_round(ratios)
     figures[f"{workload}_cpu_vs_bare_maf"] = round(cpu_ms["baton"] / cpu_ms["maf_memory"], 2)
     figures[f"{workload}_cpu_vs_langgraph"] = round(cpu_ms["baton"] / cpu_ms["langgraph"], 2)
+    for half in ("pause", "resume"):  # the medians of the best rounds
+        baton_ms = getattr(best["baton"], f"{half}_ms_p50")
+        langgraph_ms = getattr(best["langgraph"], f"{half}_ms_p50")
+        figures[f"{workload}_{half}_vs_langgraph"] = round(baton_ms / langgraph_ms, 2)
     if (baton_fsyncs := fsyncs["baton"]) is not None:
         figures[f"{workload}_fsyncs_per_cycle"] = round(baton_fsyncs, 2)
         if langgraph_fsyncs := fsyncs["langgraph"]:  # unrounded, both
@@ -345,8 +393,8 @@ def run_child(
         raise RuntimeError(f"the {what} cycles failed: {done.stderr[-2000:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
     calls = _calls(summary.read_text()) if summary.exists() else -1
-    timed = Round(got["cycles"], got["wall_s"], got["cpu_s"], got.get("most_at_once", 1))
-    return timed, calls, got
+    fields = {name: got[name] for name in Round.__dataclass_fields__ if name in got}
+    return Round(**fields), calls, got
 
 
 def _calls(summary: str) -> int:
@@ -403,6 +451,7 @@ async def baton_cycle(
     await parts.worker.drain(run.id)
     page = await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
     [request] = page.items
+    paused()
     await parts.requests.respond(request.id, dict(answer), responder=approver)
     await parts.worker.drain(run.id)
     done = await parts.runtime.get(run.id)
@@ -431,32 +480,68 @@ async def _timed(cycle: Callable[[], Awaitable[object]], cycles: int, in_flight:
     """`cycles` (rounded up to a multiple of `in_flight`) timed, `in_flight` tasks going round.
 
     First `WARMUP` untimed cycles, one run at a time; with runs in flight, one untimed cycle per
-    task, all at once.
+    task, all at once. Each cycle that marks its pause (`paused()`) is split there.
     """
     under_way = most = 0
+    halves: list[tuple[float, float]] = []  # each cycle's pause and resume, in seconds
 
     async def going_round(count: int) -> None:
         nonlocal under_way, most
         for _ in range(count):
             under_way += 1
             most = max(most, under_way)
+            marks: list[float] = []
+            mark = _PAUSE_MARKS.set(marks)  # this task's own: each task has its own context
+            began = time.perf_counter()
             try:
                 await cycle()
             finally:
+                ended = time.perf_counter()
+                _PAUSE_MARKS.reset(mark)
                 under_way -= 1
+            if marks:
+                halves.append((marks[0] - began, ended - marks[0]))
 
     if in_flight == 1:
         await going_round(WARMUP)
+        halves.clear()
         wall, cpu = time.perf_counter(), time.process_time()
         await going_round(cycles)
-        return Round(cycles, time.perf_counter() - wall, time.process_time() - cpu)
+        took = time.perf_counter() - wall, time.process_time() - cpu
+        return _round(cycles, took, 1, halves)
     per_task = -(-cycles // in_flight)
     await asyncio.gather(*(going_round(1) for _ in range(in_flight)))
     most = 0  # the timed cycles'
+    halves.clear()
     wall, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(going_round(per_task) for _ in range(in_flight)))
     took = time.perf_counter() - wall, time.process_time() - cpu
-    return Round(per_task * in_flight, *took, most_at_once=most)
+    return _round(per_task * in_flight, took, most, halves)
+
+
+def _round(
+    cycles: int, took: tuple[float, float], most: int, halves: Sequence[tuple[float, float]]
+) -> Round:
+    """A child's `Round`, with the percentiles of its cycles' `halves` in ms.
+
+    `took`: wall and CPU seconds; `halves`: each cycle's pause and resume, in seconds (the
+    percentiles are 0 where no cycle marked its pause).
+    """
+    from human.stats import percentile
+
+    def ms(n: int, share: float) -> float:
+        return (percentile([pair[n] for pair in halves], share) or 0.0) * 1e3
+
+    return Round(
+        cycles,
+        *took,
+        most_at_once=most,
+        paused_cycles=len(halves),
+        pause_ms_p50=ms(0, 0.5),
+        pause_ms_p95=ms(0, 0.95),
+        resume_ms_p50=ms(1, 0.5),
+        resume_ms_p95=ms(1, 0.95),
+    )
 
 
 async def _measure(workload: str, system: str, cycles: int, folder: Path, in_flight: int) -> Round:
@@ -505,4 +590,8 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    # The module imported by its name, not this `__main__` copy of it: the cycles of the other
+    # bench modules mark their pause (`paused()`) in that one's timer.
+    from baton import bench_peers
+
+    bench_peers.main(sys.argv[1:])

@@ -20,6 +20,7 @@ from baton import bench_concurrent, bench_peers
 from baton.bench import SCALE_ROUNDS, postgres_figures, run_bench
 from baton.bench_concurrent import concurrent_figures
 from baton.bench_peers import (
+    HALVES,
     IN_FLIGHT_WORKLOADS,
     WORKLOADS,
     Round,
@@ -131,10 +132,42 @@ def timed_untraced(ran: Children, args: list[str], rate: float) -> bool:
     )
 
 
+def untraced(ran: Children, args: list[str]) -> Round:
+    """The round of the one untraced child of `args`."""
+    [got] = [got for a, traced, got in ran if a == args and not traced]
+    return got
+
+
 def wall_ms_of(ran: Children, args: list[str]) -> float:
     """The wall time a cycle of the one untraced child of `args`, in ms."""
-    [got] = [got for a, traced, got in ran if a == args and not traced]
+    got = untraced(ran, args)
     return got.wall_s / got.cycles * 1e3
+
+
+def assert_split_at_the_pause(
+    figures: dict[str, float | int | str], ran: Children, prefix: str, in_flight: int
+) -> None:
+    """Every timed cycle of every system marked its pause, and the figures are its children's."""
+    systems_of = WORKLOADS if in_flight == 1 else IN_FLIGHT_WORKLOADS
+    for workload, systems in systems_of.items():
+        for system in systems:
+            got = untraced(ran, child_args(workload, system, 3, in_flight))
+            assert got.paused_cycles == got.cycles, (workload, system)
+            assert 0 < got.pause_ms_p50 <= got.pause_ms_p95, (workload, system)
+            assert 0 < got.resume_ms_p50 <= got.resume_ms_p95, (workload, system)
+            for half in HALVES:
+                key = f"{prefix}{workload}_{system}_{half}"
+                assert figures[key] == round(getattr(got, half), 2), key
+        baton, langgraph = (
+            untraced(ran, child_args(workload, system, 3, in_flight))
+            for system in ("baton", "langgraph")
+        )
+        assert figures[f"{prefix}{workload}_pause_vs_langgraph"] == pytest.approx(
+            baton.pause_ms_p50 / langgraph.pause_ms_p50, abs=0.006
+        ), workload
+        assert figures[f"{prefix}{workload}_resume_vs_langgraph"] == pytest.approx(
+            baton.resume_ms_p50 / langgraph.resume_ms_p50, abs=0.006
+        ), workload
 
 
 def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
@@ -164,6 +197,8 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
     for workload in WORKLOADS:  # Baton's CPU a cycle over LangGraph's, both as reported
         cpu = [float(figures[f"{workload}_{system}_cpu_ms"]) for system in ("baton", "langgraph")]
         assert figures[f"{workload}_cpu_vs_langgraph"] == pytest.approx(cpu[0] / cpu[1], abs=0.01)
+    # each cycle split where its request is there to answer: its pause, then its resume
+    assert_split_at_the_pause(figures, ran, "", 1)
     # a LangGraph refund thread left at its interrupt: its checkpoints and writes, in bytes
     assert int(figures["refund_langgraph_bytes_per_paused_run"]) > 1_000
     for workload in WORKLOADS:
@@ -244,6 +279,7 @@ def test_baton_and_its_peers_are_measured_with_runs_in_flight(
             args = child_args(workload, system, 3, 2)
             rate = float(figures[f"concurrent2_{workload}_{system}_cycles_per_s"])
             assert timed_untraced(ran, args, rate), (workload, system)
+    assert_split_at_the_pause(figures, ran, "concurrent2_", 2)
     assert all(key.startswith("concurrent2_") for key in figures)
     assert not any("floor" in key or "maf_bare" in key for key in figures)  # one run at a time
     # Every system refunds once a cycle with runs in flight: two cycles keyed alike would make

@@ -1,10 +1,12 @@
 """The bench's rounds: each reverses the last one's order; every thread's switches count.
 
-And the one ratio `baton bench` takes across two of its parts (Baton's bytes over LangGraph's).
+And the one ratio `baton bench` takes across two of its parts (Baton's bytes over LangGraph's),
+and each timed cycle split at its pause into the pause and the resume.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 
 from baton import bench
 from baton.bench import WorkerCycles, worker_figures
-from baton.bench_peers import bytes_vs_langgraph, in_round_order
+from baton.bench_peers import WARMUP, _timed, bytes_vs_langgraph, in_round_order, paused
 
 
 def test_every_other_round_runs_in_reverse() -> None:
@@ -76,3 +78,55 @@ def test_a_paused_runs_bytes_are_divided_by_langgraphs_only_when_both_were_measu
     assert bytes_vs_langgraph(both) == {"bytes_per_paused_run_vs_langgraph": 0.65}
     assert bytes_vs_langgraph({"bytes_per_paused_run": 7_897}) == {}  # no peers measured
     assert bytes_vs_langgraph({"refund_langgraph_bytes_per_paused_run": 12_186}) == {}
+
+
+async def test_each_timed_cycle_is_split_at_its_pause_and_the_warm_up_is_left_out() -> None:
+    begun = 0
+
+    async def cycle() -> None:
+        nonlocal begun
+        begun += 1
+        await asyncio.sleep(0.002)
+        paused()
+        await asyncio.sleep(0.004)
+        paused()  # a second mark moves nothing: the pause is the first
+
+    got = await _timed(cycle, 5)
+
+    assert begun == WARMUP + 5
+    assert got.paused_cycles == 5
+    # lower bounds only: a sleep does not end before its time, however busy the machine
+    assert 2 <= got.pause_ms_p50 <= got.pause_ms_p95
+    assert 4 <= got.resume_ms_p50 <= got.resume_ms_p95
+
+
+async def test_with_runs_in_flight_each_cycle_has_its_own_pause() -> None:
+    """Cycles under way together mark apart: half of them mark, and half are counted."""
+    begun = 0
+
+    async def cycle() -> None:
+        nonlocal begun
+        begun += 1
+        marks = begun % 2 == 0
+        await asyncio.sleep(0)  # the other task's cycle begins meanwhile
+        if marks:
+            paused()
+        await asyncio.sleep(0.001)
+
+    got = await _timed(cycle, 8, in_flight=2)
+
+    assert got.most_at_once == 2
+    assert got.cycles == 8
+    assert begun == 8 + 2  # one untimed cycle a task first
+    assert got.paused_cycles == 4
+
+
+async def test_a_cycle_marking_no_pause_is_not_split_and_a_mark_outside_one_is_nothing() -> None:
+    paused()  # no cycle under way
+
+    async def cycle() -> None:
+        await asyncio.sleep(0)
+
+    got = await _timed(cycle, 3)
+
+    assert (got.paused_cycles, got.pause_ms_p50, got.resume_ms_p95) == (0, 0.0, 0.0)
