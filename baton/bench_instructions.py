@@ -1,7 +1,7 @@
 """Instructions a cycle, Baton beside its peers: counted by valgrind, whatever the machine does.
 
 `baton bench` times cycles, and time on a shared machine moves by a third from one run to the
-next (see the README, Benchmarks): a change of a few per cent cannot be seen in it, nor can a
+next (see docs/benchmarks.md): a change of a few per cent cannot be seen in it, nor can a
 ratio to LangGraph be trusted to a tenth. The instructions a process executes do not move so:
 valgrind's callgrind counts every one of them (in user space: the kernel's work, an fsync's
 included, is not counted), and two counts of the same code differ by about 1 % at most (0.1 to

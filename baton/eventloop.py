@@ -1,7 +1,7 @@
 """The event loop Baton's processes run on: uvloop's where it is installed, else asyncio's.
 
 uvloop (libuv under asyncio's API) spends less of each cycle in the loop itself: a minimal cycle
-takes about a tenth less CPU on it (README: Benchmarks). `baton serve` has it through uvicorn's
+takes about a tenth less CPU on it (docs/benchmarks.md). `baton serve` has it through uvicorn's
 `loop="auto"`; every other command, and each benchmark child, runs its main coroutine through
 `run`, so that what is measured runs as what is deployed. Where uvloop is not installed (it has
 no Windows build) asyncio's own loop serves, unchanged.
