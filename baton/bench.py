@@ -105,7 +105,7 @@ from pydantic import BaseModel
 
 from baton import devpg
 from baton.bench_pages import measure_request_page
-from baton.bench_peers import by_round, in_round_order, paused
+from baton.bench_peers import by_round, in_round_order, paused, say
 from baton.demo import seed_demo
 from baton.errors import StoreError
 from baton.settings import Settings
@@ -193,6 +193,12 @@ async def run_bench(
             "http_answer_to_resumed_ms_p50": round(_percentile(answered, 50), 3),
             "http_answer_to_resumed_ms_p95": round(_percentile(answered, 95), 3),
         }
+        say(
+            f"SQLite: {figures['cycles_per_s']} refund cycles/s, pause"
+            f" {figures['pause_ms_p50']} ms and resume {figures['resume_ms_p50']} ms (medians),"
+            f" {figures['bytes_per_paused_run']:,} bytes a paused run"
+            f" (load {os.getloadavg()[0]:.2f})"
+        )
         if postgres:
             figures |= await postgres_figures(pg_url, pg_runs, pg_paused, scale_cycles, folder)
     return figures
@@ -281,6 +287,7 @@ async def worker_figures(
     loads: list[float] = []
     for n in range(rounds):
         loads.append(round(os.getloadavg()[0], 2))
+        this_round: dict[int, float] = {}
         for workers in in_round_order(SCALE_WORKERS, n):
             db_url = await _new_database(pg_url, f"workers{workers}")
             timed = await measure_worker_cycles(db_url, workers, scale_cycles, folder)
@@ -288,6 +295,12 @@ async def worker_figures(
             cpu_s[workers] += timed.cpu_s
             waits[workers] += timed.waits
             preemptions[workers] += timed.preemptions
+            this_round[workers] = timed.cpu_s / scale_cycles * 1e3
+        say(
+            f"PostgreSQL workers, round {n + 1} of {rounds} (load {loads[-1]}): "
+            + ", ".join(f"{workers} {this_round[workers]:.2f} ms" for workers in SCALE_WORKERS)
+            + " of the workers' CPU a cycle"
+        )
     cycles = scale_cycles * rounds
     figures: Figures = {}
     for workers in SCALE_WORKERS:

@@ -57,6 +57,7 @@ from baton.bench_peers import (
     fsyncs_of,
     in_round_order,
     run_child,
+    say,
 )
 from human.store.sqlite import SqliteStore
 
@@ -98,13 +99,22 @@ def concurrent_figures(
     with tempfile.TemporaryDirectory(prefix="baton-concurrent-", dir=root) as scratch:
         for n in range(rounds):
             loads.append(round(os.getloadavg()[0], 2))
+            this_round: dict[str, Round] = {}
             for name in in_round_order(tuple(VARIANTS), n):
                 got, _, extra = run_child(
                     _args(name, per_task), Path(scratch) / f"{name}-{n}", what=name, traced=False
                 )
+                this_round[name] = got
                 if name not in best or got.wall_s < best[name].wall_s:
                     best[name], waited[name] = got, float(extra["runqueue_s"])
                 commits[name].append(int(extra["durable_syncs"]))
+            say(
+                f"{IN_FLIGHT} in flight, round {n + 1} of {rounds} (load {loads[-1]}): "
+                + ", ".join(
+                    f"{name} commit {got.cycles / got.wall_s:.1f}/s"
+                    for name, got in this_round.items()
+                )
+            )
         for name in VARIANTS:
             counted[name] = fsyncs_of(
                 functools.partial(_args, name), per_task, Path(scratch) / name, what=name

@@ -62,7 +62,8 @@ over bare MAF's in memory, `maf_memory`'s), `<workload>_cpu_vs_langgraph` and
 **The pause and the resume.** Every system's cycle marks the moment its request is there to answer
 (`paused()`: Baton's request listed, LangGraph's interrupt returned, MAF's `request_info` event out
 of its run), and each timed cycle is split there: `<workload>_<system>_pause_ms_p50` and `_p95`
-(the cycle's start until then: the run started, driven to its pause and that pause made durable),
+(the cycle's start until then: the run started and driven to its pause, the pause durable where
+the system makes it so),
 `_resume_ms_p50` and `_p95` (from then to the cycle's end: the answer given, the run resumed and
 ended), of the same untraced child as the rates; `<workload>_pause_vs_langgraph` and
 `<workload>_resume_vs_langgraph` are Baton's medians over LangGraph's (below 1: Baton's is
@@ -96,6 +97,7 @@ its request, routing, audit, transcript and jobs, and its reads), in ms of wall 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import json
@@ -106,7 +108,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -184,6 +186,29 @@ def in_round_order(items: Sequence[T], n: int) -> Sequence[T]:
     A load that rises or falls over the rounds then falls alike on each of them.
     """
     return items if n % 2 == 0 else items[::-1]
+
+
+_SAY: Final = contextvars.ContextVar[Callable[[str], None] | None]("bench_say", default=None)
+
+
+@contextlib.contextmanager
+def reporting(to: Callable[[str], None]) -> Iterator[None]:
+    """Within it, the bench tells `to` what each round measured as the round ends (`say`).
+
+    `baton bench` prints these lines on stderr as it goes, each with the load average at its
+    round's start, so that a run of several minutes shows where it is and what the machine did.
+    """
+    token = _SAY.set(to)
+    try:
+        yield
+    finally:
+        _SAY.reset(token)
+
+
+def say(line: str) -> None:
+    """Tell whoever watches the bench (`reporting`) one line; nothing when no one does."""
+    if (to := _SAY.get()) is not None:
+        to(line)
 
 
 def by_round(values: Sequence[float]) -> str:
@@ -303,6 +328,15 @@ def _compare(
             if system not in best or got.wall_s < best[system].wall_s:
                 best[system] = got
         ratios.append(this_round["langgraph"].wall_s / this_round["baton"].wall_s)
+        measured = ", ".join(
+            f"{system} {got.cycles / got.wall_s:.1f}/s {got.cpu_s / got.cycles * 1e3:.2f} ms"
+            for system, got in this_round.items()
+        )
+        in_flight_said = f", {in_flight} in flight" if in_flight > 1 else ""
+        say(
+            f"peers, {workload}{in_flight_said}, round {n + 1} of {rounds} (load {loads[-1]}):"
+            f" {measured}; Baton over LangGraph {ratios[-1]:.2f}"
+        )
     fsyncs: dict[str, float | None] = {}
     for system in systems:
         calls = fsyncs_of(

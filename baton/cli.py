@@ -740,38 +740,50 @@ def bench(
     from baton.bench import run_bench, scratch_root
     from baton.bench_concurrent import IN_FLIGHT, concurrent_figures
     from baton.bench_memory import rss_figures
-    from baton.bench_peers import WORKLOADS, bytes_vs_langgraph, peer_figures, peers_available
+    from baton.bench_peers import (
+        WORKLOADS,
+        bytes_vs_langgraph,
+        peer_figures,
+        peers_available,
+        reporting,
+        say,
+    )
 
     configure_logging("WARNING")
     settings = Settings()
     configure_telemetry(settings)
     load1 = round(os.getloadavg()[0], 2)
-    figures = eventloop.run(
-        run_bench(
-            runs=runs,
-            paused=paused,
-            postgres=postgres,
-            pg_url=pg_url or settings.bench_postgres_url or None,  # '' (from .env): none
-            pg_runs=pg_runs,
-            pg_paused=pg_paused,
-            scale_cycles=scale_cycles,
-            http_cycles=http_cycles,
+    with reporting(lambda line: click.echo(f"bench: {line}", err=True)):
+        say(f"{'SQLite and PostgreSQL' if postgres else 'SQLite'} figures (load {load1})")
+        figures = eventloop.run(
+            run_bench(
+                runs=runs,
+                paused=paused,
+                postgres=postgres,
+                pg_url=pg_url or settings.bench_postgres_url or None,  # '' (from .env): none
+                pg_runs=pg_runs,
+                pg_paused=pg_paused,
+                scale_cycles=scale_cycles,
+                http_cycles=http_cycles,
+            )
         )
-    )
-    if rss:
-        refund_drives = max(2, rss_drives // 5)  # the agent's drives take about five times longer
-        figures |= rss_figures(drives=rss_drives, refund_drives=refund_drives, root=scratch_root())
-    if peers and (missing := peers_available()):
-        figures["peers_unavailable"] = missing
-    elif peers:
-        workloads = peer_workloads or tuple(WORKLOADS)
-        figures |= peer_figures(peer_cycles, root=scratch_root(), workloads=workloads)
-        figures |= peer_figures(
-            concurrent_cycles, root=scratch_root(), workloads=workloads, in_flight=IN_FLIGHT
-        )
-        figures |= bytes_vs_langgraph(figures)
-    if peers:  # Baton alone, with 32 runs in flight: needs no peer installed
-        figures |= concurrent_figures(concurrent_cycles, root=scratch_root())
+        if rss:
+            say(f"memory over {rss_drives:,} drives (load {os.getloadavg()[0]:.2f})")
+            refund_drives = max(2, rss_drives // 5)  # the agent's drives take about 5 times longer
+            figures |= rss_figures(
+                drives=rss_drives, refund_drives=refund_drives, root=scratch_root()
+            )
+        if peers and (missing := peers_available()):
+            figures["peers_unavailable"] = missing
+        elif peers:
+            workloads = peer_workloads or tuple(WORKLOADS)
+            figures |= peer_figures(peer_cycles, root=scratch_root(), workloads=workloads)
+            figures |= peer_figures(
+                concurrent_cycles, root=scratch_root(), workloads=workloads, in_flight=IN_FLIGHT
+            )
+            figures |= bytes_vs_langgraph(figures)
+        if peers:  # Baton alone, with 32 runs in flight: needs no peer installed
+            figures |= concurrent_figures(concurrent_cycles, root=scratch_root())
     figures["event_loop"] = eventloop.kind()  # Baton's, and every benchmark child's
     figures["load1"] = load1  # at the start; `load1_end` at the end
     figures["load1_end"] = round(os.getloadavg()[0], 2)

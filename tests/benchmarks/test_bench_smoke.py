@@ -27,6 +27,7 @@ from baton.bench_peers import (
     child_args,
     peer_figures,
     peers_available,
+    reporting,
 )
 
 CYCLE_KEYS = {
@@ -176,7 +177,16 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
     assert peers_available() is None, "the bench extra (LangGraph) is part of the dev install"
     ran = children_of(monkeypatch, bench_peers)
 
-    figures = peer_figures(cycles=3, rounds=1, root=tmp_path, paused=5)
+    said: list[str] = []
+    with reporting(said.append):
+        figures = peer_figures(cycles=3, rounds=1, root=tmp_path, paused=5)
+
+    # each round said as it ends: its load, every system's rate and CPU, Baton's ratio
+    assert len(said) == len(WORKLOADS), said
+    for line, (workload, systems) in zip(said, WORKLOADS.items(), strict=True):
+        assert line.startswith(f"peers, {workload}, round 1 of 1 (load "), line
+        assert all(f"{system} " in line for system in systems), line
+        assert line.endswith(f"Baton over LangGraph {figures[f'{workload}_vs_langgraph']:.2f}")
 
     for workload, systems in WORKLOADS.items():
         for system in systems:
@@ -261,7 +271,13 @@ def test_baton_and_its_peers_are_measured_with_runs_in_flight(
 
     ran = children_of(monkeypatch, bench_peers, then=counted)
 
-    figures = peer_figures(cycles=3, rounds=1, root=tmp_path, in_flight=2)
+    said: list[str] = []
+    with reporting(said.append):
+        figures = peer_figures(cycles=3, rounds=1, root=tmp_path, in_flight=2)
+
+    assert [line.split(" (load")[0] for line in said] == [
+        f"peers, {workload}, 2 in flight, round 1 of 1" for workload in IN_FLIGHT_WORKLOADS
+    ]
 
     for workload, systems in IN_FLIGHT_WORKLOADS.items():
         for system in systems:
@@ -307,7 +323,13 @@ def test_32_runs_in_flight_are_measured_with_and_without_group_commit(
 ) -> None:
     ran = children_of(monkeypatch, bench_concurrent, bench_peers)  # its fsyncs: bench_peers
 
-    figures = concurrent_figures(cycles=32, rounds=1, root=tmp_path)
+    said: list[str] = []
+    with reporting(said.append):
+        figures = concurrent_figures(cycles=32, rounds=1, root=tmp_path)
+
+    [line] = said
+    assert line.startswith("32 in flight, round 1 of 1 (load "), line
+    assert f"group commit {figures['concurrent32_cycles_per_s']}/s" in line, line
 
     for prefix in ("concurrent32", "concurrent32_solo"):
         assert figures[f"{prefix}_cycles_per_s"] > 0, prefix

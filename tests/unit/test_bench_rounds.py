@@ -10,13 +10,22 @@ import asyncio
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 
-from baton import bench
+from baton import bench, bench_peers
 from baton.bench import WorkerCycles, worker_figures
-from baton.bench_peers import WARMUP, _timed, bytes_vs_langgraph, in_round_order, paused
+from baton.bench_peers import (
+    WARMUP,
+    Round,
+    _timed,
+    bytes_vs_langgraph,
+    in_round_order,
+    paused,
+    reporting,
+)
 
 
 def test_every_other_round_runs_in_reverse() -> None:
@@ -38,7 +47,9 @@ async def test_the_worker_counts_are_measured_forth_then_back_and_summed(
     monkeypatch.setattr(bench, "_new_database", new_database)
     monkeypatch.setattr(bench, "measure_worker_cycles", measure)
 
-    figures = await worker_figures("postgresql://bench", 10, tmp_path, rounds=3)
+    said: list[str] = []
+    with reporting(said.append):
+        figures = await worker_figures("postgresql://bench", 10, tmp_path, rounds=3)
 
     assert measured == [1, 2, 4, 4, 2, 1, 1, 2, 4]
     assert figures["pg_cpu_ms_per_cycle_workers_2"] == 2.0  # 3 rounds of 20 ms over 3 of 10 cycles
@@ -47,6 +58,14 @@ async def test_the_worker_counts_are_measured_forth_then_back_and_summed(
     assert figures["pg_preemptions_per_cycle_workers_1"] == 0.3
     assert figures["pg_cycles_per_s_workers_1"] == 10.0
     assert len(str(figures["pg_workers_load1_by_round"]).split()) == 3
+    # each round said as it ends, with its load: 10, 20 and 40 ms of CPU over 10 cycles
+    assert [line.split(" (load ")[0] for line in said] == [
+        f"PostgreSQL workers, round {n} of 3" for n in (1, 2, 3)
+    ]
+    assert all(
+        line.endswith("1 1.00 ms, 2 2.00 ms, 4 4.00 ms of the workers' CPU a cycle")
+        for line in said
+    )
 
 
 def test_a_process_switches_are_counted_on_every_thread() -> None:
@@ -101,24 +120,31 @@ async def test_each_timed_cycle_is_split_at_its_pause_and_the_warm_up_is_left_ou
 
 
 async def test_with_runs_in_flight_each_cycle_has_its_own_pause() -> None:
-    """Cycles under way together mark apart: half of them mark, and half are counted."""
-    begun = 0
+    """Of two tasks going round at once, the one whose cycles mark is split; the other is not.
+
+    The marking cycles take 3 ms to their mark and 1 ms after it, while the other task's cycles,
+    0.5 ms each, begin and end meanwhile: marks shared between the tasks would split those too,
+    and shorter.
+    """
+    order: dict[asyncio.Task[object], int] = {}  # each task by the order it began in
 
     async def cycle() -> None:
-        nonlocal begun
-        begun += 1
-        marks = begun % 2 == 0
-        await asyncio.sleep(0)  # the other task's cycle begins meanwhile
-        if marks:
+        task = asyncio.current_task()
+        assert task is not None
+        if order.setdefault(task, len(order)) % 2 == 0:  # the first of each gather's two tasks
+            await asyncio.sleep(0.003)
             paused()
-        await asyncio.sleep(0.001)
+            await asyncio.sleep(0.001)  # the other task's cycles end meanwhile
+        else:
+            await asyncio.sleep(0.0005)
 
     got = await _timed(cycle, 8, in_flight=2)
 
     assert got.most_at_once == 2
     assert got.cycles == 8
-    assert begun == 8 + 2  # one untimed cycle a task first
-    assert got.paused_cycles == 4
+    assert len(order) == 4  # two tasks untimed (one cycle each), then two timed
+    assert got.paused_cycles == 4  # the marking task's four, none of the other's
+    assert got.pause_ms_p50 >= 3  # lower bound: a sleep does not end before its time
 
 
 async def test_a_cycle_marking_no_pause_is_not_split_and_a_mark_outside_one_is_nothing() -> None:
@@ -130,3 +156,17 @@ async def test_a_cycle_marking_no_pause_is_not_split_and_a_mark_outside_one_is_n
     got = await _timed(cycle, 3)
 
     assert (got.paused_cycles, got.pause_ms_p50, got.resume_ms_p95) == (0, 0.0, 0.0)
+
+
+def test_a_child_whose_cycles_did_not_all_mark_their_pause_fails_the_bench(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def child(module_args: list[str], folder: Path, *, what: str, traced: bool = True) -> Any:
+        system = module_args[2]
+        marked = 2 if system == "langgraph" else 3  # LangGraph's child lost a cycle's mark
+        return Round(3, 1.0, 1.0, paused_cycles=marked, pause_ms_p50=1.0, resume_ms_p50=1.0), -1, {}
+
+    monkeypatch.setattr(bench_peers, "run_child", child)
+
+    with pytest.raises(RuntimeError, match="2 of the minimal langgraph child's 3 timed cycles"):
+        bench_peers._compare("minimal", 3, 1, tmp_path, [], 1)
