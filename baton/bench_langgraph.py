@@ -152,12 +152,12 @@ def _refund_graph(office: OfficeFile, in_flight: int) -> StateGraph[Any]:
     return builder
 
 
-async def bytes_per_paused_refund(folder: Path, paused: int) -> float:
+async def bytes_per_paused_refund(folder: Path, threads: int) -> float:
     """What a refund thread paused at its approval adds to `SqliteSaver`'s file, in bytes.
 
     Measured as Baton's `bytes_per_paused_run`: the file's pages in use (page count less free
-    pages, after a WAL checkpoint into the file) before and after `paused` threads are started and
-    left at their interrupt, over `paused`; after one thread first, which makes the tables.
+    pages, after a WAL checkpoint into the file) before and after `threads` threads are started and
+    left at their interrupt, over `threads`; after one thread first, which makes the tables.
     """
     office = await OfficeFile.made(folder)
     conn = sqlite3.connect(folder / "langgraph.db", check_same_thread=False)
@@ -178,9 +178,9 @@ async def bytes_per_paused_refund(folder: Path, paused: int) -> float:
 
         pause(0)
         before = in_use()
-        for n in range(1, paused + 1):
+        for n in range(1, threads + 1):
             pause(n)
-        return (in_use() - before) / paused
+        return (in_use() - before) / threads
     finally:
         conn.close()
         office.close()
