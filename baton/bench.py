@@ -105,7 +105,7 @@ from pydantic import BaseModel
 
 from baton import devpg
 from baton.bench_pages import measure_request_page
-from baton.bench_peers import by_round, in_round_order, paused, say
+from baton.bench_peers import by_round, in_round_order, paused, say, say_round
 from baton.demo import seed_demo
 from baton.errors import StoreError
 from baton.settings import Settings
@@ -296,11 +296,8 @@ async def worker_figures(
             waits[workers] += timed.waits
             preemptions[workers] += timed.preemptions
             this_round[workers] = timed.cpu_s / scale_cycles * 1e3
-        say(
-            f"PostgreSQL workers, round {n + 1} of {rounds} (load {loads[-1]}): "
-            + ", ".join(f"{workers} {this_round[workers]:.2f} ms" for workers in SCALE_WORKERS)
-            + " of the workers' CPU a cycle"
-        )
+        cpu = ", ".join(f"{workers} {this_round[workers]:.2f} ms" for workers in SCALE_WORKERS)
+        say_round("PostgreSQL workers", n, rounds, loads, f"{cpu} of the workers' CPU a cycle")
     cycles = scale_cycles * rounds
     figures: Figures = {}
     for workers in SCALE_WORKERS:

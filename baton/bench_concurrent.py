@@ -57,7 +57,7 @@ from baton.bench_peers import (
     fsyncs_of,
     in_round_order,
     run_child,
-    say,
+    say_round,
 )
 from human.store.sqlite import SqliteStore
 
@@ -108,13 +108,10 @@ def concurrent_figures(
                 if name not in best or got.wall_s < best[name].wall_s:
                     best[name], waited[name] = got, float(extra["runqueue_s"])
                 commits[name].append(int(extra["durable_syncs"]))
-            say(
-                f"{IN_FLIGHT} in flight, round {n + 1} of {rounds} (load {loads[-1]}): "
-                + ", ".join(
-                    f"{name} commit {got.cycles / got.wall_s:.1f}/s"
-                    for name, got in this_round.items()
-                )
+            said = (
+                f"{name} commit {got.cycles / got.wall_s:.1f}/s" for name, got in this_round.items()
             )
+            say_round(f"{IN_FLIGHT} in flight", n, rounds, loads, ", ".join(said))
         for name in VARIANTS:
             counted[name] = fsyncs_of(
                 functools.partial(_args, name), per_task, Path(scratch) / name, what=name

@@ -58,20 +58,20 @@ often it syncs (LangGraph's refund cycle ran at about half its untraced rate tra
 over bare MAF's in memory, `maf_memory`'s), `<workload>_cpu_vs_langgraph` and
 `<workload>_fsyncs_vs_langgraph` (Baton's over LangGraph's), `peers_load1_max`, the highest
 1-minute load average at the start of a round, and `peers_load1_by_round`, each round's in order.
+With the refund workload, one at a time, `refund_langgraph_bytes_per_paused_run`: what a
+LangGraph refund thread left at its interrupt adds to `SqliteSaver`'s file, measured as Baton's
+`bytes_per_paused_run` (`baton.bench_langgraph.bytes_per_paused_refund`, `paused` threads in a
+child of its own; `baton bench` divides Baton's by it: `bytes_per_paused_run_vs_langgraph`).
 
 **The pause and the resume.** Every system's cycle marks the moment its request is there to answer
 (`paused()`: Baton's request listed, LangGraph's interrupt returned, MAF's `request_info` event out
 of its run), and each timed cycle is split there: `<workload>_<system>_pause_ms_p50` and `_p95`
 (the cycle's start until then: the run started and driven to its pause, the pause durable where
-the system makes it so),
-`_resume_ms_p50` and `_p95` (from then to the cycle's end: the answer given, the run resumed and
-ended), of the same untraced child as the rates; `<workload>_pause_vs_langgraph` and
-`<workload>_resume_vs_langgraph` are Baton's medians over LangGraph's (below 1: Baton's is
-shorter). A child some of whose timed cycles marked no pause fails the bench.
-With the refund workload, one at a time, `refund_langgraph_bytes_per_paused_run`: what a
-LangGraph refund thread left at its interrupt adds to `SqliteSaver`'s file, measured as Baton's
-`bytes_per_paused_run` (`baton.bench_langgraph.bytes_per_paused_refund`, `paused` threads in a
-child of its own; `baton bench` divides Baton's by it: `bytes_per_paused_run_vs_langgraph`).
+the system makes it so), `_resume_ms_p50` and `_p95` (from then to the cycle's end: the answer
+given, the run resumed and ended), of the same untraced child as the rates;
+`<workload>_pause_vs_langgraph` and `<workload>_resume_vs_langgraph` are Baton's medians over
+LangGraph's (below 1: Baton's is shorter). A child some of whose timed cycles marked no pause
+fails the bench.
 
 **Runs in flight at once** (`in_flight` > 1, `make bench` 32): the same children, each with
 `in_flight` tasks going round the cycle at once on its one event loop (one untimed cycle each
@@ -211,6 +211,11 @@ def say(line: str) -> None:
         to(line)
 
 
+def say_round(what: str, n: int, rounds: int, loads: Sequence[float], measured: str) -> None:
+    """Say what round `n` (from 0) of `rounds` of `what` measured, with its load (`loads[-1]`)."""
+    say(f"{what}, round {n + 1} of {rounds} (load {loads[-1]}): {measured}")
+
+
 def by_round(values: Sequence[float]) -> str:
     """A figure per round, as the bench prints it: `"1.07 0.95"`."""
     return " ".join(f"{value:.2f}" for value in values)
@@ -333,9 +338,12 @@ def _compare(
             for system, got in this_round.items()
         )
         in_flight_said = f", {in_flight} in flight" if in_flight > 1 else ""
-        say(
-            f"peers, {workload}{in_flight_said}, round {n + 1} of {rounds} (load {loads[-1]}):"
-            f" {measured}; Baton over LangGraph {ratios[-1]:.2f}"
+        say_round(
+            f"peers, {workload}{in_flight_said}",
+            n,
+            rounds,
+            loads,
+            f"{measured}; Baton over LangGraph {ratios[-1]:.2f}",
         )
     fsyncs: dict[str, float | None] = {}
     for system in systems:
