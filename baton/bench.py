@@ -74,7 +74,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import secrets
 import socket
@@ -113,6 +112,7 @@ from baton.wiring import Parts, open_parts
 from human.policy import Route
 from human.records import User
 from human.service import RequestService
+from human.stats import percentile
 from human.store import open_store
 from human.store.base import RequestFilter, Store
 from web.auth import new_token, token_hash
@@ -651,10 +651,11 @@ class PausedFigures:
 
 
 def _percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]
+    """The nearest-rank percentile `q` (0 to 100) of timings there must be."""
+    found = percentile(values, q / 100)
+    if found is None:
+        raise RuntimeError("no timings to take a percentile of")
+    return found
 
 
 async def measure_paused(db_url: str, paused: int, folder: Path) -> PausedFigures:
