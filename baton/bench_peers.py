@@ -18,6 +18,12 @@ each system's figure is its best round (the one least disturbed by the machine).
 - `maf_memory`: bare MAF with `InMemoryCheckpointStorage`: the framework's own cost.
 - `maf_bare`: bare MAF with no checkpoint storage, answered on the same workflow instance, one
   instance kept for every cycle: MAF's work of the cycle and nothing else (durable nowhere).
+- `baton_rows`: Baton's rows and commits with none of its layers (`baton.bench_rows`): the
+  same workflow driven as Baton drives it (one kept instance, no storage, one snapshot at the
+  pause, encoded as Baton's, restored to resume), and the rows of Baton's minimal cycle written
+  by plain statements in the same transactions at the same durability, on a file Baton's
+  migrations made. Not a system anyone runs: what Baton would cost with its rows and nothing
+  between (see below).
 
 `refund`: an agent's three model turns (look the order up; propose the refund; say what was
 refunded), a person's approval before the refund, and the refund itself: a durable back-office
@@ -92,6 +98,15 @@ the workload's rounds. A cycle durable at its pause and at its answer needs at l
 rate of such a cycle over LangGraph's, the most any system built on MAF could reach on this disk
 this way, and `<workload>_baton_own_ms` is what Baton's cycle takes beyond it (its checkpoint,
 its request, routing, audit, transcript and jobs, and its reads), in ms of wall time.
+
+**What Baton's rows cost, and what its layers do** (the minimal workload, one at a time).
+`minimal_rows_vs_langgraph` is `baton_rows`' rate over LangGraph's: how far a cycle keeping
+every row Baton keeps, and committing as Baton commits, could go beside LangGraph with nothing
+between the API and the database; `minimal_rows_cpu_vs_bare_maf` its CPU a cycle over
+`maf_memory`'s (as `minimal_cpu_vs_bare_maf` is Baton's); and `minimal_layers_ms` what Baton's
+cycle takes beyond it in ms of wall time: its runtime, worker, service and store, their checks
+and records, the hand-offs to the writer thread, the pause's proof and the reads beyond the run
+and its checkpoint.
 """
 
 from __future__ import annotations
@@ -119,7 +134,7 @@ if TYPE_CHECKING:
     from baton.wiring import Parts
     from human.records import Run, User
 
-SYSTEMS: Final = ("baton", "langgraph", "maf_file", "maf_memory", "maf_bare")
+SYSTEMS: Final = ("baton", "langgraph", "maf_file", "maf_memory", "maf_bare", "baton_rows")
 """The systems of the `minimal` workload."""
 WORKLOADS: Final[dict[str, tuple[str, ...]]] = {
     "minimal": SYSTEMS,
@@ -259,7 +274,8 @@ def peer_figures(
         `<workload>_fsyncs_vs_langgraph` (when both were counted), `<workload>_floor_commit_us`,
         `<workload>_floor_vs_langgraph`, `<workload>_baton_own_ms`,
         `<workload>_<system>_pause_ms_p50` and the other `HALVES`, `<workload>_pause_vs_langgraph`,
-        `<workload>_resume_vs_langgraph` (see the module's docstring),
+        `<workload>_resume_vs_langgraph`, `minimal_rows_vs_langgraph`,
+        `minimal_rows_cpu_vs_bare_maf`, `minimal_layers_ms` (see the module's docstring),
         `refund_langgraph_bytes_per_paused_run`, `peers_load1_max` (the highest 1-minute load
         average at the start of a round) and `peers_load1_by_round` (each round's, in order,
         workload by workload).
@@ -383,6 +399,13 @@ def _compare(
     floor_cycle_ms = 1e3 / rate["maf_bare"] + 2 * floor_ms  # MAF's work and two durable commits
     figures[f"{workload}_floor_vs_langgraph"] = round(1e3 / floor_cycle_ms / rate["langgraph"], 2)
     figures[f"{workload}_baton_own_ms"] = round(1e3 / rate["baton"] - floor_cycle_ms, 3)
+    if "baton_rows" in rate:
+        rows_ms = 1e3 / rate["baton_rows"]
+        figures[f"{workload}_rows_vs_langgraph"] = round(rate["baton_rows"] / rate["langgraph"], 2)
+        figures[f"{workload}_rows_cpu_vs_bare_maf"] = round(
+            cpu_ms["baton_rows"] / cpu_ms["maf_memory"], 2
+        )
+        figures[f"{workload}_layers_ms"] = round(1e3 / rate["baton"] - rows_ms, 3)
     return figures
 
 
@@ -603,6 +626,11 @@ async def _measure(workload: str, system: str, cycles: int, folder: Path, in_fli
         checkpoints = system == "maf_memory"
         async with bench_maf.refund_agent(folder, checkpoints=checkpoints) as cycle:
             return await _timed(cycle, cycles, in_flight)
+    if system == "baton_rows":
+        from baton.bench_rows import rows_cycle
+
+        async with rows_cycle(folder) as rows:
+            return await _timed(rows, cycles)
     if system == "maf_bare":
         from baton.bench import bare_cycle_in_place, bare_workflow
 

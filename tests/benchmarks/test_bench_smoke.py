@@ -228,6 +228,21 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
         assert float(figures[f"{workload}_baton_own_ms"]) == pytest.approx(
             baton_ms - bare_ms - 2 * floor_ms, abs=0.001
         ), workload
+    # Baton's rows and commits with no layers: their rate beside LangGraph's, their CPU beside
+    # bare MAF's, and what Baton's layers take beyond them (the one round's untraced children)
+    rows_ms, langgraph_ms, baton_ms = (
+        wall_ms_of(ran, ["baton.bench_peers", "minimal", system, "3"])
+        for system in ("baton_rows", "langgraph", "baton")
+    )
+    assert float(figures["minimal_rows_vs_langgraph"]) == pytest.approx(
+        langgraph_ms / rows_ms, abs=0.006
+    )
+    assert float(figures["minimal_layers_ms"]) == pytest.approx(baton_ms - rows_ms, abs=0.001)
+    rows_cpu, maf_cpu = (
+        float(figures[f"minimal_{system}_cpu_ms"]) for system in ("baton_rows", "maf_memory")
+    )
+    assert figures["minimal_rows_cpu_vs_bare_maf"] == pytest.approx(rows_cpu / maf_cpu, abs=0.01)
+    assert "refund_rows_vs_langgraph" not in figures  # the rows of the minimal cycle alone
     # one load average a round: the one round of each workload
     assert len(str(figures["peers_load1_by_round"]).split()) == len(WORKLOADS)
     if shutil.which("strace"):  # counted where strace may trace: durable peers sync, MAF never
@@ -250,6 +265,7 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
         assert figures["minimal_maf_file_fsyncs_per_cycle"] == 0
         assert figures["minimal_maf_memory_fsyncs_per_cycle"] == 0
         assert figures["minimal_maf_bare_fsyncs_per_cycle"] == 0
+        assert 2 <= float(figures["minimal_baton_rows_fsyncs_per_cycle"]) < 3  # as Baton's
         # bare MAF keeps its checkpoints in memory: only the back office's refund syncs
         assert 1 <= float(figures["refund_maf_memory_fsyncs_per_cycle"]) < 2
         assert 1 <= float(figures["refund_maf_bare_fsyncs_per_cycle"]) < 2
