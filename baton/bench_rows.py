@@ -1,31 +1,38 @@
 """What Baton's rows and commits cost without its layers: the `baton_rows` system of the bench.
 
-A minimal cycle that writes what a Baton minimal cycle writes, in the same transactions, on a
-database Baton's own migrations made (the demo seeded), at the same durability, and drives the
-same MAF workflow (`baton.bench.bare_workflow`) as Baton drives it, with nothing between: no
-runtime, worker, service, store or adapter, one event loop, no thread. So `baton_rows`' cycle is
-MAF's work, the one snapshot of the pause (encoded and compressed as Baton does) and its restore,
-and Baton's statements; Baton's cycle less this one is what its layers cost.
+A minimal cycle that makes, at the database, what a Baton minimal cycle makes: the same
+statements in the same order, in the same transactions at the same durability, on a file
+Baton's own migrations made (the demo seeded); and drives the same MAF workflow
+(`baton.bench.bare_workflow`) as Baton drives it: one kept instance reset after each drive, no
+checkpoint storage, one snapshot at the pause (encoded and compressed as Baton's), restored to
+resume. With nothing between: no runtime, worker, service, store or adapter, one event loop, no
+thread. So `baton_rows`' cycle is MAF's work, the snapshot and its restore, and Baton's statements;
+Baton's cycle less this one is what its layers cost.
 
-The transactions, as Baton's (`human.store.transactions`, `human.store.sqlite`):
+The transactions, as Baton's (`human.store.transactions`; SQL fragments imported from there):
 
-1. the start (`synchronous=NORMAL`): the run, its `run.started` event, its start job;
-2. the pause (FULL): the run waiting on its checkpoint, the checkpoint, the answer schema, the
-   request, its `request.created` event, two transcript entries, the start job gone;
-3. a read: the run's pending requests, as a person lists them;
-4. the answer (FULL): the request still pending, the answer, the request answered, its
-   `request.answered` event, the resume job;
-5. a read: the run and its checkpoint; the checkpoint decoded and restored;
-6. the end (NORMAL): the run completed, its checkpoint gone, the request resumed, the
-   `run.resumed` and `run.completed` events, a transcript entry, the resume job gone;
+1. the start (`synchronous=NORMAL`): the run, its `run.started` event, its start job leased;
+2. the pause (FULL, in a `SAVEPOINT` as the writer thread runs it): the run waiting on its
+   checkpoint, the checkpoint, the answer schema, the request, its `request.created` event, two
+   transcript entries, the start job done;
+3. a read: the run's first page of pending requests, as a person lists them;
+4. a read: the request and its run, as the service checks an answer before it records it;
+5. the answer (FULL, in a `SAVEPOINT`): the request read, the answer, its `request.answered`
+   event, the request answered, the resume job leased, the request's timers dropped, and what
+   the resume needs read in the same transaction (the run, its requests in play, their answers,
+   the checkpoint);
+6. the end (NORMAL): the run completed, its checkpoint pruned, the request resumed, the
+   `run.resumed` and `run.completed` events, a transcript entry, its open requests and timers
+   closed, the resume job done;
 7. a read: the run, ended.
 
-What it leaves out is Baton's: the layers' checks (access, routing, the answer validated against
-its kind and schema), the rows read back as records, the hand-offs to the writer thread, and the
-proof that the pause's checkpoint decodes under the allow-list; and of the reads, those a drive
-makes beyond the run and its checkpoint (the answers, the request with its run). A test
-(`tests/benchmarks/test_bench_rows.py`) holds it to Baton's rows: the same rows in every table
-Baton writes, byte for byte the same size, the same audit events.
+What it leaves out is Baton's Python around them: the runtime, the worker and the service, their
+checks (access, routing, the answer validated against its kind and schema), the records built
+from rows and the rows from records, the hand-offs of the pause and the answer to the writer
+thread (here they commit on the event loop's thread), and the proof that the pause's checkpoint
+decodes under the allow-list. `tests/benchmarks/test_bench_rows.py` holds it to Baton's cycle
+through SQLite's trace: the same statements in the same order, with values of about the same
+sizes, and the same rows left, byte for byte.
 
 `python -m baton.bench_peers minimal baton_rows CYCLES FOLDER` runs it as a child of the bench.
 """
@@ -33,14 +40,15 @@ Baton writes, byte for byte the same size, the same audit events.
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import socket
 import sqlite3
-import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar, cast
 
 from agent_framework import Workflow, WorkflowCheckpoint
 from agent_framework._workflows._checkpoint_encoding import (
@@ -52,7 +60,18 @@ from baton.bench import BARE_TYPES, BareAnswer, BareAsk, bare_workflow
 from baton.bench_peers import paused
 from baton.demo import seed_demo
 from human.store.base import utcnow
+from human.store.rows import dumps
 from human.store.sqlite import SqliteStore
+from human.store.transactions import (
+    _DROP_REQUEST_TIMERS,
+    _ENDED,
+    _FLAGS,
+    _REQUEST_COLUMNS,
+    _REQUESTS_FROM,
+    _UNDELIVERED,
+    DRIVE,
+    OPEN,
+)
 from workflows.platform.state import install
 
 ALLOWED: Final = frozenset(BARE_TYPES)
@@ -80,11 +99,8 @@ REQUEST_SCHEMA: Final = {  # the request's answer schema, kept once in `schemas`
 SCHEMA_HASH: Final = "85996605735569dd862043e7fb6f333e"
 ANSWER: Final = {"decision": "answer", "answer": {"decision": "approve"}}
 INPUT: Final = {"amount": 120.0}
-NEXT_SEQ: Final = "(SELECT COALESCE(MAX(seq), 0) + 1 FROM {table}{where})"
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+WORKFLOW: Final = "bench_minimal"
+T = TypeVar("T")
 
 
 def _now() -> str:
@@ -121,17 +137,52 @@ def _request_payload(maf_request_id: str) -> dict[str, Any]:
 
 
 _AUDIT: Final = (
-    "INSERT INTO audit_events (type, at, run_id, request_id, actor, data) VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO audit_events (type, at, run_id, request_id, actor, data)"
+    " VALUES (:type, :at, :run_id, :request_id, :actor, :data)"
 )
 _TRANSCRIPT: Final = (
-    "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES (?, "
-    + NEXT_SEQ.format(table="run_transcript", where=" WHERE run_id = ?")
-    + ", ?, ?)"
+    "INSERT INTO run_transcript (run_id, seq, entry, at) VALUES (:run_id, "
+    "(SELECT COALESCE(MAX(seq), 0) + 1 FROM run_transcript WHERE run_id = :run_id), :entry, :at)"
 )
+_QUEUE_DRIVE: Final = (  # a drive job, leased to this process at once (`_queue_drive`)
+    "INSERT INTO jobs (kind, run_id, available_at, payload, lease_owner, lease_until, attempts)"
+    " SELECT :kind, :run_id, baton_clock(), :payload, :owner, baton_clock() + :seconds, 1"
+    f" WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE run_id = :run_id AND kind IN {DRIVE}"
+    " AND lease_until >= baton_clock()) RETURNING id"
+)
+_LISTED: Final = (  # a person's first page of the run's pending requests (`list_requests`)
+    f"SELECT r.*, {_FLAGS} FROM (SELECT {_REQUEST_COLUMNS} {_REQUESTS_FROM} WHERE 1=1"
+    " AND r.status = 'pending' AND r.run_id = :run_id ORDER BY r.seq DESC LIMIT 51) r"
+    " ORDER BY r.seq DESC"
+)
+_ONE_REQUEST: Final = f"SELECT {_REQUEST_COLUMNS}, {_FLAGS} {_REQUESTS_FROM} WHERE r.id = :id"
+_IN_PLAY: Final = (  # the run's requests a drive delivers or still waits on (`_in_play`)
+    f"SELECT {_REQUEST_COLUMNS}, {_FLAGS} {_REQUESTS_FROM} WHERE r.run_id = :run_id AND"
+    f" (r.status IN {OPEN} OR {_UNDELIVERED}) ORDER BY r.seq"
+)
+_LEASE_S: Final = 30.0
+
+
+def _event(
+    kind: str, at: str, run_id: str, request_id: str | None, actor: str, data: Any
+) -> dict[str, Any]:
+    """An audit event's parameters."""
+    return {
+        "type": kind,
+        "at": at,
+        "run_id": run_id,
+        "request_id": request_id,
+        "actor": actor,
+        "data": dumps(data),
+    }
 
 
 class RowsCycle:
-    """One database's two connections (NORMAL and FULL, as Baton's) and one kept workflow."""
+    """One database's two connections (NORMAL and FULL, as Baton's) and one kept workflow.
+
+    Each transaction runs the statements Baton's makes, in its order (`human.store.transactions`,
+    seen through SQLite's trace in `tests/benchmarks/test_bench_rows.py`), on this thread.
+    """
 
     def __init__(
         self,
@@ -145,6 +196,7 @@ class RowsCycle:
         self._full = full
         self._workflow = workflow
         self._pristine = pristine
+        self._owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
     async def _reset(self) -> None:
         """The kept workflow back as built, as Baton's pool resets an instance after a drive."""
@@ -152,52 +204,90 @@ class RowsCycle:
 
     async def __call__(self) -> None:
         """Start, pause, list, answer, resume and end one run; raises if it did not complete."""
-        run_id, start_job = self._start()
-        request_id, maf_request_id = await self._pause(run_id, start_job)
-        listed = self._pending(run_id)
+        run_id, start_job = self.start()
+        request_id, checkpoint_id = await self.pause(run_id, start_job)
+        listed = self._read(lambda c: c.execute(_LISTED, {"run_id": run_id}).fetchall())
         if [row["id"] for row in listed] != [request_id]:
             raise RuntimeError(f"run {run_id} lists {len(listed)} pending requests, not one")
         paused()
-        resume_job = self._answer(run_id, request_id)
-        output, checkpoint_id = await self._resume(run_id, maf_request_id)
-        self._end(run_id, request_id, checkpoint_id, output, resume_job)
-        ended = self._read(lambda c: c.execute("SELECT * FROM runs WHERE id = ?", (run_id,)))
+        resume_job, body, maf_request_id = self.answer(run_id, request_id, checkpoint_id)
+        output = await self._resume(body, maf_request_id)
+        self.end(run_id, request_id, checkpoint_id, output, resume_job)
+        ended = self._read(
+            lambda c: c.execute("SELECT * FROM runs WHERE id = :id", {"id": run_id}).fetchall()
+        )
         if ended[0]["status"] != "completed":
             raise RuntimeError(f"run {run_id} ended {ended[0]['status']}")
 
-    def _start(self) -> tuple[str, int]:
+    def _write(self, conn: sqlite3.Connection, write: Callable[[], T], *, savepoint: bool) -> T:
+        """One write transaction; `savepoint`: in one, as Baton's writer thread runs each."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if savepoint:
+                conn.execute("SAVEPOINT baton_tx")
+            done = write()
+            if savepoint:
+                conn.execute("RELEASE baton_tx")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return done
+
+    def _read(self, read: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._normal
+        conn.execute("BEGIN")
+        try:
+            return read(conn)
+        finally:
+            conn.execute("COMMIT")
+
+    def start(self) -> tuple[str, int]:
+        """The run, its event and its start job (NORMAL); its id and the job's."""
         run_id = "run_" + secrets.token_urlsafe(12)
         at = _now()
         conn = self._normal
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(
-            "INSERT INTO runs (id, seq, workflow, input, status, created_by, created_at,"
-            f" updated_at) VALUES (?, {NEXT_SEQ.format(table='runs', where='')}, ?, ?,"
-            " 'running', ?, ?, ?)",
-            (run_id, "bench_minimal", _dumps(INPUT), "sam", at, at),
-        )
-        started = {"workflow": "bench_minimal", "input": INPUT}
-        conn.execute(_AUDIT, ("run.started", at, run_id, None, "sam", _dumps(started)))
-        job = conn.execute(
-            "INSERT INTO jobs (kind, run_id, available_at, payload) VALUES ('start', ?, ?, '{}')",
-            (run_id, time.time()),
-        ).lastrowid
-        conn.execute("COMMIT")
-        assert job is not None
-        return run_id, job
 
-    async def _pause(self, run_id: str, start_job: int) -> tuple[str, str]:
+        def write() -> int:
+            conn.execute(
+                "INSERT INTO runs (id, seq, workflow, input, status, created_by, created_at,"
+                " updated_at) VALUES (:id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs),"
+                " :workflow, :input, 'running', :by, :at, :at)",
+                {"id": run_id, "workflow": WORKFLOW, "input": dumps(INPUT), "by": "sam", "at": at},
+            )
+            started = {"workflow": WORKFLOW, "input": INPUT}
+            conn.execute(_AUDIT, _event("run.started", at, run_id, None, "sam", started))
+            return self._queue_drive(conn, "start", run_id)
+
+        return run_id, self._write(conn, write, savepoint=False)
+
+    def _queue_drive(self, conn: sqlite3.Connection, kind: str, run_id: str) -> int:
+        row = conn.execute(
+            _QUEUE_DRIVE,
+            {
+                "kind": kind,
+                "run_id": run_id,
+                "payload": dumps({"correlation_id": "-"}),
+                "owner": self._owner,
+                "seconds": _LEASE_S,
+            },
+        ).fetchone()
+        if row is None:
+            raise RuntimeError(f"run {run_id} has a drive leased already")
+        return int(row["id"])
+
+    async def pause(self, run_id: str, start_job: int) -> tuple[str, str]:
+        """The drive to the pause, its snapshot and the pause's rows (FULL); request, checkpoint."""
         asked = await self._workflow.run(BareAsk(amount=INPUT["amount"]))
         [event] = asked.get_request_info_events()
         maf_request_id = str(event.request_id)
         snapshot = await self._workflow._runner.build_checkpoint()
-        encoded = encode_checkpoint_value(snapshot.to_dict())
-        body = zlib.compress(_dumps(encoded).encode(), 6)
+        body = zlib.compress(dumps(encode_checkpoint_value(snapshot.to_dict())).encode(), 6)
         await self._reset()
         request_id = "req_" + secrets.token_urlsafe(16)
         at = _now()
         created = {"kind": "input", "team": TEAM, "title": TITLE, "policy_rule": None}
-        entries = [
+        entries: list[dict[str, Any]] = [
             {"type": "input", "input": INPUT},
             {
                 "type": "request",
@@ -208,114 +298,119 @@ class RowsCycle:
             },
         ]
         conn = self._full
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(
-            "UPDATE runs SET status = 'waiting', output = NULL, error = NULL, checkpoint_id = ?,"
-            " updated_at = ? WHERE id = ?",
-            (snapshot.checkpoint_id, at, run_id),
-        )
-        conn.execute(
-            "INSERT INTO checkpoints (id, run_id, body, created_at) VALUES (?, ?, ?, ?)",
-            (snapshot.checkpoint_id, run_id, body, at),
-        )
-        conn.execute(
-            "INSERT INTO schemas (hash, body) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            (SCHEMA_HASH, _dumps(REQUEST_SCHEMA)),
-        )
-        conn.execute(
-            "INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,"
-            " payload, allowed_decisions, schema_hash, team, priority, status, created_at,"
-            " executor_id) VALUES (?, ?, ?, 'input', ?, ?, ?, ?, '[\"answer\"]', ?, ?, 'normal',"
-            " 'pending', ?, 'gate')",
-            (
-                request_id,
-                run_id,
-                maf_request_id,
-                TITLE,
-                REASON,
-                _dumps(INPUT),
-                _dumps(_request_payload(maf_request_id)),
-                SCHEMA_HASH,
-                TEAM,
-                at,
-            ),
-        )
-        conn.execute(_AUDIT, ("request.created", at, run_id, request_id, "system", _dumps(created)))
-        conn.executemany(
-            _TRANSCRIPT,
-            [
-                (run_id, run_id, _dumps(entries[0]), at),
-                (run_id, run_id, _dumps(entries[1]), None),
-            ],
-        )
-        conn.execute("DELETE FROM jobs WHERE id = ?", (start_job,))
-        conn.execute("COMMIT")
-        return request_id, maf_request_id
 
-    def _read(self, statement: Callable[[sqlite3.Connection], sqlite3.Cursor]) -> list[sqlite3.Row]:
-        conn = self._normal
-        conn.execute("BEGIN")
-        try:
-            return list(statement(conn).fetchall())
-        finally:
-            conn.execute("COMMIT")
-
-    def _pending(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self._read(
-            lambda c: c.execute(
-                "SELECT * FROM human_requests WHERE run_id = ? AND status = 'pending' ORDER BY seq",
-                (run_id,),
+        def write() -> None:
+            conn.execute(
+                "UPDATE runs SET status = 'waiting', output = NULL, error = NULL,"
+                " checkpoint_id = :checkpoint_id, updated_at = :at WHERE id = :id"
+                f" AND checkpoint_id IS NULL AND status NOT IN {_ENDED}",
+                {"checkpoint_id": snapshot.checkpoint_id, "at": at, "id": run_id},
             )
-        )
-        return [
-            dict(row) | {key: json.loads(row[key]) for key in ("payload", "context")}
-            for row in rows
-        ]
+            conn.execute(
+                "INSERT INTO checkpoints (id, run_id, body, created_at)"
+                " VALUES (:id, :run_id, :body, :at)",
+                {"id": snapshot.checkpoint_id, "run_id": run_id, "body": body, "at": at},
+            )
+            conn.execute(
+                "INSERT INTO schemas (hash, body) VALUES (:hash, :body) ON CONFLICT DO NOTHING",
+                {"hash": SCHEMA_HASH, "body": dumps(REQUEST_SCHEMA)},
+            )
+            conn.execute(
+                "INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason,"
+                " context, proposed_action, payload, allowed_decisions, schema_hash, team,"
+                " assignee, priority, status, created_at, expires_at, approvals_required,"
+                " policy_rule, escalation, executor_id, arguments_schema_hash) VALUES (:id,"
+                " :run_id, :maf_request_id, 'input', :title, :reason, :context, NULL, :payload,"
+                " :decisions, :schema_hash, :team, NULL, 'normal', 'pending', :at, NULL, 1, NULL,"
+                " '[]', 'gate', NULL)",
+                {
+                    "id": request_id,
+                    "run_id": run_id,
+                    "maf_request_id": maf_request_id,
+                    "title": TITLE,
+                    "reason": REASON,
+                    "context": dumps(INPUT),
+                    "payload": dumps(_request_payload(maf_request_id)),
+                    "decisions": dumps(["answer"]),
+                    "schema_hash": SCHEMA_HASH,
+                    "team": TEAM,
+                    "at": at,
+                },
+            )
+            conn.execute(
+                _AUDIT, _event("request.created", at, run_id, request_id, "system", created)
+            )
+            conn.executemany(
+                _TRANSCRIPT,
+                [
+                    {"run_id": run_id, "entry": dumps(entry), "at": at if n == 0 else None}
+                    for n, entry in enumerate(entries)
+                ],
+            )
+            conn.execute("DELETE FROM jobs WHERE id = :id", {"id": start_job})
 
-    def _answer(self, run_id: str, request_id: str) -> int:
+        self._write(conn, write, savepoint=True)
+        return request_id, snapshot.checkpoint_id
+
+    def answer(self, run_id: str, request_id: str, checkpoint_id: str) -> tuple[int, bytes, str]:
+        """The service's read, then the answer's rows and what the resume needs (FULL)."""
+
+        def checked(c: sqlite3.Connection) -> sqlite3.Row:
+            request = c.execute(_ONE_REQUEST, {"id": request_id}).fetchone()
+            c.execute("SELECT * FROM runs WHERE id = :id", {"id": run_id}).fetchone()
+            return cast(sqlite3.Row, request)
+
+        request = self._read(checked)
+        if request["status"] != "pending":
+            raise RuntimeError(f"request {request_id} is {request['status']}, not pending")
         at = _now()
         conn = self._full
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            found = conn.execute(
-                "SELECT status FROM human_requests WHERE id = ?", (request_id,)
+
+        def write() -> tuple[int, bytes]:
+            conn.execute(
+                "SELECT run_id, status, approvals_required, claimed_by, claimed_until,"
+                " escalation_level FROM human_requests WHERE id = :id",
+                {"id": request_id},
             ).fetchone()
-            if found is None or found["status"] != "pending":
-                raise RuntimeError(f"request {request_id} is not pending")
             conn.execute(
                 "INSERT INTO answers (request_id, actor, decision, body, at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (request_id, "lee", "answer", _dumps({"answer": ANSWER["answer"]}), at),
+                " VALUES (:request_id, :actor, :decision, :body, :at)",
+                {
+                    "request_id": request_id,
+                    "actor": "lee",
+                    "decision": "answer",
+                    "body": dumps({"answer": ANSWER["answer"]}),
+                    "at": at,
+                },
             )
-            conn.execute(
-                "UPDATE human_requests SET status = 'answered', answer = ?, answered_by = ?,"
-                " answered_at = ? WHERE id = ?",
-                (_dumps(ANSWER), "lee", at, request_id),
-            )
-            answered = ("request.answered", at, run_id, request_id, "lee", _dumps(ANSWER))
+            answered = _event("request.answered", at, run_id, request_id, "lee", ANSWER)
             conn.execute(_AUDIT, answered)
-            job = conn.execute(
-                "INSERT INTO jobs (kind, run_id, request_id, available_at, payload)"
-                " VALUES ('resume', ?, ?, ?, '{}')",
-                (run_id, request_id, time.time()),
-            ).lastrowid
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        assert job is not None
-        return job
-
-    async def _resume(self, run_id: str, maf_request_id: str) -> tuple[Any, str]:
-        def run_and_checkpoint(conn: sqlite3.Connection) -> sqlite3.Cursor:
-            return conn.execute(
-                "SELECT r.*, c.body FROM runs r JOIN checkpoints c ON c.id = r.checkpoint_id"
-                " WHERE r.id = ?",
-                (run_id,),
+            conn.execute(
+                "UPDATE human_requests SET status = 'answered', answer = :answer,"
+                " answered_by = :by, answered_at = :at WHERE id = :id"
+                f" AND status IN {OPEN}",
+                {"answer": dumps(ANSWER), "by": "lee", "at": at, "id": request_id},
             )
+            job = self._queue_drive(conn, "resume", run_id)
+            conn.execute(_DROP_REQUEST_TIMERS, {"request_id": request_id})
+            conn.execute("SELECT * FROM runs WHERE id = :id", {"id": run_id}).fetchone()
+            conn.execute(_IN_PLAY, {"run_id": run_id}).fetchall()
+            conn.execute(
+                "SELECT * FROM answers WHERE request_id IN (SELECT value FROM json_each(:ids))"
+                " ORDER BY id",
+                {"ids": dumps([request_id])},
+            ).fetchall()
+            (stored,) = conn.execute(
+                "SELECT body FROM checkpoints WHERE id = :id", {"id": checkpoint_id}
+            ).fetchone()
+            return job, stored
 
-        [row] = self._read(run_and_checkpoint)
-        encoded = json.loads(zlib.decompress(row["body"]))
+        job, body = self._write(conn, write, savepoint=True)
+        return job, body, str(request["maf_request_id"])
+
+    async def _resume(self, body: bytes, maf_request_id: str) -> Any:
+        """The checkpoint restored and the workflow run to its end with the answer."""
+        encoded = json.loads(zlib.decompress(body))
         checkpoint = WorkflowCheckpoint.from_dict(
             decode_checkpoint_value(encoded, allowed_types=ALLOWED)
         )
@@ -323,11 +418,12 @@ class RowsCycle:
         done = await self._workflow.run(responses={maf_request_id: BareAnswer(decision="approve")})
         [output] = done.get_outputs()
         await self._reset()
-        return output, checkpoint.checkpoint_id
+        return output
 
-    def _end(
+    def end(
         self, run_id: str, request_id: str, checkpoint_id: str, output: Any, resume_job: int
     ) -> None:
+        """The run completed, its checkpoint pruned, its request resumed (NORMAL)."""
         at = _now()
         said = {
             "type": "answer",
@@ -338,27 +434,41 @@ class RowsCycle:
             "text": ANSWER["answer"],
         }
         conn = self._normal
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(
-            "UPDATE runs SET status = 'completed', output = ?, error = NULL, checkpoint_id = NULL,"
-            " updated_at = ? WHERE id = ?",
-            (_dumps(output), at, run_id),
-        )
-        conn.execute("DELETE FROM checkpoints WHERE id = ?", (checkpoint_id,))
-        conn.execute(
-            "UPDATE human_requests SET status = 'resumed' WHERE id = ? AND status = 'answered'",
-            (request_id,),
-        )
-        conn.executemany(
-            _AUDIT,
-            [
-                ("run.resumed", at, run_id, request_id, "system", _dumps({"decision": "answer"})),
-                ("run.completed", at, run_id, None, "system", _dumps({"output": output})),
-            ],
-        )
-        conn.execute(_TRANSCRIPT, (run_id, run_id, _dumps(said), at))
-        conn.execute("DELETE FROM jobs WHERE id = ?", (resume_job,))
-        conn.execute("COMMIT")
+
+        def write() -> None:
+            conn.execute(
+                "UPDATE runs SET status = 'completed', output = :output, error = NULL,"
+                " checkpoint_id = NULL, updated_at = :at WHERE id = :id"
+                f" AND checkpoint_id IS :expected AND status NOT IN {_ENDED}",
+                {"output": dumps(output), "at": at, "id": run_id, "expected": checkpoint_id},
+            )
+            conn.execute("DELETE FROM checkpoints WHERE id = :id", {"id": checkpoint_id})
+            conn.execute(
+                "UPDATE human_requests SET status = CASE WHEN status = 'answered' THEN 'resumed'"
+                " ELSE status END, delivered_at = CASE WHEN status = 'expired' THEN :at ELSE"
+                " delivered_at END WHERE id IN (SELECT value FROM json_each(:ids))"
+                " AND status IN ('answered', 'expired')",
+                {"at": at, "ids": dumps([request_id])},
+            )
+            conn.executemany(
+                _AUDIT,
+                [
+                    _event("run.resumed", at, run_id, request_id, "system", {"decision": "answer"}),
+                    _event("run.completed", at, run_id, None, "system", {"output": output}),
+                ],
+            )
+            conn.execute(_TRANSCRIPT, {"run_id": run_id, "entry": dumps(said), "at": at})
+            conn.execute(
+                "UPDATE human_requests SET status = 'cancelled' WHERE run_id = :run_id AND status"
+                " IN ('pending', 'claimed', 'escalated', 'answered') RETURNING id",
+                {"run_id": run_id},
+            ).fetchall()
+            conn.execute(
+                "DELETE FROM jobs WHERE kind = 'timer' AND run_id = :run_id", {"run_id": run_id}
+            )
+            conn.execute("DELETE FROM jobs WHERE id = :id", {"id": resume_job})
+
+        self._write(conn, write, savepoint=False)
 
 
 @asynccontextmanager

@@ -241,7 +241,8 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
     rows_cpu, maf_cpu = (
         float(figures[f"minimal_{system}_cpu_ms"]) for system in ("baton_rows", "maf_memory")
     )
-    assert figures["minimal_rows_cpu_vs_bare_maf"] == pytest.approx(rows_cpu / maf_cpu, abs=0.01)
+    # each CPU figure rounded to 0.01 ms: near 1 ms the ratio of the two may be 0.02 out
+    assert figures["minimal_rows_cpu_vs_bare_maf"] == pytest.approx(rows_cpu / maf_cpu, abs=0.02)
     assert "refund_rows_vs_langgraph" not in figures  # the rows of the minimal cycle alone
     # one load average a round: the one round of each workload
     assert len(str(figures["peers_load1_by_round"]).split()) == len(WORKLOADS)
