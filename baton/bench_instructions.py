@@ -23,7 +23,9 @@ maf_memory` (Baton's over bare MAF's with its checkpoints in memory, the CPU aim
 `<workload>_instructions_vs_maf_bare` (Baton's over bare MAF's with no checkpoint storage: MAF's
 work of the cycle), and `<workload>_baton_own_instructions` (Baton's less bare MAF's; on the
 refund workload `maf_bare` builds its agent each cycle where Baton keeps one, so this is short of
-Baton's own by a build's instructions).
+Baton's own by a build's instructions). On the minimal workload `baton_rows` is counted too
+(Baton's statements and commits with none of its layers, `baton.bench_rows`):
+`minimal_rows_instructions_vs_maf_memory`, and `minimal_layers_instructions`, Baton's less its.
 """
 
 from __future__ import annotations
@@ -43,6 +45,15 @@ from baton.bench_peers import WORKLOADS, child_args, peers_available
 
 SYSTEMS: Final = ("baton", "langgraph", "maf_memory", "maf_bare")
 """The systems counted, on every workload."""
+ROWS: Final = "baton_rows"
+"""Counted too where the workload has it (the minimal one): Baton's statements, no layers."""
+
+
+def systems_of(workload: str) -> tuple[str, ...]:
+    """The systems counted on `workload`."""
+    return SYSTEMS + ((ROWS,) if ROWS in WORKLOADS[workload] else ())
+
+
 _VALGRIND: Final = shutil.which("valgrind")
 _COLLECTED: Final = re.compile(r"Collected : (\d+)")
 
@@ -97,13 +108,19 @@ def per_cycle(counted: int, baseline: int, cycles: int) -> float:
 def ratios(workload: str, counts: dict[str, float]) -> dict[str, float]:
     """A workload's figures from each system's instructions a cycle."""
     baton, langgraph, bare = counts["baton"], counts["langgraph"], counts["maf_bare"]
-    return {
-        **{f"{workload}_{system}_instructions": round(counts[system]) for system in SYSTEMS},
+    figures = {
+        **{f"{workload}_{system}_instructions": round(n) for system, n in counts.items()},
         f"{workload}_instructions_vs_langgraph": round(langgraph / baton, 3),
         f"{workload}_instructions_vs_maf_memory": round(baton / counts["maf_memory"], 3),
         f"{workload}_instructions_vs_maf_bare": round(baton / bare, 3),
         f"{workload}_baton_own_instructions": round(baton - bare),
     }
+    if (rows := counts.get(ROWS)) is not None:
+        figures[f"{workload}_rows_instructions_vs_maf_memory"] = round(
+            rows / counts["maf_memory"], 3
+        )
+        figures[f"{workload}_layers_instructions"] = round(baton - rows)
+    return figures
 
 
 def instruction_figures(
@@ -129,7 +146,7 @@ def instruction_figures(
     children = [
         (workload, system, timed)
         for workload in workloads
-        for system in SYSTEMS
+        for system in systems_of(workload)
         for timed in (cycles, 0)
     ]
     figures: dict[str, float | int | str] = {"instructions_load1": round(os.getloadavg()[0], 2)}
@@ -157,7 +174,7 @@ def instruction_figures(
             system: per_cycle(
                 counted[(workload, system, cycles)], counted[(workload, system, 0)], cycles
             )
-            for system in SYSTEMS
+            for system in systems_of(workload)
         }
         figures |= ratios(workload, counts)
     figures["instructions_cycles"] = cycles

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from baton.bench_instructions import count, instructions_unavailable, per_cycle, ratios
+from baton.bench_instructions import (
+    count,
+    instructions_unavailable,
+    per_cycle,
+    ratios,
+    systems_of,
+)
 from baton.bench_peers import child_args
 
 
@@ -58,6 +64,16 @@ def test_the_ratios_are_langgraph_over_baton_and_baton_over_bare_mafs() -> None:
         "minimal_instructions_vs_maf_bare": 4.0,
         "minimal_baton_own_instructions": 8_250_000,
     }
+
+
+def test_the_layers_are_batons_instructions_less_its_statements_alone() -> None:
+    counts = {"baton": 11_000_000, "langgraph": 7_700_000, "maf_memory": 4_400_000}
+    figures = ratios("minimal", counts | {"maf_bare": 2_750_000, "baton_rows": 6_600_000})
+    assert figures["minimal_baton_rows_instructions"] == 6_600_000
+    assert figures["minimal_rows_instructions_vs_maf_memory"] == 1.5
+    assert figures["minimal_layers_instructions"] == 4_400_000
+    assert systems_of("minimal")[-1] == "baton_rows"
+    assert "baton_rows" not in systems_of("refund")  # the minimal cycle's statements only
 
 
 def test_a_count_needs_a_timed_cycle() -> None:
