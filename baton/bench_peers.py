@@ -18,12 +18,11 @@ each system's figure is its best round (the one least disturbed by the machine).
 - `maf_memory`: bare MAF with `InMemoryCheckpointStorage`: the framework's own cost.
 - `maf_bare`: bare MAF with no checkpoint storage, answered on the same workflow instance, one
   instance kept for every cycle: MAF's work of the cycle and nothing else (durable nowhere).
-- `baton_rows`: Baton's rows and commits with none of its layers (`baton.bench_rows`): the
-  same workflow driven as Baton drives it (one kept instance, no storage, one snapshot at the
-  pause, encoded as Baton's, restored to resume), and the rows of Baton's minimal cycle written
-  by plain statements in the same transactions at the same durability, on a file Baton's
-  migrations made. Not a system anyone runs: what Baton would cost with its rows and nothing
-  between (see below).
+- `baton_rows`: Baton's statements and commits with none of its layers (`baton.bench_rows`):
+  the same workflow driven as Baton drives it (one kept instance, no storage, one snapshot at the
+  pause, encoded as Baton's, restored to resume), and the statements of Baton's minimal cycle, in
+  its order and transactions at its durability, on a file Baton's migrations made. Not a system
+  anyone runs: what Baton would cost with its statements and nothing between (see below).
 
 `refund`: an agent's three model turns (look the order up; propose the refund; say what was
 refunded), a person's approval before the refund, and the refund itself: a durable back-office
@@ -99,14 +98,13 @@ rate of such a cycle over LangGraph's, the most any system built on MAF could re
 this way, and `<workload>_baton_own_ms` is what Baton's cycle takes beyond it (its checkpoint,
 its request, routing, audit, transcript and jobs, and its reads), in ms of wall time.
 
-**What Baton's rows cost, and what its layers do** (the minimal workload, one at a time).
-`minimal_rows_vs_langgraph` is `baton_rows`' rate over LangGraph's: how far a cycle keeping
-every row Baton keeps, and committing as Baton commits, could go beside LangGraph with nothing
+**What Baton's statements cost, and what its layers do** (the minimal workload, one at a time).
+`minimal_rows_vs_langgraph` is `baton_rows`' rate over LangGraph's: how far a cycle making every
+statement Baton makes, and committing as Baton commits, could go beside LangGraph with nothing
 between the API and the database; `minimal_rows_cpu_vs_bare_maf` its CPU a cycle over
 `maf_memory`'s (as `minimal_cpu_vs_bare_maf` is Baton's); and `minimal_layers_ms` what Baton's
 cycle takes beyond it in ms of wall time: its runtime, worker, service and store, their checks
-and records, the hand-offs to the writer thread, the pause's proof and the reads beyond the run
-and its checkpoint.
+and records, the hand-offs to the writer thread and the pause's proof.
 """
 
 from __future__ import annotations

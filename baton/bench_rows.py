@@ -1,4 +1,4 @@
-"""What Baton's rows and commits cost without its layers: the `baton_rows` system of the bench.
+"""What Baton's statements and commits cost without its layers: the bench's `baton_rows`.
 
 A minimal cycle that makes, at the database, what a Baton minimal cycle makes: the same
 statements in the same order, in the same transactions at the same durability, on a file
@@ -30,9 +30,10 @@ What it leaves out is Baton's Python around them: the runtime, the worker and th
 checks (access, routing, the answer validated against its kind and schema), the records built
 from rows and the rows from records, the hand-offs of the pause and the answer to the writer
 thread (here they commit on the event loop's thread), and the proof that the pause's checkpoint
-decodes under the allow-list. `tests/benchmarks/test_bench_rows.py` holds it to Baton's cycle
-through SQLite's trace: the same statements in the same order, with values of about the same
-sizes, and the same rows left, byte for byte.
+decodes under the allow-list. `tests/benchmarks/test_bench_rows.py` holds it to Baton's cycle:
+the same statements (their SQL as written, each on a connection at the same durability) in the
+same order, with values of about the same sizes (through SQLite's trace), and the same rows left,
+of the same total size in every table.
 
 `python -m baton.bench_peers minimal baton_rows CYCLES FOLDER` runs it as a child of the bench.
 """
@@ -152,13 +153,18 @@ _QUEUE_DRIVE: Final = (  # a drive job, leased to this process at once (`_queue_
 )
 _LISTED: Final = (  # a person's first page of the run's pending requests (`list_requests`)
     f"SELECT r.*, {_FLAGS} FROM (SELECT {_REQUEST_COLUMNS} {_REQUESTS_FROM} WHERE 1=1"
-    " AND r.status = 'pending' AND r.run_id = :run_id ORDER BY r.seq DESC LIMIT 51) r"
+    " AND r.status = :status AND r.run_id = :run_id ORDER BY r.seq DESC LIMIT :limit) r"
     " ORDER BY r.seq DESC"
 )
 _ONE_REQUEST: Final = f"SELECT {_REQUEST_COLUMNS}, {_FLAGS} {_REQUESTS_FROM} WHERE r.id = :id"
 _IN_PLAY: Final = (  # the run's requests a drive delivers or still waits on (`_in_play`)
     f"SELECT {_REQUEST_COLUMNS}, {_FLAGS} {_REQUESTS_FROM} WHERE r.run_id = :run_id AND"
     f" (r.status IN {OPEN} OR {_UNDELIVERED}) ORDER BY r.seq"
+)
+_PROGRESS: Final = (  # a drive's progress on its run, from the checkpoint it began at
+    "UPDATE runs SET status = :status, output = :output, error = :error,"
+    " checkpoint_id = :checkpoint_id, updated_at = :at WHERE id = :id"
+    f" AND checkpoint_id IS :expected AND status NOT IN {_ENDED}"
 )
 _LEASE_S: Final = 30.0
 
@@ -178,7 +184,7 @@ def _event(
 
 
 class RowsCycle:
-    """One database's two connections (NORMAL and FULL, as Baton's) and one kept workflow.
+    """One database's three connections (as Baton's: NORMAL and FULL writes, reads) and a workflow.
 
     Each transaction runs the statements Baton's makes, in its order (`human.store.transactions`,
     seen through SQLite's trace in `tests/benchmarks/test_bench_rows.py`), on this thread.
@@ -188,12 +194,14 @@ class RowsCycle:
         self,
         normal: sqlite3.Connection,
         full: sqlite3.Connection,
+        reader: sqlite3.Connection,
         workflow: Workflow,
         pristine: WorkflowCheckpoint,
     ) -> None:
         """`pristine`: `workflow`'s checkpoint as built, which each reset restores."""
         self._normal = normal
         self._full = full
+        self._reader = reader
         self._workflow = workflow
         self._pristine = pristine
         self._owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -206,7 +214,11 @@ class RowsCycle:
         """Start, pause, list, answer, resume and end one run; raises if it did not complete."""
         run_id, start_job = self.start()
         request_id, checkpoint_id = await self.pause(run_id, start_job)
-        listed = self._read(lambda c: c.execute(_LISTED, {"run_id": run_id}).fetchall())
+        listed = self._read(
+            lambda c: c.execute(
+                _LISTED, {"status": "pending", "run_id": run_id, "limit": 51}
+            ).fetchall()
+        )
         if [row["id"] for row in listed] != [request_id]:
             raise RuntimeError(f"run {run_id} lists {len(listed)} pending requests, not one")
         paused()
@@ -235,7 +247,7 @@ class RowsCycle:
         return done
 
     def _read(self, read: Callable[[sqlite3.Connection], T]) -> T:
-        conn = self._normal
+        conn = self._reader
         conn.execute("BEGIN")
         try:
             return read(conn)
@@ -252,8 +264,15 @@ class RowsCycle:
             conn.execute(
                 "INSERT INTO runs (id, seq, workflow, input, status, created_by, created_at,"
                 " updated_at) VALUES (:id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs),"
-                " :workflow, :input, 'running', :by, :at, :at)",
-                {"id": run_id, "workflow": WORKFLOW, "input": dumps(INPUT), "by": "sam", "at": at},
+                " :workflow, :input, :status, :by, :at, :at)",
+                {
+                    "id": run_id,
+                    "workflow": WORKFLOW,
+                    "input": dumps(INPUT),
+                    "status": "running",
+                    "by": "sam",
+                    "at": at,
+                },
             )
             started = {"workflow": WORKFLOW, "input": INPUT}
             conn.execute(_AUDIT, _event("run.started", at, run_id, None, "sam", started))
@@ -301,10 +320,16 @@ class RowsCycle:
 
         def write() -> None:
             conn.execute(
-                "UPDATE runs SET status = 'waiting', output = NULL, error = NULL,"
-                " checkpoint_id = :checkpoint_id, updated_at = :at WHERE id = :id"
-                f" AND checkpoint_id IS NULL AND status NOT IN {_ENDED}",
-                {"checkpoint_id": snapshot.checkpoint_id, "at": at, "id": run_id},
+                _PROGRESS,
+                {
+                    "status": "waiting",
+                    "output": None,
+                    "error": None,
+                    "checkpoint_id": snapshot.checkpoint_id,
+                    "at": at,
+                    "id": run_id,
+                    "expected": None,
+                },
             )
             conn.execute(
                 "INSERT INTO checkpoints (id, run_id, body, created_at)"
@@ -320,21 +345,33 @@ class RowsCycle:
                 " context, proposed_action, payload, allowed_decisions, schema_hash, team,"
                 " assignee, priority, status, created_at, expires_at, approvals_required,"
                 " policy_rule, escalation, executor_id, arguments_schema_hash) VALUES (:id,"
-                " :run_id, :maf_request_id, 'input', :title, :reason, :context, NULL, :payload,"
-                " :decisions, :schema_hash, :team, NULL, 'normal', 'pending', :at, NULL, 1, NULL,"
-                " '[]', 'gate', NULL)",
+                " :run_id, :maf_request_id, :kind, :title, :reason, :context, :proposed_action,"
+                " :payload, :decisions, :schema_hash, :team, :assignee, :priority, :status, :at,"
+                " :expires_at, :approvals, :policy_rule, :escalation, :executor_id,"
+                " :arguments_schema_hash)",
                 {
                     "id": request_id,
                     "run_id": run_id,
                     "maf_request_id": maf_request_id,
+                    "kind": "input",
                     "title": TITLE,
                     "reason": REASON,
                     "context": dumps(INPUT),
+                    "proposed_action": None,
                     "payload": dumps(_request_payload(maf_request_id)),
                     "decisions": dumps(["answer"]),
                     "schema_hash": SCHEMA_HASH,
                     "team": TEAM,
+                    "assignee": None,
+                    "priority": "normal",
+                    "status": "pending",
                     "at": at,
+                    "expires_at": None,
+                    "approvals": 1,
+                    "policy_rule": None,
+                    "escalation": "[]",
+                    "executor_id": "gate",
+                    "arguments_schema_hash": None,
                 },
             )
             conn.execute(
@@ -437,10 +474,16 @@ class RowsCycle:
 
         def write() -> None:
             conn.execute(
-                "UPDATE runs SET status = 'completed', output = :output, error = NULL,"
-                " checkpoint_id = NULL, updated_at = :at WHERE id = :id"
-                f" AND checkpoint_id IS :expected AND status NOT IN {_ENDED}",
-                {"output": dumps(output), "at": at, "id": run_id, "expected": checkpoint_id},
+                _PROGRESS,
+                {
+                    "status": "completed",
+                    "output": dumps(output),
+                    "error": None,
+                    "checkpoint_id": None,
+                    "at": at,
+                    "id": run_id,
+                    "expected": checkpoint_id,
+                },
             )
             conn.execute("DELETE FROM checkpoints WHERE id = :id", {"id": checkpoint_id})
             conn.execute(
@@ -478,15 +521,15 @@ async def rows_cycle(folder: Path) -> AsyncIterator[Callable[[], Awaitable[None]
     store = await SqliteStore.open(f"sqlite:///{path}")
     try:
         await seed_demo(store, f"sqlite:///{path}")
-        # The store's own connections: WAL, the same pragmas, NORMAL and FULL.
-        normal, full = store._connect(here=True), store._connect()
+        # The store's own connections: WAL, the same pragmas; NORMAL, FULL, and one to read on.
+        normal, full, reader = store._connect(here=True), store._connect(), store._connect()
     finally:
         await store.close()
     workflow = bare_workflow()
     install(workflow)
     pristine = await workflow._runner.build_checkpoint()
     try:
-        yield RowsCycle(normal, full, workflow, pristine)
+        yield RowsCycle(normal, full, reader, workflow, pristine)
     finally:
-        normal.close()
-        full.close()
+        for conn in (normal, full, reader):
+            conn.close()

@@ -228,7 +228,7 @@ def test_baton_is_measured_beside_langgraph_and_bare_maf_on_the_same_work(
         assert float(figures[f"{workload}_baton_own_ms"]) == pytest.approx(
             baton_ms - bare_ms - 2 * floor_ms, abs=0.001
         ), workload
-    # Baton's rows and commits with no layers: their rate beside LangGraph's, their CPU beside
+    # Baton's statements with no layers: their rate beside LangGraph's, their CPU beside
     # bare MAF's, and what Baton's layers take beyond them (the one round's untraced children)
     rows_ms, langgraph_ms, baton_ms = (
         wall_ms_of(ran, ["baton.bench_peers", "minimal", system, "3"])
