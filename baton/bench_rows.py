@@ -60,6 +60,7 @@ from agent_framework._workflows._checkpoint_encoding import (
 from baton.bench import BARE_TYPES, BareAnswer, BareAsk, bare_workflow
 from baton.bench_peers import paused
 from baton.demo import seed_demo
+from human.kinds import KINDS
 from human.store.base import utcnow
 from human.store.rows import dumps
 from human.store.sqlite import SqliteStore
@@ -72,32 +73,19 @@ from human.store.transactions import (
     _UNDELIVERED,
     DRIVE,
     OPEN,
+    schema_key,
 )
+from human.typed import schema_of_type
 from workflows.platform.state import install
 
 ALLOWED: Final = frozenset(BARE_TYPES)
 TEAM: Final = "support-leads"
 TITLE: Final = "Approve 120.0"
 REASON: Final = "The gate step waits for your answer before it goes on."
-ANSWER_SCHEMA: Final = {
-    "description": "The bare workflow's answer.",
-    "properties": {"decision": {"title": "Decision", "type": "string"}},
-    "required": ["decision"],
-    "title": "BareAnswer",
-    "type": "object",
-}
-REQUEST_SCHEMA: Final = {  # the request's answer schema, kept once in `schemas`
-    "additionalProperties": False,
-    "description": "An answer of the type the workflow asked for.",
-    "properties": {
-        "decision": {"enum": ["answer"], "title": "Decision", "type": "string"},
-        "answer": ANSWER_SCHEMA | {"title": "Answer"},
-    },
-    "required": ["decision"],
-    "title": "InputAnswer",
-    "type": "object",
-}
-SCHEMA_HASH: Final = "85996605735569dd862043e7fb6f333e"
+ANSWER_SCHEMA: Final = schema_of_type(BareAnswer)
+REQUEST_SCHEMA: Final = KINDS["input"].response_schema({"answer": ANSWER_SCHEMA})
+"""The request's answer schema, kept once in `schemas` under its hash, as Baton's store keeps it."""
+SCHEMA_HASH: Final = schema_key(dumps(REQUEST_SCHEMA))
 ANSWER: Final = {"decision": "answer", "answer": {"decision": "approve"}}
 INPUT: Final = {"amount": 120.0}
 WORKFLOW: Final = "bench_minimal"

@@ -1338,10 +1338,15 @@ async def _insert_request(tx: Tx, request: HumanRequest) -> None:
     )
 
 
+def schema_key(body: str) -> str:
+    """The key a JSON schema's text is kept under in `schemas`."""
+    return hashlib.sha256(body.encode()).hexdigest()[:32]
+
+
 async def _keep_schema(tx: Tx, schema: dict[str, Any]) -> str:
     """Keep a JSON schema once in `schemas`; its hash."""
     body = dumps(schema)
-    schema_hash = hashlib.sha256(body.encode()).hexdigest()[:32]
+    schema_hash = schema_key(body)
     await tx.run(
         "INSERT INTO schemas (hash, body) VALUES (:hash, :body) ON CONFLICT DO NOTHING",
         hash=schema_hash,
