@@ -66,6 +66,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("db_url", backends_of(metafunc), indirect=True)
 
 
+LOG_TAIL_LINES = 80
+"""How much of each log a failed test's report shows (its servers' logs keep the rest)."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test's report ends with the last lines of every log in its `tmp_path`.
+
+    Its servers log there (`server_log`, and the logs of the tests that start several): a dropped
+    connection or a 500 is explained in the log of the process that made it, and the temporary
+    folder is gone by the time a clean-clone run's failure is read.
+    """
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    folder = getattr(item, "funcargs", {}).get("tmp_path")
+    if not report.failed or not isinstance(folder, Path) or not folder.is_dir():
+        return
+    for log in sorted(folder.rglob("*.log")):
+        lines = log.read_text(errors="replace").splitlines()
+        shown = "\n".join(lines[-LOG_TAIL_LINES:])
+        title = f"{log.relative_to(folder)}: its last {LOG_TAIL_LINES} lines"
+        report.sections.append((title, shown))
+
+
 @pytest.fixture(autouse=True)
 def serving(request: pytest.FixtureRequest) -> None:
     """`baton_server` starts `baton serve` processes in tests marked `process`, else serves here."""
