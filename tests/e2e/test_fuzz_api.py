@@ -23,6 +23,7 @@ pytestmark = pytest.mark.process  # a real `baton serve`, on SQLite and on Postg
 
 EXAMPLES = os.environ.get("BATON_FUZZ_EXAMPLES", "3")
 PHASES = os.environ.get("BATON_FUZZ_PHASES", "examples,fuzzing")
+SEED = os.environ.get("BATON_FUZZ_SEED", "20261203")  # `make fuzz FUZZ_SEED=…` explores anew
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 
@@ -52,7 +53,7 @@ async def test_fuzzed_calls_to_every_published_operation_get_answers_it_publishe
             "--max-examples",
             EXAMPLES,
             "--seed",
-            "20261203",
+            SEED,
             "--no-color",
             cwd=tmp_path,
             stdout=asyncio.subprocess.PIPE,
@@ -62,7 +63,7 @@ async def test_fuzzed_calls_to_every_published_operation_get_answers_it_publishe
         report = output.decode(errors="replace")
 
     summary = [line.strip() for line in report.splitlines() if re.search(r"\d+ generated", line)]
-    print(f"schemathesis ({db_url.split(':')[0]}): {' '.join(summary)}")  # noqa: T201 (`make fuzz` shows it)
+    print(f"schemathesis ({db_url.split(':')[0]}, seed {SEED}): {' '.join(summary)}")  # noqa: T201 (`make fuzz` shows it)
     assert fuzz.returncode == 0, report[-4000:]
     assert " passed" in report
     assert "Selected: " in report
