@@ -1,9 +1,10 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Six shapes of MAF's human-in-the-loop samples (`tests.samples`): each pauses, survives a kill -9
-of `baton serve`, takes its typed answers over the API in a new process and ends with the
-sample's own output. In this process: a malformed typed answer is refused naming the field and
-changes nothing; the policies file decides a plain `@tool`'s calls and routes typed requests.
+Eight shapes of MAF's human-in-the-loop samples and one of MAF's own samples as MAF wrote it
+(`tests.samples`): each pauses, survives a kill -9 of `baton serve`, takes its typed answers over
+the API in a new process and ends with the sample's own output. In this process: a malformed
+typed answer is refused naming the field and changes nothing; the policies file decides a plain
+`@tool`'s calls and routes typed requests.
 """
 
 from __future__ import annotations
@@ -126,6 +127,20 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         {"question": "Will it rain today?"},
         [(titled("needs the result of get_user_location"), answer("Lisbon"))],
         {"agent": "WeatherBot", "text": "It is sunny in Lisbon today."},
+    ),
+    "parallel_requests": (  # MAF's own sample: its state in plain attributes
+        {},
+        [
+            (
+                titled("Resource request from resource_allocator"),
+                answer({"resource_type": "gpu", "allocated": 1, "source": "external_provider"}),
+            ),
+            (
+                titled("Policy request from policy_engine"),
+                answer({"approved": True, "reason": "External system approved"}),
+            ),
+        ],
+        "All 7 requests processed.",
     ),
 }
 

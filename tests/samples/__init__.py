@@ -8,7 +8,10 @@ parallel requests from a sub-workflow (`sub_workflow`), and a concurrent orchest
 agent's reply for review while another's tool call waits for approval (`concurrent_review`), and a
 declaration-only tool a person carries out (`declaration_only`). Each
 module is MAF code plus its `register(...)` (and the scripted model's play, where an agent needs
-one).
+one). `parallel_requests` is not a shape but MAF's own sample as MAF wrote it
+(`python/samples/03-workflows/composition/sub_workflow_parallel_requests.py` at agent-framework
+5eb3eb745, its `main()` left out): its executors keep their pending requests and a cache in
+plain attributes, which Baton carries in its checkpoints (`workflows.platform.attributes`).
 """
 
 MODULES = ",".join(
@@ -22,5 +25,6 @@ MODULES = ",".join(
         "sub_workflow",
         "concurrent_review",
         "declaration_only",
+        "parallel_requests",
     )
 )

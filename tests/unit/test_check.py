@@ -1,7 +1,8 @@
 """`baton check`: executors that lose state across a restart, pauses a restart would lose.
 
 The check runs a workflow as Baton drives it (each resume in a fresh instance restored from the
-pause's checkpoint) and compares each executor's own attributes before and after every restore.
+pause's checkpoint, its executors' own attributes carried where a checkpoint can carry them) and
+compares each executor's own attributes before and after every restore.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def fixtures_registered() -> None:
     registry.load(f"{FIXTURE}, tests.fixtures.unlisted_workflow, {REUSED}")
 
 
+BLOCKED = "Checkpoint deserialization blocked for type 'tests.fixtures.forgetful_workflow:Tally'"
+
+
 async def test_the_check_names_the_executor_and_the_attribute_a_restore_loses() -> None:
     report = await check_workflow("forgetful", run_input={"topic": "tea"})
 
@@ -50,20 +54,39 @@ async def test_the_check_names_the_executor_and_the_attribute_a_restore_loses() 
             f.pause,
             f.executor_id,
             f.executor_class,
-            [(a.name, a.before, a.after) for a in f.attributes],
+            [(a.name, a.before, a.after, a.why) for a in f.attributes],
         )
         for f in report.lost_state
     ]
     assert found == [
-        (1, "turn_counter", "TurnCounter", [("turns", "1", "0")]),
-        (2, "turn_counter", "TurnCounter", [("notes", "['ok']", "[]")]),
+        (
+            1,
+            "turn_counter",
+            "TallyCounter",
+            [("tally", "Tally(turns=1, notes=[])", "Tally(turns=0, notes=[])", BLOCKED)],
+        ),
     ]
     assert report.outputs == ["turns=1 notes=ok"]  # the bug as a user would meet it
     assert report.findings()[0] == (
-        "executor turn_counter (TurnCounter) lost state on resume from pause 1: self.turns was 1, "
-        "is 0 after restore — keep it in on_checkpoint_save/on_checkpoint_restore or in "
-        "ctx.set_state"
+        "executor turn_counter (TallyCounter) lost state on resume from pause 1: self.tally was "
+        "Tally(turns=1, notes=[]), is Tally(turns=0, notes=[]) after restore (a checkpoint cannot "
+        f"carry it: {BLOCKED}) — allow-list its type (register(..., checkpoint_types=...)), or "
+        "keep it in on_checkpoint_save/on_checkpoint_restore or in ctx.set_state"
     )
+
+
+@pytest.mark.parametrize("workflow", ["plain", "tallied"])
+async def test_plain_attributes_a_checkpoint_can_carry_come_back_and_check_clean(
+    workflow: str,
+) -> None:
+    # `plain` keeps ints and a list of str; `tallied` the `Tally` that `forgetful` loses, its
+    # type allow-listed: the same executor code, and the count survives each restore.
+    report = await check_workflow(workflow, run_input={"topic": "tea"})
+
+    assert report.clean, report.lines()
+    assert (report.pauses, len(report.answered)) == (2, 2)
+    assert report.outputs == ["turns=3 notes=ok,ok"]
+    assert report.could_reuse  # a kept instance resets to its built attributes
 
 
 async def test_state_kept_through_the_checkpoint_hooks_checks_clean() -> None:
@@ -190,6 +213,25 @@ async def test_a_workflow_that_fails_on_resume_is_a_failure(tmp_path: Path) -> N
     assert report.findings() == ["failed: after pause 1: RuntimeError: dropped ok"]
 
 
+async def test_maf_s_own_sample_keeping_its_state_in_plain_attributes_checks_clean() -> None:
+    # `sub_workflow_parallel_requests.py` as MAF wrote it: pending requests and a cache in plain
+    # attributes, in the parent's executors and in the sub-workflow's collector.
+    registry.load("tests.samples.parallel_requests")
+
+    report = await check_workflow(
+        "parallel_requests",
+        answers={
+            "ResourceRequest": {"resource_type": "gpu", "allocated": 1, "source": "external"},
+            "PolicyRequest": {"approved": True, "reason": "External system approved"},
+        },
+    )
+
+    assert report.clean, report.lines()
+    assert (report.pauses, len(report.answered)) == (2, 2)
+    assert report.outputs == ["All 7 requests processed."]
+    assert report.could_reuse
+
+
 # MAF's orchestrations holding an agent's reply for review ------------------------------------
 
 
@@ -233,12 +275,12 @@ async def test_a_reused_workflow_whose_executor_keeps_a_plain_attribute_is_named
     assert [
         (f.executor_id, f.executor_class, [(a.name, a.before, a.after) for a in f.attributes])
         for f in report.kept_state
-    ] == [("echo", "Echo", [("said", "[]", "['hello']")])]
+    ] == [("echo", "Echo", [("memory", "Memory(said=[])", "Memory(said=['hello'])")])]
     assert report.findings() == [
         "executor echo (Echo) carries state into the next run on a kept instance "
-        "(register(reuse=True)): self.said is ['hello'] after the reset, [] when built — keep "
-        "it in on_checkpoint_save/on_checkpoint_restore or in ctx.set_state, or register the "
-        "workflow without reuse"
+        "(register(reuse=True)): self.memory is Memory(said=['hello']) after the reset, "
+        "Memory(said=[]) when built — keep it in on_checkpoint_save/on_checkpoint_restore or in "
+        "ctx.set_state, or register the workflow without reuse"
     ]
 
 
@@ -301,11 +343,12 @@ def test_baton_check_exits_1_naming_the_lost_state_and_0_when_clean(tmp_path: Pa
     lines = forgetful.stdout.splitlines()
     assert lines[0].startswith("checked forgetful: 2 pause(s), 2 request(s) answered")
     assert (
-        "executor turn_counter (TurnCounter) lost state on resume from pause 1: self.turns was 1, "
-        "is 0 after restore — keep it in on_checkpoint_save/on_checkpoint_restore or in "
-        "ctx.set_state"
+        "executor turn_counter (TallyCounter) lost state on resume from pause 1: self.tally was "
+        "Tally(turns=1, notes=[]), is Tally(turns=0, notes=[]) after restore (a checkpoint cannot "
+        f"carry it: {BLOCKED}) — allow-list its type (register(..., checkpoint_types=...)), or "
+        "keep it in on_checkpoint_save/on_checkpoint_restore or in ctx.set_state"
     ) in lines
-    assert lines[-1] == "2 finding(s)"
+    assert lines[-1] == "1 finding(s)"
     assert mindful.returncode == 0, mindful.stderr
     assert (
         mindful.stdout.splitlines()[-1] == "clean: no executor lost state, every pause is durable"
@@ -330,8 +373,15 @@ def test_baton_check_json_is_the_report(tmp_path: Path) -> None:
     assert report["lost_state"][0] == {
         "pause": 1,
         "executor_id": "turn_counter",
-        "executor_class": "TurnCounter",
-        "attributes": [{"name": "turns", "before": "1", "after": "0"}],
+        "executor_class": "TallyCounter",
+        "attributes": [
+            {
+                "name": "tally",
+                "before": "Tally(turns=1, notes=[])",
+                "after": "Tally(turns=0, notes=[])",
+                "why": BLOCKED,
+            }
+        ],
     }
     assert [a["given"] for a in report["answered"]] == [True, False]
     assert report["outputs"] == ["turns=1 notes=ok"]

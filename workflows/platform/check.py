@@ -47,6 +47,8 @@ from pydantic_core import to_jsonable_python
 from baton.errors import InvalidAnswer, InvalidInput
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
+from workflows.platform.attributes import install as carry_attributes
+from workflows.platform.attributes import refusal
 from workflows.platform.pool import WorkflowPool
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.runtime import typed_input
@@ -67,6 +69,8 @@ class LostAttribute:
     name: str
     before: str
     after: str
+    why: str = ""
+    """Why Baton's checkpoints could not carry it (`workflows.platform.attributes`), if known."""
 
 
 @dataclass(frozen=True)
@@ -81,13 +85,17 @@ class LostState:
     def line(self) -> str:
         """The finding in one line, with what to do about it."""
         said = "; ".join(
-            f"self.{a.name} was {a.before}, is {a.after} after restore" for a in self.attributes
+            f"self.{a.name} was {a.before}, is {a.after} after restore"
+            + (f" (a checkpoint cannot carry it: {a.why})" if a.why else "")
+            for a in self.attributes
         )
-        them = "it" if len(self.attributes) == 1 else "them"
+        one = len(self.attributes) == 1
+        them, types = ("it", "its type") if one else ("them", "their types")
         return (
             f"executor {self.executor_id} ({self.executor_class}) lost state on resume from "
-            f"pause {self.pause}: {said} — keep {them} in on_checkpoint_save/on_checkpoint_"
-            f"restore or in ctx.set_state"
+            f"pause {self.pause}: {said} — allow-list {types} (register(..., checkpoint_types="
+            f"...)), or keep {them} in on_checkpoint_save/on_checkpoint_restore or in "
+            f"ctx.set_state"
         )
 
 
@@ -356,6 +364,7 @@ class _Check:
         """An instance as a drive gets one (`pool.take`): on Baton's lean state."""
         workflow = self._spec.build(self._new_services())
         lean_state(workflow)
+        carry_attributes(workflow, self._spec.allow_list(workflow))
         return workflow
 
     async def go(self, message: Any, max_pauses: int) -> None:
@@ -478,7 +487,13 @@ class _Check:
                     executor_id=executor_id,
                     executor_class=type(executor).__qualname__,
                     attributes=tuple(
-                        LostAttribute(n, _value_of(executor, n), _value_of(other, n)) for n in names
+                        LostAttribute(
+                            n,
+                            _value_of(executor, n),
+                            _value_of(other, n),
+                            refusal(executor, n) or "",
+                        )
+                        for n in names
                     ),
                 )
             )

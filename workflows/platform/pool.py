@@ -31,6 +31,7 @@ from agent_framework import Workflow, WorkflowCheckpoint
 
 from executors.platform.agents import agents_of
 from executors.platform.services import RunServices
+from workflows.platform.attributes import install as carry_attributes
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.state import install as lean_state
 
@@ -78,6 +79,7 @@ class WorkflowPool:
         services = self._services(spec, run_id, run_input, started_by)
         workflow = spec.build(services)
         lean_state(workflow)
+        carry_attributes(workflow, spec.allow_list(workflow))
         services.transcript.follow(agents_of(workflow))
         built = Built(workflow, services)
         if spec.reuse:

@@ -91,10 +91,30 @@ def snapshot(workflow: Workflow) -> Snapshot:
     }
 
 
+HOOKS: Final = ("on_checkpoint_save", "on_checkpoint_restore")
+"""MAF's checkpoint hooks: on an instance, Baton's (`workflows.platform.attributes`), no state."""
+
+
 def own_attributes(executor: Executor) -> dict[str, Any]:
     """The attributes an executor's own classes set on it (MAF's own are left out)."""
     skipped = framework_names(type(executor))
-    return {name: value for name, value in vars(executor).items() if name not in skipped}
+    return {
+        name: value
+        for name, value in vars(executor).items()
+        if name not in skipped and name not in HOOKS
+    }
+
+
+def machinery(value: Any) -> bool:
+    """Whether a value is no state of a run: a fresh instance makes or is handed its own.
+
+    Classes, functions and the objects `fingerprint` compares by type alone (`_OPAQUE`: runtime
+    machinery, MAF's components, the run's services).
+    """
+    return isinstance(value, _MACHINERY)
+
+
+_MACHINERY: Final = (type, types.ModuleType, *_CALLABLE, *_OPAQUE)
 
 
 def framework_names(cls: type) -> frozenset[str]:

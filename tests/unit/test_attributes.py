@@ -1,0 +1,212 @@
+"""An executor's own attributes carried by MAF's checkpoints (`workflows.platform.attributes`).
+
+Each test drives a real MAF workflow to a pause, takes its checkpoint as MAF makes it, encodes and
+decodes it under the allow-list as Baton's storage does, and restores it into another instance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Never
+
+import pytest
+from agent_framework import (
+    Executor,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowCheckpoint,
+    WorkflowContext,
+    handler,
+    response_handler,
+)
+from agent_framework._workflows._checkpoint_encoding import (
+    decode_checkpoint_value,
+    encode_checkpoint_value,
+)
+
+from workflows.platform.attributes import KEY, install, refusal, writes_own_hooks
+from workflows.platform.checkpoints import checkpoint_types_of
+from workflows.platform.state import install as lean_state
+
+
+@dataclass
+class Ask:
+    topic: str
+
+
+@dataclass
+class Reply:
+    text: str
+
+
+@dataclass
+class Ledger:
+    """A class of the executor's own: carried only once allow-listed."""
+
+    entries: list[str] = field(default_factory=list)
+
+
+class Keeper(Executor):
+    """Keeps what a run did in plain attributes, as an executor written for one process does."""
+
+    def __init__(self) -> None:
+        super().__init__(id="keeper")
+        self.turns = 0
+        self.seen: dict[str, int] = {"start": 0}
+        self.asked: dict[str, Ask] = {}
+        self.ledger = Ledger()
+        self.lock = asyncio.Lock()  # machinery: a fresh instance makes its own
+
+    @handler
+    async def begin(self, topic: str, ctx: WorkflowContext[Never, str]) -> None:
+        self.turns += 1
+        self.seen["start"] += 1  # changed in place
+        self.asked[topic] = Ask(topic)
+        self.ledger.entries.append(topic)
+        self.late = f"first {topic}"  # an attribute the build did not make
+        await ctx.request_info(Ask(topic), Reply)
+
+    @response_handler
+    async def answered(self, asked: Ask, reply: Reply, ctx: WorkflowContext[Never, str]) -> None:
+        self.turns += 1
+        await ctx.yield_output(f"{self.turns} {sorted(self.asked)} {self.late} {reply.text}")
+
+
+class Hooked(Keeper):
+    """The same, keeping its state through MAF's hooks: Baton leaves those alone."""
+
+    async def on_checkpoint_save(self) -> dict[str, Any]:
+        return {"turns": self.turns}
+
+    async def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
+        self.turns = state["turns"]
+
+
+def built(executor: Executor, *, allow: tuple[type, ...] = ()) -> tuple[Workflow, frozenset[str]]:
+    """An instance as Baton's pool builds one: on the lean state, its attributes carried."""
+    workflow = WorkflowBuilder(start_executor=executor).build()
+    lean_state(workflow)  # shares a checkpoint's values with the state: nothing copies for us
+    allowed = checkpoint_types_of(workflow) | {f"{t.__module__}:{t.__qualname__}" for t in allow}
+    install(workflow, allowed)
+    return workflow, allowed
+
+
+async def paused(workflow: Workflow) -> WorkflowCheckpoint:
+    """The checkpoint of `workflow` at its pause, as a store would keep it."""
+    result = await workflow.run("tea")
+    assert result.get_request_info_events()
+    return await workflow._runner.build_checkpoint()
+
+
+def stored(checkpoint: WorkflowCheckpoint, allowed: frozenset[str]) -> WorkflowCheckpoint:
+    """The checkpoint after a round trip through storage, under the allow-list."""
+    encoded = encode_checkpoint_value(checkpoint.to_dict())
+    return WorkflowCheckpoint.from_dict(decode_checkpoint_value(encoded, allowed_types=allowed))
+
+
+def state_of(checkpoint: WorkflowCheckpoint) -> dict[str, Any]:
+    executors: dict[str, dict[str, Any]] = checkpoint.state["_executor_state"]
+    return executors["keeper"]
+
+
+async def test_a_fresh_instance_restored_from_a_pause_gets_the_paused_one_s_attributes() -> None:
+    workflow, allowed = built(Keeper(), allow=(Ledger,))
+    checkpoint = stored(await paused(workflow), allowed)
+    fresh, _ = built(Keeper(), allow=(Ledger,))
+
+    await fresh._runner.restore_checkpoint(checkpoint)
+    keeper = fresh.executors["keeper"]
+    assert isinstance(keeper, Keeper)
+
+    assert (keeper.turns, keeper.seen, keeper.asked) == (1, {"start": 1}, {"tea": Ask("tea")})
+    assert keeper.ledger == Ledger(["tea"])
+    assert keeper.late == "first tea"
+    assert isinstance(keeper.lock, asyncio.Lock)
+    assert sorted(state_of(checkpoint)[KEY]) == ["asked", "late", "ledger", "seen", "turns"]
+
+
+async def test_the_resumed_run_ends_as_one_that_never_stopped() -> None:
+    workflow, allowed = built(Keeper())
+    checkpoint = stored(await paused(workflow), allowed)
+    [request] = (await workflow._runner.build_checkpoint()).pending_request_info_events
+    fresh, _ = built(Keeper())
+
+    await fresh._runner.restore_checkpoint(checkpoint)
+    done = await fresh.run(responses={request: Reply("yes")})
+
+    assert done.get_outputs() == ["2 ['tea'] first tea yes"]
+
+
+async def test_the_checkpoint_keeps_a_copy_not_the_attribute_itself() -> None:
+    workflow, _ = built(Keeper())
+    checkpoint = await paused(workflow)
+    keeper = workflow.executors["keeper"]
+    assert isinstance(keeper, Keeper)
+    keeper.seen["start"] = 99  # after the save, in place
+    fresh, _ = built(Keeper())
+
+    await fresh._runner.restore_checkpoint(checkpoint)
+    await fresh._runner.restore_checkpoint(checkpoint)  # a drive may restore one twice
+
+    restored = fresh.executors["keeper"]
+    assert isinstance(restored, Keeper)
+    assert restored.seen == {"start": 1}
+    restored.seen["start"] = 7
+    assert state_of(checkpoint)[KEY]["seen"] == {"start": 1}
+
+
+async def test_a_value_the_allow_list_refuses_is_left_as_built_and_the_pause_stays_durable(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    workflow, allowed = built(Keeper())  # `Ledger` not allow-listed
+    with caplog.at_level(logging.WARNING, logger="workflows.platform.attributes"):
+        checkpoint = stored(await paused(workflow), allowed)  # encodes and decodes: durable
+    fresh, _ = built(Keeper())
+
+    await fresh._runner.restore_checkpoint(checkpoint)
+    keeper = fresh.executors["keeper"]
+    assert isinstance(keeper, Keeper)
+
+    assert keeper.ledger == Ledger()  # as built
+    assert keeper.turns == 1  # the others carried
+    assert "ledger" not in state_of(checkpoint)[KEY]
+    reason = refusal(workflow.executors["keeper"], "ledger")
+    assert reason is not None
+    assert "Ledger" in reason
+    assert [r.attribute for r in caplog.records] == ["ledger"]  # type: ignore[attr-defined]
+
+
+async def test_a_kept_instance_reset_from_its_built_checkpoint_holds_what_it_was_built_with() -> (
+    None
+):
+    workflow, _ = built(Keeper(), allow=(Ledger,))
+    pristine = await workflow._runner.build_checkpoint()
+    await paused(workflow)
+
+    await workflow._runner.restore_checkpoint(pristine)
+    keeper = workflow.executors["keeper"]
+    assert isinstance(keeper, Keeper)
+
+    assert (keeper.turns, keeper.seen, keeper.asked, keeper.ledger) == (
+        0,
+        {"start": 0},
+        {},
+        Ledger(),
+    )
+    assert not hasattr(keeper, "late")
+    assert state_of(pristine) == {}  # nothing differed from the build
+    await paused(workflow)  # the next run, on the reset instance, changes them again
+    await workflow._runner.restore_checkpoint(pristine)
+    assert (keeper.turns, keeper.seen, keeper.ledger) == (0, {"start": 0}, Ledger())
+
+
+async def test_an_executor_that_writes_its_own_hooks_is_left_alone() -> None:
+    workflow, _ = built(Hooked())
+    checkpoint = await paused(workflow)
+
+    assert writes_own_hooks(Hooked)
+    assert not writes_own_hooks(Keeper)
+    assert "on_checkpoint_save" not in vars(workflow.executors["keeper"])
+    assert state_of(checkpoint) == {"turns": 1}
