@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Never
 
@@ -26,6 +27,7 @@ from agent_framework._workflows._checkpoint_encoding import (
     encode_checkpoint_value,
 )
 
+from workflows.platform import attributes
 from workflows.platform.attributes import KEY, install, refusal, writes_own_hooks
 from workflows.platform.checkpoints import checkpoint_types_of
 from workflows.platform.state import install as lean_state
@@ -48,6 +50,14 @@ class Ledger:
     entries: list[str] = field(default_factory=list)
 
 
+class Client:
+    """A resource an executor holds: it cannot be copied (its lock), and is no state of a run."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls = 0
+
+
 class Keeper(Executor):
     """Keeps what a run did in plain attributes, as an executor written for one process does."""
 
@@ -58,6 +68,7 @@ class Keeper(Executor):
         self.asked: dict[str, Ask] = {}
         self.ledger = Ledger()
         self.lock = asyncio.Lock()  # machinery: a fresh instance makes its own
+        self.client = Client()
 
     @handler
     async def begin(self, topic: str, ctx: WorkflowContext[Never, str]) -> None:
@@ -66,6 +77,7 @@ class Keeper(Executor):
         self.asked[topic] = Ask(topic)
         self.ledger.entries.append(topic)
         self.late = f"first {topic}"  # an attribute the build did not make
+        self.client.calls += 1
         await ctx.request_info(Ask(topic), Reply)
 
     @response_handler
@@ -158,8 +170,9 @@ async def test_the_checkpoint_keeps_a_copy_not_the_attribute_itself() -> None:
 
 
 async def test_a_value_the_allow_list_refuses_is_left_as_built_and_the_pause_stays_durable(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(attributes, "_TOLD", set())  # told once a process: earlier tests told
     workflow, allowed = built(Keeper())  # `Ledger` not allow-listed
     with caplog.at_level(logging.WARNING, logger="workflows.platform.attributes"):
         checkpoint = stored(await paused(workflow), allowed)  # encodes and decodes: durable
@@ -175,7 +188,7 @@ async def test_a_value_the_allow_list_refuses_is_left_as_built_and_the_pause_sta
     reason = refusal(workflow.executors["keeper"], "ledger")
     assert reason is not None
     assert "Ledger" in reason
-    assert [r.attribute for r in caplog.records] == ["ledger"]  # type: ignore[attr-defined]
+    assert [r.attribute for r in caplog.records] == ["ledger"]  # not `client`, a resource
 
 
 async def test_a_kept_instance_reset_from_its_built_checkpoint_holds_what_it_was_built_with() -> (
@@ -196,6 +209,7 @@ async def test_a_kept_instance_reset_from_its_built_checkpoint_holds_what_it_was
         Ledger(),
     )
     assert not hasattr(keeper, "late")
+    assert keeper.client.calls == 1  # a resource, left as it is
     assert state_of(pristine) == {}  # nothing differed from the build
     await paused(workflow)  # the next run, on the reset instance, changes them again
     await workflow._runner.restore_checkpoint(pristine)

@@ -74,15 +74,16 @@ class _Carrier:
         self._allowed = allowed
         self._built: dict[str, Any] = {}
         own = own_attributes(executor)
-        self._maf = framework_names(type(executor)) | frozenset(HOOKS)
         self._present = frozenset(own)
+        uncopied: set[str] = set()
         for name, value in own.items():
             if machinery(value):
                 continue
             try:
                 self._built[name] = copy.deepcopy(value)
-            except Exception:  # a value that cannot be copied is not carried
-                continue
+            except Exception:  # a resource (a client, a connection): not state, left as it is
+                uncopied.add(name)
+        self._skipped = framework_names(type(executor)) | frozenset(HOOKS) | uncopied
         self.refused: dict[str, str] = {}
         """Why each attribute a save could not carry was not: its first refusal."""
 
@@ -94,7 +95,7 @@ class _Carrier:
         """The attributes that differ from the built ones, as the checkpoint brings them back."""
         carried: dict[str, Any] = {}
         for name, value in vars(self._executor).items():  # `own_attributes`, with a set made once
-            if name in self._maf or machinery(value):
+            if name in self._skipped or machinery(value):
                 continue
             if name in self._built and _same(value, self._built[name]):
                 continue
@@ -105,6 +106,8 @@ class _Carrier:
             except Exception as exc:  # not carried: as without Baton
                 if name not in self.refused:
                     self.refused[name] = _reason(exc)
+                if (type(self._executor), name) not in _TOLD:  # once a process, not a build
+                    _TOLD.add((type(self._executor), name))
                     logger.warning(
                         "an executor attribute cannot be checkpointed: a restore leaves it built",
                         extra={
@@ -118,7 +121,7 @@ class _Carrier:
     async def restore(self, state: dict[str, Any]) -> None:
         """The carried attributes back; every other as built (a copy), none the build lacked.
 
-        An attribute whose built value could not be copied is left as it is.
+        An attribute whose built value could not be copied (a client, say) is left as it is.
         """
         carried: dict[str, Any] = state.get(KEY) or {}
         for name, built in self._built.items():
@@ -127,9 +130,13 @@ class _Carrier:
         for name, value in carried.items():  # MAF's state hands a hook its own copy
             setattr(self._executor, name, value)
         for name, value in list(vars(self._executor).items()):
-            if name in self._maf or name in self._present or name in carried or machinery(value):
-                continue
-            delattr(self._executor, name)
+            made_since = name not in self._present and name not in self._skipped
+            if made_since and name not in carried and not machinery(value):
+                delattr(self._executor, name)
+
+
+_TOLD: set[tuple[type, str]] = set()
+"""The attributes whose refusal this process has logged, by executor class."""
 
 
 def _reason(exc: BaseException) -> str:
