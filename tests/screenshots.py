@@ -3,8 +3,9 @@
 Seeds the demo into a fresh database, serves it with `baton serve` (a real child process on a
 movable clock), drives requests to every state through the API (pending, two approvers half
 done, escalated to managers, rejected, refunded, a question, a takeover, a review, a typed
-input) and writes a full-page PNG of each page as each demo person sees it, at 1366x768 and
-390x844, into `var/screenshots/` (git-ignored). Run: `.venv/bin/python -m tests.screenshots`.
+input, MAF's own `sub_workflow_parallel_requests.py` sample's two at once) and writes a full-page
+PNG of each page as each demo person sees it, at 1366x768 and 390x844, into `var/screenshots/`
+(git-ignored). Run: `.venv/bin/python -m tests.screenshots`.
 """
 
 from __future__ import annotations
@@ -169,6 +170,9 @@ async def drive(demo: Demo, clock: MovableClock) -> dict[str, str]:
         {"workflow": "typed_review", "input": {"title": "Spring launch post"}}, who="sam"
     )
     pages["request-input"] = (await demo.open_request(typed, "input"))["id"]
+    maf = await demo.start({"workflow": "parallel_requests", "input": {}}, who="sam")
+    pages["request-input-maf-sample"] = (await demo.open_request(maf, "input"))["id"]
+    pages["run-maf-sample"] = maf  # MAF's own sample: two requests waiting at once
 
     clock.jump(seconds=100)
     escalated = await _until(
@@ -223,7 +227,7 @@ async def main() -> None:
             | {
                 "BATON_DATABASE_URL": f"sqlite:///{tmp}/baton.db",
                 "BATON_SECRET_KEY": SECRET,
-                "BATON_WORKFLOWS": "tests.samples.typed_review",
+                "BATON_WORKFLOWS": "tests.samples.typed_review,tests.samples.parallel_requests",
                 "BATON_LOG_LEVEL": "WARNING",
                 "PYTHONPATH": str(ROOT),
             }
@@ -283,11 +287,12 @@ async def shoot(
         (sam, "request-takeover"),
         (fay, "request-review"),
         (lee, "request-input"),
+        (lee, "request-input-maf-sample"),
         (max_, "request-escalated"),
     ]
     for context, name in shots:
         written += await photograph(context, f"/requests/{pages[name]}", name)
-    for name in ("run-waiting", "run-rejected", "run-refunded"):
+    for name in ("run-waiting", "run-rejected", "run-refunded", "run-maf-sample"):
         written += await photograph(lee, f"/runs/{pages[name]}", name)
     written += await photograph(sam, f"/runs/{pages['run-support']}", "run-support")
     written += await photograph(max_, f"/runs/{pages['run-escalated']}", "run-escalated")
