@@ -1,20 +1,23 @@
-"""The edge's first look at a request body: bounded in size, and JSON Baton will store.
+"""The edge's first look at a request: its address texts Baton can store, its body bounded JSON.
 
-Before any route runs: a body larger than `BATON_MAX_BODY_BYTES` is a 413 (by its declared
-length, or as soon as it grows past the limit); a JSON body that holds what may not be stored
-(`human.text`: a lone surrogate, a NUL, `Infinity`, a number beyond a double, nesting past 32
-levels, a text past 64 K characters) is a 422 naming where, in Baton's error shape. Nothing of
-such a request reaches a route, so nothing of it is stored.
+Before any route runs: a path or query parameter that holds what no text in the store may (a
+NUL, which PostgreSQL refuses in any text it is sent, a search or a filter included; a text past
+64 K characters) is a 422 naming the parameter; a body larger than `BATON_MAX_BODY_BYTES` is a
+413 (by its declared length, or as soon as it grows past the limit); a JSON body that holds what
+may not be stored (`human.text`: a lone surrogate, a NUL, `Infinity`, a number beyond a double,
+nesting past 32 levels, a text past 64 K characters) is a 422 naming where, in Baton's error
+shape. Nothing of such a request reaches a route, so nothing of it is stored or looked up.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from human.text import NotJson, parse
+from human.text import NotJson, Problem, parse, problems
 
 _JSON_TYPES = ("application/json",)
 
@@ -27,8 +30,14 @@ class BodyGuard:
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Read a request's body whole (bounded), check it, then hand it on unchanged."""
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        """Check the path and query; read the body whole (bounded), check it, hand it on."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if found := address_problems(scope):
+            await _answer(send, 422, _invalid(found))
+            return
+        if scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -63,6 +72,36 @@ class BodyGuard:
     async def _too_large(self, send: Send) -> None:
         detail = f"the request body is larger than {self.max_bytes} bytes (BATON_MAX_BODY_BYTES)"
         await _answer(send, 413, {"error": "too_large", "detail": detail})
+
+
+def address_problems(scope: Scope) -> list[Problem]:
+    """What in a request's path and query parameters no stored text may hold, with where.
+
+    The query is read as Starlette reads it for the routes (`parse_qsl` of its Latin-1 text,
+    percent-escapes as UTF-8): a parameter's location is `["query", name]`, the path's `["path"]`.
+    """
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    found = [(["path", *loc], msg) for loc, msg in problems(scope.get("path", ""))]
+    for name, value in query:
+        found += [(["query", name, *loc], msg) for loc, msg in problems(value)]
+        found += [(["query", name], f"parameter name {msg}") for _, msg in problems(name)]
+    return found
+
+
+def _invalid(found: list[Problem]) -> dict[str, Any]:
+    errors = [{"loc": [_shown(part) for part in loc], "msg": msg} for loc, msg in found[:20]]
+    first = errors[0]
+    return {
+        "error": "invalid",
+        "detail": f"{'.'.join(first['loc'])}: {first['msg']}",
+        "errors": errors,
+    }
+
+
+def _shown(part: str) -> str:
+    """A location's part as an error may show it: no NUL, no surrogate, at most 40 characters."""
+    text = part.replace("\x00", "\\0").encode("utf-8", "replace").decode("utf-8")
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 def _refusal(refused: NotJson) -> dict[str, Any]:
