@@ -193,6 +193,20 @@ async def test_a_workflow_not_registered_for_reuse_is_built_for_every_drive(
     assert parts.runtime.pool.idle("tally_rebuilt") == []
 
 
+async def test_a_builder_s_checkpoint_storage_is_never_written_to(parts: Parts) -> None:
+    # MAF's checkpoint samples build with `checkpoint_storage=...`, the workflow's and a
+    # sub-workflow's: used, it would take a checkpoint after every superstep of every drive.
+    run, request = await _paused(parts, "stored_by_builder", {"item": "one"})
+    await _answer(parts, request, {"decision": "approve"})
+    done = await parts.runtime.get(run.id)
+
+    assert done.status == "completed", done.error
+    assert done.output is not None
+    assert (done.output["heard"], done.output["decision"]) == (["one"], "approve")
+    for name in ("outer", "inner"):
+        assert await reused_workflow.STORED.list_checkpoints(workflow_name=name) == [], name
+
+
 async def test_a_drive_that_raises_gives_its_instance_back_to_nobody(
     parts: Parts, taken: list[tuple[str, Built]]
 ) -> None:

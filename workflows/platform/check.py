@@ -47,14 +47,12 @@ from pydantic_core import to_jsonable_python
 from baton.errors import InvalidAnswer, InvalidInput
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
-from workflows.platform.attributes import install as carry_attributes
 from workflows.platform.attributes import refusal
-from workflows.platform.pool import WorkflowPool
+from workflows.platform.pool import WorkflowPool, new_instance
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.runtime import typed_input
 from workflows.platform.samples import answer_to, given_answer, sample_of
 from workflows.platform.snapshots import Snapshot, kept_attributes, lost_attributes, snapshot
-from workflows.platform.state import install as lean_state
 
 _short = reprlib.Repr()
 _short.maxstring = _short.maxother = 60
@@ -361,11 +359,8 @@ class _Check:
         self._lost: set[tuple[str, str]] = set()
 
     def _build(self) -> Workflow:
-        """An instance as a drive gets one (`pool.take`): on Baton's lean state."""
-        workflow = self._spec.build(self._new_services())
-        lean_state(workflow)
-        carry_attributes(workflow, self._spec.allow_list(workflow))
-        return workflow
+        """An instance as a drive gets one (`pool.new_instance`)."""
+        return new_instance(self._spec, self._new_services())
 
     async def go(self, message: Any, max_pauses: int) -> None:
         """Start the workflow on `message` and carry it on, pause by pause, as far as it goes."""

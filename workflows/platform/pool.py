@@ -29,7 +29,7 @@ from typing import Any
 
 from agent_framework import Workflow, WorkflowCheckpoint
 
-from executors.platform.agents import agents_of
+from executors.platform.agents import agents_of, executors_of
 from executors.platform.services import RunServices
 from workflows.platform.attributes import install as carry_attributes
 from workflows.platform.registry import WorkflowSpec
@@ -55,6 +55,28 @@ class Built:
     """The checkpoint of the instance as built (reusable workflows only): what a reset restores."""
 
 
+def new_instance(spec: WorkflowSpec, services: RunServices) -> Workflow:
+    """A new instance of `spec`, made ready to be driven as Baton drives every one.
+
+    Built with `services`; its runner on Baton's lean state (`workflows.platform.state`); its
+    executors' own attributes carried by checkpoints (`workflows.platform.attributes`); and no
+    checkpoint storage of its own, nor of its sub-workflows': a builder's
+    `checkpoint_storage=...` (MAF's way to resume a run in one process) would save a checkpoint
+    after every superstep of every drive to the author's storage. Baton keeps the one checkpoint
+    a pause needs in its store, and restores from there.
+    """
+    workflow = spec.build(services)
+    lean_state(workflow)
+    carry_attributes(workflow, spec.allow_list(workflow))
+    for each in (workflow, *(e.workflow for e in executors_of(workflow) if _runs_one(e))):
+        each._runner.context._checkpoint_storage = None  # the builder's (MAF has no setter)
+    return workflow
+
+
+def _runs_one(executor: object) -> bool:
+    return isinstance(getattr(executor, "workflow", None), Workflow)
+
+
 class WorkflowPool:
     """Hands out built workflow instances: kept ones, reset, for reusable workflows; else new."""
 
@@ -77,9 +99,7 @@ class WorkflowPool:
             built.services.rebind(run_id, run_input, started_by)
             return built
         services = self._services(spec, run_id, run_input, started_by)
-        workflow = spec.build(services)
-        lean_state(workflow)
-        carry_attributes(workflow, spec.allow_list(workflow))
+        workflow = new_instance(spec, services)
         services.transcript.follow(agents_of(workflow))
         built = Built(workflow, services)
         if spec.reuse:
