@@ -21,11 +21,12 @@ import json
 import sys
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jsonschema
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
 
 _ORIGINS: dict[str, Any] = {
     "list": list,
@@ -149,12 +150,20 @@ def _schema_of_type(tp: Any) -> dict[str, Any]:
     return type_adapter(tp).json_schema()
 
 
-def as_json(value: Any) -> Any:
-    """A request's data as JSON: fields of dataclasses and models, enums by value, else str()."""
+def as_json(value: Any, *, fallback: Callable[[Any], Any] = str) -> Any:
+    """A request's data as JSON: fields of dataclasses and models, enums by value.
+
+    A type pydantic cannot describe (a dataclass with a field of a framework's class, say) is
+    still shown field by field, each value pydantic cannot serialize as `fallback` makes it
+    (by default what it says of itself, `str`); only what fails even so is one `str()`.
+    """
     try:
         return type_adapter(type(value)).dump_python(value, mode="json")
-    except Exception:  # a type pydantic cannot serialize: show what it says of itself
-        return str(value)
+    except Exception:  # no schema for the type: serialize it by what each value is
+        try:
+            return to_jsonable_python(value, fallback=fallback)
+        except Exception:  # what the fallback made is no JSON either
+            return str(value)
 
 
 Problem = tuple[list[str], str]

@@ -36,6 +36,7 @@ from executors.platform.adapters import (
     takeover_request,
 )
 from executors.platform.services import RunServices
+from executors.platform.shown import maf_value
 from human import typed
 from human.kinds import (
     KINDS,
@@ -340,7 +341,7 @@ class TypedInputs:
                 f"{executor} asks for an answer of type {event.response_type!r}, which Baton "
                 f"cannot make a form for: {exc}"
             ) from exc
-        shown = typed.as_json(data)
+        shown = typed.as_json(data, fallback=maf_value)
         fields = shown if isinstance(shown, dict) else {"request": shown}
         request_type = f"{type(data).__module__}:{type(data).__qualname__}"
         route, rule = self._route(type(data), executor, request_type)

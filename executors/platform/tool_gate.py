@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from baton.errors import RunEnded, StoreError
 from executors.platform.services import RunServices
+from executors.platform.shown import maf_value
 from executors.platform.transcript import tool_result
 from human.effects import idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
@@ -109,7 +110,9 @@ class GatedTool:
         arguments = tool.input_model or _any_arguments(tool.name)
 
         async def perform(key: str, typed: BaseModel) -> Any:
-            return as_json(await tool.invoke(arguments=typed, skip_parsing=True))
+            return as_json(
+                await tool.invoke(arguments=typed, skip_parsing=True), fallback=maf_value
+            )
 
         return cls(
             name=tool.name,

@@ -136,3 +136,57 @@ requests:
     assert policy.route("game", "turn", "mod:Feedback").id == "a"  # first match wins
     assert policy.route("game", "turn", "mod:Other").id == "b"
     assert policy.route("other", "turn", "mod:Other") is None
+
+
+# request data pydantic has no schema for ------------------------------------------------------
+
+
+class Opaque:
+    """A framework's object: no schema, a `to_dict` of its own."""
+
+    def __init__(self, said: str) -> None:
+        self.said = said
+
+    def to_dict(self) -> dict[str, str]:
+        return {"said": self.said}
+
+    def __str__(self) -> str:
+        return f"<Opaque {self.said}>"
+
+
+@dataclass
+class Draft:
+    prompt: str
+    history: list[Opaque] = field(default_factory=list)
+
+
+def test_data_with_a_field_of_a_class_pydantic_cannot_describe_is_shown_field_by_field() -> None:
+    draft = Draft("Review the draft", [Opaque("hello")])
+
+    assert typed.as_json(draft) == {"prompt": "Review the draft", "history": ["<Opaque hello>"]}
+    assert typed.as_json(draft, fallback=lambda v: v.to_dict()) == {
+        "prompt": "Review the draft",
+        "history": [{"said": "hello"}],
+    }
+    assert typed.as_json(Opaque("x")) == "<Opaque x>"  # no fields to show: what it says
+    assert typed.as_json(draft, fallback=lambda v: object()) == str(draft)  # nothing JSON made
+
+
+def test_maf_s_messages_in_request_data_are_their_role_and_text() -> None:
+    from agent_framework import Content, Message
+
+    from executors.platform.shown import maf_value
+
+    said = Message("assistant", ["Here is the draft."])
+    called = Message(
+        "assistant", [Content.from_function_call(call_id="c1", name="f", arguments={})]
+    )
+
+    shown = typed.as_json(Draft("Review it", [said, called]), fallback=maf_value)
+
+    assert shown["prompt"] == "Review it"
+    assert shown["history"][0] == {"role": "assistant", "text": "Here is the draft."}
+    assert shown["history"][1]["role"] == "assistant"
+    assert shown["history"][1]["contents"][0]["name"] == "f"
+    assert maf_value(Content.from_text("hi"))["text"] == "hi"
+    assert maf_value(3.5j) == "3.5j"
