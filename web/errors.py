@@ -111,6 +111,11 @@ async def on_baton_error(request: Request, exc: Exception) -> Response:
     status = status_of(exc)
     if isinstance(exc, StoreUnavailable):
         logger.warning("store unavailable", extra={"path": request.url.path, "error": str(exc)})
+    elif status >= 500:  # a fault of Baton's or its store's: the log must say so
+        logger.error(
+            "request failed",
+            extra={"path": request.url.path, "error": str(exc), "code": exc.code},
+        )
     if is_page(request):
         page = await page_error(request, status, str(exc), code=exc.code)
         if isinstance(exc, StoreUnavailable):

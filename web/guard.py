@@ -1,12 +1,13 @@
 """The edge's first look at a request: its address texts Baton can store, its body bounded JSON.
 
-Before any route runs: a path or query parameter that holds what no text in the store may (a
+Before any route runs: a path or a query parameter that holds what no text in the store may (a
 NUL, which PostgreSQL refuses in any text it is sent, a search or a filter included; a text past
-64 K characters) is a 422 naming the parameter; a body larger than `BATON_MAX_BODY_BYTES` is a
-413 (by its declared length, or as soon as it grows past the limit); a JSON body that holds what
-may not be stored (`human.text`: a lone surrogate, a NUL, `Infinity`, a number beyond a double,
-nesting past 32 levels, a text past 64 K characters) is a 422 naming where, in Baton's error
-shape. Nothing of such a request reaches a route, so nothing of it is stored or looked up.
+64 K characters) is a 404 (the path names nothing stored) or a 422 naming the parameter; a body
+larger than `BATON_MAX_BODY_BYTES` is a 413 (by its declared length, or as soon as it grows past
+the limit); a JSON body that holds what may not be stored (`human.text`: a lone surrogate, a NUL,
+`Infinity`, a number beyond a double, nesting past 32 levels, a text past 64 K characters) is a
+422 naming where, in Baton's error shape. Nothing of such a request reaches a route, so nothing of
+it is stored or looked up.
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ class BodyGuard:
             await self.app(scope, receive, send)
             return
         if found := address_problems(scope):
-            await _answer(send, 422, _invalid(found))
+            if found[0][0][0] == "path":  # no stored id holds it: the path names nothing
+                detail = f"no such path: it {found[0][1]}"
+                await _answer(send, 404, {"error": "not_found", "detail": detail})
+            else:
+                await _answer(send, 422, _invalid(found))
             return
         if scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)

@@ -65,7 +65,7 @@ def new_instance(spec: WorkflowSpec, services: RunServices) -> Workflow:
     after every superstep of every drive to the author's storage. Baton keeps the one checkpoint
     a pause needs in its store, and restores from there.
     """
-    workflow = spec.build(services)
+    workflow = spec.graph(services)
     lean_state(workflow)
     carry_attributes(workflow, spec.allow_list(workflow))
     for each in (workflow, *(e.workflow for e in executors_of(workflow) if _runs_one(e))):

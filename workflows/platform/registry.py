@@ -57,6 +57,28 @@ class WorkflowSpec:
     _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
     _schemas: dict[type, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
+    def graph(self, services: RunServices) -> Workflow:
+        """A new instance of the workflow: what its builder returns, if it is a graph.
+
+        MAF's functional workflows (`@workflow` and `@step`, a `FunctionalWorkflow`) replay a
+        function rather than run a graph, and Baton drives graphs only: such a builder is a
+        `TypeError` saying so, not an attribute missing deep in a drive.
+        """
+        built: object = self.build(services)
+        if not isinstance(built, Workflow):
+            kind = type(built).__name__
+            hint = (
+                " (MAF's functional `@workflow`, which Baton does not drive yet: build the steps "
+                "as executors with WorkflowBuilder)"
+                if kind.startswith("FunctionalWorkflow")
+                else ""
+            )
+            raise TypeError(
+                f"the builder of workflow {self.name!r} returned a {kind}{hint}; Baton drives "
+                "MAF graph workflows, a Workflow that WorkflowBuilder builds"
+            )
+        return built
+
     def allow_list(self, workflow: Workflow) -> frozenset[str]:
         """The checkpoint allow-list of a built instance: the registered types and those found.
 

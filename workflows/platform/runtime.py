@@ -350,7 +350,7 @@ class Runtime:
         found = self._graphs.get(workflow)
         if found is None:
             spec = registry.get(workflow)
-            found = describe(spec.build(self.services(spec, f"graph-{workflow}")))
+            found = describe(spec.graph(self.services(spec, f"graph-{workflow}")))
             self._graphs[workflow] = found
         return found
 
