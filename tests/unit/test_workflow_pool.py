@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import json
 import re
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -328,3 +329,33 @@ async def test_interleaved_support_cases_on_a_kept_instance_match_cases_built_pe
     said = [json.dumps(e) for e in kept[1]["transcript"]]
     assert not any("A-1002" in text or "customer-02" in text for text in said), said
     assert [case["status"] for case in kept] == ["completed", "completed"], kept
+
+
+async def test_a_builder_of_maf_s_functional_workflow_is_told_baton_drives_graphs(
+    parts: Parts,
+) -> None:
+    from agent_framework import workflow
+
+    with warnings.catch_warnings():  # experimental in MAF: said once a process
+        warnings.simplefilter("ignore")
+
+        @workflow
+        async def pipeline(text: str) -> str:
+            return text
+
+    spec = registry.WorkflowSpec(
+        name="functional",
+        description="",
+        input_model=reused_workflow.TallyInput,
+        build=lambda services: pipeline,  # type: ignore[arg-type,return-value]
+    )
+
+    with pytest.raises(TypeError) as told:
+        await parts.runtime.pool.take(spec, "run_functional", {"item": "x"}, None)
+
+    assert str(told.value) == (
+        "the builder of workflow 'functional' returned a FunctionalWorkflowDefinition (MAF's "
+        "functional `@workflow`, which Baton does not drive yet: build the steps as executors "
+        "with WorkflowBuilder); Baton drives MAF graph workflows, a Workflow that WorkflowBuilder "
+        "builds"
+    )
