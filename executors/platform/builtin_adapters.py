@@ -207,7 +207,8 @@ class _Held:
     draft: Callable[[Any], str]
     agent: Callable[[WorkflowEvent[Any]], str]
     approve: Callable[[], Any]
-    revise: Callable[[str], Any]
+    revise: Callable[[str | list[str]], Any]
+    """The output sent back with a person's guidance (a text, or texts)."""
 
 
 _HELD: dict[type, _Held] = {
@@ -216,7 +217,9 @@ _HELD: dict[type, _Held] = {
         draft=lambda data: data.agent_response.text,
         agent=lambda event: str(event.data.executor_id),
         approve=AgentRequestInfoResponse.approve,
-        revise=lambda text: AgentRequestInfoResponse.from_strings([text]),
+        revise=lambda said: AgentRequestInfoResponse.from_strings(
+            [said] if isinstance(said, str) else said
+        ),
     ),
     MagenticPlanReviewRequest: _Held(
         what="plan",
@@ -226,6 +229,11 @@ _HELD: dict[type, _Held] = {
         revise=MagenticPlanReviewResponse.revise,
     ),
 }
+
+
+def hold_of(data: Any) -> _Held | None:
+    """How to answer `data`, if it is an orchestration's hold on an agent's output."""
+    return _HELD.get(type(data))
 
 
 class AgentReviews:

@@ -158,6 +158,30 @@ def test_mafs_own_requests_get_the_responses_maf_expects() -> None:
     assert [m.text for m in user] == ["ok"]
 
 
+def test_a_magentic_plan_review_is_approved_made_up_and_revised_with_given_guidance() -> None:
+    from agent_framework_orchestrations import (
+        MagenticPlanReviewRequest,
+        MagenticPlanReviewResponse,
+    )
+
+    plan = Message("assistant", ["1. Research. 2. Draft."])
+    review = request(
+        MagenticPlanReviewRequest(plan=plan, current_progress=None, is_stalled=False),
+        MagenticPlanReviewResponse,
+    )
+
+    made_up = answer_to(review)
+    given = given_answer(review, True)
+    revised = given_answer(review, ["add a budget line", "name an owner"])
+
+    assert isinstance(made_up, MagenticPlanReviewResponse)
+    assert made_up.review == [] == given.review  # empty: the plan stands
+    assert [m.text for m in revised.review] == ["add a budget line", "name an owner"]
+    assert given_answer(review, "shorter").review[0].text == "shorter"
+    with pytest.raises(ValueError, match="a hold on an agent's plan takes true, or the guidance"):
+        given_answer(review, 3)
+
+
 def test_a_given_answer_is_validated_as_the_response_type() -> None:
     asked = request(Pick(colour=Colour.BLUE, count=2, sure=False), Pick)
 

@@ -14,9 +14,10 @@ import math
 from typing import Any, Final, get_type_hints
 
 from agent_framework import Content, Message, WorkflowEvent
-from agent_framework_orchestrations import AgentRequestInfoResponse, HandoffAgentUserRequest
+from agent_framework_orchestrations import HandoffAgentUserRequest
 from pydantic import TypeAdapter, ValidationError
 
+from executors.platform.builtin_adapters import hold_of
 from human.kinds import (
     ApprovalAnswer,
     QuestionAnswer,
@@ -50,7 +51,8 @@ def answer_to(event: WorkflowEvent[Any]) -> Any:
     """A made-up response to `event`'s request, as a person would give it.
 
     A tool approval is approved, a host tool call returns "ok", a handoff's user says "ok", an
-    orchestration's hold on an agent's reply (`with_request_info`) lets the reply stand, Baton's
+    orchestration's hold on an agent's output (a reply held `with_request_info`, a Magentic
+    plan) lets it stand, Baton's
     kinds are approved, answered or resolved; any other response type is made up from its schema
     (`value_of`). `ValueError` when none can be.
     """
@@ -61,8 +63,8 @@ def answer_to(event: WorkflowEvent[Any]) -> Any:
         return Content.from_function_result(call_id=str(data.call_id), result=TEXT)
     if isinstance(data, HandoffAgentUserRequest):
         return HandoffAgentUserRequest.create_response(TEXT)
-    if response_type is AgentRequestInfoResponse:
-        return AgentRequestInfoResponse.approve()
+    if (hold := hold_of(data)) is not None:
+        return hold.approve()
     if response_type in _KIND_ANSWERS:
         return _KIND_ANSWERS[response_type]
     return value_of(response_type)
@@ -72,22 +74,20 @@ def given_answer(event: WorkflowEvent[Any], given: Any) -> Any:
     """`given` (JSON) made into a response to `event`'s request; `ValueError` if it does not fit.
 
     A tool approval takes a bool (approved or not) or the response's dict, a host tool call its
-    result, a handoff's user turn text, a hold on an agent's reply `true` (it stands) or the
+    result, a handoff's user turn text, a hold on an agent's output `true` (it stands) or the
     guidance sent back (a text, or a list of texts); anything else is validated as the response
     type.
     """
     data = event.data
-    if event.response_type is AgentRequestInfoResponse:
+    if (hold := hold_of(data)) is not None:
         if given is True:
-            return AgentRequestInfoResponse.approve()
+            return hold.approve()
         if isinstance(given, str) or (
             isinstance(given, list) and given and all(isinstance(t, str) for t in given)
         ):
-            return AgentRequestInfoResponse.from_strings(
-                [given] if isinstance(given, str) else given
-            )
+            return hold.revise(given)
         raise ValueError(
-            "a hold on an agent's reply takes true, or the guidance as a text or texts"
+            f"a hold on an agent's {hold.what} takes true, or the guidance as a text or texts"
         )
     if isinstance(data, Content) and data.type == "function_approval_request":
         if isinstance(given, bool):
