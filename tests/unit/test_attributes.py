@@ -19,6 +19,7 @@ from agent_framework import (
     WorkflowBuilder,
     WorkflowCheckpoint,
     WorkflowContext,
+    WorkflowExecutor,
     handler,
     response_handler,
 )
@@ -224,3 +225,31 @@ async def test_an_executor_that_writes_its_own_hooks_is_left_alone() -> None:
     assert not writes_own_hooks(Keeper)
     assert "on_checkpoint_save" not in vars(workflow.executors["keeper"])
     assert state_of(checkpoint) == {"turns": 1}
+
+
+class Nested(WorkflowExecutor):
+    """An author's subclass of a MAF class that has hooks of its own (MAF's), adding none."""
+
+    def __init__(self) -> None:
+        super().__init__(WorkflowBuilder(start_executor=Keeper()).build(), id="nested")
+        self.note = "built"
+
+
+async def test_an_author_s_subclass_of_a_maf_executor_with_hooks_has_its_attributes_carried() -> (
+    None
+):
+    outer = WorkflowBuilder(start_executor=Nested()).build()
+    install(outer, checkpoint_types_of(outer))
+    nested = outer.executors["nested"]
+    assert isinstance(nested, Nested)
+    nested.note = "changed by a run"
+
+    state = await nested.on_checkpoint_save()
+    fresh = Nested()
+    install(WorkflowBuilder(start_executor=fresh).build(), checkpoint_types_of(outer))
+    await fresh.on_checkpoint_restore(state)
+
+    assert not writes_own_hooks(WorkflowExecutor)  # MAF's hooks are MAF's business
+    assert "sub_workflow_checkpoint" in state  # MAF's own hook still saved its state
+    assert state[KEY] == {"note": "changed by a run"}
+    assert fresh.note == "changed by a run"

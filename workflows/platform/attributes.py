@@ -5,8 +5,9 @@ An executor written for one process keeps it in plain attributes instead (MAF's 
 `sub_workflow_parallel_requests.py` sample: `self._pending_requests[request.id] = event`,
 `self._cache[kind] -= amount`), and a restore in a fresh instance does not bring it back. On
 Baton every resume is such a restore, often in another process; so Baton carries that state:
-for each executor whose classes leave both hooks as MAF's (an author who wrote the hooks keeps
-the state there), `install` gives the instance hooks that
+for each executor whose own classes leave both hooks as MAF's (an author who wrote the hooks
+keeps the state there), `install` gives the instance hooks that, beside what MAF's classes save
+and restore (an `AgentExecutor`'s session),
 
 - save, with MAF's executor state, every own attribute (`snapshots.own_attributes`: set by the
   executor's own classes, not MAF's) that differs from the value the build gave it, as a copy
@@ -62,15 +63,30 @@ def refusal(executor: Executor, name: str) -> str | None:
 
 
 def writes_own_hooks(cls: type) -> bool:
-    """Whether `cls` (an executor class) overrides MAF's checkpoint hooks."""
-    return any(getattr(cls, hook, None) is not getattr(Executor, hook) for hook in HOOKS)
+    """Whether an executor class of the author's own (not MAF's) defines a checkpoint hook.
+
+    MAF's classes that define them (`AgentExecutor` keeps its session so) are MAF's business:
+    an author's subclass of one that leaves them alone still has its own attributes carried.
+    """
+    return any(
+        hook in vars(klass)
+        for klass in cls.__mro__
+        if not klass.__module__.startswith("agent_framework")
+        for hook in HOOKS
+    )
 
 
 class _Carrier:
-    """One executor's checkpoint hooks: its own attributes saved and restored."""
+    """One executor's checkpoint hooks: its own attributes saved and restored with MAF's state.
+
+    MAF's own hooks of the executor's class (an `AgentExecutor`'s session, say) still run, first,
+    on the state they saved.
+    """
 
     def __init__(self, executor: Executor, allowed: frozenset[str]) -> None:
         self._executor = executor
+        self._maf_save = executor.on_checkpoint_save
+        self._maf_restore = executor.on_checkpoint_restore
         self._allowed = allowed
         self._built: dict[str, Any] = {}
         own = own_attributes(executor)
@@ -116,7 +132,8 @@ class _Carrier:
                             "reason": self.refused[name],
                         },
                     )
-        return {KEY: carried} if carried else {}
+        state = await self._maf_save()
+        return {**state, KEY: carried} if carried else state
 
     async def restore(self, state: dict[str, Any]) -> None:
         """The carried attributes back; every other as built (a copy), none the build lacked.
@@ -124,6 +141,7 @@ class _Carrier:
         An attribute whose built value could not be copied (a client, say) is left as it is.
         """
         carried: dict[str, Any] = state.get(KEY) or {}
+        await self._maf_restore({k: v for k, v in state.items() if k != KEY})
         for name, built in self._built.items():
             if name not in carried:
                 setattr(self._executor, name, copy.deepcopy(built))
