@@ -142,6 +142,17 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         ],
         "All 7 requests processed.",
     ),
+    "agents_hitl": (  # MAF's own sample: a draft's conversation in the request data
+        {},
+        [
+            (titled("Draft feedback request from coordinator"), answer("warmer, please")),
+            (titled("Draft feedback request from coordinator"), answer("approve")),
+        ],
+        {
+            "agent": "final_editor_agent",
+            "text": "editor, take 3: LumenX bends to your desk, warm at night.",
+        },
+    ),
 }
 
 
@@ -431,3 +442,22 @@ async def test_every_sample_s_pages_show_its_run_and_its_first_request(
         assert (run_status, request_status) == (200, 200), workflow
         assert html.count('method="post"') >= 1, workflow
         assert title in unescape(html), workflow
+
+
+async def test_request_data_holding_maf_messages_is_shown_field_by_field(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """MAF's agents_with_HITL.py asks about a draft with its conversation (`list[Message]`)."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        run = await server.start_run({"workflow": "agents_hitl", "input": {}})
+        asked = await open_request(server, run["id"], titled("Draft feedback request"))
+
+    brief = (
+        "Create a short launch blurb for the LumenX desk lamp. "
+        "Emphasize adjustability and warm lighting."
+    )
+    assert asked["reason"].startswith("Review the draft from the writer and provide a short")
+    assert asked["context"]["conversation"] == [
+        {"role": "user", "text": brief},
+        {"role": "assistant", "text": "writer, take 1: LumenX bends to your desk, warm at night."},
+    ]

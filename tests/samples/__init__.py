@@ -8,10 +8,13 @@ parallel requests from a sub-workflow (`sub_workflow`), and a concurrent orchest
 agent's reply for review while another's tool call waits for approval (`concurrent_review`), and a
 declaration-only tool a person carries out (`declaration_only`). Each
 module is MAF code plus its `register(...)` (and the scripted model's play, where an agent needs
-one). `parallel_requests` is not a shape but MAF's own sample as MAF wrote it
-(`python/samples/03-workflows/composition/sub_workflow_parallel_requests.py` at agent-framework
-5eb3eb745, its `main()` left out): its executors keep their pending requests and a cache in
-plain attributes, which Baton carries in its checkpoints (`workflows.platform.attributes`).
+one). `parallel_requests` and `agents_hitl` are not shapes but MAF's own samples as MAF wrote them
+(`python/samples/03-workflows/composition/sub_workflow_parallel_requests.py` and
+`human-in-the-loop/agents_with_HITL.py` at agent-framework 5eb3eb745, their `main()` left out,
+and the second's Foundry client import: its agents are built as `main()` builds them, on the
+model Baton is configured with). The first's executors keep their pending requests and a cache
+in plain attributes, which Baton carries in its checkpoints (`workflows.platform.attributes`);
+the second asks a person about a draft whose request data holds MAF's `Message`s.
 """
 
 MODULES = ",".join(
@@ -26,5 +29,6 @@ MODULES = ",".join(
         "concurrent_review",
         "declaration_only",
         "parallel_requests",
+        "agents_hitl",
     )
 )
