@@ -66,3 +66,28 @@ async def test_a_run_input_that_does_not_fit_is_named_inside_the_input(tmp_path:
 
     assert caught.value.errors == [{"loc": ["input", "item"], "msg": "Field required"}]
     assert str(caught.value) == "invalid input for twin: item: Field required"
+
+
+async def test_a_5xx_refusal_is_logged_with_its_path_and_a_4xx_or_unavailable_is_not_an_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    from starlette.requests import Request
+
+    from baton.errors import StoreError, StoreUnavailable
+    from web.errors import on_baton_error
+
+    def api(path: str) -> Request:
+        return Request({"type": "http", "method": "GET", "path": path, "headers": []})
+
+    with caplog.at_level(logging.WARNING, logger="web.errors"):
+        failed = await on_baton_error(api("/api/tokens"), StoreError("postgresql: bad byte"))
+        refused = await on_baton_error(api("/api/runs/x"), NotFound("no run x"))
+        away = await on_baton_error(api("/api/runs"), StoreUnavailable("the disk is full"))
+
+    assert (failed.status_code, refused.status_code, away.status_code) == (500, 404, 503)
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert [(r.getMessage(), r.path, r.code) for r in errors] == [
+        ("request failed", "/api/tokens", "store_error")
+    ]
