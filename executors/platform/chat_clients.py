@@ -161,7 +161,11 @@ def make_chat_client(config: ProviderConfig | str, persona: str) -> BaseChatClie
     if config.model == "scripted":
         play = PLAYS.get(persona)
         if play is None:
-            raise InvalidSettings(f"the scripted model has no play for agent {persona!r}")
+            raise InvalidSettings(
+                f"the scripted model (BATON_MODEL=scripted, the offline default) has no play for "
+                f"agent {persona!r}: set BATON_MODEL to a provider (see .env.example), or give it "
+                f"one with baton.api.scripted_plays({{{persona!r}: play}})"
+            )
         return ScriptedChatClient(play)
     from agent_framework_openai import OpenAIChatCompletionClient
 
