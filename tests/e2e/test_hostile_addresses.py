@@ -27,6 +27,7 @@ HOSTILE = {
     f"/api/runs?workflow=refund{NUL}": ("sam", ["query", "workflow"]),
     f"/api/runs?status=waiting&cursor={NUL}": ("sam", ["query", "cursor"]),
     f"/?team={NUL}": ("lee", ["query", "team"]),  # a page's filter too
+    f"/api/teams?x={NUL}": ("ada", ["query", "x"]),  # a parameter the operation does not take
     f"/api/runs?{NUL}=1": ("sam", ["query", "\\0"], f"parameter name {NAMED}"),
 }
 
@@ -57,7 +58,8 @@ async def test_a_nul_in_a_path_or_query_parameter_is_refused_and_changes_nothing
         after = digest(db_url)
         async with server.client("ada") as ada:
             clean = await ada.get("/api/tokens?owner=ada")
-            listed = await ada.get("/api/requests?team=support-leads&limit=5")
+            listed = await ada.get("/api/requests?team=support-leads&kind=&limit=5")
+            worded = await ada.get("/api/runs?workflow=caf%C3%A9+cr%C3%A8me&status=")
 
     for address, (_, where, *said) in HOSTILE.items():
         reply = replies[address]
@@ -77,3 +79,4 @@ async def test_a_nul_in_a_path_or_query_parameter_is_refused_and_changes_nothing
     assert after == before
     assert clean.status_code == 200, clean.text
     assert listed.status_code == 200, listed.text
+    assert (worded.status_code, worded.json()["items"]) == (200, [])  # UTF-8, `+`, blank

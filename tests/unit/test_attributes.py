@@ -7,6 +7,7 @@ decodes it under the allow-list as Baton's storage does, and restores it into an
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -119,6 +120,11 @@ def stored(checkpoint: WorkflowCheckpoint, allowed: frozenset[str]) -> WorkflowC
     return WorkflowCheckpoint.from_dict(decode_checkpoint_value(encoded, allowed_types=allowed))
 
 
+def carried(state: dict[str, Any]) -> dict[str, Any]:
+    """The attributes an executor's checkpointed state carries, decoded as `restore` does."""
+    return {name: decode_checkpoint_value(json.loads(text))[0] for name, text in state[KEY].items()}
+
+
 def state_of(checkpoint: WorkflowCheckpoint) -> dict[str, Any]:
     executors: dict[str, dict[str, Any]] = checkpoint.state["_executor_state"]
     return executors["keeper"]
@@ -167,7 +173,7 @@ async def test_the_checkpoint_keeps_a_copy_not_the_attribute_itself() -> None:
     assert isinstance(restored, Keeper)
     assert restored.seen == {"start": 1}
     restored.seen["start"] = 7
-    assert state_of(checkpoint)[KEY]["seen"] == {"start": 1}
+    assert carried(state_of(checkpoint))["seen"] == {"start": 1}
 
 
 async def test_a_value_the_allow_list_refuses_is_left_as_built_and_the_pause_stays_durable(
@@ -251,5 +257,95 @@ async def test_an_author_s_subclass_of_a_maf_executor_with_hooks_has_its_attribu
 
     assert not writes_own_hooks(WorkflowExecutor)  # MAF's hooks are MAF's business
     assert "sub_workflow_checkpoint" in state  # MAF's own hook still saved its state
-    assert state[KEY] == {"note": "changed by a run"}
+    assert carried(state) == {"note": "changed by a run"}
     assert fresh.note == "changed by a run"
+
+
+# what a restore must not change ----------------------------------------------------------------
+
+
+class Ledgers(Executor):
+    """Keys of every kind, a list it shares with another executor, a client made on first use."""
+
+    def __init__(self, shared: list[str], id: str = "ledgers") -> None:
+        super().__init__(id=id)
+        self.by_number: dict[int, str] = {}
+        self.by_pair: dict[tuple[str, int], bool] = {}
+        self.shared = shared
+        self.client: Client | None = None
+
+    @handler
+    async def begin(self, topic: str, ctx: WorkflowContext[Never, str]) -> None:
+        self.by_number[7] = topic
+        self.by_pair[(topic, 1)] = True
+        self.client = self.client or Client()
+        await ctx.request_info(Ask(topic), Reply)
+
+    @response_handler
+    async def answered(self, asked: Ask, reply: Reply, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(f"{self.by_number[7]} {self.by_pair[(asked.topic, 1)]}")
+
+
+async def test_keys_of_every_kind_come_back_as_they_were() -> None:
+    workflow, allowed = built(Ledgers([]))
+    checkpoint = stored(await paused(workflow), allowed)
+    fresh, _ = built(Ledgers([]))
+    [request] = checkpoint.pending_request_info_events
+
+    await fresh._runner.restore_checkpoint(checkpoint)
+    done = await fresh.run(responses={request: Reply("yes")})
+
+    ledgers = fresh.executors["ledgers"]
+    assert isinstance(ledgers, Ledgers)
+    assert (ledgers.by_number, ledgers.by_pair) == ({7: "tea"}, {("tea", 1): True})
+    assert done.get_outputs() == ["tea True"]
+
+
+async def test_a_reset_keeps_what_executors_share_and_the_resources_they_made(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    shared: list[str] = ["seed"]
+    first, second = Ledgers(shared, id="first"), Ledgers(shared, id="second")
+    workflow = WorkflowBuilder(start_executor=first).add_edge(first, second).build()
+    lean_state(workflow)
+    install(workflow, checkpoint_types_of(workflow))
+    pristine = await workflow._runner.build_checkpoint()
+    with caplog.at_level(logging.WARNING, logger="workflows.platform.attributes"):
+        await paused(workflow)  # makes `first.client`, which cannot be checkpointed
+        client = first.client
+        first.shared.append("from a run")
+
+        await workflow._runner.restore_checkpoint(pristine)
+
+    assert first.shared is second.shared is shared  # still one list, refilled as built
+    assert shared == ["seed"]
+    assert first.client is client  # a resource: left as it is, and told of to no one
+    assert [r for r in caplog.records if r.name == "workflows.platform.attributes"] == []
+    assert (first.by_number, second.by_number) == ({}, {})
+
+
+async def test_an_executor_every_build_shares_is_carried_once() -> None:
+    keeper = Keeper()  # one instance a builder hands every build (a module's, say)
+    for _ in range(1200):
+        workflow, _ = built(keeper)
+
+    checkpoint = await paused(workflow)
+
+    assert carried(state_of(checkpoint))["turns"] == 1
+
+
+async def test_an_attribute_that_no_longer_decodes_comes_back_as_built_and_the_rest_as_saved(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    workflow, allowed = built(Keeper(), allow=(Ledger,))
+    checkpoint = stored(await paused(workflow), allowed)
+    fresh, _ = built(Keeper())  # a deploy later: `Ledger` no longer allow-listed
+
+    with caplog.at_level(logging.WARNING, logger="workflows.platform.attributes"):
+        await fresh._runner.restore_checkpoint(checkpoint)
+    keeper = fresh.executors["keeper"]
+    assert isinstance(keeper, Keeper)
+
+    assert keeper.ledger == Ledger()
+    assert (keeper.turns, keeper.late) == (1, "first tea")
+    assert [r.attribute for r in caplog.records] == ["ledger"]

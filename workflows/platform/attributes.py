@@ -10,23 +10,27 @@ keeps the state there), `install` gives the instance hooks that, beside what MAF
 and restore (an `AgentExecutor`'s session),
 
 - save, with MAF's executor state, every own attribute (`snapshots.own_attributes`: set by the
-  executor's own classes, not MAF's) that differs from the value the build gave it, as a copy
-  that MAF's checkpoint encoding brings back under the workflow's allow-list (the value's types
-  the workflow's own, allow-listed, or MAF's): the copy is what the checkpoint keeps, so a later
-  change in place does not reach it, and a pause is never made undurable by it;
-- restore each of those attributes, and put every other back to a copy of its built value: a
-  fresh instance gets the paused one's state, and a kept instance (`pool`) resets to as built.
+  executor's own classes, not MAF's) that is not as the build left it, as the text of MAF's
+  encoding of it whole (pickled as a one-item tuple, so that a dict's int or tuple keys stay
+  what they were), proven to decode under the workflow's allow-list (the value's types the
+  workflow's own, allow-listed, or MAF's): a later change in place does not reach it, and a
+  pause is never made undurable by it;
+- restore each of those attributes, and put every other back to its built value: a fresh
+  instance gets the paused one's state, and a kept instance (`pool`) resets to as built, an
+  object executors share still shared (refilled in place where it is a dict, list or set).
 
 Not carried: MAF's components, runtime machinery and the run's services (`snapshots.machinery`:
-a fresh instance makes its own), and a value MAF's encoding does not bring back (its attribute
-stays as built, as without Baton; the first such save of each attribute is logged, and `baton
-check` names it).
+a fresh instance makes its own); a resource, a value that cannot be pickled (a client made at
+the build or on first use, an object holding a lock), left as it is and never reset; and a value
+whose type the allow-list lacks (its attribute goes back as built, as without Baton; logged once
+a process, and `baton check` names it and why).
 """
 
 from __future__ import annotations
 
-import copy
+import json
 import logging
+import pickle
 from typing import Any, Final
 
 from agent_framework import Executor, Workflow
@@ -49,17 +53,26 @@ def install(workflow: Workflow, allowed: frozenset[str]) -> None:
 
     Call it on a new instance, before it runs: the values its executors hold then are the
     built ones a restore puts back where a checkpoint carries none. `allowed`: the workflow's
-    checkpoint allow-list.
+    checkpoint allow-list. An executor already carried (one instance a builder hands every
+    build, or a sub-workflow run by two executors) keeps its hooks.
     """
+    seen: set[int] = set()
     for executor in executors_of(workflow):
-        if not writes_own_hooks(type(executor)):
-            _Carrier(executor, allowed).attach()
+        if id(executor) in seen or writes_own_hooks(type(executor)) or _carrier_of(executor):
+            continue
+        seen.add(id(executor))
+        _Carrier(executor, allowed).attach()
 
 
 def refusal(executor: Executor, name: str) -> str | None:
     """Why a save of `executor` could not carry its attribute `name`, if one could not."""
-    carrier = getattr(getattr(executor, HOOKS[0], None), "__self__", None)
-    return carrier.refused.get(name) if isinstance(carrier, _Carrier) else None
+    carrier = _carrier_of(executor)
+    return carrier.refused.get(name) if carrier is not None else None
+
+
+def _carrier_of(executor: Executor) -> _Carrier | None:
+    carrier = getattr(vars(executor).get(HOOKS[0]), "__self__", None)
+    return carrier if isinstance(carrier, _Carrier) else None
 
 
 def writes_own_hooks(cls: type) -> bool:
@@ -80,7 +93,14 @@ class _Carrier:
     """One executor's checkpoint hooks: its own attributes saved and restored with MAF's state.
 
     MAF's own hooks of the executor's class (an `AgentExecutor`'s session, say) still run, first,
-    on the state they saved.
+    on the state they saved. The built value of each attribute is kept pickled (a pickle fails
+    before it builds anything, and is a copy nothing changes) beside the object itself: an
+    attribute holds its built value while it is that object and pickles the same. One that does
+    not pickle at all is a resource (a client, a connection, a lock inside an object), no state of
+    a run: it is never carried, reset or told of. A carried value is kept as the text of MAF's
+    encoding of it, decoded in `restore` under the allow-list: one that no longer decodes (its
+    class renamed by a deploy since) goes back to its built value, logged, and the rest of the
+    checkpoint is unharmed.
     """
 
     def __init__(self, executor: Executor, allowed: frozenset[str]) -> None:
@@ -88,69 +108,131 @@ class _Carrier:
         self._maf_save = executor.on_checkpoint_save
         self._maf_restore = executor.on_checkpoint_restore
         self._allowed = allowed
-        self._built: dict[str, Any] = {}
+        self._originals: dict[str, Any] = {}
+        self._built: dict[str, bytes] = {}
+        self._resources: set[str] = set()
         own = own_attributes(executor)
         self._present = frozenset(own)
-        uncopied: set[str] = set()
         for name, value in own.items():
             if machinery(value):
                 continue
-            try:
-                self._built[name] = copy.deepcopy(value)
-            except Exception:  # a resource (a client, a connection): not state, left as it is
-                uncopied.add(name)
-        self._skipped = framework_names(type(executor)) | frozenset(HOOKS) | uncopied
+            built = _pickled(value)
+            if built is None:
+                self._resources.add(name)
+            else:
+                self._originals[name], self._built[name] = value, built
+        self._skipped = framework_names(type(executor)) | frozenset(HOOKS)
         self.refused: dict[str, str] = {}
-        """Why each attribute a save could not carry was not: its first refusal."""
+        """Why each attribute a save could not carry was not (the allow-list): its last refusal."""
 
     def attach(self) -> None:
         setattr(self._executor, HOOKS[0], self.save)
         setattr(self._executor, HOOKS[1], self.restore)
 
+    def _unchanged(self, name: str, value: Any, now: bytes) -> bool:
+        return value is self._originals.get(name, _NONE) and now == self._built[name]
+
     async def save(self) -> dict[str, Any]:
-        """The attributes that differ from the built ones, as the checkpoint brings them back."""
-        carried: dict[str, Any] = {}
+        """MAF's state, and the attributes that are not as built, as the text of their encoding."""
+        carried: dict[str, str] = {}
         for name, value in vars(self._executor).items():  # `own_attributes`, with a set made once
-            if name in self._skipped or machinery(value):
+            if name in self._skipped or name in self._resources or machinery(value):
                 continue
-            if name in self._built and _same(value, self._built[name]):
+            now = _pickled(value)
+            if now is None:  # made since the build, or become one: a resource
+                self._resources.add(name)
                 continue
+            if name in self._built and self._unchanged(name, value, now):
+                continue
+            encoded = encode_checkpoint_value((value,))  # a tuple is pickled whole: keys kept
             try:
-                carried[name] = decode_checkpoint_value(
-                    encode_checkpoint_value(value), allowed_types=self._allowed
-                )
+                decode_checkpoint_value(encoded, allowed_types=self._allowed)
             except Exception as exc:  # not carried: as without Baton
-                if name not in self.refused:
-                    self.refused[name] = _reason(exc)
-                if (type(self._executor), name) not in _TOLD:  # once a process, not a build
-                    _TOLD.add((type(self._executor), name))
-                    logger.warning(
-                        "an executor attribute cannot be checkpointed: a restore leaves it built",
-                        extra={
-                            "executor": self._executor.id,
-                            "attribute": name,
-                            "reason": self.refused[name],
-                        },
-                    )
+                self._refuse(name, _reason(exc))
+                continue
+            self.refused.pop(name, None)
+            carried[name] = json.dumps(encoded)
         state = await self._maf_save()
         return {**state, KEY: carried} if carried else state
 
     async def restore(self, state: dict[str, Any]) -> None:
-        """The carried attributes back; every other as built (a copy), none the build lacked.
+        """MAF's state; the carried attributes back; every other as built; none the build lacked.
 
-        An attribute whose built value could not be copied (a client, say) is left as it is.
+        An attribute that holds its built object, unchanged, is left as it is (shared with
+        another executor, it stays shared); one changed in place is put back in place where it is
+        a dict, list or set. A resource is left as it is.
         """
-        carried: dict[str, Any] = state.get(KEY) or {}
         await self._maf_restore({k: v for k, v in state.items() if k != KEY})
-        for name, built in self._built.items():
-            if name not in carried:
-                setattr(self._executor, name, copy.deepcopy(built))
-        for name, value in carried.items():  # MAF's state hands a hook its own copy
+        carried: dict[str, Any] = {}
+        for name, text in (state.get(KEY) or {}).items():
+            try:
+                [carried[name]] = decode_checkpoint_value(
+                    json.loads(text), allowed_types=self._allowed
+                )
+            except Exception as exc:  # e.g. its class renamed since: as built
+                logger.warning(
+                    "a carried executor attribute no longer decodes: it is restored as built",
+                    extra={
+                        "executor": self._executor.id,
+                        "attribute": name,
+                        "reason": _reason(exc),
+                    },
+                )
+        for name, original in self._originals.items():
+            if name in carried or name in self._resources:
+                continue
+            value = getattr(self._executor, name, _NONE)
+            now = _pickled(value) if value is not _NONE else b""
+            if now is None:  # become a resource (a client made on first use): left as it is
+                self._resources.add(name)
+                continue
+            if value is original and now == self._built[name]:
+                continue
+            setattr(self._executor, name, _as_built(original, self._built[name]))
+        for name, value in carried.items():
             setattr(self._executor, name, value)
         for name, value in list(vars(self._executor).items()):
             made_since = name not in self._present and name not in self._skipped
-            if made_since and name not in carried and not machinery(value):
+            kept = name in carried or name in self._resources or machinery(value)
+            if made_since and not kept:
                 delattr(self._executor, name)
+
+    def _refuse(self, name: str, why: str) -> None:
+        self.refused[name] = why
+        if (type(self._executor), name) not in _TOLD:  # once a process, not once a build
+            _TOLD.add((type(self._executor), name))
+            logger.warning(
+                "an executor attribute cannot be checkpointed: a restore leaves it built",
+                extra={"executor": self._executor.id, "attribute": name, "reason": why},
+            )
+
+
+_NONE: Final = object()
+
+
+def _pickled(value: Any) -> bytes | None:
+    """`value` pickled, or None where it cannot be (a resource)."""
+    try:
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a client, a lock: no state of a run
+        return None
+
+
+def _as_built(original: Any, built: bytes) -> Any:
+    """The built value again: `original` itself refilled where it is a dict, list or set."""
+    fresh = pickle.loads(built)  # Baton's own pickle of the built value, never a stored one
+    if type(original) is dict:
+        original.clear()
+        original.update(fresh)
+        return original
+    if type(original) is list:
+        original[:] = fresh
+        return original
+    if type(original) is set:
+        original.clear()
+        original.update(fresh)
+        return original
+    return fresh
 
 
 _TOLD: set[tuple[type, str]] = set()
@@ -163,11 +245,3 @@ def _reason(exc: BaseException) -> str:
         exc = exc.__cause__
     said = str(exc).split(". ", 1)[0].rstrip(".")
     return (said or type(exc).__name__)[:300]
-
-
-def _same(value: Any, built: Any) -> bool:
-    """Whether an attribute still holds its built value (an `==` that raises: it does not)."""
-    try:
-        return type(value) is type(built) and bool(value == built)
-    except Exception:  # e.g. arrays, whose == is not a truth value
-        return False

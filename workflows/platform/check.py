@@ -89,11 +89,15 @@ class LostState:
         )
         one = len(self.attributes) == 1
         them, types = ("it", "its type") if one else ("them", "their types")
+        listed = (  # only a value the allow-list refused is helped by allow-listing it
+            f"allow-list {types} (register(..., checkpoint_types=...)), or "
+            if any(a.why for a in self.attributes)
+            else ""
+        )
         return (
             f"executor {self.executor_id} ({self.executor_class}) lost state on resume from "
-            f"pause {self.pause}: {said} — allow-list {types} (register(..., checkpoint_types="
-            f"...)), or keep {them} in on_checkpoint_save/on_checkpoint_restore or in "
-            f"ctx.set_state"
+            f"pause {self.pause}: {said} — {listed}keep {them} in on_checkpoint_save/"
+            f"on_checkpoint_restore or in ctx.set_state"
         )
 
 

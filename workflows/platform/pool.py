@@ -9,8 +9,10 @@ drive at once there:
 
 - its builder reads nothing of a particular run while building: executors may keep `services`
   and read it when they run (Baton points it at each drive's run);
-- its executors keep a run's state where MAF checkpoints it (`on_checkpoint_save` and
-  `on_checkpoint_restore`, or the workflow's state), never only in their own attributes.
+- its executors keep a run's state where a reset puts it back: MAF's checkpoints
+  (`on_checkpoint_save` and `on_checkpoint_restore`, or the workflow's state), or attributes
+  Baton carries (`workflows.platform.attributes`), not in an object a reset leaves as it is
+  (one that cannot be pickled, a class attribute, a module's global).
 
 When a drive ends (its progress committed), Baton resets its instance and keeps it: it restores
 the checkpoint it took of the instance just built (no workflow state, no messages in flight, no
