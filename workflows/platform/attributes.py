@@ -192,9 +192,9 @@ class _Carrier:
         for name, value in carried.items():
             setattr(self._executor, name, value)
         for name, value in list(vars(self._executor).items()):
-            made_since = name not in self._present and name not in self._skipped
-            kept = name in carried or name in self._resources or machinery(value)
-            if made_since and not kept:
+            if name in self._present or name in self._skipped or name in carried:
+                continue
+            if name not in self._resources and not machinery(value):  # made since the build
                 delattr(self._executor, name)
 
     def _refuse(self, name: str, why: str) -> None:
