@@ -135,8 +135,10 @@ class _Carrier:
     async def save(self) -> dict[str, Any]:
         """MAF's state, and the attributes that are not as built, as the text of their encoding."""
         carried: dict[str, str] = {}
-        for name, value in vars(self._executor).items():  # `own_attributes`, with a set made once
-            if name in self._skipped or name in self._resources or machinery(value):
+        held = vars(self._executor)
+        for name in held.keys() - self._skipped - self._resources:  # its own, as sets in C
+            value = held[name]
+            if machinery(value):
                 continue
             now = _pickled(value)
             if now is None:  # made since the build, or become one: a resource
@@ -191,10 +193,9 @@ class _Carrier:
             setattr(self._executor, name, _as_built(original, self._built[name]))
         for name, value in carried.items():
             setattr(self._executor, name, value)
-        for name, value in list(vars(self._executor).items()):
-            if name in self._present or name in self._skipped or name in carried:
-                continue
-            if name not in self._resources and not machinery(value):  # made since the build
+        held = vars(self._executor)
+        for name in held.keys() - self._present - self._skipped - self._resources - carried.keys():
+            if not machinery(held[name]):  # made since the build
                 delattr(self._executor, name)
 
     def _refuse(self, name: str, why: str) -> None:
