@@ -3,7 +3,8 @@
 Seeds the demo into a fresh database, serves it with `baton serve` (a real child process on a
 movable clock), drives requests to every state through the API (pending, two approvers half
 done, escalated to managers, rejected, refunded, a question, a takeover, a review, a typed
-input, MAF's own `sub_workflow_parallel_requests.py` sample's two at once) and writes a full-page
+input, MAF's own `sub_workflow_parallel_requests.py` sample's two at once and its
+`agents_with_HITL.py` draft with its conversation) and writes a full-page
 PNG of each page as each demo person sees it, at 1366x768 and 390x844, into `var/screenshots/`
 (git-ignored). Run: `.venv/bin/python -m tests.screenshots`.
 """
@@ -173,6 +174,8 @@ async def drive(demo: Demo, clock: MovableClock) -> dict[str, str]:
     maf = await demo.start({"workflow": "parallel_requests", "input": {}}, who="sam")
     pages["request-input-maf-sample"] = (await demo.open_request(maf, "input"))["id"]
     pages["run-maf-sample"] = maf  # MAF's own sample: two requests waiting at once
+    draft = await demo.start({"workflow": "agents_hitl", "input": {}}, who="sam")
+    pages["request-input-conversation"] = (await demo.open_request(draft, "input"))["id"]
 
     clock.jump(seconds=100)
     escalated = await _until(
@@ -227,7 +230,10 @@ async def main() -> None:
             | {
                 "BATON_DATABASE_URL": f"sqlite:///{tmp}/baton.db",
                 "BATON_SECRET_KEY": SECRET,
-                "BATON_WORKFLOWS": "tests.samples.typed_review,tests.samples.parallel_requests",
+                "BATON_WORKFLOWS": ",".join(
+                    f"tests.samples.{name}"
+                    for name in ("typed_review", "parallel_requests", "agents_hitl")
+                ),
                 "BATON_LOG_LEVEL": "WARNING",
                 "PYTHONPATH": str(ROOT),
             }
@@ -288,6 +294,7 @@ async def shoot(
         (fay, "request-review"),
         (lee, "request-input"),
         (lee, "request-input-maf-sample"),
+        (lee, "request-input-conversation"),
         (max_, "request-escalated"),
     ]
     for context, name in shots:
