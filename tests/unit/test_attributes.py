@@ -349,3 +349,30 @@ async def test_an_attribute_that_no_longer_decodes_comes_back_as_built_and_the_r
     assert keeper.ledger == Ledger()
     assert (keeper.turns, keeper.late) == (1, "first tea")
     assert [r.attribute for r in caplog.records] == ["ledger"]
+
+
+class Caller(Executor):
+    """Makes its client on first use and ends its run at once: no checkpoint in between."""
+
+    def __init__(self) -> None:
+        super().__init__(id="caller")
+        self.client: Client | None = None
+
+    @handler
+    async def begin(self, topic: str, ctx: WorkflowContext[Never, str]) -> None:
+        self.client = self.client or Client()
+        await ctx.yield_output(topic)
+
+
+async def test_a_reset_after_a_run_that_never_paused_leaves_a_client_made_on_first_use() -> None:
+    workflow, _ = built(Caller())
+    pristine = await workflow._runner.build_checkpoint()
+    assert (await workflow.run("tea")).get_outputs() == ["tea"]
+    caller = workflow.executors["caller"]
+    assert isinstance(caller, Caller)
+    client = caller.client
+
+    await workflow._runner.restore_checkpoint(pristine)
+
+    assert client is not None
+    assert caller.client is client
