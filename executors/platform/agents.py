@@ -7,14 +7,19 @@ from typing import Any
 from agent_framework import FunctionTool, Workflow
 
 
-def executors_of(workflow: Workflow, depth: int = 0) -> list[Any]:
-    """The executors of `workflow` and of the sub-workflows it runs (`WorkflowExecutor`)."""
-    found = list(workflow.executors.values())
-    for executor in list(found):
+def workflows_of(workflow: Workflow, depth: int = 0) -> list[Workflow]:
+    """`workflow` and the sub-workflows it runs (`WorkflowExecutor`), theirs too, depth first."""
+    found = [workflow]
+    for executor in workflow.executors.values():
         inner = getattr(executor, "workflow", None)
         if isinstance(inner, Workflow) and depth < 8:
-            found += executors_of(inner, depth + 1)
+            found += workflows_of(inner, depth + 1)
     return found
+
+
+def executors_of(workflow: Workflow) -> list[Any]:
+    """The executors of `workflow` and of the sub-workflows it runs (`WorkflowExecutor`)."""
+    return [e for each in workflows_of(workflow) for e in each.executors.values()]
 
 
 def agents_of(workflow: Workflow) -> list[Any]:

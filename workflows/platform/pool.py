@@ -31,7 +31,7 @@ from typing import Any
 
 from agent_framework import Workflow, WorkflowCheckpoint
 
-from executors.platform.agents import agents_of, executors_of
+from executors.platform.agents import agents_of, workflows_of
 from executors.platform.services import RunServices
 from workflows.platform.attributes import install as carry_attributes
 from workflows.platform.registry import WorkflowSpec
@@ -70,13 +70,10 @@ def new_instance(spec: WorkflowSpec, services: RunServices) -> Workflow:
     workflow = spec.graph(services)
     lean_state(workflow)
     carry_attributes(workflow, spec.allow_list(workflow))
-    for each in (workflow, *(e.workflow for e in executors_of(workflow) if _runs_one(e))):
-        each._runner.context._checkpoint_storage = None  # the builder's (MAF has no setter)
+    for each in workflows_of(workflow):
+        # The builder's, on MAF's in-process runner context (MAF has no setter for it).
+        each._runner.context._checkpoint_storage = None  # type: ignore[attr-defined]
     return workflow
-
-
-def _runs_one(executor: object) -> bool:
-    return isinstance(getattr(executor, "workflow", None), Workflow)
 
 
 class WorkflowPool:

@@ -52,9 +52,8 @@ def answer_to(event: WorkflowEvent[Any]) -> Any:
 
     A tool approval is approved, a host tool call returns "ok", a handoff's user says "ok", an
     orchestration's hold on an agent's output (a reply held `with_request_info`, a Magentic
-    plan) lets it stand, Baton's
-    kinds are approved, answered or resolved; any other response type is made up from its schema
-    (`value_of`). `ValueError` when none can be.
+    plan) lets it stand, Baton's kinds are approved, answered or resolved; any other response
+    type is made up from its schema (`value_of`). `ValueError` when none can be.
     """
     data, response_type = event.data, event.response_type
     if isinstance(data, Content) and data.type == "function_approval_request":
