@@ -405,8 +405,17 @@ class InProcessServer(Server):
         self._logging = _LogFile(self._log, settings.log_level)
         app = create_app(settings, worker="--no-worker" not in self._args)
         self._app = app
+        # A test keeps its clients for its whole length (the access matrix: one a person), idle
+        # between calls: at uvicorn's 5 s keep-alive a pooled connection can be closed by the
+        # server in the instant the client sends on it (an httpx.ReadError seen once in a loaded
+        # clean-clone run). A test's connections stay open while it runs.
         config = uvicorn.Config(
-            app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5
+            app,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+            timeout_keep_alive=3600,
         )
         self._uvicorn = _Uvicorn(config)
         self._serving = asyncio.create_task(self._serve(self._uvicorn, self._socket))
