@@ -7,8 +7,13 @@ from typing import Any
 from agent_framework import FunctionTool, Workflow
 
 
-def workflows_of(workflow: Workflow, depth: int = 0) -> list[Workflow]:
-    """`workflow` and the sub-workflows it runs (`WorkflowExecutor`), theirs too, depth first."""
+def workflows_of(workflow: object, depth: int = 0) -> list[Workflow]:
+    """`workflow` and the sub-workflows it runs (`WorkflowExecutor`), theirs too, depth first.
+
+    None for a workflow that is no graph (MAF's functional `@workflow`: it has no executors).
+    """
+    if not isinstance(workflow, Workflow):
+        return []
     found = [workflow]
     for executor in workflow.executors.values():
         inner = getattr(executor, "workflow", None)
@@ -17,12 +22,12 @@ def workflows_of(workflow: Workflow, depth: int = 0) -> list[Workflow]:
     return found
 
 
-def executors_of(workflow: Workflow) -> list[Any]:
+def executors_of(workflow: object) -> list[Any]:
     """The executors of `workflow` and of the sub-workflows it runs (`WorkflowExecutor`)."""
     return [e for each in workflows_of(workflow) for e in each.executors.values()]
 
 
-def agents_of(workflow: Workflow) -> list[Any]:
+def agents_of(workflow: object) -> list[Any]:
     """Each agent an executor of `workflow` (or of a sub-workflow it runs) wraps, once."""
     found: dict[int, Any] = {}
     for executor in executors_of(workflow):
@@ -33,7 +38,7 @@ def agents_of(workflow: Workflow) -> list[Any]:
     return list(found.values())
 
 
-def tools_of(workflow: Workflow) -> dict[str, FunctionTool]:
+def tools_of(workflow: object) -> dict[str, FunctionTool]:
     """The tools of every agent in `workflow` and its sub-workflows, by name."""
     found: dict[str, FunctionTool] = {}
     for agent in agents_of(workflow):

@@ -153,6 +153,23 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             "text": "editor, take 3: LumenX bends to your desk, warm at night.",
         },
     ),
+    "functional_review": (  # MAF's own functional sample (`@workflow`, `@step`)
+        {"topic": "AI Safety"},
+        [(titled("review_pipeline"), answer("Add more details about alignment research"))],
+        "Revised: Draft document about 'AI Safety': Lorem ipsum dolo... "
+        "[Applied feedback: Add more details about alignment research]",
+    ),
+    "functional_rounds": (  # a functional workflow asking in rounds: every answer replayed
+        {"topic": "pauses"},
+        [
+            (titled("Draft review"), answer({"approved": False, "note": "shorter"})),
+            (titled("Draft review"), answer({"approved": False, "note": "warmer"})),
+            (titled("Draft review"), answer({"approved": True})),
+            (titled("functional_rounds"), answer("the blog")),
+        ],
+        "A draft on pauses (revised: shorter) (revised: warmer) approved in round 3 for the blog "
+        "after: ['shorter', 'warmer']",
+    ),
 }
 
 

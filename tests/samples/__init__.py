@@ -15,6 +15,9 @@ and the second's Foundry client import: its agents are built as `main()` builds 
 model Baton is configured with). The first's executors keep their pending requests and a cache
 in plain attributes, which Baton carries in its checkpoints (`workflows.platform.attributes`);
 the second asks a person about a draft whose request data holds MAF's `Message`s.
+`functional_review` is MAF's functional sample `python/samples/03-workflows/functional/
+hitl_review.py` as MAF wrote it (its `main()` left out), and `functional_rounds` the shape of a
+functional workflow that asks in rounds, in a loop and from inside a step.
 """
 
 MODULES = ",".join(
@@ -30,5 +33,7 @@ MODULES = ",".join(
         "declaration_only",
         "parallel_requests",
         "agents_hitl",
+        "functional_review",
+        "functional_rounds",
     )
 )

@@ -11,30 +11,21 @@ import asyncio
 import dataclasses
 import json
 import re
-import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
-from baton.settings import Settings
-from baton.wiring import Parts, open_parts
+from baton.wiring import Parts
 from human.records import Run, User
 from human.store.base import RequestFilter
 from tests import supportkit
 from tests.fixtures import reused_workflow
-from tests.harness import seed, sql
+from tests.harness import sql
 from workflows.platform import registry
 from workflows.platform.pool import Built
 
 registry.load("tests.fixtures.reused_workflow")
-
-
-@pytest.fixture
-async def parts(db_url: str) -> AsyncIterator[Parts]:
-    await seed(db_url)
-    async with open_parts(Settings(database_url=db_url)) as opened:
-        yield opened
 
 
 @pytest.fixture
@@ -329,33 +320,3 @@ async def test_interleaved_support_cases_on_a_kept_instance_match_cases_built_pe
     said = [json.dumps(e) for e in kept[1]["transcript"]]
     assert not any("A-1002" in text or "customer-02" in text for text in said), said
     assert [case["status"] for case in kept] == ["completed", "completed"], kept
-
-
-async def test_a_builder_of_maf_s_functional_workflow_is_told_baton_drives_graphs(
-    parts: Parts,
-) -> None:
-    from agent_framework import workflow
-
-    with warnings.catch_warnings():  # experimental in MAF: said once a process
-        warnings.simplefilter("ignore")
-
-        @workflow
-        async def pipeline(text: str) -> str:
-            return text
-
-    spec = registry.WorkflowSpec(
-        name="functional",
-        description="",
-        input_model=reused_workflow.TallyInput,
-        build=lambda services: pipeline,  # type: ignore[arg-type,return-value]
-    )
-
-    with pytest.raises(TypeError) as told:
-        await parts.runtime.pool.take(spec, "run_functional", {"item": "x"}, None)
-
-    assert str(told.value) == (
-        "the builder of workflow 'functional' returned a FunctionalWorkflowDefinition (MAF's "
-        "functional `@workflow`, which Baton does not drive yet: build the steps as executors "
-        "with WorkflowBuilder); Baton drives MAF graph workflows, a Workflow that WorkflowBuilder "
-        "builds"
-    )

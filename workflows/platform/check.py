@@ -18,6 +18,11 @@ compares its executors' own attributes with a new instance's: for a workflow reg
 `reuse=True`, what differs is a finding (state one run would carry into the next); for any other,
 a clean reset is a hint that it could be. It works at MAF's level: no request adapters, no
 people, no store of runs.
+
+A functional workflow (`@workflow`) has no executors to compare and is never kept: the check
+drives it through the engine a drive uses (`workflows.platform.engine`), each pause's snapshot
+saved to the same storage and restored into a new instance, so a pause whose checkpoint does not
+encode or decode under the allow-list is found as not durable.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import dataclasses
 import logging
 import reprlib
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -36,6 +41,8 @@ from typing import Any
 from agent_framework import (
     AgentResponse,
     FileCheckpointStorage,
+    FunctionalWorkflow,
+    InMemoryCheckpointStorage,
     Workflow,
     WorkflowEvent,
     WorkflowRunResult,
@@ -48,6 +55,7 @@ from baton.errors import InvalidAnswer, InvalidInput
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
 from workflows.platform.attributes import refusal
+from workflows.platform.engine import Instance, engine_for
 from workflows.platform.pool import WorkflowPool, new_instance
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.runtime import typed_input
@@ -257,8 +265,10 @@ async def check_spec(
     with tempfile.TemporaryDirectory(prefix="baton-check-") as directory, _saves() as failed_saves:
         check = _Check(spec, new_services, Path(directory), script, report, failed_saves)
         await check.go(spec.first_message(typed), max_pauses)
-        kept = await check.reuse(spec.first_message(typed), report.input)
         report.reused = spec.reuse
+        if check.functional:
+            return report  # a kept one holds no executors: its reset clears MAF's replay state
+        kept = await check.reuse(spec.first_message(typed), report.input)
         if spec.reuse and kept is None:
             report.failures.append(
                 "a kept instance could not be reset: restoring the checkpoint taken as it was "
@@ -311,6 +321,9 @@ class _Script:
             ) from exc
 
 
+_NO_ANSWER = object()
+
+
 class _CannotAnswer(Exception):
     """No answer was given for a request, and none can be made up."""
 
@@ -361,17 +374,29 @@ class _Check:
         self._storage: FileCheckpointStorage | None = None
         self._fresh: tuple[Snapshot, Snapshot] = ({}, {})
         self._lost: set[tuple[str, str]] = set()
+        self.functional = False
 
-    def _build(self) -> Workflow:
+    def _build(self) -> Instance:
         """An instance as a drive gets one (`pool.new_instance`)."""
         return new_instance(self._spec, self._new_services())
+
+    def _graph(self) -> Workflow:
+        """A new instance of a graph workflow (`go` checks which kind the builder builds)."""
+        built = self._build()
+        if not isinstance(built, Workflow):
+            raise TypeError(f"the builder of {self._spec.name} built a graph, then not")
+        return built
 
     async def go(self, message: Any, max_pauses: int) -> None:
         """Start the workflow on `message` and carry it on, pause by pause, as far as it goes."""
         workflow = self._build()
         allowed = sorted(self._spec.allow_list(workflow))
         self._storage = FileCheckpointStorage(self._directory, allowed_checkpoint_types=allowed)
-        self._fresh = (snapshot(workflow), snapshot(self._build()))
+        if isinstance(workflow, FunctionalWorkflow):
+            self.functional = True
+            await self._go_functional(workflow, message, max_pauses)
+            return
+        self._fresh = (snapshot(workflow), snapshot(self._graph()))
         result = await self._run(workflow, message)
         pending = {str(e.request_id): e for e in _requests(result)}
         while result is not None and pending and not self._over(result):
@@ -383,6 +408,62 @@ class _Check:
             if resumed is None:
                 return
             workflow, result, pending = resumed
+
+    async def _go_functional(
+        self, workflow: FunctionalWorkflow, message: Any, max_pauses: int
+    ) -> None:
+        """`go` for a functional workflow: each pause snapshot, saved, restored anew, answered.
+
+        Its runs save in memory, as a drive's do; the pause's snapshot alone goes through the
+        check's storage (encoded, then decoded under the allow-list), as a drive commits it.
+        """
+        assert self._storage is not None
+        engine = engine_for(workflow, InMemoryCheckpointStorage())
+        result = await self._guarded(engine.run(message))
+        pending = {str(e.request_id): e for e in _requests(result)}
+        while result is not None and pending:
+            if self._report.pauses == max_pauses:
+                self._report.stopped_at_limit = True
+                return
+            self._report.pauses += 1
+            pause = self._report.pauses
+            try:
+                checkpoint_id = await self._storage.save(await engine.snapshot())
+                restored = await self._storage.load(checkpoint_id)
+            except Exception as exc:  # MAF's encoder or the allow-list refused the checkpoint
+                reason = str(exc).split(". To allow", 1)[0]
+                self._report.not_durable.append(NotDurable(pause, tuple(pending), reason))
+                return
+            memory = InMemoryCheckpointStorage()
+            await memory.save(restored)
+            engine = engine_for(self._build(), memory)
+            await engine.restore(restored)
+            request_id = next(iter(pending))
+            event = pending.pop(request_id)
+            answered = self._answer(pause, request_id, event)
+            if answered is _NO_ANSWER:
+                return
+            result = await self._guarded(engine.run(responses={request_id: answered}))
+            pending = pending | {str(e.request_id): e for e in _requests(result)}
+
+    def _answer(self, pause: int, request_id: str, event: WorkflowEvent[Any]) -> Any:
+        """The response to `event`, noted in the report; `_NO_ANSWER` if none (reported)."""
+        try:
+            response, given = self._script.answer(event)
+        except _CannotAnswer as exc:
+            self._report.failures.append(str(exc))
+            return _NO_ANSWER
+        self._report.answered.append(
+            AnsweredRequest(
+                pause=pause,
+                request_id=request_id,
+                executor_id=str(event.source_executor_id),
+                request_type=type(event.data).__name__,
+                answer=_short.repr(response),
+                given=given,
+            )
+        )
+        return response
 
     async def _resume(
         self, paused: Workflow, pending: dict[str, WorkflowEvent[Any]]
@@ -397,7 +478,7 @@ class _Check:
             reason = said[-1] if said else "MAF saved none, and said nothing of why"
             self._report.not_durable.append(NotDurable(pause, tuple(pending), reason))
             return None
-        workflow = self._build()
+        workflow = self._graph()
         restored = await self._run(workflow, checkpoint_id=checkpoint_id)
         if restored is None:
             return None
@@ -410,22 +491,9 @@ class _Check:
             )
             return None
         request_id = next(iter(pending))
-        event = again.pop(request_id)
-        try:
-            response, given = self._script.answer(event)
-        except _CannotAnswer as exc:
-            self._report.failures.append(str(exc))
+        response = self._answer(pause, request_id, again.pop(request_id))
+        if response is _NO_ANSWER:
             return None
-        self._report.answered.append(
-            AnsweredRequest(
-                pause=pause,
-                request_id=request_id,
-                executor_id=str(event.source_executor_id),
-                request_type=type(event.data).__name__,
-                answer=_short.repr(response),
-                given=given,
-            )
-        )
         result = await self._run(workflow, responses={request_id: response})
         return workflow, result, again | {str(e.request_id): e for e in _requests(result)}
 
@@ -444,7 +512,9 @@ class _Check:
         if not pool.idle(spec.name):
             return None
         again = await pool.take(spec, "check-kept-2", run_input, None)
-        new = self._build()
+        if not isinstance(again.workflow, Workflow):
+            return None  # a functional workflow is never kept (`check_spec` does not ask)
+        new = self._graph()
         reset, fresh = snapshot(again.workflow), snapshot(new)
         found: list[KeptState] = []
         for executor_id, executor in again.workflow.executors.items():
@@ -501,11 +571,15 @@ class _Check:
         self, workflow: Workflow, message: Any = None, **kwargs: Any
     ) -> WorkflowRunResult | None:
         """One `run()` of `workflow` on the check's storage; None if it failed (reported)."""
+        return await self._guarded(
+            workflow.run(message, checkpoint_storage=self._storage, **kwargs)
+        )
+
+    async def _guarded(self, running: Awaitable[WorkflowRunResult]) -> WorkflowRunResult | None:
+        """The result of one run of the workflow; None if it failed (reported)."""
         self._failed_saves.said.clear()
         try:
-            result: WorkflowRunResult = await workflow.run(
-                message, checkpoint_storage=self._storage, **kwargs
-            )
+            result = await running
         except InvalidAnswer:
             raise
         except Exception as exc:  # the workflow's own code failed: that is a finding

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
+import sys
 import types
 import typing
 import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agent_framework import Workflow, WorkflowCheckpoint
+from agent_framework import FunctionalWorkflow, RunContext, Workflow, WorkflowCheckpoint
 from agent_framework._workflows._checkpoint_encoding import (
     decode_checkpoint_value,
     encode_checkpoint_value,
@@ -30,6 +32,8 @@ from baton import failpoints
 from baton.errors import PauseNotDurable
 from executors.platform.agents import executors_of
 from human.store.base import NewCheckpoint, Store
+
+logger = logging.getLogger(__name__)
 
 
 def type_key(cls: type) -> str:
@@ -121,7 +125,7 @@ class RunCheckpointStorage:
         return NewCheckpoint(id=checkpoint_id, body=body)
 
 
-def checkpoint_types_of(workflow: Workflow) -> frozenset[str]:
+def checkpoint_types_of(workflow: Workflow | FunctionalWorkflow) -> frozenset[str]:
     """The allow-list keys of every type a workflow's executors take, send, ask and are answered.
 
     Those are the types a checkpoint of it can hold (messages in flight, pending requests and
@@ -130,19 +134,46 @@ def checkpoint_types_of(workflow: Workflow) -> frozenset[str]:
     Optional of those). A generic alias response type (`list[Message]`) needs
     `types:GenericAlias`. What an executor keeps only in its own state is not found here: name it
     in `register(..., checkpoint_types=...)`.
+
+    A functional workflow's checkpoint holds its steps' results, its first message, its state
+    and what it asks people (`ctx.request_info(data, response_type)`), none of which MAF
+    declares: found are the types its function and the `@step` functions it calls take and
+    return (their annotations), and the classes their modules define. Name any other in
+    `checkpoint_types`.
     """
     found: set[type] = set()
     aliases: list[bool] = []
+    for declared in _declared_types(workflow):
+        _collect(declared, found, aliases)
+    keys = {type_key(t) for t in found if t.__module__ != "builtins"}
+    return frozenset({*keys, *(("types:GenericAlias",) if any(aliases) else ())})
+
+
+def _declared_types(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
+    """The types a workflow's executors, or its function and steps, declare."""
+    if isinstance(workflow, FunctionalWorkflow):
+        steps, _ = workflow._discover_workflow_dependencies(workflow._func)
+        functions = [workflow._func, *(s._func for s in steps)]
+        declared: list[Any] = []
+        for name in {f.__module__ for f in functions}:
+            defined = list(vars(sys.modules[name]).values()) if name in sys.modules else []
+            declared += [c for c in defined if isinstance(c, type) and c.__module__ == name]
+        for function in functions:
+            try:
+                hints = typing.get_type_hints(function).values()
+                declared += [t for t in hints if t is not RunContext]
+            except Exception:  # an annotation that does not resolve: MAF warns of it as it runs
+                logger.warning("cannot read the annotations of %s", function.__qualname__)
+        return declared
+    found: list[Any] = []
     for executor in executors_of(workflow):
         handlers = getattr(executor, "_response_handlers", {})
-        for declared in (
+        found += [
             *executor.input_types,
             *executor.output_types,
             *(t for pair in handlers for t in pair),
-        ):
-            _collect(declared, found, aliases)
-    keys = {type_key(t) for t in found if t.__module__ != "builtins"}
-    return frozenset({*keys, *(("types:GenericAlias",) if any(aliases) else ())})
+        ]
+    return found
 
 
 def _collect(declared: Any, found: set[type], aliases: list[bool], depth: int = 0) -> None:

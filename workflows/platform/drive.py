@@ -2,8 +2,9 @@
 
 The runtime (`workflows.platform.runtime`) hands each drive a workflow instance, built for it or
 kept and reset (`workflows.platform.pool`), and commits the `Progress` a drive returns in one
-fenced transaction; the drive itself writes nothing.
-MAF runs without a checkpoint storage: the one snapshot a drive takes is the pause's (`_snapshot`).
+fenced transaction; the drive itself writes nothing. The drive runs, snapshots and restores its
+instance through an engine (`workflows.platform.engine`: a graph, or a functional workflow), and
+takes one snapshot, the pause's (`_snapshot`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from agent_framework import AgentResponse, Workflow, WorkflowRunResult, WorkflowRunState
+from agent_framework import AgentResponse, WorkflowRunResult, WorkflowRunState
 from agent_framework.exceptions import WorkflowCheckpointException
 from pydantic import BaseModel
 
@@ -39,6 +40,7 @@ from human.routing import notifications_for, timers_for
 from human.service import TAKEOVER
 from human.store.base import NewEffect, Progress, Store
 from workflows.platform.checkpoints import RunCheckpointStorage
+from workflows.platform.engine import Instance, engine_for
 from workflows.platform.registry import WorkflowSpec
 
 
@@ -57,7 +59,7 @@ class Drive:
         store: Store,
         run: Run,
         spec: WorkflowSpec,
-        workflow: Workflow,
+        workflow: Instance,
         services: RunServices,
         scene: Scene,
         *,
@@ -75,14 +77,14 @@ class Drive:
         self._spec = spec
         self._services = services
         self._scene = scene
-        self._workflow = workflow
         self._storage = RunCheckpointStorage(
             store,
             run.id,
-            spec.allow_list(self._workflow),
+            spec.allow_list(workflow),
             read={run.checkpoint_id: checkpoint} if run.checkpoint_id and checkpoint else None,
         )
-        self._adapters = spec.request_adapters(services, self._workflow)
+        self._engine = engine_for(workflow, self._storage)
+        self._adapters = spec.request_adapters(services, workflow)
         self._results: list[WorkflowRunResult] = []
         # (MAF request id, ask, HumanRequest label, the executor that asked)
         self._asks: list[tuple[str, Ask, str, str | None]] = []
@@ -236,33 +238,36 @@ class Drive:
             **base,
         )
 
-    async def _run_workflow(self, message: Any = None, **kwargs: Any) -> WorkflowRunResult:
-        """Run MAF without a checkpoint storage: no snapshot per superstep (`_snapshot`)."""
-        result: WorkflowRunResult = await self._workflow.run(message, **kwargs)
+    async def _run_workflow(
+        self, message: Any = None, *, responses: dict[str, Any] | None = None
+    ) -> WorkflowRunResult:
+        """One run of the instance, on its first message or on responses (`Engine.run`)."""
+        result = await self._engine.run(message, responses=responses)
         self._results.append(result)
         return result
 
     async def _restore(self) -> None:
         """Restore the run's committed checkpoint into this drive's workflow instance.
 
-        MAF's runner applies a checkpoint it is handed (`restore_checkpoint`, what a nested
-        `WorkflowExecutor` uses): the next `run(responses=...)` continues from it.
+        The next `run(responses=...)` continues from it (`Engine.restore`).
         """
         if self._run.checkpoint_id is None:
             raise WorkflowCheckpointException(f"run {self._run.id} has no checkpoint to resume")
         checkpoint = await self._storage.load(self._run.checkpoint_id)
-        await self._workflow._runner.restore_checkpoint(checkpoint)
+        await self._engine.restore(checkpoint)
 
     async def _snapshot(self, pending: Sequence[str]) -> str:
         """The one snapshot of a drive: the workflow as it waits on `pending`, kept to commit.
 
-        MAF snapshots a workflow run with a checkpoint storage after every superstep (its
+        MAF snapshots a graph run with a checkpoint storage after every superstep (its
         executors' states serialized, the shared state deep-copied), and Baton only ever commits
-        the last one: so the drive runs without a storage and takes the snapshot once, here, from
-        MAF's runner (`build_checkpoint`, as a nested `WorkflowExecutor` does). A snapshot that
-        does not hold every pending request would lose one on restart: `PauseNotDurable`.
+        the last one: so the drive runs a graph without a storage and takes the snapshot once,
+        here, from MAF's runner (`build_checkpoint`, as a nested `WorkflowExecutor` does); a
+        functional workflow's is the last MAF saved, with the answers its replay needs
+        (`workflows.platform.engine`). A snapshot that does not hold every pending request
+        would lose one on restart: `PauseNotDurable`.
         """
-        checkpoint = await self._workflow._runner.build_checkpoint()
+        checkpoint = await self._engine.snapshot()
         missing = set(pending) - set(checkpoint.pending_request_info_events)
         if missing:
             raise PauseNotDurable(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Final, Literal
 
-from agent_framework import Workflow, WorkflowViz
+from agent_framework import FunctionalWorkflow, Workflow, WorkflowViz
 from pydantic import BaseModel, ConfigDict
 
 _NODE: Final = re.compile(r'^\s*"(?P<id>[^"]+)" \[(?P<attrs>[^\]]*)\];$')
@@ -55,7 +55,7 @@ class WorkflowGraph(BaseModel):
     mermaid: str
 
 
-def describe(workflow: Workflow) -> WorkflowGraph:
+def describe(workflow: Workflow | FunctionalWorkflow) -> WorkflowGraph:
     """The graph of `workflow`, as `WorkflowViz` draws it.
 
     Args:
@@ -63,7 +63,18 @@ def describe(workflow: Workflow) -> WorkflowGraph:
 
     Returns:
         Its nodes in the order MAF lists them (the start node first), edges, start and Mermaid.
+        A functional workflow is one function, and MAF names it as the source of every request
+        it asks: one node, its name.
     """
+    if isinstance(workflow, FunctionalWorkflow):
+        name = workflow.name
+        return WorkflowGraph(
+            name=name,
+            start=name,
+            nodes=(GraphNode(id=name, label=name, start=True),),
+            edges=(),
+            mermaid=f'flowchart TD\n  n0["{name}"];',
+        )
     viz = WorkflowViz(workflow)
     nodes: dict[str, GraphNode] = {}
     edges: list[GraphEdge] = []

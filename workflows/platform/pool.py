@@ -29,11 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_framework import Workflow, WorkflowCheckpoint
+from agent_framework import FunctionalWorkflow, Workflow, WorkflowCheckpoint
 
 from executors.platform.agents import agents_of, workflows_of
 from executors.platform.services import RunServices
 from workflows.platform.attributes import install as carry_attributes
+from workflows.platform.engine import Instance
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.state import install as lean_state
 
@@ -51,13 +52,13 @@ many as drive at once (`BATON_WORKER_CONCURRENCY`); more drives at once build mo
 class Built:
     """A built workflow instance, with the services its executors hold."""
 
-    workflow: Workflow
+    workflow: Instance
     services: RunServices
     pristine: WorkflowCheckpoint | None = None
     """The checkpoint of the instance as built (reusable workflows only): what a reset restores."""
 
 
-def new_instance(spec: WorkflowSpec, services: RunServices) -> Workflow:
+def new_instance(spec: WorkflowSpec, services: RunServices) -> Instance:
     """A new instance of `spec`, made ready to be driven as Baton drives every one.
 
     Built with `services`; its runner on Baton's lean state (`workflows.platform.state`); its
@@ -65,9 +66,12 @@ def new_instance(spec: WorkflowSpec, services: RunServices) -> Workflow:
     checkpoint storage of its own, nor of its sub-workflows': a builder's
     `checkpoint_storage=...` (MAF's way to resume a run in one process) would save a checkpoint
     after every superstep of every drive to the author's storage. Baton keeps the one checkpoint
-    a pause needs in its store, and restores from there.
+    a pause needs in its store, and restores from there. A functional workflow has no runner
+    or executors: it is driven as built (`workflows.platform.engine`).
     """
     workflow = spec.graph(services)
+    if not isinstance(workflow, Workflow):
+        return workflow
     lean_state(workflow)
     carry_attributes(workflow, spec.allow_list(workflow))
     for each in workflows_of(workflow):
@@ -101,7 +105,7 @@ class WorkflowPool:
         workflow = new_instance(spec, services)
         services.transcript.follow(agents_of(workflow))
         built = Built(workflow, services)
-        if spec.reuse:
+        if spec.reuse and isinstance(workflow, Workflow):
             built.pristine = await workflow._runner.build_checkpoint()
         return built
 
@@ -112,18 +116,26 @@ class WorkflowPool:
         a run stays in memory between its drives: an idle instance holds no run's state, and its
         services point at no run. Only an instance whose drive ended without raising comes back:
         one that raised may have stopped in the middle of a superstep. One whose reset fails is
-        dropped.
+        dropped. A functional workflow keeps nothing of a run but MAF's replay state (its engine
+        never replays from it): that is cleared.
         """
-        if not spec.reuse or built.pristine is None:
+        if not spec.reuse:
             return
         idle = self._idle.setdefault(spec.name, [])
         if len(idle) >= self.keep:
             return
-        try:
-            await built.workflow._runner.restore_checkpoint(built.pristine)
-        except Exception:  # an executor's restore hook failed: build anew next time
-            logger.exception("a kept workflow could not be reset", extra={"workflow": spec.name})
+        if isinstance(built.workflow, FunctionalWorkflow):
+            built.workflow._clear_replay_state()
+        elif built.pristine is None:
             return
+        else:
+            try:
+                await built.workflow._runner.restore_checkpoint(built.pristine)
+            except Exception:  # an executor's restore hook failed: build anew next time
+                logger.exception(
+                    "a kept workflow could not be reset", extra={"workflow": spec.name}
+                )
+                return
         built.services.rebind("", {}, None)  # no run: what the last one left goes with its lists
         idle.append(built)
 

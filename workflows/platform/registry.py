@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_framework import Workflow
 from pydantic import BaseModel
 
 from baton.errors import WorkflowNotFound
@@ -26,10 +25,12 @@ from executors.platform.services import CaseContext, Resources, RunServices
 from human.kinds import CHECKPOINT_TYPES, schema_of
 from human.policy import EditedCall, Invariant, Route
 from workflows.platform.checkpoints import checkpoint_types_of, type_key
+from workflows.platform.engine import Instance, as_instance
 
 logger = logging.getLogger(__name__)
 
-Builder = Callable[[RunServices], Workflow]
+Builder = Callable[[RunServices], Any]
+"""Builds an instance: a MAF `Workflow` (a graph), or a functional workflow or its definition."""
 InvariantCheck = Callable[[EditedCall, Resources], Awaitable[str | None]]
 """An invariant as a workflow writes it: the edited call, the process's resources (`Resources`)."""
 Adapters = Callable[[RunServices], Sequence[RequestAdapter]]
@@ -57,33 +58,29 @@ class WorkflowSpec:
     _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
     _schemas: dict[type, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
-    def graph(self, services: RunServices) -> Workflow:
-        """A new instance of the workflow: what its builder returns, if it is a graph.
+    def graph(self, services: RunServices) -> Instance:
+        """A new instance of the workflow: what its builder returns.
 
-        MAF's functional workflows (`@workflow` and `@step`, a `FunctionalWorkflow`) replay a
-        function rather than run a graph, and Baton drives graphs only: such a builder is a
-        `TypeError` saying so, not an attribute missing deep in a drive.
+        A graph (`Workflow`), or a functional workflow (`@workflow`; a definition is built); any
+        other value is a `TypeError` saying what Baton drives, not an attribute missing deep in
+        a drive.
         """
         built: object = self.build(services)
-        if not isinstance(built, Workflow):
-            kind = type(built).__name__
-            hint = (
-                " (MAF's functional `@workflow`, which Baton does not drive yet: build the steps "
-                "as executors with WorkflowBuilder)"
-                if kind.startswith("FunctionalWorkflow")
-                else ""
-            )
+        instance = as_instance(built)
+        if instance is None:
             raise TypeError(
-                f"the builder of workflow {self.name!r} returned a {kind}{hint}; Baton drives "
-                "MAF graph workflows, a Workflow that WorkflowBuilder builds"
+                f"the builder of workflow {self.name!r} returned a {type(built).__name__}; "
+                "Baton drives MAF workflows: a Workflow (WorkflowBuilder, an orchestration) or a "
+                "functional @workflow"
             )
-        return built
+        return instance
 
-    def allow_list(self, workflow: Workflow) -> frozenset[str]:
+    def allow_list(self, workflow: Instance) -> frozenset[str]:
         """The checkpoint allow-list of a built instance: the registered types and those found.
 
-        Found once per process (every build of a workflow is the same graph): the types its
-        executors take, send, ask and are answered (`checkpoint_types_of`).
+        Found once per process (every build of a workflow is the same): the types its executors
+        take, send, ask and are answered, or a functional workflow's function and steps take and
+        return (`checkpoint_types_of`).
         """
         found = self._found.get("types")
         if found is None:
@@ -105,7 +102,7 @@ class WorkflowSpec:
         """The JSON Schema of the workflow's input."""
         return self.input_model.model_json_schema()
 
-    def request_adapters(self, services: RunServices, workflow: Workflow) -> list[RequestAdapter]:
+    def request_adapters(self, services: RunServices, workflow: Instance) -> list[RequestAdapter]:
         """The workflow's request adapters, then those every workflow has, in this order.
 
         Baton's own kind models; MAF's tool approvals of the workflow's agents; a handoff's turns

@@ -1,0 +1,241 @@
+"""MAF's functional workflows (`@workflow`, `@step`) run on Baton with a registration alone.
+
+MAF replays a functional workflow's function from its top at every answer: each `@step` returns
+its cached result and each `ctx.request_info` the response it is handed, so a run that asks in
+rounds needs every earlier answer at every replay. Each drive here gets an instance of its own,
+built for it or kept and reset, so what a replay needs can come only from the run's committed
+checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+import zlib
+from typing import Any
+
+import pytest
+from agent_framework import InMemoryCheckpointStorage, RunContext, workflow
+from agent_framework._workflows._checkpoint_encoding import decode_checkpoint_value
+from pydantic import BaseModel
+
+from baton.api import check_workflow
+from baton.wiring import Parts
+from human.store.base import RequestFilter
+from tests.fixtures.forgetful_workflow import Tally
+from tests.samples import functional_rounds
+from tests.samples.functional_rounds import Review
+from workflows.platform import registry
+from workflows.platform.engine import ANSWERS, engine_for
+from workflows.platform.graph import describe
+
+registry.load("tests.samples.functional_rounds, tests.samples.functional_review")
+
+ROUNDS = [
+    {"decision": "answer", "answer": {"approved": False, "note": "shorter"}},
+    {"decision": "answer", "answer": {"approved": False, "note": "warmer"}},
+    {"decision": "answer", "answer": {"approved": True}},
+    {"decision": "answer", "answer": "the blog"},
+]
+DONE = (
+    "A draft on pauses (revised: shorter) (revised: warmer) approved in round 3 for the blog "
+    "after: ['shorter', 'warmer']"
+)
+
+
+async def _pending(parts: Parts, run_id: str) -> Any:
+    page = await parts.requests.list(RequestFilter(run_id=run_id, status="pending"))
+    [request] = page.items
+    return request
+
+
+async def _answer(parts: Parts, run_id: str, answer: dict[str, Any]) -> Any:
+    request = await _pending(parts, run_id)
+    lee = await parts.store.get_user("lee")
+    assert lee is not None
+    await parts.requests.respond(request.id, answer, responder=lee)
+    await parts.worker.drain()
+    return request
+
+
+async def test_a_run_asking_in_rounds_replays_every_answer_from_its_checkpoint(
+    parts: Parts,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    functional_rounds.DRAFTS.clear()
+    run = await parts.runtime.start("functional_rounds", {"topic": "pauses"}, actor="sam")
+    await parts.worker.drain()
+    asked = [await _answer(parts, run.id, answer) for answer in ROUNDS]
+    done = await parts.runtime.get(run.id)
+
+    assert done.status == "completed", done.error
+    assert done.output == DONE
+    assert functional_rounds.DRAFTS == ["pauses"]  # the @step ran once, in the first drive
+    assert [r.kind for r in asked] == ["input"] * 4
+    assert [r.context["round"] for r in asked[:3]] == [1, 2, 3]
+    assert {r.executor_id for r in asked} == {"functional_rounds"}
+    assert "Draft review" in asked[0].title
+    assert asked[3].context == {
+        "draft": "A draft on pauses (revised: shorter) (revised: warmer)",
+        "ask": "Where should it go?",
+    }
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("agent_framework")]
+    assert not [s for s in said if "still pending" in s], said
+
+
+async def test_the_answers_a_replay_needs_are_in_the_committed_checkpoint(
+    parts: Parts,
+) -> None:
+    run = await parts.runtime.start("functional_rounds", {"topic": "pauses"}, actor="sam")
+    await parts.worker.drain()
+    for answer in ROUNDS[:2]:
+        await _answer(parts, run.id, answer)
+    paused = await parts.runtime.get(run.id)
+    assert paused.checkpoint_id is not None
+    body = await parts.store.load_checkpoint(paused.checkpoint_id)
+    assert body is not None
+    state = decode_checkpoint_value(
+        json.loads(zlib.decompress(body)),
+        allowed_types=registry.get("functional_rounds").allow_list(
+            functional_rounds.rounds.build()
+        ),
+    )["state"]
+
+    answers = state[ANSWERS]
+    assert sorted(answers) == ["auto::0", "auto::1"]
+    assert answers["auto::1"] == functional_rounds.Review(approved=False, note="warmer")
+    assert list(state["_step_cache"].values()) == ["A draft on pauses"]
+
+
+async def test_kept_instances_carry_nothing_from_one_run_to_the_other(
+    parts: Parts,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = dataclasses.replace(registry.get("functional_rounds"), reuse=True)
+    monkeypatch.setitem(registry._REGISTRY, "functional_rounds", spec)
+    runs = [
+        await parts.runtime.start("functional_rounds", {"topic": "pauses"}, actor="sam")
+        for _ in range(2)
+    ]
+    await parts.worker.drain()
+    for answer in ROUNDS:
+        for run in runs:  # turn about, on the instances the pool keeps
+            await _answer(parts, run.id, answer)
+
+    assert [(await parts.runtime.get(r.id)).output for r in runs] == [DONE, DONE]
+    idle = [built.workflow for built in parts.runtime.pool.idle("functional_rounds")]
+    # nothing of a run stays in memory between its drives: MAF's replay state is cleared
+    assert idle
+    assert [(w._last_message, w._last_step_cache) for w in idle] == [(None, {})] * len(idle)  # type: ignore[union-attr]
+
+
+async def test_baton_check_drives_a_functional_workflow_pause_by_pause() -> None:
+    rounds = await check_workflow(
+        "functional_rounds",
+        run_input={"topic": "pauses"},
+        answers={
+            "DraftReview": [{"approved": False, "note": "shorter"}, {"approved": True}],
+            "dict": "the blog",
+        },
+    )
+    review = await check_workflow("functional_review", answers={"dict": "more on alignment"})
+
+    assert rounds.clean, rounds.lines()
+    assert rounds.pauses == 3
+    assert [a.given for a in rounds.answered] == [True, True, True]
+    assert rounds.outputs == [
+        "A draft on pauses (revised: shorter) approved in round 2 for the blog after: ['shorter']"
+    ]
+    assert review.clean, review.lines()
+    assert review.outputs == [
+        "Revised: Draft document about 'AI Safety': Lorem ipsum dolo... "
+        "[Applied feedback: more on alignment]"
+    ]
+
+
+class Topic(BaseModel):
+    topic: str = "x"
+
+
+with warnings.catch_warnings():  # experimental in MAF: said once a process
+    warnings.simplefilter("ignore")
+
+    @workflow(name="asks_for_a_tally")
+    async def asks_for_a_tally(given: Topic, ctx: RunContext) -> str:
+        tally = await ctx.request_info(Tally(), Tally)  # a class of another module
+        return f"{given.topic}: {tally.turns}"
+
+
+async def test_a_request_of_a_type_the_allow_list_lacks_is_a_pause_not_durable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = registry.WorkflowSpec(
+        name="asks_for_a_tally",
+        description="",
+        input_model=Topic,
+        build=lambda services: asks_for_a_tally,
+    )
+    monkeypatch.setitem(registry._REGISTRY, spec.name, spec)
+    listed = registry.WorkflowSpec(
+        name=spec.name,
+        description="",
+        input_model=Topic,
+        build=spec.build,
+        allowed_types=frozenset({"tests.fixtures.forgetful_workflow:Tally"}),
+    )
+
+    refused = await check_workflow(spec.name, run_input={"topic": "x"})
+    monkeypatch.setitem(registry._REGISTRY, spec.name, listed)
+    allowed = await check_workflow(spec.name, run_input={"topic": "x"}, answers={"Tally": {}})
+
+    [finding] = refused.not_durable
+    assert "tests.fixtures.forgetful_workflow:Tally" in finding.reason
+    assert allowed.clean, allowed.lines()
+    assert allowed.outputs == ["x: 0"]
+
+
+async def test_one_engine_carries_a_run_through_its_rounds_without_maf_s_replay_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # what a drive does when an adapter answers at once (a policy): runs again on one instance
+    engine = engine_for(functional_rounds.rounds.build(), InMemoryCheckpointStorage())
+    results = [await engine.run("pauses")]
+    for review in (Review(approved=False, note="shorter"), Review(approved=True)):
+        [asked] = results[-1].get_request_info_events()
+        results.append(await engine.run(responses={str(asked.request_id): review}))
+    [asked] = results[-1].get_request_info_events()
+    done = await engine.run(responses={str(asked.request_id): "the blog"})
+
+    assert done.get_outputs() == [
+        "A draft on pauses (revised: shorter) approved in round 2 for the blog after: ['shorter']"
+    ]
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("agent_framework")]
+    assert said == []
+
+
+def test_a_functional_workflow_is_drawn_as_one_node_the_source_of_its_requests() -> None:
+    graph = describe(functional_rounds.rounds.build())
+
+    assert [(n.id, n.start) for n in graph.nodes] == [("functional_rounds", True)]
+    assert graph.start == "functional_rounds"
+    assert graph.edges == ()
+
+
+async def test_a_builder_returning_no_maf_workflow_is_told_what_baton_drives(
+    parts: Parts,
+) -> None:
+    spec = registry.WorkflowSpec(
+        name="not_a_workflow",
+        description="",
+        input_model=Topic,
+        build=lambda services: "a graph, I promise",
+    )
+
+    with pytest.raises(TypeError) as told:
+        await parts.runtime.pool.take(spec, "run_1", {"topic": "x"}, None)
+
+    assert str(told.value) == (
+        "the builder of workflow 'not_a_workflow' returned a str; Baton drives MAF workflows: "
+        "a Workflow (WorkflowBuilder, an orchestration) or a functional @workflow"
+    )

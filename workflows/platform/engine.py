@@ -1,0 +1,166 @@
+"""How a drive runs, snapshots and restores a workflow instance, whichever kind MAF built.
+
+MAF builds two kinds of workflow, and a drive (`workflows.platform.drive`) needs three things of
+either: run it (on its first message, or on responses to its pending requests), take the one
+snapshot a pause commits, and restore a committed snapshot into a new instance.
+
+- A **graph** (`Workflow`, from `WorkflowBuilder` or an orchestration) runs superstep by
+  superstep; its runner builds a checkpoint of where it stands and restores one it is handed
+  (what a nested `WorkflowExecutor` does), so the drive runs it with no checkpoint storage and
+  snapshots once, at the pause.
+- A **functional** workflow (`@workflow` and `@step`, a `FunctionalWorkflow`, experimental in MAF
+  1.26) runs a function. Asked for a person, it raises out of the function, and on the answer
+  MAF *replays* the function from its top: each `@step` returns its cached result, and each
+  `ctx.request_info` the response it is given by request id. MAF saves a checkpoint after each
+  step and at the pause (the steps' cache, the function's state, its first message, the pending
+  requests), but not the responses: a caller must hand the replay every answer given so far
+  (MAF's docs: "accumulate prior answers across multi-round HITL"). So this engine keeps them in
+  the checkpoint it commits, under `ANSWERS` (MAF restores no key that starts with `_` into the
+  function's state), and every run after the first restores the run's latest checkpoint with
+  all of them.
+
+`engine_for(instance, storage)` gives the drive either, over the storage the drive's snapshots go
+to (`RunCheckpointStorage`, or MAF's own in `baton check`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any, Protocol, TypeAlias
+
+from agent_framework import (
+    CheckpointStorage,
+    FunctionalWorkflow,
+    FunctionalWorkflowDefinition,
+    Workflow,
+    WorkflowCheckpoint,
+    WorkflowRunResult,
+)
+from agent_framework.exceptions import WorkflowCheckpointException
+
+Instance: TypeAlias = Workflow | FunctionalWorkflow
+"""A built workflow as Baton drives it: a graph, or a functional workflow."""
+
+ANSWERS = "_baton_answers"
+"""The key of a functional workflow's checkpoint state holding every answer its replay needs."""
+
+
+class Engine(Protocol):
+    """Runs one workflow instance for a drive, snapshots it at a pause, restores a snapshot."""
+
+    async def run(
+        self, message: Any = None, *, responses: dict[str, Any] | None = None
+    ) -> WorkflowRunResult:
+        """Start the instance on `message`, or carry it on with `responses` by request id."""
+        ...
+
+    async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
+        """Put the instance where `checkpoint` (a committed snapshot) has it."""
+        ...
+
+    async def snapshot(self) -> WorkflowCheckpoint:
+        """A new checkpoint of the instance where it stands (not saved anywhere)."""
+        ...
+
+
+def as_instance(built: object) -> Instance | None:
+    """`built` as an instance Baton drives (a functional definition is built), else None."""
+    if isinstance(built, FunctionalWorkflowDefinition):
+        return built.build()
+    if isinstance(built, Workflow | FunctionalWorkflow):
+        return built
+    return None
+
+
+def engine_for(instance: Instance, storage: CheckpointStorage) -> Engine:
+    """The engine of `instance`; a functional one reads and saves its checkpoints in `storage`."""
+    if isinstance(instance, FunctionalWorkflow):
+        return FunctionalEngine(instance, storage)
+    return GraphEngine(instance)
+
+
+class GraphEngine:
+    """A graph workflow: run with no checkpoint storage, snapshot and restore by its runner."""
+
+    def __init__(self, workflow: Workflow) -> None:
+        self._workflow = workflow
+
+    async def run(
+        self, message: Any = None, *, responses: dict[str, Any] | None = None
+    ) -> WorkflowRunResult:
+        """One `run()`, no storage: MAF takes no snapshot per superstep (`snapshot` takes one)."""
+        if responses is not None:
+            return await self._workflow.run(responses=responses)
+        return await self._workflow.run(message)
+
+    async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
+        """The runner applies the checkpoint; the next `run(responses=...)` continues from it."""
+        await self._workflow._runner.restore_checkpoint(checkpoint)
+
+    async def snapshot(self) -> WorkflowCheckpoint:
+        """The runner's checkpoint of where the workflow stands."""
+        return await self._workflow._runner.build_checkpoint()
+
+
+class FunctionalEngine:
+    """A functional workflow: each run after the first replays from the latest checkpoint."""
+
+    def __init__(self, workflow: FunctionalWorkflow, storage: CheckpointStorage) -> None:
+        self._workflow = workflow
+        self._storage = _Noting(storage)
+        self._latest: WorkflowCheckpoint | None = None
+        self._answers: dict[str, Any] = {}
+
+    async def run(
+        self, message: Any = None, *, responses: dict[str, Any] | None = None
+    ) -> WorkflowRunResult:
+        """Start on `message`, or replay from the latest checkpoint with every answer so far."""
+        # A run that paused keeps MAF's in-process replay state, and MAF warns of it at every
+        # restore; this engine never replays from it (each run names its checkpoint).
+        self._workflow._clear_replay_state()
+        if responses is None:
+            self._answers = {}
+            result = await self._workflow.run(message, checkpoint_storage=self._storage)
+        else:
+            if self._latest is None:
+                raise WorkflowCheckpointException("a functional workflow resumes from a checkpoint")
+            self._answers = {**self._answers, **responses}
+            result = await self._workflow.run(
+                responses=dict(self._answers),
+                checkpoint_id=self._latest.checkpoint_id,
+                checkpoint_storage=self._storage,
+            )
+        if self._storage.last is not None:
+            self._latest = self._storage.last
+        return result
+
+    async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
+        """The next run replays from `checkpoint`, with the answers it holds."""
+        self._latest = checkpoint
+        self._answers = dict(checkpoint.state.get(ANSWERS) or {})
+
+    async def snapshot(self) -> WorkflowCheckpoint:
+        """The latest checkpoint MAF saved (or the one restored), with every answer so far."""
+        if self._latest is None:
+            raise WorkflowCheckpointException("the functional workflow saved no checkpoint")
+        return dataclasses.replace(
+            self._latest,
+            checkpoint_id=str(uuid.uuid4()),
+            state={**self._latest.state, ANSWERS: dict(self._answers)},
+        )
+
+
+class _Noting:
+    """A checkpoint storage that remembers the last checkpoint saved through it."""
+
+    def __init__(self, storage: CheckpointStorage) -> None:
+        self._storage = storage
+        self.last: WorkflowCheckpoint | None = None
+
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        self.last = checkpoint
+        return await self._storage.save(checkpoint)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._storage, name)
