@@ -4,7 +4,8 @@ Seeds the demo into a fresh database, serves it with `baton serve` (a real child
 movable clock), drives requests to every state through the API (pending, two approvers half
 done, escalated to managers, rejected, refunded, a question, a takeover, a review, a typed
 input, MAF's own `sub_workflow_parallel_requests.py` sample's two at once and its
-`agents_with_HITL.py` draft with its conversation) and writes a full-page
+`agents_with_HITL.py` draft with its conversation, a functional `@workflow`'s second round) and
+writes a full-page
 PNG of each page as each demo person sees it, at 1366x768 and 390x844, into `var/screenshots/`
 (git-ignored). Run: `.venv/bin/python -m tests.screenshots`.
 """
@@ -176,6 +177,20 @@ async def drive(demo: Demo, clock: MovableClock) -> dict[str, str]:
     pages["run-maf-sample"] = maf  # MAF's own sample: two requests waiting at once
     draft = await demo.start({"workflow": "agents_hitl", "input": {}}, who="sam")
     pages["request-input-conversation"] = (await demo.open_request(draft, "input"))["id"]
+    rounds = await demo.start(
+        {"workflow": "functional_rounds", "input": {"topic": "the spring launch"}}, who="sam"
+    )
+    first = await demo.open_request(rounds, "input")
+    revise = {"decision": "answer", "answer": {"approved": False, "note": "shorter"}}
+    await demo.answer(first["id"], "lee", revise)
+
+    async def second_round() -> str | None:
+        run = await demo.run(rounds)
+        asked = [r for r in run["requests"] if r["status"] == "pending"]
+        return asked[0]["id"] if asked else None
+
+    pages["request-input-functional"] = await _until(second_round, "the second round's request")
+    pages["run-functional"] = rounds  # a functional @workflow: one node, its second round
 
     clock.jump(seconds=100)
     escalated = await _until(
@@ -232,7 +247,12 @@ async def main() -> None:
                 "BATON_SECRET_KEY": SECRET,
                 "BATON_WORKFLOWS": ",".join(
                     f"tests.samples.{name}"
-                    for name in ("typed_review", "parallel_requests", "agents_hitl")
+                    for name in (
+                        "typed_review",
+                        "parallel_requests",
+                        "agents_hitl",
+                        "functional_rounds",
+                    )
                 ),
                 "BATON_LOG_LEVEL": "WARNING",
                 "PYTHONPATH": str(ROOT),
@@ -295,11 +315,18 @@ async def shoot(
         (lee, "request-input"),
         (lee, "request-input-maf-sample"),
         (lee, "request-input-conversation"),
+        (lee, "request-input-functional"),
         (max_, "request-escalated"),
     ]
     for context, name in shots:
         written += await photograph(context, f"/requests/{pages[name]}", name)
-    for name in ("run-waiting", "run-rejected", "run-refunded", "run-maf-sample"):
+    for name in (
+        "run-waiting",
+        "run-rejected",
+        "run-refunded",
+        "run-maf-sample",
+        "run-functional",
+    ):
         written += await photograph(lee, f"/runs/{pages[name]}", name)
     written += await photograph(sam, f"/runs/{pages['run-support']}", "run-support")
     written += await photograph(max_, f"/runs/{pages['run-escalated']}", "run-escalated")

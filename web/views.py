@@ -406,9 +406,12 @@ def _message(entry: Any) -> dict[str, Any] | None:
         text = f"asked {entry.get('team')} ({entry.get('kind')}): {entry.get('title')}"
         return {"role": "baton", "speaker": "Baton", "text": text}
     if kind == "answer":
-        note = f": {entry['text']}" if entry.get("text") else ""
-        text = f"{entry.get('by')} answered with {entry.get('decision')}{note}"
-        return {"role": "person", "speaker": str(entry.get("by") or "Person"), "text": text}
+        said = entry.get("text")
+        person = {"role": "person", "speaker": str(entry.get("by") or "Person")}
+        text = f"{entry.get('by')} answered with {entry.get('decision')}"
+        if isinstance(said, dict | list):  # a typed answer: its fields, as the audit shows them
+            return person | {"text": text, "data": said, "raw": _raw(said)}
+        return person | {"text": f"{text}: {said}" if said else text}
     said = entry.get("text", entry.get("content"))
     text = said if isinstance(said, str) else ("" if said is None else str(said))
     if not text.strip():
