@@ -214,6 +214,42 @@ async def test_one_engine_carries_a_run_through_its_rounds_without_maf_s_replay_
     assert said == []
 
 
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+
+    @workflow(name="versioned")
+    async def version_1(topic: str, ctx: RunContext) -> str:
+        return f"{topic}: {await ctx.request_info({'topic': topic}, str)}"
+
+    @workflow(name="versioned")
+    async def version_2(topic: str, ctx: RunContext) -> str:
+        return f"{topic}! {await ctx.request_info({'topic': topic}, str)}"
+
+
+async def test_a_run_paused_on_code_a_deploy_changed_fails_saying_so(
+    parts: Parts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MAF refuses to replay a checkpoint of another version of a function: the run fails."""
+    spec = registry.WorkflowSpec(
+        name="versioned",
+        description="",
+        input_model=Topic,
+        build=lambda services: version_1,
+        start_message=lambda given: given.topic,
+    )
+    monkeypatch.setitem(registry._REGISTRY, spec.name, spec)
+    run = await parts.runtime.start("versioned", {"topic": "x"}, actor="sam")
+    await parts.worker.drain()
+    deployed = dataclasses.replace(spec, build=lambda services: version_2)
+    monkeypatch.setitem(registry._REGISTRY, spec.name, deployed)
+    await _answer(parts, run.id, {"decision": "answer", "answer": "yes"})
+    failed = await parts.runtime.get(run.id)
+
+    assert failed.status == "failed"
+    assert failed.error is not None
+    assert "was created by a different version of workflow 'versioned'" in failed.error
+
+
 def test_a_functional_workflow_is_drawn_as_one_node_the_source_of_its_requests() -> None:
     graph = describe(functional_rounds.rounds.build())
 
