@@ -278,3 +278,67 @@ def example(schema: dict[str, Any], root: dict[str, Any] | None = None) -> Any:
         return int(start) if kind == "integer" or float(start).is_integer() else start
     simple: dict[str, Any] = {"boolean": True, "string": "text", "array": [], "null": None}
     return simple.get(kind, "text")
+
+
+# values an answer repeats from its request ----------------------------------------------------
+
+_JSON_TYPES: Final = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+
+ECHOED: Final = "Filled in from the request."
+
+
+def echoed(schema: dict[str, Any], data: Any) -> dict[str, Any]:
+    """An object answer's `schema`, each field its request's data holds by name filled in.
+
+    An answer type may have to repeat a value of its request (MAF's
+    `workflow_as_agent_human_in_the_loop.py`: a `ReviewResponse` repeats the `request_id` of the
+    `ReviewRequest` inside the request), which no person should have to copy by hand. A field of
+    the answer whose name is a field of the request data, or of an object inside it (one level
+    down), holding a plain value (text, number, yes/no) of the field's own type, gets that value
+    as its default and says so (its description, where it has none): the form shows it filled
+    in (and editable), and an answer that leaves it out is given it (`with_defaults`). It stays
+    required, as the workflow needs it. A name found with two different values is left alone.
+    """
+    properties = schema.get("properties")
+    if (
+        schema.get("type") != "object"
+        or not isinstance(properties, dict)
+        or not isinstance(data, dict)
+    ):
+        return schema
+    found: dict[str, set[str]] = {}
+    values: dict[str, Any] = {}
+    for holder in [data, *(v for v in data.values() if isinstance(v, dict))]:
+        for name, value in holder.items():
+            if isinstance(value, str | int | float) and name in properties:  # bool is an int
+                found.setdefault(name, set()).add(json.dumps(value))
+                values[name] = value
+    filled = dict(properties)
+    for name, seen in found.items():
+        kind = json_type(resolve(dict(properties[name]), schema).schema)
+        value = values[name]
+        fits = isinstance(value, _JSON_TYPES.get(kind, ())) and (
+            kind == "boolean" or not isinstance(value, bool)
+        )
+        if len(seen) == 1 and fits and "default" not in properties[name]:
+            filled[name] = {"description": ECHOED, **properties[name], "default": value}
+    return {**schema, "properties": filled} if filled != properties else schema
+
+
+def with_defaults(schema: dict[str, Any], value: Any) -> Any:
+    """An object answer with each field it leaves out that `schema` gives a default filled in."""
+    properties = schema.get("properties")
+    if not isinstance(value, dict) or not isinstance(properties, dict):
+        return value
+    given = {
+        name: field["default"]
+        for name, field in properties.items()
+        if isinstance(field, dict) and "default" in field and name not in value
+    }
+    return {**given, **value} if given else value

@@ -45,7 +45,7 @@ from human.access import (
     release_scope,
     viewer_of,
 )
-from human.answer_schema import answer_schema
+from human.answer_schema import answer_schema, with_defaults
 from human.kinds import KINDS, Kind
 from human.policy import Decision, EditedCall, Invariant, Policy, consequences
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
@@ -539,6 +539,7 @@ def _check_option(request: HumanRequest, answer: str) -> None:
 def _typed_answer(request: HumanRequest, value: Any) -> Any:
     """An input's answer as a value of the workflow's type, or `InvalidAnswer` naming the field."""
     schema = answer_schema(request)
+    value = with_defaults(schema, value)  # what the answer repeats of its request (`echoed`)
     canonical, problems = typed.check(request.payload.get("answer_type"), schema, value)
     if problems:
         errors = [_err(["answer", *loc], msg) for loc, msg in problems]

@@ -4,10 +4,10 @@ Seeds the demo into a fresh database, serves it with `baton serve` (a real child
 movable clock), drives requests to every state through the API (pending, two approvers half
 done, escalated to managers, rejected, refunded, a question, a takeover, a review, a typed
 input, MAF's own `sub_workflow_parallel_requests.py` sample's two at once and its
-`agents_with_HITL.py` draft with its conversation, a functional `@workflow`'s second round) and
-writes a full-page
-PNG of each page as each demo person sees it, at 1366x768 and 390x844, into `var/screenshots/`
-(git-ignored). Run: `.venv/bin/python -m tests.screenshots`.
+`agents_with_HITL.py` draft with its conversation, a functional `@workflow`'s second round, an
+answer that repeats its request's id) and writes a full-page PNG of each page as each demo
+person sees it, at 1366x768 and 390x844, into `var/screenshots/` (git-ignored). Run:
+`.venv/bin/python -m tests.screenshots`.
 """
 
 from __future__ import annotations
@@ -191,6 +191,8 @@ async def drive(demo: Demo, clock: MovableClock) -> dict[str, str]:
 
     pages["request-input-functional"] = await _until(second_round, "the second round's request")
     pages["run-functional"] = rounds  # a functional @workflow: one node, its second round
+    echo = await demo.start({"workflow": "echoed_review", "input": {}}, who="sam")
+    pages["request-input-echo"] = (await demo.open_request(echo, "input"))["id"]
 
     clock.jump(seconds=100)
     escalated = await _until(
@@ -252,6 +254,7 @@ async def main() -> None:
                         "parallel_requests",
                         "agents_hitl",
                         "functional_rounds",
+                        "echoed_review",
                     )
                 ),
                 "BATON_LOG_LEVEL": "WARNING",
@@ -316,6 +319,7 @@ async def shoot(
         (lee, "request-input-maf-sample"),
         (lee, "request-input-conversation"),
         (lee, "request-input-functional"),
+        (lee, "request-input-echo"),
         (max_, "request-escalated"),
     ]
     for context, name in shots:

@@ -38,6 +38,7 @@ from executors.platform.adapters import (
 from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
 from human import typed
+from human.answer_schema import echoed
 from human.kinds import (
     KINDS,
     ApprovalAnswer,
@@ -351,6 +352,7 @@ class TypedInputs:
             ) from exc
         shown = typed.as_json(data, fallback=maf_value)
         fields = shown if isinstance(shown, dict) else {"request": shown}
+        answer_schema = echoed(answer_schema, shown)
         request_type = f"{type(data).__module__}:{type(data).__qualname__}"
         route, rule = self._route(type(data), executor, request_type)
         words = {**fields, "executor": executor}

@@ -17,7 +17,9 @@ in plain attributes, which Baton carries in its checkpoints (`workflows.platform
 the second asks a person about a draft whose request data holds MAF's `Message`s.
 `functional_review` is MAF's functional sample `python/samples/03-workflows/functional/
 hitl_review.py` as MAF wrote it (its `main()` left out), and `functional_rounds` the shape of a
-functional workflow that asks in rounds, in a loop and from inside a step.
+functional workflow that asks in rounds, in a loop and from inside a step. `echoed_review` is the
+shape of `agents/workflow_as_agent_human_in_the_loop.py`: an answer type that repeats its
+request's id, which Baton fills in.
 """
 
 MODULES = ",".join(
@@ -35,5 +37,6 @@ MODULES = ",".join(
         "agents_hitl",
         "functional_review",
         "functional_rounds",
+        "echoed_review",
     )
 )

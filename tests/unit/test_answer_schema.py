@@ -7,7 +7,16 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 
-from human.answer_schema import bounds, choices, describe, example, label, option_label
+from human.answer_schema import (
+    bounds,
+    choices,
+    describe,
+    echoed,
+    example,
+    label,
+    option_label,
+    with_defaults,
+)
 
 
 class Parcel(BaseModel):
@@ -79,3 +88,62 @@ def test_only_a_few_values_make_choices() -> None:
     assert choices(schema(Literal["a", "b", "c", "d", "e", "f"])) == []
     assert choices(schema(Parcel)) == []
     assert choices(schema(int)) == []
+
+
+class Verdict(BaseModel):
+    request_id: str
+    round: int
+    approved: bool
+    score: float = 0.5
+    note: str
+
+
+def _verdict() -> dict[str, Any]:
+    return TypeAdapter(Verdict).json_schema()
+
+
+def test_an_answer_repeats_what_its_request_holds_by_name_filled_in_and_no_longer_required() -> (
+    None
+):
+    data = {"agent_request": {"request_id": "r-7", "draft": "..."}, "round": 2, "note": None}
+
+    schema = echoed(_verdict(), data)
+
+    assert schema["properties"]["request_id"]["default"] == "r-7"  # one level down
+    assert schema["properties"]["round"]["default"] == 2
+    assert "default" not in schema["properties"]["note"]  # no plain value to repeat
+    assert "default" not in schema["properties"]["approved"]
+    assert schema["required"] == _verdict()["required"]  # the workflow still needs each
+    assert schema["properties"]["request_id"]["description"] == "Filled in from the request."
+    assert with_defaults(schema, {"approved": True, "note": "ok"}) == {
+        "request_id": "r-7",
+        "round": 2,
+        "score": 0.5,
+        "approved": True,
+        "note": "ok",
+    }
+    assert (
+        with_defaults(schema, {"request_id": "mine", "approved": True, "note": ""})["request_id"]
+        == "mine"
+    )  # a value given stands
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"round": "2"},  # text for a number
+        {"round": True},  # yes/no for a number
+        {"approved": 1},  # a number for yes/no
+        {"a": {"round": 1}, "b": {"round": 2}},  # two values under one name
+        {"deep": {"deeper": {"round": 2}}},  # two levels down
+        {"score": 0.9},  # the type's own default stands
+        ["round", 2],  # no fields at all
+    ],
+)
+def test_nothing_is_filled_in_that_is_not_the_field_s_own_plain_value(data: Any) -> None:
+    assert echoed(_verdict(), data) == _verdict()
+
+
+def test_an_answer_that_is_no_object_is_left_as_it_is() -> None:
+    assert echoed({"type": "string"}, {"request_id": "r-7"}) == {"type": "string"}
+    assert with_defaults({"type": "string"}, "text") == "text"
