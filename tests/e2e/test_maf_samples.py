@@ -1,6 +1,6 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Eight shapes of MAF's human-in-the-loop samples and two of MAF's own samples as MAF wrote them
+Ten shapes of MAF's human-in-the-loop samples and three of MAF's own samples as MAF wrote them
 (`tests.samples`): each pauses, survives a kill -9 of `baton serve`, takes its typed answers over
 the API in a new process and ends with the sample's own output. In this process: a malformed
 typed answer is refused naming the field and changes nothing; the policies file decides a plain
