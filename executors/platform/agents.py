@@ -10,7 +10,8 @@ from agent_framework import FunctionTool, Workflow
 def workflows_of(workflow: object, depth: int = 0) -> list[Workflow]:
     """`workflow` and the sub-workflows it runs (`WorkflowExecutor`), theirs too, depth first.
 
-    None for a workflow that is no graph (MAF's functional `@workflow`: it has no executors).
+    None (an empty list) for a workflow that is no graph: MAF's functional `@workflow` has no
+    executors.
     """
     if not isinstance(workflow, Workflow):
         return []

@@ -7,6 +7,7 @@ its services, which Baton points at each drive's run (`RunServices.rebind`).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -77,7 +78,13 @@ class Resources:
         self._shared: dict[Any, Any] = {}
 
     async def get(self, opener: Opener[R]) -> R:
-        """The resource `opener` makes, opened on first use."""
+        """The resource `opener` makes, opened on first use.
+
+        It is opened in a task of its own, in a context of its own: the resource is the
+        process's, not the run's that first asked for it, so nothing of that run's drive (MAF
+        cancels every task a functional workflow's run made when it pauses) reaches the tasks
+        the resource keeps. A caller cancelled while it opens leaves it to finish, kept.
+        """
         found = self._open.get(opener)
         if found is None:
             async with self._lock:
@@ -85,8 +92,16 @@ class Resources:
                 if found is None:
                     if self._database_url is None:
                         raise InvalidSettings("this runtime was given no database URL to open with")
-                    found = self._open[opener] = await opener(self._database_url)
+                    found = await asyncio.shield(self._opening(opener, self._database_url))
         return found  # type: ignore[return-value]
+
+    def _opening(self, opener: Opener[R], database_url: str) -> asyncio.Task[R]:
+        async def opened() -> R:
+            resource = await opener(database_url)
+            self._open[opener] = resource
+            return resource
+
+        return asyncio.get_running_loop().create_task(opened(), context=contextvars.Context())
 
     def shared(self, make: Callable[[Resources], T]) -> T:
         """What `make` makes of this process's resources, made once per process and then shared.

@@ -9,6 +9,7 @@ checkpoint.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import warnings
@@ -16,17 +17,25 @@ import zlib
 from typing import Any
 
 import pytest
-from agent_framework import InMemoryCheckpointStorage, RunContext, workflow
+from agent_framework import (
+    InMemoryCheckpointStorage,
+    RunContext,
+    WorkflowCheckpoint,
+    step,
+    workflow,
+)
 from agent_framework._workflows._checkpoint_encoding import decode_checkpoint_value
 from pydantic import BaseModel
 
 from baton.api import check_workflow
 from baton.wiring import Parts
+from executors.platform.services import Resources
 from human.store.base import RequestFilter
 from tests.fixtures.forgetful_workflow import Tally
 from tests.samples import functional_rounds
 from tests.samples.functional_rounds import Review
 from workflows.platform import registry
+from workflows.platform.checkpoints import checkpoint_types_of
 from workflows.platform.engine import ANSWERS, engine_for
 from workflows.platform.graph import describe
 
@@ -142,6 +151,7 @@ async def test_baton_check_drives_a_functional_workflow_pause_by_pause() -> None
     review = await check_workflow("functional_review", answers={"dict": "more on alignment"})
 
     assert rounds.clean, rounds.lines()
+    assert rounds.lines()[-1] == "clean: every pause is durable"  # no executors to lose state
     assert rounds.pauses == 3
     assert [a.given for a in rounds.answered] == [True, True, True]
     assert rounds.outputs == [
@@ -248,6 +258,175 @@ async def test_a_run_paused_on_code_a_deploy_changed_fails_saying_so(
     assert failed.status == "failed"
     assert failed.error is not None
     assert "was created by a different version of workflow 'versioned'" in failed.error
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+
+    @workflow(name="breaks_on_answer")
+    async def breaks_on_answer(given: Topic, ctx: RunContext) -> str:
+        said = await ctx.request_info({"topic": given.topic}, str)
+        raise ValueError(f"cannot use {said!r}")
+
+
+async def test_a_check_of_a_workflow_failing_after_an_answer_says_it_failed_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = registry.WorkflowSpec(
+        name="breaks_on_answer", description="", input_model=Topic, build=lambda s: breaks_on_answer
+    )
+    monkeypatch.setitem(registry._REGISTRY, spec.name, spec)
+
+    report = await check_workflow(spec.name, run_input={"topic": "x"}, answers={"dict": "this"})
+
+    assert report.failures == ["after pause 1: ValueError: cannot use 'this'"]
+    assert report.final_state == "FAILED"
+
+
+def _reading_services(*, replay_key: bool) -> registry.WorkflowSpec:
+    """A functional workflow built per drive whose step reads the run's services."""
+
+    def build(services: Any) -> object:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+
+            async def lookup(topic: str) -> str:
+                return f"{topic} for {services.run_id[:4]}"
+
+            wrapped = step(replay_key=lambda topic: topic)(lookup) if replay_key else step(lookup)
+
+            @workflow(name="reads_services")
+            async def reads_services(topic: str, ctx: RunContext) -> str:
+                found = await wrapped(topic)
+                return f"{found}: {await ctx.request_info({'found': found}, str)}"
+
+        return reads_services
+
+    return registry.WorkflowSpec(
+        name="reads_services",
+        description="",
+        input_model=Topic,
+        build=build,
+        start_message=lambda given: given.topic,
+    )
+
+
+async def test_a_step_reading_the_run_s_services_replays_by_its_replay_key(
+    parts: Parts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = []
+    for keyed in (True, False):
+        monkeypatch.setitem(
+            registry._REGISTRY, "reads_services", _reading_services(replay_key=keyed)
+        )
+        run = await parts.runtime.start("reads_services", {"topic": "x"}, actor="sam")
+        await parts.worker.drain()
+        if keyed:
+            await _answer(parts, run.id, {"decision": "answer", "answer": "fine"})
+        runs.append(await parts.runtime.get(run.id))
+    keyed_run, unkeyed_run = runs
+
+    assert keyed_run.status == "completed", keyed_run.error
+    assert keyed_run.output == f"x for {keyed_run.id[:4]}: fine"
+    assert unkeyed_run.status == "failed"
+    assert "Cannot checkpoint @step calls without a durable replay identity" in str(
+        unkeyed_run.error
+    )
+
+
+class Hook:
+    """A class that acts when made: no checkpoint may make it, though its module is a workflow's."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+
+def test_only_value_classes_of_the_workflow_s_module_are_allow_listed() -> None:
+    allowed = registry.get("functional_rounds").allow_list(functional_rounds.rounds.build())
+    mine = checkpoint_types_of(asks_for_a_tally.build())
+
+    assert "tests.samples.functional_rounds:Review" in allowed  # a dataclass it is answered
+    assert "tests.unit.test_functional:Topic" in mine  # a pydantic model
+    assert "tests.unit.test_functional:Hook" not in mine
+
+
+class Counted(InMemoryCheckpointStorage):
+    def __init__(self) -> None:
+        super().__init__()
+        self.saves = 0
+
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        self.saves += 1
+        return await super().save(checkpoint)
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+
+    @step
+    async def one_of_many(n: int) -> int:
+        return n + 1
+
+    @workflow(name="many_steps")
+    async def many_steps(count: int, ctx: RunContext) -> str:
+        total = 0
+        for n in range(count):
+            total += await one_of_many(n)
+        return f"{total} {await ctx.request_info({'total': total}, str)}"
+
+
+async def test_a_drive_keeps_only_the_last_of_the_checkpoints_maf_saves_step_by_step() -> None:
+    storage = Counted()
+    engine = engine_for(many_steps.build(), storage)
+    paused = await engine.run(50)
+    snapshot = await engine.snapshot()
+
+    assert storage.saves == 0  # 51 saves by MAF, none kept but the last
+    assert list(snapshot.pending_request_info_events) == [
+        str(paused.get_request_info_events()[0].request_id)
+    ]
+    assert len(snapshot.state["_step_cache"]) == 50
+    await storage.save(snapshot)
+    again = engine_for(many_steps.build(), storage)
+    await again.restore(await storage.load(snapshot.checkpoint_id))
+    done = await again.run(responses={"auto::0": "ok"})
+    assert done.get_outputs() == ["1275 ok"]
+
+
+class Relay:
+    """A process-wide client whose keep-alive runs as a task, as many async clients' do."""
+
+    def __init__(self) -> None:
+        self.alive = asyncio.create_task(asyncio.sleep(3600))
+
+
+async def open_relay(database_url: str) -> Relay:
+    return Relay()
+
+
+RESOURCES = Resources("sqlite:///unused")
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+
+    @step
+    async def notify(topic: str) -> str:
+        await RESOURCES.get(open_relay)
+        return f"{topic} sent"
+
+    @workflow(name="notifies")
+    async def notifies(topic: str, ctx: RunContext) -> str:
+        return str(await ctx.request_info({"sent": await notify(topic)}, str))
+
+
+async def test_a_resource_a_functional_run_opens_outlives_that_run_s_pause() -> None:
+    # MAF cancels every task a functional run made when it pauses; a resource is the process's
+    await engine_for(notifies.build(), InMemoryCheckpointStorage()).run("x")
+    await asyncio.sleep(0)
+    relay = await RESOURCES.get(open_relay)
+
+    assert not relay.alive.done()
+    relay.alive.cancel()
 
 
 def test_a_functional_workflow_is_drawn_as_one_node_the_source_of_its_requests() -> None:

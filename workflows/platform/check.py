@@ -19,7 +19,8 @@ compares its executors' own attributes with a new instance's: for a workflow reg
 a clean reset is a hint that it could be. It works at MAF's level: no request adapters, no
 people, no store of runs.
 
-A functional workflow (`@workflow`) has no executors to compare and is never kept: the check
+A functional workflow (`@workflow`) has no executors to compare, and a kept one holds nothing
+of a run once reset (MAF's replay state cleared, `pool.WorkflowPool.give_back`): the check
 drives it through the engine a drive uses (`workflows.platform.engine`), each pause's snapshot
 saved to the same storage and restored into a new instance, so a pause whose checkpoint does not
 encode or decode under the allow-list is found as not durable.
@@ -183,6 +184,8 @@ class CheckReport:
     not_durable: list[NotDurable] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     final_state: str | None = None
+    functional: bool = False
+    """Whether the workflow is a functional one (`@workflow`): no executors to lose state."""
     outputs: list[Any] = field(default_factory=list)
     ended_by_workflow: bool = False
     stopped_at_limit: bool = False
@@ -217,7 +220,11 @@ class CheckReport:
         if self.stopped_at_limit:
             ran += f" (stopped after {self.pauses} pauses: max_pauses)"
         verdict = (
-            "clean: no executor lost state, every pause is durable"
+            (
+                "clean: every pause is durable"
+                if self.functional
+                else "clean: no executor lost state, every pause is durable"
+            )
             + (", a kept instance resets to a new one's state" if self.reused else "")
             if self.clean
             else f"{len(self.findings())} finding(s)"
@@ -266,6 +273,7 @@ async def check_spec(
         check = _Check(spec, new_services, Path(directory), script, report, failed_saves)
         await check.go(spec.first_message(typed), max_pauses)
         report.reused = spec.reuse
+        report.functional = check.functional
         if check.functional:
             return report  # a kept one holds no executors: its reset clears MAF's replay state
         kept = await check.reuse(spec.first_message(typed), report.input)
@@ -513,7 +521,7 @@ class _Check:
             return None
         again = await pool.take(spec, "check-kept-2", run_input, None)
         if not isinstance(again.workflow, Workflow):
-            return None  # a functional workflow is never kept (`check_spec` does not ask)
+            return None  # a functional workflow: nothing to compare (`check_spec` does not ask)
         new = self._graph()
         reset, fresh = snapshot(again.workflow), snapshot(new)
         found: list[KeptState] = []
@@ -586,6 +594,7 @@ class _Check:
             self._report.failures.append(
                 _failure(self._report.pauses, f"{type(exc).__name__}: {exc}")
             )
+            self._report.final_state = "FAILED"
             return None
         state = result.get_final_state()
         self._report.final_state = state.name

@@ -11,6 +11,7 @@ encoded. Decoding always goes through an explicit allow-list; nothing is ever pl
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import logging
 import sys
@@ -138,8 +139,9 @@ def checkpoint_types_of(workflow: Workflow | FunctionalWorkflow) -> frozenset[st
     A functional workflow's checkpoint holds its steps' results, its first message, its state
     and what it asks people (`ctx.request_info(data, response_type)`), none of which MAF
     declares: found are the types its function and the `@step` functions it calls take and
-    return (their annotations), and the classes their modules define. Name any other in
-    `checkpoint_types`.
+    return (their annotations), and the value classes their modules define (dataclasses,
+    pydantic models, enums: what a step returns or a request holds, never a class that acts
+    when made, which a tampered checkpoint could make). Name any other in `checkpoint_types`.
     """
     found: set[type] = set()
     aliases: list[bool] = []
@@ -157,7 +159,7 @@ def _declared_types(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
         declared: list[Any] = []
         for name in {f.__module__ for f in functions}:
             defined = list(vars(sys.modules[name]).values()) if name in sys.modules else []
-            declared += [c for c in defined if isinstance(c, type) and c.__module__ == name]
+            declared += [c for c in defined if _value_class(c) and c.__module__ == name]
         for function in functions:
             try:
                 hints = typing.get_type_hints(function).values()
@@ -174,6 +176,13 @@ def _declared_types(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
             *(t for pair in handlers for t in pair),
         ]
     return found
+
+
+def _value_class(found: object) -> bool:
+    """Whether `found` is a class that only holds values: a dataclass, a pydantic model, an enum."""
+    return isinstance(found, type) and (
+        dataclasses.is_dataclass(found) or issubclass(found, BaseModel | enum.Enum)
+    )
 
 
 def _collect(declared: Any, found: set[type], aliases: list[bool], depth: int = 0) -> None:

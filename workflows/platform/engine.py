@@ -152,7 +152,12 @@ class FunctionalEngine:
 
 
 class _Noting:
-    """A checkpoint storage that remembers the last checkpoint saved through it."""
+    """A checkpoint storage that keeps only the last checkpoint saved through it.
+
+    MAF saves one after every `@step` and one at the end of a run; only the last can become the
+    pause's snapshot, so the others are not kept (a drive of 2,000 steps kept 119 MB of them).
+    Loads of any other checkpoint (the run's committed one) go to `storage`.
+    """
 
     def __init__(self, storage: CheckpointStorage) -> None:
         self._storage = storage
@@ -160,7 +165,12 @@ class _Noting:
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         self.last = checkpoint
-        return await self._storage.save(checkpoint)
+        return checkpoint.checkpoint_id
+
+    async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+        if self.last is not None and self.last.checkpoint_id == checkpoint_id:
+            return self.last
+        return await self._storage.load(checkpoint_id)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._storage, name)
