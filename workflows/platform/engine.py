@@ -119,6 +119,7 @@ class FunctionalEngine:
         # A run that paused keeps MAF's in-process replay state, and MAF warns of it at every
         # restore; this engine never replays from it (each run names its checkpoint).
         self._workflow._clear_replay_state()
+        before = self._storage.last
         if responses is None:
             self._answers = {}
             result = await self._workflow.run(message, checkpoint_storage=self._storage)
@@ -131,7 +132,7 @@ class FunctionalEngine:
                 checkpoint_id=self._latest.checkpoint_id,
                 checkpoint_storage=self._storage,
             )
-        if self._storage.last is not None:
+        if self._storage.last is not before:  # it saved: its last is where the run stands
             self._latest = self._storage.last
         return result
 
