@@ -1,6 +1,6 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Ten shapes of MAF's human-in-the-loop samples and three of MAF's own samples as MAF wrote them
+Ten shapes of MAF's human-in-the-loop samples and four of MAF's own samples as MAF wrote them
 (`tests.samples`): each pauses, survives a kill -9 of `baton serve`, takes its typed answers over
 the API in a new process and ends with the sample's own output. In this process: a malformed
 typed answer is refused naming the field and changes nothing; the policies file decides a plain
@@ -174,6 +174,21 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         {"task": "sorting files"},
         [(titled("Human review request"), answer({"feedback": "ship it", "approved": True}))],
         "Draft: sorting files approved: ship it",
+    ),
+    "workflow_as_agent_hitl": (  # MAF's own sample: the same, its worker on the chat model
+        {},
+        [
+            (
+                titled("Human review request"),
+                answer({"feedback": "merge with a heap", "approved": False}),
+            ),
+            (titled("Human review request"), answer({"feedback": "ship it", "approved": True})),
+        ],
+        {
+            "agent": None,
+            "text": "Draft 2: read the files in parallel, sort each chunk, merge into one file. "
+            "[merge with a heap]",
+        },
     ),
 }
 

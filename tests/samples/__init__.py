@@ -19,7 +19,12 @@ the second asks a person about a draft whose request data holds MAF's `Message`s
 hitl_review.py` as MAF wrote it (its `main()` left out), and `functional_rounds` the shape of a
 functional workflow that asks in rounds, in a loop and from inside a step. `echoed_review` is the
 shape of `agents/workflow_as_agent_human_in_the_loop.py`: an answer type that repeats its
-request's id, which Baton fills in.
+request's id, which Baton fills in; `workflow_as_agent_hitl` is that sample as MAF wrote it, with
+the sibling it imports its `Worker` and review types from (`workflow_as_agent_reflection_pattern`,
+both at agent-framework 5eb3eb745, their `main()` and Foundry client import left out, and the
+first's `sys.path` lines, its sibling imported by its package's name instead): its
+worker is built as `main()` builds it, on the model Baton is configured with, and driven as a
+graph (Baton drives the workflow, not its `.as_agent()`).
 """
 
 MODULES = ",".join(
@@ -38,5 +43,6 @@ MODULES = ",".join(
         "functional_review",
         "functional_rounds",
         "echoed_review",
+        "workflow_as_agent_hitl",
     )
 )

@@ -208,9 +208,9 @@ async def test_a_workflow_that_fails_on_resume_is_a_failure(tmp_path: Path) -> N
             own, lambda: parts.runtime.services(own, "run_1"), run_input={"text": "x"}
         )
 
-    assert not report.clean
-    assert report.failures == ["after pause 1: RuntimeError: dropped ok"]
-    assert report.findings() == ["failed: after pause 1: RuntimeError: dropped ok"]
+    assert not report.clean  # the made-up answer repeats the request's `text`, as a form would
+    assert report.failures == ["after pause 1: RuntimeError: dropped x"]
+    assert report.findings() == ["failed: after pause 1: RuntimeError: dropped x"]
 
 
 async def test_maf_s_own_sample_keeping_its_state_in_plain_attributes_checks_clean() -> None:
@@ -230,6 +230,31 @@ async def test_maf_s_own_sample_keeping_its_state_in_plain_attributes_checks_cle
     assert (report.pauses, len(report.answered)) == (2, 2)
     assert report.outputs == ["All 7 requests processed."]
     assert report.could_reuse
+
+
+async def test_an_answer_repeating_its_request_s_id_is_given_it_when_given_or_made_up() -> None:
+    # `workflow_as_agent_human_in_the_loop.py` as MAF wrote it: the `ReviewResponse` repeats the
+    # `request_id` of the `ReviewRequest` asked about, and the worker refuses an id it does not
+    # know. A drive fills it in from the request (`echoed`); so does the check.
+    registry.load("tests.samples.workflow_as_agent_hitl")
+
+    made_up = await check_workflow("workflow_as_agent_hitl")
+    given = await check_workflow(
+        "workflow_as_agent_hitl",
+        answers={
+            "HumanReviewRequest": [
+                {"feedback": "merge with a heap", "approved": False},
+                {"feedback": "ship it", "approved": True},
+            ]
+        },
+    )
+
+    draft = "read the files in parallel, sort each chunk, merge into one file."
+    assert made_up.clean, made_up.findings()
+    assert made_up.outputs == [f"Draft 1: {draft}"]
+    assert given.clean, given.findings()
+    assert (given.pauses, len(given.answered)) == (2, 2)
+    assert given.outputs == [f"Draft 2: {draft} [merge with a heap]"]
 
 
 # MAF's orchestrations holding an agent's reply for review ------------------------------------

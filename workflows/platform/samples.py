@@ -10,6 +10,7 @@ models as a person would, any other response type from its schema (`pydantic.Typ
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any, Final, get_type_hints
 
@@ -18,6 +19,9 @@ from agent_framework_orchestrations import HandoffAgentUserRequest
 from pydantic import TypeAdapter, ValidationError
 
 from executors.platform.builtin_adapters import hold_of
+from executors.platform.shown import maf_value
+from human import typed
+from human.answer_schema import echoed, with_defaults
 from human.kinds import (
     ApprovalAnswer,
     QuestionAnswer,
@@ -66,7 +70,7 @@ def answer_to(event: WorkflowEvent[Any]) -> Any:
         return hold.approve()
     if response_type in _KIND_ANSWERS:
         return _KIND_ANSWERS[response_type]
-    return value_of(response_type)
+    return value_of(response_type, repeating=typed.as_json(data, fallback=maf_value))
 
 
 def given_answer(event: WorkflowEvent[Any], given: Any) -> Any:
@@ -96,11 +100,19 @@ def given_answer(event: WorkflowEvent[Any], given: Any) -> Any:
         return Content.from_function_result(call_id=str(data.call_id), result=given)
     if isinstance(data, HandoffAgentUserRequest):
         return HandoffAgentUserRequest.create_response(given)
+    if isinstance(given, dict):  # what the answer repeats of its request, as a drive fills it in
+        shown = typed.as_json(data, fallback=maf_value)
+        with contextlib.suppress(Exception):  # no schema: the type itself judges, as before
+            given = with_defaults(echoed(typed.schema_of_type(event.response_type), shown), given)
     return fit(given, event.response_type)
 
 
-def value_of(declared: Any) -> Any:
-    """A value of the type `declared`, made up from its JSON Schema; `ValueError` if none fits."""
+def value_of(declared: Any, *, repeating: Any = None) -> Any:
+    """A value of the type `declared`, made up from its JSON Schema; `ValueError` if none fits.
+
+    A field that repeats one of `repeating` (the request's data as JSON) is given its value, as a
+    person's answer is (`human.answer_schema.echoed`).
+    """
     if declared is Message:
         return Message("user", [TEXT])
     if declared == list[Message]:
@@ -114,7 +126,7 @@ def value_of(declared: Any) -> Any:
         schema = TypeAdapter(declared).json_schema()
     except Exception as exc:  # pydantic has no schema for it (an arbitrary class)
         raise ValueError(f"cannot make up a {_name(declared)}: {exc}") from exc
-    return fit(sample_of(schema), declared)
+    return fit(sample_of(echoed(schema, repeating)), declared)
 
 
 def fit(value: Any, declared: Any) -> Any:
