@@ -55,8 +55,14 @@ class WorkflowSpec:
     outcome: type[BaseModel] | None = None
     reuse: bool = False
 
-    _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
-    _schemas: dict[type, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
+    # Caches of what every build of the spec shares; each spec its own (`dataclasses.replace`
+    # makes a new one: a spec with other types must not read another's allow-list).
+    _found: dict[str, frozenset[str]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    _schemas: dict[type, dict[str, Any]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def graph(self, services: RunServices) -> Instance:
         """A new instance of the workflow: what its builder returns.
