@@ -133,11 +133,28 @@ def humanize(key: str) -> str:
     return label(str(key).replace(".", " ").strip())
 
 
+_DECIDED: Final = {
+    "approve": "approved",
+    "edit": "approved with changes",
+    "reject": "rejected",
+    "answer": "answered",
+    "takeover": "took the case over",
+    "resolve": "resolved the case",
+    "return": "handed the case back",
+}
+
+
+def decided(who: Any, decision: Any) -> str:
+    """What a person did with a request, in words: `lee approved`, `sam took the case over`."""
+    said = _DECIDED.get(str(decision))
+    return f"{who} {said}" if said else f"{who} answered {decision or ''}".rstrip()
+
+
 def gist(event: AuditEvent) -> str:
     """A one-line gist of an audit event, for the timeline's heading."""
     data = event.data
     if event.type == "request.answered":
-        return f"{event.actor} answered: {data.get('decision')}"
+        return decided(event.actor, data.get("decision"))
     if event.type == "request.created":
         return f"asked {data.get('team')}: {data.get('title')}"
     if event.type == "request.auto_decided":

@@ -45,6 +45,7 @@ from human.routing import claim_is_live
 from human.store.base import RequestFilter, Viewer
 from web.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from web.graph import GraphLayout, lay_out
+from web.templating import decided
 from workflows.platform import registry
 
 REQUEST_STATUSES: Final = (
@@ -408,7 +409,7 @@ def _message(entry: Any) -> dict[str, Any] | None:
     if kind == "answer":
         said = entry.get("text")
         person = {"role": "person", "speaker": str(entry.get("by") or "Person")}
-        text = f"{entry.get('by')} answered with {entry.get('decision')}"
+        text = decided(entry.get("by"), entry.get("decision"))
         if isinstance(said, dict | list):  # a typed answer: its fields, as the audit shows them
             return person | {"text": text, "data": said, "raw": _raw(said)}
         return person | {"text": f"{text}: {said}" if said else text}
@@ -651,7 +652,7 @@ def change_text(event: AuditEvent) -> str:
     """One thing that happened to a request, for the banner of a page drawn before it."""
     data, at = event.data, f"{event.at:%H:%M} UTC"
     if event.type == "request.answered":
-        return f"{event.actor} answered {data.get('decision') or ''} at {at}".replace("  ", " ")
+        return f"{decided(event.actor, data.get('decision'))} at {at}"
     if event.type == "request.expired":
         return f"it expired at {at}, nobody having answered"
     if event.type == "request.cancelled":

@@ -202,7 +202,7 @@ async def test_a_second_tab_sees_another_persons_answer_live(
     assert answered.status_code == 200, answered.text
 
     banner = lee.locator("#live-banner")
-    await expect(banner).to_contain_text("ada answered approve at")
+    await expect(banner).to_contain_text("ada approved at")
     await expect(banner).to_contain_text("This request is closed: your form was not sent.")
     await expect(lee.locator("#form-approve")).to_have_count(0)
     await expect(lee.locator("#form-reject")).to_have_count(0)

@@ -6,6 +6,7 @@ from web.views import messages_of
 
 
 def test_a_typed_answer_shows_its_fields_not_python_s_spelling_of_them() -> None:
+    """A person's answer reads as what they did, and a typed one shows its fields."""
     typed = {"approved": False, "note": "shorter"}
     entries = [
         {"type": "answer", "by": "lee", "decision": "answer", "text": typed},
@@ -18,11 +19,11 @@ def test_a_typed_answer_shows_its_fields_not_python_s_spelling_of_them() -> None
     assert shown[0] == {
         "role": "person",
         "speaker": "lee",
-        "text": "lee answered with answer",
+        "text": "lee answered",
         "data": typed,
         "raw": '{\n  "approved": false,\n  "note": "shorter"\n}',
     }
     assert [m["text"] for m in shown[1:]] == [
-        "lee answered with reject: not this quarter",
-        "ada answered with approve",
+        "lee rejected: not this quarter",
+        "ada approved",
     ]
