@@ -14,13 +14,19 @@ import dataclasses
 import json
 import warnings
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from agent_framework import (
+    Executor,
     InMemoryCheckpointStorage,
     RunContext,
+    WorkflowBuilder,
     WorkflowCheckpoint,
+    WorkflowContext,
+    handler,
+    response_handler,
     step,
     workflow,
 )
@@ -32,6 +38,7 @@ from baton.wiring import Parts
 from executors.platform.services import Resources
 from human.store.base import RequestFilter
 from tests.fixtures.forgetful_workflow import Tally
+from tests.harness import eventually
 from tests.samples import functional_rounds
 from tests.samples.functional_rounds import Review
 from workflows.platform import registry
@@ -232,28 +239,75 @@ with warnings.catch_warnings():
         return f"{topic}! {await ctx.request_info({'topic': topic}, str)}"
 
 
-async def test_a_run_paused_on_code_a_deploy_changed_fails_saying_so(
-    parts: Parts, monkeypatch: pytest.MonkeyPatch
+class _Graph(Executor):
+    """Asks once and ends with the answer; `extra` makes another graph of the same workflow."""
+
+    @handler
+    async def ask(self, topic: str, ctx: WorkflowContext) -> None:
+        await ctx.request_info({"topic": topic}, str)
+
+    @response_handler
+    async def answered(self, asked: dict, said: str, ctx: WorkflowContext[str, str]) -> None:
+        await ctx.yield_output(f"{asked['topic']}: {said}")
+
+
+class _Extra(Executor):
+    @handler
+    async def take(self, said: str, ctx: WorkflowContext) -> None:
+        return None
+
+
+def _graph(*, extra: bool) -> Any:
+    asker = _Graph(id="asker")
+    built = WorkflowBuilder(start_executor=asker, name="versioned")
+    return (built.add_edge(asker, _Extra(id="extra")) if extra else built).build()
+
+
+@pytest.mark.parametrize(
+    ("first", "deployed"),
+    [
+        (lambda: version_1, lambda: version_2),  # a functional workflow's code changed
+        (lambda: _graph(extra=False), lambda: _graph(extra=True)),  # a graph's edges changed
+    ],
+    ids=["functional", "graph"],
+)
+async def test_a_run_paused_on_code_a_deploy_changed_waits_for_that_code_and_then_ends(
+    parts: Parts,
+    monkeypatch: pytest.MonkeyPatch,
+    first: Callable[[], Any],
+    deployed: Callable[[], Any],
 ) -> None:
-    """MAF refuses to replay a checkpoint of another version of a function: the run fails."""
+    """MAF refuses a checkpoint of other code: the run keeps its answer and waits, not fails."""
     spec = registry.WorkflowSpec(
         name="versioned",
         description="",
         input_model=Topic,
-        build=lambda services: version_1,
+        build=lambda services: first(),
         start_message=lambda given: given.topic,
     )
     monkeypatch.setitem(registry._REGISTRY, spec.name, spec)
     run = await parts.runtime.start("versioned", {"topic": "x"}, actor="sam")
     await parts.worker.drain()
-    deployed = dataclasses.replace(spec, build=lambda services: version_2)
-    monkeypatch.setitem(registry._REGISTRY, spec.name, deployed)
-    await _answer(parts, run.id, {"decision": "answer", "answer": "yes"})
-    failed = await parts.runtime.get(run.id)
+    monkeypatch.setitem(
+        registry._REGISTRY, spec.name, dataclasses.replace(spec, build=lambda s: deployed())
+    )
+    asked = await _answer(parts, run.id, {"decision": "answer", "answer": "yes"})
+    held = await parts.runtime.get(run.id)
+    kept = await parts.store.get_request(asked.id)
+    monkeypatch.setitem(registry._REGISTRY, spec.name, spec)  # rolled back
 
-    assert failed.status == "failed"
-    assert failed.error is not None
-    assert "was created by a different version of workflow 'versioned'" in failed.error
+    async def ended() -> Any:
+        await parts.worker.run_until_idle()  # the job again once due, as `baton serve` polls
+        found = await parts.runtime.get(run.id)
+        return found if found.status != "waiting" else None
+
+    done = await eventually(ended, what="the run resumed by the code that paused it")
+
+    assert (held.status, held.error) == ("waiting", None)
+    assert kept is not None
+    assert kept.status == "answered"  # answered, not yet delivered
+    assert done.status == "completed", done.error
+    assert done.output == "x: yes"
 
 
 with warnings.catch_warnings():

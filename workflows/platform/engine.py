@@ -46,6 +46,17 @@ ANSWERS = "_baton_answers"
 """The key of a functional workflow's checkpoint state holding every answer its replay needs."""
 
 
+class CheckpointOfOtherCode(Exception):
+    """The run's checkpoint was made by other code than the workflow this process runs.
+
+    MAF ties a checkpoint to what made it: a graph's topology (its executors and edges), a
+    functional workflow's code (the bytecode of its function, its steps and the functions they
+    call). A deploy that changed it cannot resume a run paused before it; the code that paused
+    it can. The runtime keeps such a run waiting, its answer undelivered, and the worker tries
+    the delivery again later (`workflows.platform.runtime`), rather than fail it.
+    """
+
+
 class Engine(Protocol):
     """Runs one workflow instance for a drive, snapshots it at a pause, restores a snapshot."""
 
@@ -95,7 +106,15 @@ class GraphEngine:
         return await self._workflow.run(message)
 
     async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
-        """The runner applies the checkpoint; the next `run(responses=...)` continues from it."""
+        """The runner applies the checkpoint; the next `run(responses=...)` continues from it.
+
+        `CheckpointOfOtherCode` if the checkpoint is of another graph (MAF would refuse it).
+        """
+        if checkpoint.graph_signature_hash != self._workflow.graph_signature_hash:
+            raise CheckpointOfOtherCode(
+                f"the run paused on another graph of workflow {self._workflow.name!r} than the "
+                "one this process builds (its executors or edges changed since)"
+            )
         await self._workflow._runner.restore_checkpoint(checkpoint)
 
     async def snapshot(self) -> WorkflowCheckpoint:
@@ -137,7 +156,15 @@ class FunctionalEngine:
         return result
 
     async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
-        """The next run replays from `checkpoint`, with the answers it holds."""
+        """The next run replays from `checkpoint`, with the answers it holds.
+
+        `CheckpointOfOtherCode` if other code made it (MAF would refuse to replay it).
+        """
+        if checkpoint.graph_signature_hash != self._workflow._compute_signature_hash():
+            raise CheckpointOfOtherCode(
+                f"the run paused on other code of workflow {self._workflow.name!r} than this "
+                "process runs (its function, its steps or a function they call changed since)"
+            )
         self._latest = checkpoint
         self._answers = dict(checkpoint.state.get(ANSWERS) or {})
 

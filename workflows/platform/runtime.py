@@ -49,6 +49,7 @@ from human.records import (
 from human.store.base import InPlay, KeyTaken, LocalWorker, Progress, RunKey, Store, utcnow
 from workflows.platform import registry
 from workflows.platform.drive import Drive, failed
+from workflows.platform.engine import CheckpointOfOtherCode
 from workflows.platform.graph import WorkflowGraph, describe
 from workflows.platform.pool import KEPT_PER_WORKFLOW, Built, WorkflowPool
 
@@ -287,6 +288,12 @@ class Runtime:
             progress = await drive.go(job_id, deliver, [*state.open, *state.answered])
         except StoreError:
             raise  # the store is down, not the run: the worker retries the job
+        except CheckpointOfOtherCode:
+            # A deploy changed the workflow since the run paused: the run keeps waiting, its
+            # answer undelivered, and the worker retries the job (backing off to hourly) until
+            # the code that paused it runs again, or someone cancels the run.
+            logger.exception("run held: its checkpoint is of other code", extra={"run_id": run.id})
+            raise
         except Exception as exc:  # a failing workflow fails its run, loudly and on record
             if built is not None and built.services.store_failures:
                 # a tool met the store down: neither is the run's fault
