@@ -479,12 +479,18 @@ async def test_a_resource_a_functional_run_opens_outlives_that_run_s_pause() -> 
     relay.alive.cancel()
 
 
+async def rounds_function(topic: str) -> str:
+    return topic
+
+
 def test_a_functional_workflow_is_drawn_as_one_node_the_source_of_its_requests() -> None:
     graph = describe(functional_rounds.rounds.build())
 
     assert [(n.id, n.start) for n in graph.nodes] == [("functional_rounds", True)]
     assert graph.start == "functional_rounds"
     assert graph.edges == ()
+    quoted = describe(workflow(name='say "hi"')(rounds_function).build())
+    assert quoted.mermaid == 'flowchart TD\n  n0["say #quot;hi#quot;"];'
 
 
 async def test_a_builder_returning_no_maf_workflow_is_told_what_baton_drives(

@@ -20,7 +20,7 @@ a clean reset is a hint that it could be. It works at MAF's level: no request ad
 people, no store of runs.
 
 A functional workflow (`@workflow`) has no executors to compare, and a kept one holds nothing
-of a run once reset (MAF's replay state cleared, `pool.WorkflowPool.give_back`): the check
+of a run between drives (its engine clears MAF's replay state as each run ends): the check
 drives it through the engine a drive uses (`workflows.platform.engine`), each pause's snapshot
 saved to the same storage and restored into a new instance, so a pause whose checkpoint does not
 encode or decode under the allow-list is found as not durable.
@@ -275,7 +275,7 @@ async def check_spec(
         report.reused = spec.reuse
         report.functional = check.functional
         if check.functional:
-            return report  # a kept one holds no executors: its reset clears MAF's replay state
+            return report  # a kept one holds no executors, and its engine leaves it as built
         kept = await check.reuse(spec.first_message(typed), report.input)
         if spec.reuse and kept is None:
             report.failures.append(

@@ -134,23 +134,31 @@ class FunctionalEngine:
     async def run(
         self, message: Any = None, *, responses: dict[str, Any] | None = None
     ) -> WorkflowRunResult:
-        """Start on `message`, or replay from the latest checkpoint with every answer so far."""
-        # A run that paused keeps MAF's in-process replay state, and MAF warns of it at every
-        # restore; this engine never replays from it (each run names its checkpoint).
-        self._workflow._clear_replay_state()
+        """Start on `message`, or replay from the latest checkpoint with every answer so far.
+
+        A run that paused leaves MAF's in-process replay state on the instance (its message, its
+        steps' results), which MAF warns of at every later restore; this engine never replays
+        from it (each run names its checkpoint), so it is cleared as each run ends: an instance
+        holds nothing of a run between runs, and a kept one nothing between drives.
+        """
         before = self._storage.last
-        if responses is None:
-            self._answers = {}
-            result = await self._workflow.run(message, checkpoint_storage=self._storage)
-        else:
-            if self._latest is None:
-                raise WorkflowCheckpointException("a functional workflow resumes from a checkpoint")
-            self._answers = {**self._answers, **responses}
-            result = await self._workflow.run(
-                responses=dict(self._answers),
-                checkpoint_id=self._latest.checkpoint_id,
-                checkpoint_storage=self._storage,
-            )
+        try:
+            if responses is None:
+                self._answers = {}
+                result = await self._workflow.run(message, checkpoint_storage=self._storage)
+            else:
+                if self._latest is None:
+                    raise WorkflowCheckpointException(
+                        "a functional workflow resumes from a checkpoint"
+                    )
+                self._answers = {**self._answers, **responses}
+                result = await self._workflow.run(
+                    responses=dict(self._answers),
+                    checkpoint_id=self._latest.checkpoint_id,
+                    checkpoint_storage=self._storage,
+                )
+        finally:
+            self._workflow._clear_replay_state()
         if self._storage.last is not before:  # it saved: its last is where the run stands
             self._latest = self._storage.last
         return result

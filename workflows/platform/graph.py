@@ -68,12 +68,13 @@ def describe(workflow: Workflow | FunctionalWorkflow) -> WorkflowGraph:
     """
     if isinstance(workflow, FunctionalWorkflow):
         name = workflow.name
+        shown = name.replace('"', "#quot;")  # Mermaid's entity for a quote in a label
         return WorkflowGraph(
             name=name,
             start=name,
             nodes=(GraphNode(id=name, label=name, start=True),),
             edges=(),
-            mermaid=f'flowchart TD\n  n0["{name}"];',
+            mermaid=f'flowchart TD\n  n0["{shown}"];',
         )
     viz = WorkflowViz(workflow)
     nodes: dict[str, GraphNode] = {}

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_framework import FunctionalWorkflow, Workflow, WorkflowCheckpoint
+from agent_framework import Workflow, WorkflowCheckpoint
 
 from executors.platform.agents import agents_of, workflows_of
 from executors.platform.services import RunServices
@@ -116,19 +116,17 @@ class WorkflowPool:
         a run stays in memory between its drives: an idle instance holds no run's state, and its
         services point at no run. Only an instance whose drive ended without raising comes back:
         one that raised may have stopped in the middle of a superstep. One whose reset fails is
-        dropped. A functional workflow keeps nothing of a run but MAF's replay state (its engine
-        never replays from it): that is cleared.
+        dropped. A functional workflow has nothing to reset: its engine leaves nothing of a run
+        on it (`workflows.platform.engine.FunctionalEngine.run`).
         """
         if not spec.reuse:
             return
         idle = self._idle.setdefault(spec.name, [])
         if len(idle) >= self.keep:
             return
-        if isinstance(built.workflow, FunctionalWorkflow):
-            built.workflow._clear_replay_state()
-        elif built.pristine is None:
-            return
-        else:
+        if isinstance(built.workflow, Workflow):
+            if built.pristine is None:
+                return
             try:
                 await built.workflow._runner.restore_checkpoint(built.pristine)
             except Exception:  # an executor's restore hook failed: build anew next time
