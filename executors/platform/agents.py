@@ -1,10 +1,25 @@
-"""The agents a built workflow runs, wherever MAF keeps them (orchestrations, sub-workflows)."""
+"""The agents a built workflow runs, wherever MAF keeps them (orchestrations, sub-workflows).
+
+And a MAF agent a builder returns as it is, as the workflow Baton drives (`as_workflow`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent_framework import FunctionTool, Workflow
+from agent_framework import (
+    AgentExecutor,
+    AgentExecutorResponse,
+    AgentResponse,
+    AgentResponseUpdate,
+    FunctionTool,
+    SupportsAgentRun,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    handler,
+)
+from pydantic import BaseModel
 
 
 def workflows_of(workflow: object, depth: int = 0) -> list[Workflow]:
@@ -47,3 +62,42 @@ def tools_of(workflow: object) -> dict[str, FunctionTool]:
             if isinstance(candidate, FunctionTool):
                 found.setdefault(candidate.name, candidate)
     return found
+
+
+class RegisteredAgent(AgentExecutor):
+    """A MAF agent a builder returned as it is, run as a workflow of this one executor.
+
+    Its id is the agent's name, else the workflow's (MAF's own default, the agent's `id`, is a
+    new UUID at every build of an agent without a name, and a checkpoint restores only into
+    executors of the ids that saved it). It starts on the run's typed input as the user's
+    message: the value of an input of one text field, else the input as JSON. Everything else
+    is MAF's `AgentExecutor`: the agent's replies are the workflow's output, its tool approvals
+    and declaration-only calls are requests, its session is in the checkpoint.
+    """
+
+    def __init__(self, agent: SupportsAgentRun, workflow: str) -> None:
+        super().__init__(agent, id=agent.name or workflow)
+
+    @handler
+    async def from_input(
+        self,
+        typed: BaseModel,
+        ctx: WorkflowContext[AgentExecutorResponse, AgentResponse | AgentResponseUpdate],
+    ) -> None:
+        """Start on the run's input, as the user's message."""
+        await self.from_str(said(typed), ctx)
+
+
+def said(typed: BaseModel) -> str:
+    """A typed input as a user's message: its one text field's value, else its JSON."""
+    values = typed.model_dump(mode="json")
+    if len(values) == 1:
+        [value] = values.values()
+        if isinstance(value, str):
+            return value
+    return typed.model_dump_json()
+
+
+def as_workflow(agent: SupportsAgentRun, name: str) -> Workflow:
+    """`agent` as a workflow named `name`: one `RegisteredAgent`, its replies the output."""
+    return WorkflowBuilder(name=name, start_executor=RegisteredAgent(agent, name)).build()

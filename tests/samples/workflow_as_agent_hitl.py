@@ -92,7 +92,7 @@ class ReviewerWithHumanInTheLoop(Executor):
 # --- Baton: the registration (the sample's `main()` above it is left out, with its Foundry ------
 # --- import: the worker is built as `main()` builds it, on the model Baton is configured with) ---
 
-from agent_framework import Workflow  # noqa: E402
+from agent_framework import WorkflowAgent  # noqa: E402
 from baton.api import RunServices, register, scripted_plays  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
@@ -120,12 +120,12 @@ class Query(BaseModel):
     input_model=Query,
     start_message=lambda query: [Message("user", [query.text])],
 )
-def build_workflow(services: RunServices) -> Workflow:
-    """The sample's `main()`, as far as it builds the workflow (the graph, not its `.as_agent()`)."""
+def build_workflow(services: RunServices) -> WorkflowAgent:
+    """The sample's `main()`, as far as it builds the agent (Baton drives the workflow it runs)."""
     worker = Worker(
         id="worker",
         client=services.chat_clients.for_persona("reflection-worker"),
     )
     reviewer = ReviewerWithHumanInTheLoop(worker_id="worker")
 
-    return WorkflowBuilder(start_executor=worker).add_edge(worker, reviewer).add_edge(reviewer, worker).build()
+    return WorkflowBuilder(start_executor=worker).add_edge(worker, reviewer).add_edge(reviewer, worker).build().as_agent()

@@ -508,5 +508,5 @@ async def test_a_builder_returning_no_maf_workflow_is_told_what_baton_drives(
 
     assert str(told.value) == (
         "the builder of workflow 'not_a_workflow' returned a str; Baton drives MAF workflows: "
-        "a Workflow (WorkflowBuilder, an orchestration) or a functional @workflow"
+        "a Workflow (WorkflowBuilder, an orchestration), a functional @workflow, or an agent"
     )

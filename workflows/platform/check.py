@@ -56,7 +56,7 @@ from baton.errors import InvalidAnswer, InvalidInput
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
 from workflows.platform.attributes import refusal
-from workflows.platform.engine import Instance, engine_for
+from workflows.platform.engine import Instance, NotAWorkflow, UnstableGraph, engine_for
 from workflows.platform.pool import WorkflowPool, new_instance
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.runtime import typed_input
@@ -271,7 +271,12 @@ async def check_spec(
     script = _Script(answers or {})
     with tempfile.TemporaryDirectory(prefix="baton-check-") as directory, _saves() as failed_saves:
         check = _Check(spec, new_services, Path(directory), script, report, failed_saves)
-        await check.go(spec.first_message(typed), max_pauses)
+        try:
+            await check.go(spec.first_message(typed), max_pauses)
+        except (NotAWorkflow, UnstableGraph) as exc:  # as a drive's: its runs fail as they start
+            report.failures.append(str(exc))
+            report.final_state = "FAILED"
+            return report
         report.reused = spec.reuse
         report.functional = check.functional
         if check.functional:

@@ -32,12 +32,17 @@ from typing import Any, Protocol, TypeAlias
 from agent_framework import (
     CheckpointStorage,
     FunctionalWorkflow,
+    FunctionalWorkflowAgent,
     FunctionalWorkflowDefinition,
+    SupportsAgentRun,
     Workflow,
+    WorkflowAgent,
     WorkflowCheckpoint,
     WorkflowRunResult,
 )
 from agent_framework.exceptions import WorkflowCheckpointException
+
+from executors.platform.agents import as_workflow
 
 Instance: TypeAlias = Workflow | FunctionalWorkflow
 """A built workflow as Baton drives it: a graph, or a functional workflow."""
@@ -75,13 +80,73 @@ class Engine(Protocol):
         ...
 
 
-def as_instance(built: object) -> Instance | None:
-    """`built` as an instance Baton drives (a functional definition is built), else None."""
+def as_instance(built: object, name: str) -> Instance | None:
+    """`built` as an instance Baton drives, else None.
+
+    A functional definition is built; a workflow made an agent (`.as_agent()`) is the workflow
+    it runs (as an agent, its requests would be calls of a tool named `request_info` that no
+    executor pauses on: MAF's own `AgentExecutor` would end the run with the question unasked);
+    any other agent (MAF's `Agent`, any `SupportsAgentRun`) becomes a workflow named `name` of
+    that one agent (`executors.platform.agents.as_workflow`).
+    """
     if isinstance(built, FunctionalWorkflowDefinition):
         return built.build()
     if isinstance(built, Workflow | FunctionalWorkflow):
         return built
+    if isinstance(built, WorkflowAgent):
+        return built.workflow
+    if isinstance(built, FunctionalWorkflowAgent):
+        inner: FunctionalWorkflow = built._workflow  # MAF keeps it without a property
+        return inner
+    if isinstance(built, SupportsAgentRun):
+        return as_workflow(built, name)
     return None
+
+
+class NotAWorkflow(TypeError):
+    """A builder returned something Baton does not drive (not a workflow, nor an agent)."""
+
+
+class UnstableGraph(Exception):
+    """Two builds of a workflow, for the same run, are not the same graph.
+
+    MAF restores a graph's checkpoint only into the graph that made it (its executors by id,
+    its edges), and every resume on Baton is a restore into a new build: a workflow whose
+    builder gives an executor a new id at each build could pause but never resume. MAF gives an
+    agent without a `name` a random id at each build (`Agent.id` is a new UUID), and uses it as
+    the id of the agent's executor, so this is the usual cause.
+    """
+
+
+def graph_changes(first: Instance, second: Instance) -> str | None:
+    """None if two builds are the same graph to MAF's checkpoints; else what differs, in words.
+
+    A functional workflow's checkpoint is tied to its code, the same for every build in a
+    process: only graphs are compared (MAF's `graph_signature_hash`).
+    """
+    if not isinstance(first, Workflow) or not isinstance(second, Workflow):
+        return None
+    if first.graph_signature_hash == second.graph_signature_hash:
+        return None
+    ours, theirs = _executor_ids(first.graph_signature), _executor_ids(second.graph_signature)
+    gone, new = sorted(ours - theirs), sorted(theirs - ours)
+    if gone or new:
+        return (
+            f"executors {', '.join(gone)} of one build are {', '.join(new)} in the next "
+            "(MAF gives an agent without a name a new random id at each build: give each agent "
+            "its name=...)"
+        )
+    return "its executors' types or edges differ from one build to the next"
+
+
+def _executor_ids(signature: dict[str, Any], within: str = "") -> set[str]:
+    """Every executor id of a graph signature, a sub-workflow's as `outer/inner`."""
+    found: set[str] = set()
+    for executor_id, kind in signature.get("executors", {}).items():
+        found.add(within + executor_id)
+        if isinstance(kind, dict) and isinstance(kind.get("sub_workflow"), dict):
+            found |= _executor_ids(kind["sub_workflow"], f"{within}{executor_id}/")
+    return found
 
 
 def engine_for(instance: Instance, storage: CheckpointStorage) -> Engine:

@@ -61,17 +61,20 @@ class Built:
 def new_instance(spec: WorkflowSpec, services: RunServices) -> Instance:
     """A new instance of `spec`, made ready to be driven as Baton drives every one.
 
-    Built with `services`; its runner on Baton's lean state (`workflows.platform.state`); its
-    executors' own attributes carried by checkpoints (`workflows.platform.attributes`); and no
-    checkpoint storage of its own, nor of its sub-workflows': a builder's
-    `checkpoint_storage=...` (MAF's way to resume a run in one process) would save a checkpoint
-    after every superstep of every drive to the author's storage. Baton keeps the one checkpoint
-    a pause needs in its store, and restores from there. A functional workflow has no runner
-    or executors: it is driven as built (`workflows.platform.engine`).
+    Built with `services` (the first build in a process proves that the builder builds the same
+    graph every time: `WorkflowSpec.prove_stable`); its runner on Baton's lean state
+    (`workflows.platform.state`); its executors' own attributes carried by checkpoints
+    (`workflows.platform.attributes`); and no checkpoint storage of its own, nor of its
+    sub-workflows': a builder's `checkpoint_storage=...` (MAF's way to resume a run in one
+    process) would save a checkpoint after every superstep of every drive to the author's
+    storage. Baton keeps the one checkpoint a pause needs in its store, and restores from there.
+    A functional workflow has no runner or executors: it is driven as built
+    (`workflows.platform.engine`).
     """
     workflow = spec.graph(services)
     if not isinstance(workflow, Workflow):
         return workflow
+    spec.prove_stable(workflow, services)
     lean_state(workflow)
     carry_attributes(workflow, spec.allow_list(workflow))
     for each in workflows_of(workflow):

@@ -25,7 +25,13 @@ from executors.platform.services import CaseContext, Resources, RunServices
 from human.kinds import CHECKPOINT_TYPES, schema_of
 from human.policy import EditedCall, Invariant, Route
 from workflows.platform.checkpoints import checkpoint_types_of, type_key
-from workflows.platform.engine import Instance, as_instance
+from workflows.platform.engine import (
+    Instance,
+    NotAWorkflow,
+    UnstableGraph,
+    as_instance,
+    graph_changes,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -63,23 +69,49 @@ class WorkflowSpec:
     _schemas: dict[type, dict[str, Any]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+    _proven: set[str] = field(default_factory=set, init=False, compare=False, repr=False)
 
     def graph(self, services: RunServices) -> Instance:
         """A new instance of the workflow: what its builder returns.
 
-        A graph (`Workflow`), or a functional workflow (`@workflow`; a definition is built); any
-        other value is a `TypeError` saying what Baton drives, not an attribute missing deep in
-        a drive.
+        A graph (`Workflow`), a functional workflow (`@workflow`; a definition is built), or an
+        agent (a workflow of that one agent, named as registered; a workflow made an agent is
+        the workflow); any other value is a `NotAWorkflow` (a `TypeError`) saying what Baton
+        drives, not an attribute missing deep in a drive.
         """
         built: object = self.build(services)
-        instance = as_instance(built)
+        instance = as_instance(built, self.name)
         if instance is None:
-            raise TypeError(
+            raise NotAWorkflow(
                 f"the builder of workflow {self.name!r} returned a {type(built).__name__}; "
-                "Baton drives MAF workflows: a Workflow (WorkflowBuilder, an orchestration) or a "
-                "functional @workflow"
+                "Baton drives MAF workflows: a Workflow (WorkflowBuilder, an orchestration), a "
+                "functional @workflow, or an agent"
             )
         return instance
+
+    def prove_stable(self, workflow: Instance, services: RunServices) -> None:
+        """`UnstableGraph` unless another build for the same run is the same graph as `workflow`.
+
+        Every resume on Baton restores the run's checkpoint into a new build, which MAF refuses
+        unless it is the graph that paused (its executors by id, its edges): a builder that
+        gives an executor a new id at every build (an agent without a name) would have every run
+        pause and never resume. Proven once per process, by a second build, so that such a
+        workflow fails its runs as they start, saying why, before anyone is asked anything.
+        """
+        if self.proven_stable:
+            return
+        changed = graph_changes(workflow, self.graph(services))
+        if changed is not None:
+            raise UnstableGraph(
+                f"workflow {self.name!r} builds another graph every time, so a run that paused "
+                f"could never resume: {changed}"
+            )
+        self._proven.add("graph")
+
+    @property
+    def proven_stable(self) -> bool:
+        """Whether this process has proven that the builder builds the same graph every time."""
+        return "graph" in self._proven
 
     def allow_list(self, workflow: Instance) -> frozenset[str]:
         """The checkpoint allow-list of a built instance: the registered types and those found.
