@@ -189,6 +189,16 @@ class PauseNotDurable(BatonError):
     code = "pause_not_durable"
 
 
+class RunHeld(BatonError):
+    """A paused run's checkpoint is of other code than this process runs: it waits for that code.
+
+    The worker records it as the drive's error (`RunHeld: ...`) and tries the drive again later;
+    the run's page and `GET /api/runs/{id}` show it (`retrying`).
+    """
+
+    code = "run_held"
+
+
 class InvalidPolicy(Invalid):
     """A policies file does not parse or validate; each error names its line."""
 

@@ -169,6 +169,15 @@ class Job(Record):
         return "delivery" if self.kind in DELIVERY_KINDS else "work"
 
 
+class Retrying(Record):
+    """A drive of a run that failed, kept to be tried again: the run waits on it, not on people."""
+
+    kind: Literal["start", "resume"] = Field(description="What the drive was to do.")
+    attempts: int = Field(description="How many times it was tried.")
+    error: str = Field(description="Why the last try failed, as the worker recorded it.")
+    next_attempt_at: datetime = Field(description="When it is tried next.")
+
+
 class Page(Record):
     """One page of a keyset-paginated list."""
 

@@ -5,8 +5,9 @@ movable clock), drives requests to every state through the API (pending, two app
 done, escalated to managers, rejected, refunded, a question, a takeover, a review, a typed
 input, MAF's own `sub_workflow_parallel_requests.py` sample's two at once and its
 `agents_with_HITL.py` draft with its conversation, a functional `@workflow`'s second round, an
-answer that repeats its request's id) and writes a full-page PNG of each page as each demo
-person sees it, at 1366x768 and 390x844, into `var/screenshots/` (git-ignored). Run:
+answer that repeats its request's id, a run held after a deploy changed its workflow: the
+server is stopped and started on the changed code) and writes a full-page PNG of each page as
+each demo person sees it, at 1366x768 and 390x844, into `var/screenshots/` (git-ignored). Run:
 `.venv/bin/python -m tests.screenshots`.
 """
 
@@ -27,6 +28,7 @@ import httpx
 from playwright.async_api import Browser, BrowserContext, async_playwright
 
 from tests.browser.conftest import ARGS, CHROMIUM
+from tests.fixtures.versioned_workflow import DEPLOYED
 from tests.harness import LATE_PURCHASE, MovableClock
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -256,7 +258,8 @@ async def main() -> None:
                         "functional_rounds",
                         "echoed_review",
                     )
-                ),
+                )
+                + ",tests.fixtures.versioned_workflow",
                 "BATON_LOG_LEVEL": "WARNING",
                 "PYTHONPATH": str(ROOT),
             }
@@ -276,6 +279,22 @@ async def main() -> None:
             demo = Demo(base, tokens)
             await _until(lambda: _healthy(base), "the server to serve")
             pages = await drive(demo, clock)
+            held = await demo.start({"workflow": "versioned", "input": {"topic": "the launch"}})
+            asked = await demo.open_request(held)
+            # a deploy that changed the workflow: the server is stopped and started on it
+            server.terminate()
+            server.wait(20)
+            server = subprocess.Popen(
+                [BATON, "serve", "--port", str(port)],
+                env=env | {DEPLOYED: "1"},
+                stdout=log,
+                stderr=log,
+            )
+            await _until(lambda: _healthy(base), "the deployed server to serve")
+            await demo.answer(asked["id"], "lee", {"decision": "answer", "answer": "go"})
+            pages["run-held"] = await _until(
+                lambda: _retrying(demo, held), "the answer's delivery held"
+            )
             async with async_playwright() as playwright:
                 browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
                 written = await shoot(browser, base, passwords, pages)
@@ -286,6 +305,10 @@ async def main() -> None:
             log.close()
     for path in written:
         sys.stdout.write(f"{path.relative_to(ROOT)}\n")
+
+
+async def _retrying(demo: Demo, run_id: str) -> str | None:
+    return run_id if (await demo.run(run_id))["retrying"] else None
 
 
 async def _healthy(base: str) -> bool:
@@ -330,6 +353,7 @@ async def shoot(
         "run-refunded",
         "run-maf-sample",
         "run-functional",
+        "run-held",
     ):
         written += await photograph(lee, f"/runs/{pages[name]}", name)
     written += await photograph(sam, f"/runs/{pages['run-support']}", "run-support")

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
-from human.records import ApiToken, HumanRequest, Run
+from human.records import ApiToken, HumanRequest, Retrying, Run
 from workflows.platform.worker import WorkerHealth
 
 
@@ -115,6 +115,12 @@ class RunDetail(Run):
 
     requests: list[HumanRequest]
     conversation: list[dict[str, Any]]
+    retrying: Retrying | None = Field(
+        None,
+        description="The run's drive that failed and is tried again (`RunHeld: ...` for a run "
+        "paused on other code of its workflow than is deployed, which goes on when that code "
+        "runs again); null when nothing of the run waits on a retry.",
+    )
 
 
 class Outcome(BaseModel):

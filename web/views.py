@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from baton.errors import NotPermitted, WorkflowNotFound
+from baton.errors import NotPermitted, RunHeld, WorkflowNotFound
 from baton.wiring import Parts
 from human import summary
 from human.access import (
@@ -717,7 +717,10 @@ async def run_page(
     recorded = await parts.runtime.conversation(run_id)
     effects = [str(e.data.get("tool")) for e in events if e.type == "effect.executed"]
     outcome = summary.outcome_of(run, requests, effects)
+    retrying = await parts.store.run_retrying(run_id)
     return {
+        "retrying": retrying,
+        "held": retrying and held_for(retrying.error),
         "after": after,
         "outcome": outcome,
         "outcome_tone": summary.outcome_tone(outcome),
@@ -737,6 +740,18 @@ async def run_page(
         "live_types": RUN_EVENTS,
         "section": "runs",
     }
+
+
+def held_for(error: str) -> str | None:
+    """Why a run is held for the code that paused it, from its drive's recorded error, else None.
+
+    The worker records a held drive's error as `RunHeld: <why>` (`baton.errors.RunHeld`).
+    """
+    prefix = f"{RunHeld.__name__}: "
+    if not error.startswith(prefix):
+        return None
+    why = error.removeprefix(prefix)
+    return why[:1].upper() + why[1:]
 
 
 def graph_of(parts: Parts, run: Run, requests: list[HumanRequest]) -> GraphLayout | None:

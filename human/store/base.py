@@ -27,6 +27,7 @@ from human.records import (
     Notification,
     NotificationEvent,
     Page,
+    Retrying,
     Run,
     RunStatus,
     Team,
@@ -318,6 +319,10 @@ class RunStore(Protocol):
 
     async def get_run(self, run_id: str) -> Run | None:
         """A run by id."""
+        ...
+
+    async def run_retrying(self, run_id: str) -> Retrying | None:
+        """The run's drive that failed and waits to be tried again, if one does."""
         ...
 
     async def list_runs(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable, Coroutine, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeVar
 
 from baton import failpoints
@@ -36,6 +36,7 @@ from human.records import (
     NewEvent,
     Notification,
     Page,
+    Retrying,
     Run,
     Team,
     TeamsCard,
@@ -241,6 +242,22 @@ class SqlStore:
         """A run by id."""
         row = await self._one("SELECT * FROM runs WHERE id = :id", id=run_id)
         return run_of(row) if row else None
+
+    async def run_retrying(self, run_id: str) -> Retrying | None:
+        """The run's drive job with a failed try on record (the oldest, were there two)."""
+        row = await self._one(
+            f"SELECT kind, attempts, last_error, available_at FROM jobs WHERE run_id = :id "
+            f"AND kind IN {DRIVE} AND last_error IS NOT NULL ORDER BY id LIMIT 1",
+            id=run_id,
+        )
+        if row is None:
+            return None
+        return Retrying(
+            kind=row["kind"],
+            attempts=row["attempts"],
+            error=row["last_error"],
+            next_attempt_at=datetime.fromtimestamp(float(row["available_at"]), UTC),
+        )
 
     async def list_runs(
         self,

@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures.versioned_workflow import spec_of, versioned_graph
 from tests.harness import LATE_PURCHASE, REFUND_120, REFUND_1500, MovableClock, Server, eventually
 from tests.pages import signed_in
 from tests.supportkit import SYNC_BROKEN, pending_request
+from workflows.platform import registry
 
 REFUND_300_LATE = {
     "workflow": "refund",
@@ -158,3 +160,52 @@ async def test_closed_requests_have_no_deadline_and_resumed_reads_answered(
     assert "status-answered" in row.group(0)
     assert " left" not in text_of(row.group(0))
     assert "closed" in text_of(row.group(0))
+
+
+async def test_a_held_run_says_why_and_when_it_is_tried_again_until_the_rollback(
+    server: Server, passwords: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the deploy and its rollback, played by swapping the registration this process serves
+    paused_on = spec_of(lambda: versioned_graph(extra=False))
+    monkeypatch.setitem(registry._REGISTRY, "versioned", paused_on)
+    run = await server.start_run({"workflow": "versioned", "input": {"topic": "x"}})
+    asked = await server.wait_for_request(run["id"])
+    monkeypatch.setitem(
+        registry._REGISTRY, "versioned", spec_of(lambda: versioned_graph(extra=True))
+    )
+    answer = {"decision": "answer", "answer": "yes"}
+    answered = await server.respond(asked["id"], answer, user="lee")
+    assert answered.status_code == 200, answered.text
+
+    async def held() -> dict[str, Any] | None:
+        found = await server.run(run["id"])
+        return found if found["retrying"] else None
+
+    detail = await eventually(held, what="the answer's delivery held")
+    page = await page_text(server, passwords, "ada", f"/runs/{run['id']}")
+    monkeypatch.setitem(registry._REGISTRY, "versioned", paused_on)  # rolled back
+    done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+    after = await page_text(server, passwords, "ada", f"/runs/{run['id']}")
+
+    assert detail["status"] == "waiting"
+    assert detail["retrying"]["kind"] == "resume"
+    assert detail["retrying"]["error"] == (
+        "RunHeld: the run paused on another graph of workflow 'versioned' than the one this "
+        "process builds (its executors or edges changed since)"
+    )
+    said = re.search(
+        r"Held: this run paused on another version of the versioned workflow than the one "
+        r"running now\. The answer it was given is kept, not yet delivered\. Baton tries again "
+        r"at (\d{4}-\d\d-\d\d \d\d:\d\d) UTC \((\d+) tr(?:y|ies) so far\)\. The run goes on once "
+        r"the version that paused it runs again, or cancel it below\. As recorded: The run "
+        r"paused on another graph of workflow 'versioned' than the one this process builds "
+        r"\(its executors or edges changed since\)\.",
+        page,
+    )
+    assert said is not None, page
+    assert int(said[2]) >= 1
+    assert "Drawn as the version running now, not the one the run paused on." in page
+    assert (done["status"], done["output"], done["retrying"]) == ("completed", "x: yes", None)
+    assert "Held" not in after
+    assert "tries again" not in after
+    assert "Drawn as the version" not in after

@@ -19,14 +19,9 @@ from typing import Any
 
 import pytest
 from agent_framework import (
-    Executor,
     InMemoryCheckpointStorage,
     RunContext,
-    WorkflowBuilder,
     WorkflowCheckpoint,
-    WorkflowContext,
-    handler,
-    response_handler,
     step,
     workflow,
 )
@@ -38,6 +33,7 @@ from baton.wiring import Parts
 from executors.platform.services import Resources
 from human.store.base import RequestFilter
 from tests.fixtures.forgetful_workflow import Tally
+from tests.fixtures.versioned_workflow import spec_of, versioned_graph
 from tests.harness import eventually
 from tests.samples import functional_rounds
 from tests.samples.functional_rounds import Review
@@ -239,35 +235,11 @@ with warnings.catch_warnings():
         return f"{topic}! {await ctx.request_info({'topic': topic}, str)}"
 
 
-class _Graph(Executor):
-    """Asks once and ends with the answer; `extra` makes another graph of the same workflow."""
-
-    @handler
-    async def ask(self, topic: str, ctx: WorkflowContext) -> None:
-        await ctx.request_info({"topic": topic}, str)
-
-    @response_handler
-    async def answered(self, asked: dict, said: str, ctx: WorkflowContext[str, str]) -> None:
-        await ctx.yield_output(f"{asked['topic']}: {said}")
-
-
-class _Extra(Executor):
-    @handler
-    async def take(self, said: str, ctx: WorkflowContext) -> None:
-        return None
-
-
-def _graph(*, extra: bool) -> Any:
-    asker = _Graph(id="asker")
-    built = WorkflowBuilder(start_executor=asker, name="versioned")
-    return (built.add_edge(asker, _Extra(id="extra")) if extra else built).build()
-
-
 @pytest.mark.parametrize(
     ("first", "deployed"),
     [
         (lambda: version_1, lambda: version_2),  # a functional workflow's code changed
-        (lambda: _graph(extra=False), lambda: _graph(extra=True)),  # a graph's edges changed
+        (lambda: versioned_graph(extra=False), lambda: versioned_graph(extra=True)),  # edges
     ],
     ids=["functional", "graph"],
 )
@@ -278,22 +250,15 @@ async def test_a_run_paused_on_code_a_deploy_changed_waits_for_that_code_and_the
     deployed: Callable[[], Any],
 ) -> None:
     """MAF refuses a checkpoint of other code: the run keeps its answer and waits, not fails."""
-    spec = registry.WorkflowSpec(
-        name="versioned",
-        description="",
-        input_model=Topic,
-        build=lambda services: first(),
-        start_message=lambda given: given.topic,
-    )
+    spec = spec_of(first)
     monkeypatch.setitem(registry._REGISTRY, spec.name, spec)
     run = await parts.runtime.start("versioned", {"topic": "x"}, actor="sam")
     await parts.worker.drain()
-    monkeypatch.setitem(
-        registry._REGISTRY, spec.name, dataclasses.replace(spec, build=lambda s: deployed())
-    )
+    monkeypatch.setitem(registry._REGISTRY, spec.name, spec_of(deployed))
     asked = await _answer(parts, run.id, {"decision": "answer", "answer": "yes"})
     held = await parts.runtime.get(run.id)
     kept = await parts.store.get_request(asked.id)
+    retrying = await parts.store.run_retrying(run.id)
     monkeypatch.setitem(registry._REGISTRY, spec.name, spec)  # rolled back
 
     async def ended() -> Any:
@@ -308,6 +273,10 @@ async def test_a_run_paused_on_code_a_deploy_changed_waits_for_that_code_and_the
     assert kept.status == "answered"  # answered, not yet delivered
     assert done.status == "completed", done.error
     assert done.output == "x: yes"
+    assert retrying is not None
+    assert (retrying.kind, retrying.attempts) == ("resume", 1)
+    assert retrying.error.startswith("RunHeld: the run paused on "), retrying.error
+    assert await parts.store.run_retrying(run.id) is None  # nothing left to try again
 
 
 with warnings.catch_warnings():

@@ -150,8 +150,14 @@ async def test_baton_check_names_a_graph_built_anew_every_time() -> None:
     assert report.lines()[-1] == "1 finding(s)"
 
 
-async def test_a_named_agent_in_the_same_graph_checks_clean() -> None:
+async def test_a_named_agent_checks_clean_its_approval_shown_as_data() -> None:
     report = await check_workflow("bare_agent")
 
     assert report.clean, report.lines()
     assert report.pauses == 1
+    [answered] = report.answered
+    assert (answered.request_type, answered.given) == ("Content", False)
+    # MAF's response as its data, not `<agent_framework._types.Content object at 0x...>`
+    assert answered.answer.startswith("{"), answered.answer
+    assert "'approved': True" in answered.answer
+    assert "'type': 'function_approval_response'" in answered.answer

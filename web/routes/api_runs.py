@@ -115,7 +115,10 @@ async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> RunDetail:
     run = await parts.runtime.get(run_id, viewer=user)
     requests = await parts.requests.list(RequestFilter(run_id=run_id, limit=500))
     conversation = await parts.runtime.conversation(run_id)
-    return RunDetail(**dict(run), requests=requests.items, conversation=conversation)
+    retrying = await parts.store.run_retrying(run_id)
+    return RunDetail(
+        **dict(run), requests=requests.items, conversation=conversation, retrying=retrying
+    )
 
 
 @router.post("/runs/{run_id}/cancel", responses=refusals(403, 404, 409))

@@ -41,9 +41,11 @@ from typing import Any
 
 from agent_framework import (
     AgentResponse,
+    Content,
     FileCheckpointStorage,
     FunctionalWorkflow,
     InMemoryCheckpointStorage,
+    Message,
     Workflow,
     WorkflowEvent,
     WorkflowRunResult,
@@ -55,6 +57,7 @@ from pydantic_core import to_jsonable_python
 from baton.errors import InvalidAnswer, InvalidInput
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
+from executors.platform.shown import maf_value
 from workflows.platform.attributes import refusal
 from workflows.platform.engine import Instance, NotAWorkflow, UnstableGraph, engine_for
 from workflows.platform.pool import WorkflowPool, new_instance
@@ -472,7 +475,9 @@ class _Check:
                 request_id=request_id,
                 executor_id=str(event.source_executor_id),
                 request_type=type(event.data).__name__,
-                answer=_short.repr(response),
+                answer=_short.repr(
+                    maf_value(response) if isinstance(response, Content | Message) else response
+                ),  # MAF's objects as their data, not `<... object at 0x...>`
                 given=given,
             )
         )

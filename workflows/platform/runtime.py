@@ -24,6 +24,7 @@ from baton import failpoints
 from baton.errors import (
     IdempotencyConflict,
     InvalidInput,
+    RunHeld,
     RunNotCancellable,
     RunNotFound,
     StoreError,
@@ -288,12 +289,13 @@ class Runtime:
             progress = await drive.go(job_id, deliver, [*state.open, *state.answered])
         except StoreError:
             raise  # the store is down, not the run: the worker retries the job
-        except CheckpointOfOtherCode:
+        except CheckpointOfOtherCode as exc:
             # A deploy changed the workflow since the run paused: the run keeps waiting, its
             # answer undelivered, and the worker retries the job (backing off to hourly) until
-            # the code that paused it runs again, or someone cancels the run.
+            # the code that paused it runs again, or someone cancels the run. The job's recorded
+            # error says so (`RunHeld: ...`), and the run's page shows it.
             logger.exception("run held: its checkpoint is of other code", extra={"run_id": run.id})
-            raise
+            raise RunHeld(str(exc)) from exc
         except Exception as exc:  # a failing workflow fails its run, loudly and on record
             if built is not None and built.services.store_failures:
                 # a tool met the store down: neither is the run's fault
