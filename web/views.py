@@ -687,9 +687,11 @@ async def runs_page(parts: Parts, user: User, query: RunsQuery) -> dict[str, Any
         limit=PAGE_SIZE,
         viewer=user,
     )
+    retrying = await parts.store.runs_retrying([r.id for r in page.items])
     return {
         "query": query,
         "runs": page.items,
+        "held": {run_id: bool(held_for(found.error)) for run_id, found in retrying.items()},
         "next_link": query.link(cursor=page.next_cursor) if page.next_cursor else None,
         "first_link": query.link() if query.cursor else None,
         "statuses": RUN_STATUSES,

@@ -325,6 +325,10 @@ class RunStore(Protocol):
         """The run's drive that failed and waits to be tried again, if one does."""
         ...
 
+    async def runs_retrying(self, run_ids: Sequence[str]) -> dict[str, Retrying]:
+        """`run_retrying` of many runs: those of `run_ids` with one, by run id."""
+        ...
+
     async def list_runs(
         self,
         *,

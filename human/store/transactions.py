@@ -244,20 +244,28 @@ class SqlStore:
         return run_of(row) if row else None
 
     async def run_retrying(self, run_id: str) -> Retrying | None:
-        """The run's drive job with a failed try on record (the oldest, were there two)."""
-        row = await self._one(
-            f"SELECT kind, attempts, last_error, available_at FROM jobs WHERE run_id = :id "
-            f"AND kind IN {DRIVE} AND last_error IS NOT NULL ORDER BY id LIMIT 1",
-            id=run_id,
+        """The run's drive job with a failed try on record."""
+        return (await self.runs_retrying([run_id])).get(run_id)
+
+    async def runs_retrying(self, run_ids: Sequence[str]) -> dict[str, Retrying]:
+        """Of `run_ids`, each run's drive job with a failed try on record (its oldest), by run."""
+        if not run_ids:
+            return {}
+        found = await self._all(
+            "SELECT run_id, kind, attempts, last_error, available_at FROM jobs WHERE "
+            f"{self.dialect.any_of('run_id', 'ids')} AND kind IN {DRIVE} "
+            "AND last_error IS NOT NULL ORDER BY id DESC",
+            ids=list(run_ids),
         )
-        if row is None:
-            return None
-        return Retrying(
-            kind=row["kind"],
-            attempts=row["attempts"],
-            error=row["last_error"],
-            next_attempt_at=datetime.fromtimestamp(float(row["available_at"]), UTC),
-        )
+        return {
+            row["run_id"]: Retrying(
+                kind=row["kind"],
+                attempts=row["attempts"],
+                error=row["last_error"],
+                next_attempt_at=datetime.fromtimestamp(float(row["available_at"]), UTC),
+            )
+            for row in found  # newest first: the oldest of a run's is the one kept
+        }
 
     async def list_runs(
         self,

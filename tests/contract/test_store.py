@@ -33,6 +33,7 @@ from human.store.base import (
     RequestFilter,
     RunKey,
     Store,
+    utcnow,
 )
 from human.store.schema import migrations
 from tests.contract.conftest import Backend, in_play, statements_read
@@ -898,6 +899,25 @@ async def test_retry_job_gives_the_job_back_after_its_delay(store: Store) -> Non
 
     [retried] = await store.lease_jobs("w2", limit=10, lease_s=LIVE)
     assert (retried.id, retried.attempts) == (soon.id, 2)
+
+
+async def test_a_drive_given_back_with_its_error_is_its_run_s_retrying(store: Store) -> None:
+    failing, fine, quiet = await started(store), await started(store), await started(store)
+    jobs = await store.lease_jobs("w1", limit=3, lease_s=LIVE)
+    by_run = {j.run_id: j for j in jobs}
+    before = utcnow()
+    await store.retry_job(by_run[failing.id].id, "w1", delay_s=60, error="RunHeld: other code")
+    await store.finish_job(by_run[fine.id].id, "w1")
+
+    found = await store.runs_retrying([failing.id, fine.id, quiet.id, "run_none"])
+
+    assert list(found) == [failing.id]  # not a run whose drive is done, nor one never failed
+    retrying = found[failing.id]
+    assert (retrying.kind, retrying.attempts, retrying.error) == ("start", 1, "RunHeld: other code")
+    assert 59 <= (retrying.next_attempt_at - before).total_seconds() <= 61
+    assert await store.run_retrying(failing.id) == retrying
+    assert await store.run_retrying(quiet.id) is None
+    assert await store.runs_retrying([]) == {}
 
 
 async def test_retry_job_by_another_owner_changes_nothing(store: Store) -> None:

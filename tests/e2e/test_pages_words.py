@@ -183,9 +183,11 @@ async def test_a_held_run_says_why_and_when_it_is_tried_again_until_the_rollback
 
     detail = await eventually(held, what="the answer's delivery held")
     page = await page_text(server, passwords, "ada", f"/runs/{run['id']}")
+    listed = await page_text(server, passwords, "ada", "/runs?workflow=versioned")
     monkeypatch.setitem(registry._REGISTRY, "versioned", paused_on)  # rolled back
     done = await server.wait_for_run(run["id"], status=("completed", "failed"))
     after = await page_text(server, passwords, "ada", f"/runs/{run['id']}")
+    listed_after = await page_text(server, passwords, "ada", "/runs?workflow=versioned")
 
     assert detail["status"] == "waiting"
     assert detail["retrying"]["kind"] == "resume"
@@ -209,3 +211,5 @@ async def test_a_held_run_says_why_and_when_it_is_tried_again_until_the_rollback
     assert "Held" not in after
     assert "tries again" not in after
     assert "Drawn as the version" not in after
+    assert f"{run['id']} versioned waiting held " in listed
+    assert f"{run['id']} versioned completed " in listed_after
