@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from ag_ui.core import (
+    AssistantMessage,
     BaseEvent,
     CustomEvent,
     Event,
@@ -29,6 +30,8 @@ from ag_ui.core import (
     RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
+    TextInputContent,
+    UserMessage,
 )
 from pydantic import TypeAdapter
 
@@ -51,12 +54,13 @@ def run_input(
     state: dict[str, Any] | None = None,
     resume: list[ResumeEntry] | None = None,
     follow: bool = True,
+    messages: list[Any] | None = None,
 ) -> dict[str, Any]:
     """A RunAgentInput as an AG-UI client sends it (camelCase JSON)."""
     agui = RunAgentInput(
         thread_id=thread_id,
         run_id=f"agui-{uuid.uuid4().hex[:8]}",
-        messages=[],
+        messages=messages or [],
         state=state,
         resume=resume,
         forwarded_props={} if follow else {"baton": {"follow": False}},
@@ -313,6 +317,36 @@ async def test_a_plain_maf_workflow_asks_its_typed_question_and_takes_the_typed_
     for ending in (rest[-1], theirs[-1]):
         assert isinstance(ending, RunFinishedEvent)
         assert ending.result == expected
+
+
+async def test_a_chat_s_message_starts_a_workflow_whose_input_is_one_text_field(
+    server: Server,
+) -> None:
+    # as a chat front end sends it: what the person typed, no state
+    chat = [
+        UserMessage(id="m1", content="Hello"),
+        AssistantMessage(id="m2", content="Hi! Ask me about the weather."),
+        UserMessage(id="m3", content=[TextInputContent(text="Will it rain today?")]),
+    ]
+    start = run_input("chat-1", messages=chat)
+    async with agui(server, "sam", "declaration_only", start) as stream:
+        interrupt = the_interrupt((await stream.until(interrupted))[-1])
+        run_id = interrupt.metadata["baton"]["run_id"]
+        resume = run_input(
+            run_id, resume=answer(interrupt.id, {"decision": "answer", "answer": "Lisbon"})
+        )
+        async with agui(server, "lee", "declaration_only", resume) as answered:
+            rest = await answered.until(finished)
+    run = await server.run(run_id)
+
+    assert run["input"] == {"question": "Will it rain today?"}  # the last message of the person's
+    ending = rest[-1]
+    assert isinstance(ending, RunFinishedEvent)
+    assert ending.result == {"agent": "WeatherBot", "text": "It is sunny in Lisbon today."}
+    # a workflow whose input is not one text field still takes it from `state` alone
+    reply = await refused(server, "sam", "typed_review", run_input("chat-2", messages=chat))
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["errors"] == [{"loc": ["body", "state", "title"], "msg": "Field required"}]
 
 
 async def test_every_answer_of_a_resume_is_checked_before_any_is_recorded(

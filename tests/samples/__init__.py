@@ -23,8 +23,8 @@ request's id, which Baton fills in; `workflow_as_agent_hitl` is that sample as M
 the sibling it imports its `Worker` and review types from (`workflow_as_agent_reflection_pattern`,
 both at agent-framework 5eb3eb745, their `main()` and Foundry client import left out, and the
 first's `sys.path` lines, its sibling imported by its package's name instead): its
-worker is built as `main()` builds it, on the model Baton is configured with, and driven as a
-graph (Baton drives the workflow, not its `.as_agent()`).
+worker is built as `main()` builds it, on the model Baton is configured with, and its builder
+returns the `.as_agent()` that `main()` makes (Baton drives the workflow the agent runs).
 """
 
 MODULES = ",".join(

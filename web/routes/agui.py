@@ -3,7 +3,8 @@
 The body is AG-UI's `RunAgentInput`. Its `threadId` names the Baton run: a Baton run id
 (`run_...`, any run of this workflow the caller may see), or the client's own thread id, which
 starts a run the first time (through `Runtime.start_once`, as `POST /api/runs` with an
-`Idempotency-Key` does; the input is the body's `state`) and finds that run again after. Its
+`Idempotency-Key` does; the input is the body's `state`, or, with none, the last user message's
+text for a workflow whose input is one text field) and finds that run again after. Its
 `resume` answers interrupts: each `resolved` entry's `payload` is the body `POST
 /api/requests/{id}/respond` takes, checked and recorded by the same `RequestService.respond`; all
 entries are checked before any is recorded, so a refused one stores nothing. A `cancelled` entry
@@ -47,7 +48,7 @@ async def run_workflow(
     body: Any = Body(...),  # noqa: B008
 ) -> StreamingResponse:
     """Start, resume or follow a run of `workflow` as AG-UI events (module docstring)."""
-    registry.get(workflow)  # 404 for a workflow that is not registered
+    spec = registry.get(workflow)  # 404 for a workflow that is not registered
     agui = _parsed(body)
     after = await parts.store.last_event_id()  # the stream shows everything from here on
     run = await _run_of_thread(parts, workflow, agui.thread_id, user)
@@ -66,7 +67,10 @@ async def run_workflow(
         with sent_in("body"):
             try:
                 run, _ = await parts.runtime.start_once(
-                    workflow, agui.state or {}, actor=user.name, key=_key(workflow, agui.thread_id)
+                    workflow,
+                    _input_of(spec, agui),
+                    actor=user.name,
+                    key=_key(workflow, agui.thread_id),
                 )
             except Invalid as exc:
                 raise _as_state(exc) from exc
@@ -92,6 +96,28 @@ def _parsed(body: Any) -> RunAgentInput:
         msg = "1 to 200 visible ASCII characters"
         raise Invalid(f"threadId: {msg}", [{"loc": ["body", "threadId"], "msg": msg}])
     return agui
+
+
+def _input_of(spec: registry.WorkflowSpec, agui: RunAgentInput) -> Any:
+    """The input a thread's run starts on: the body's `state`; else the chat's last message.
+
+    A chat front end sends what the person typed as a user message and often no state: for a
+    workflow whose input is one text field (an agent registered as it is, say), the last user
+    message's text is that field. Any other workflow takes its input from `state` alone.
+    """
+    if agui.state:
+        return agui.state
+    field = spec.text_field()
+    said = next((_text_of(m) for m in reversed(agui.messages) if m.role == "user"), "")
+    return {field: said} if field and said else {}
+
+
+def _text_of(message: Any) -> str:
+    """A user message's text: its content, or the text parts of it."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.text for part in content if getattr(part, "type", None) == "text")
 
 
 def _key(workflow: str, thread_id: str) -> str:

@@ -136,6 +136,18 @@ class WorkflowSpec:
             self._schemas[self.outcome] = schema_of(self.outcome)
         return copy.deepcopy(self._schemas[self.outcome])
 
+    def text_field(self) -> str | None:
+        """The input's one field, if it is text: what a person's chat message fills in.
+
+        (An agent registered as it is starts on that field's value as its user message:
+        `executors.platform.agents.said`.)
+        """
+        fields = self.input_model.model_fields
+        if len(fields) != 1:
+            return None
+        [(name, info)] = fields.items()
+        return name if info.annotation is str else None
+
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the workflow's input."""
         return self.input_model.model_json_schema()
