@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 SYSTEM_OUTCOMES = ("expired", "cancelled")
 
@@ -63,6 +64,19 @@ class _Answer(BaseModel):
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {}
     optional: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    answered_by: SkipJsonSchema[list[str]] = Field(
+        default_factory=list,
+        exclude=True,
+        description="Who gave this decision, in the order they gave it (both approvers of a "
+        "request that needs two): set by Baton as it delivers the answer to the workflow, from "
+        "the recorded answers; empty for an outcome no person gave (expired, cancelled). Never "
+        "sent by a person (an answer that holds it is refused), never stored with the answer.",
+    )
+
+    def delivered(self, by: list[str]) -> Self:
+        """This answer as the workflow receives it: with who gave it."""
+        return self.model_copy(update={"answered_by": list(by)})
 
     @classmethod
     def field_problems(cls, decision: str, values: dict[str, Any]) -> list[tuple[str, str]]:

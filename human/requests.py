@@ -22,6 +22,26 @@ ORIGIN = "origin"
 _ROUTING_FIELDS = set(Routing.model_fields)
 
 
+NOBODY_DECIDED = frozenset({"expired", "cancelled"})
+"""Decisions Baton records when no person gave one."""
+
+
+def deciders(request: HumanRequest) -> list[str]:
+    """Who gave the request's decision, in the order they gave it, each once.
+
+    Every person whose recorded answer is that decision (both approvers of a request that needs
+    two), else the one who answered; nobody for an outcome no person gave (it expired, or its run
+    was cancelled).
+    """
+    decision = (request.answer or {}).get("decision")
+    if decision is None or decision in NOBODY_DECIDED:
+        return []
+    found = [a.actor for a in request.answers if a.decision == decision]
+    if not found and request.answered_by:
+        found = [request.answered_by]
+    return list(dict.fromkeys(found))
+
+
 def origin_of(request: HumanRequest) -> dict[str, Any]:
     """What the adapter that asked kept for delivery (`{}` for a workflow's own kind requests)."""
     found = request.payload.get(ORIGIN)

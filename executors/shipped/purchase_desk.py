@@ -62,6 +62,12 @@ class Verdict(BaseModel):
     terms: dict[str, Any]
     # The terms as asked (empty in verdicts checkpointed before it was kept).
     proposed: dict[str, Any] = Field(default_factory=dict)
+    # Who gave the desk's decision (empty in verdicts checkpointed before it was kept).
+    by: list[str] = Field(default_factory=list)
+
+    def signed(self) -> str:
+        """The desk's approval as an order names it: who approved, for which team."""
+        return f"{' and '.join(self.by)} ({self.team})" if self.by else self.team
 
 
 class PurchaseIntake(Executor):
@@ -135,6 +141,7 @@ class ApprovalDesk(Executor):
                     decision=answer.decision,
                     terms=terms or asked,
                     proposed=asked,
+                    by=answer.answered_by,
                 )
             )
             return
@@ -158,12 +165,13 @@ class OrderDesk(Executor):
     ) -> None:
         """Both desks approved: draft the order from the terms they approved."""
         terms, changes = approved_terms(verdicts)
-        draft = draft_order(terms, [v.team for v in verdicts], changes)
+        signed = [v.signed() for v in sorted(verdicts, key=lambda v: v.team)]
+        draft = draft_order(terms, signed, changes)
         await ctx.request_info(
             ReviewRequest(
                 title=f"Review the purchase order for {terms['item']}",
                 reason="Legal and finance approved; check the order before it goes to the vendor.",
-                context={"terms": terms, "approved_by": [v.team for v in verdicts]},
+                context={"terms": terms, "approved_by": signed},
                 team=REVIEWERS,
                 policy_rule="purchase.review",
                 draft=draft,
@@ -247,7 +255,7 @@ def draft_order(terms: dict[str, Any], approved_by: list[str], changes: list[str
         f"Vendor: {terms['vendor']}",
         f"Item:   {terms['item']}",
         f"Amount: {float(terms['amount']):,.2f}",
-        f"Approved by: {' and '.join(sorted(approved_by))}",
+        f"Approved by: {'; '.join(approved_by)}",
     ]
     if changes:
         lines.append("Changes on approval: " + "; ".join(changes))

@@ -161,7 +161,7 @@ async def test_purchases_answered_in_both_orders_and_one_rejected(
 
         for run in runs[:2]:
             review = (await _requests(server, run["id"], 1, "pending"))["purchase.review"]
-            assert "Approved by: finance and legal" in review["payload"]["draft"]
+            assert "Approved by: fin (finance); lex (legal)" in review["payload"]["draft"]
             reply = await server.respond(review["id"], {"decision": "approve"}, user="fay")
             assert reply.status_code == 200, reply.text
         done = [await server.wait_for_run(r["id"], status="completed") for r in runs]

@@ -99,7 +99,8 @@ async def test_both_approvals_in_either_order_then_the_review_places_the_order(
 
     [review] = (await desk.open(run.id)).values()
     assert (review.kind, review.team) == ("review", "finance")
-    assert "Approved by: finance and legal" in review.payload["draft"]
+    assert "Approved by: fay (finance); lex (legal)" in review.payload["draft"]
+    assert review.context["approved_by"] == ["fay (finance)", "lex (legal)"]
     await desk.answer(review, "fin", {"decision": "approve"})
     done = await desk.run(run.id)
     assert done.status == "completed", done.error
@@ -185,3 +186,18 @@ async def test_an_approval_escalates_to_managers_then_expires_into_the_workflow(
     types = await desk.types(run.id)
     assert types.count("request.escalated") == 1
     assert types.count("request.expired") == 1
+
+
+async def test_an_approval_a_manager_gave_after_an_escalation_is_signed_by_that_manager(
+    desk: Desk,
+) -> None:
+    # The workflow receives who approved (`ApprovalAnswer.answered_by`), not only which desk.
+    run, pending = await desk.start(approve_within_hours=4)
+    await desk.answer(pending["legal"], "lex", {"decision": "approve"})
+    desk.clock.offset = timedelta(hours=2, seconds=5)
+    await desk.worker.run_until_idle()
+    escalated = (await desk.open(run.id))["managers"]
+    await desk.answer(escalated, "max", {"decision": "approve"})
+
+    [review] = (await desk.open(run.id)).values()
+    assert "Approved by: max (finance); lex (legal)" in review.payload["draft"]

@@ -21,6 +21,7 @@ from baton.errors import (
 )
 from human.kinds import KINDS
 from human.records import HumanRequest, NewEvent, RequestStatus, Run, User
+from human.requests import deciders
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import Progress, Store
@@ -187,6 +188,7 @@ async def test_the_same_approver_twice_counts_once(desk: Desk) -> None:
     await no_resume_queued(desk)
     second = await desk.respond(request.id, {"decision": "approve"}, "ada")
     assert (second.outcome, second.request.status) == ("closed", "answered")
+    assert deciders(second.request) == ["lee", "ada"]  # who the workflow is told approved
 
 
 # refusals -----------------------------------------------------------------------------------
@@ -262,6 +264,7 @@ async def test_who_may_not_answer_is_refused(
         ({"decision": "edit", "arguments": "120"}, ["arguments"]),
         ({"decision": "approve", "arguments": {"amount": 5}}, ["arguments"]),
         ({"decision": "approve", "approved": True}, ["approved"]),
+        ({"decision": "approve", "answered_by": ["ada"]}, ["answered_by"]),  # Baton's to say
         (
             {"decision": "edit", "arguments": {"order_id": "A-1", "amount": -5}},
             ["arguments", "amount"],

@@ -35,7 +35,7 @@ from executors.platform.services import RunServices
 from executors.platform.tool_gate import AUDIT_EVENT
 from human.kinds import KINDS
 from human.records import HumanRequest, NewEvent, Run
-from human.requests import new_request, origin_of
+from human.requests import deciders, new_request, origin_of
 from human.routing import notifications_for, timers_for
 from human.service import TAKEOVER
 from human.store.base import NewEffect, Progress, Store
@@ -295,6 +295,7 @@ class Drive:
             outcome = take_over(deliver, str(body.get("by") or deliver.answered_by), self._scene)
         else:
             answer = KINDS[deliver.kind].answer_model.model_validate(body)
+            answer = answer.delivered(deciders(deliver))
             adapter = adapter_for(self._adapters, deliver)
             outcome = await adapter.deliver(deliver, answer, self._scene)
             if isinstance(outcome, Ask):
