@@ -160,14 +160,19 @@ async def test_a_rejection_ends_the_run_at_once_and_cancels_the_other_side(desk:
     assert "request.cancelled" in await desk.types(run.id)
 
 
+async def _legal_approved_finance_escalated(desk: Desk) -> tuple[Run, dict[str, HumanRequest]]:
+    """A purchase legal approved, whose finance approval escalated (at half its 4 h)."""
+    run, pending = await desk.start(approve_within_hours=4)
+    await desk.answer(pending["legal"], "lex", {"decision": "approve"})
+    desk.clock.offset = timedelta(hours=2, seconds=5)
+    await desk.worker.run_until_idle()
+    return run, pending
+
+
 async def test_an_approval_escalates_to_managers_then_expires_into_the_workflow(
     desk: Desk,
 ) -> None:
-    run, pending = await desk.start(approve_within_hours=4)
-    await desk.answer(pending["legal"], "lex", {"decision": "approve"})
-
-    desk.clock.offset = timedelta(hours=2, seconds=5)
-    await desk.worker.run_until_idle()
+    run, pending = await _legal_approved_finance_escalated(desk)
     escalated = await desk.service.get(pending["finance"].id)
     assert (escalated.status, escalated.team, escalated.priority) == (
         "escalated",
@@ -192,10 +197,7 @@ async def test_an_approval_a_manager_gave_after_an_escalation_is_signed_by_that_
     desk: Desk,
 ) -> None:
     # The workflow receives who approved (`ApprovalAnswer.answered_by`), not only which desk.
-    run, pending = await desk.start(approve_within_hours=4)
-    await desk.answer(pending["legal"], "lex", {"decision": "approve"})
-    desk.clock.offset = timedelta(hours=2, seconds=5)
-    await desk.worker.run_until_idle()
+    run, _ = await _legal_approved_finance_escalated(desk)
     escalated = (await desk.open(run.id))["managers"]
     await desk.answer(escalated, "max", {"decision": "approve"})
 
