@@ -33,6 +33,7 @@ from human.effects import idempotency_key
 from human.kinds import (
     ApprovalAnswer,
     ApprovalRequest,
+    CheckpointedModel,
     Escalation,
     ProposedAction,
     QuestionAnswer,
@@ -55,6 +56,7 @@ __all__ = [
     "AskHuman",
     "CaseContext",
     "CheckReport",
+    "CheckpointedModel",
     "CloseCase",
     "Decision",
     "Draft",

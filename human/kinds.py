@@ -59,7 +59,29 @@ class Routing(BaseModel):
     policy_rule: str | None = None
 
 
-class _Answer(BaseModel):
+class CheckpointedModel(BaseModel):
+    """A pydantic model whose instances in checkpoints made before a field was added still read.
+
+    MAF keeps a checkpoint's messages and executor state pickled, and unpickling a pydantic model
+    restores the fields it was saved with: a field added since, default or not, is missing, and
+    reading it raises `AttributeError` in a run that paused before the deploy. This model gives
+    such a field its default as the instance is unpickled (a field with no default stays missing:
+    give a new field a default). Baton's answer kinds are such models; derive a model a workflow
+    sends between executors or keeps in its state from it.
+    """
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        missing = {
+            name: info.get_default(call_default_factory=True)
+            for name, info in type(self).model_fields.items()
+            if name not in self.__dict__ and not info.is_required()
+        }
+        if missing:
+            self.__dict__.update(missing)
+
+
+class _Answer(CheckpointedModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {}
@@ -80,10 +102,18 @@ class _Answer(BaseModel):
 
     @classmethod
     def field_problems(cls, decision: str, values: dict[str, Any]) -> list[tuple[str, str]]:
-        """`(field, message)` for each field missing from, or foreign to, this decision."""
+        """`(field, message)` for each field missing from, or foreign to, this decision.
+
+        `answered_by` is Baton's to set (`delivered`): an answer sent with it is refused.
+        """
         required = cls.requires.get(decision, ())
         allowed = {"decision", *required, *cls.optional.get(decision, ())}
-        problems = [
+        problems = (
+            [("answered_by", "is set by Baton from who answered, never sent")]
+            if "answered_by" in values
+            else []
+        )
+        problems += [
             (name, f"required when decision is '{decision}'")
             for name in required
             if _blank(values.get(name))
@@ -91,14 +121,18 @@ class _Answer(BaseModel):
         problems += [
             (name, f"not allowed when decision is '{decision}'")
             for name in cls.model_fields
-            if name not in allowed and values.get(name) not in (None, "", {}, [])
+            if name not in allowed
+            and name != "answered_by"
+            and values.get(name) not in (None, "", {}, [])
         ]
         return problems
 
     @model_validator(mode="after")
     def _fields_of_decision(self) -> _Answer:
         decision = getattr(self, "decision")  # noqa: B009 - every subclass declares it
-        problems = self.field_problems(decision, dict(self))
+        problems = self.field_problems(
+            decision, {name: value for name, value in self if name != "answered_by"}
+        )
         if problems:
             raise ValueError("; ".join(f"{name}: {msg}" for name, msg in problems))
         return self

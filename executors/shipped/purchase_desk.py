@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from baton.api import (
     ApprovalAnswer,
     ApprovalRequest,
+    CheckpointedModel,
     Escalation,
     ProposedAction,
     ReviewAnswer,
@@ -54,16 +55,20 @@ class PurchaseTerms(BaseModel):
     vendor: str = Field(min_length=1, max_length=200)
 
 
-class Verdict(BaseModel):
-    """One desk's approval, with the terms it approved (changed, if it edited them)."""
+class Verdict(CheckpointedModel):
+    """One desk's approval, with the terms it approved (changed, if it edited them).
+
+    A checkpointed model: a verdict a run paused with before `proposed` or `by` were kept (one
+    desk's, waiting for the other's) reads them as their defaults.
+    """
 
     team: str
     decision: str
     terms: dict[str, Any]
-    # The terms as asked (empty in verdicts checkpointed before it was kept).
     proposed: dict[str, Any] = Field(default_factory=dict)
-    # Who gave the desk's decision (empty in verdicts checkpointed before it was kept).
+    """The terms as asked."""
     by: list[str] = Field(default_factory=list)
+    """Who gave the desk's decision."""
 
     def signed(self) -> str:
         """The desk's approval as an order names it: who approved, for which team."""

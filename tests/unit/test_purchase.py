@@ -7,13 +7,16 @@ order review comes last. A moved clock stands in for hours passing.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
+from executors.shipped import purchase_desk
 from human.policy import load_policy
 from human.records import HumanRequest, Run, User
 from human.service import RequestService
@@ -203,3 +206,26 @@ async def test_an_approval_a_manager_gave_after_an_escalation_is_signed_by_that_
 
     [review] = (await desk.open(run.id)).values()
     assert "Approved by: max (finance); lex (legal)" in review.payload["draft"]
+
+
+def test_a_verdict_a_run_paused_with_before_its_newer_fields_reads_them_as_defaults(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # MAF pickles a checkpoint's messages: the legal desk's verdict waits in the fan-in while
+    # finance decides. Pickled by the code before `proposed` and `by`, it must still read.
+    class Verdict(BaseModel):  # the class as it was, under the same module and name
+        team: str
+        decision: str
+        terms: dict[str, Any]
+
+    Verdict.__module__, Verdict.__qualname__ = purchase_desk.__name__, "Verdict"
+    monkeypatch.setattr(purchase_desk, "Verdict", Verdict)
+    saved = pickle.dumps(Verdict(team="legal", decision="approve", terms={"item": "laptop"}))
+    monkeypatch.undo()  # the deploy: the module's class is the new one again
+
+    read = pickle.loads(saved)
+
+    assert type(read) is purchase_desk.Verdict
+    assert (read.proposed, read.by, read.signed()) == ({}, [], "legal")
+    terms, changes = purchase_desk.approved_terms([read])
+    assert (terms, changes) == ({"item": "laptop"}, [])
