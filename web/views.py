@@ -720,9 +720,14 @@ async def run_page(
     effects = [str(e.data.get("tool")) for e in events if e.type == "effect.executed"]
     outcome = summary.outcome_of(run, requests, effects)
     retrying = await parts.store.run_retrying(run_id)
+    now = parts.requests.now()
     return {
         "retrying": retrying,
         "held": retrying and held_for(retrying.error),
+        # a time gone by: the try is under way, or waits for a worker to take it
+        "retry_at": retrying and retrying.next_attempt_at > now and retrying.next_attempt_at,
+        # the kind of failure, not its text: that is the API's and the log's (`retrying`)
+        "retry_failure": retrying and retrying.error.partition(":")[0],
         "after": after,
         "outcome": outcome,
         "outcome_tone": summary.outcome_tone(outcome),

@@ -265,6 +265,7 @@ async def test_who_may_not_answer_is_refused(
         ({"decision": "approve", "arguments": {"amount": 5}}, ["arguments"]),
         ({"decision": "approve", "approved": True}, ["approved"]),
         ({"decision": "approve", "answered_by": ["ada"]}, ["answered_by"]),  # Baton's to say
+        ({"decision": "approve", "answered_by": []}, ["answered_by"]),
         (
             {"decision": "edit", "arguments": {"order_id": "A-1", "amount": -5}},
             ["arguments", "amount"],

@@ -103,12 +103,14 @@ def _input_of(spec: registry.WorkflowSpec, agui: RunAgentInput) -> Any:
 
     A chat front end sends what the person typed as a user message and often no state: for a
     workflow whose input is one text field (an agent registered as it is, say), the last user
-    message's text is that field. Any other workflow takes its input from `state` alone.
+    message with text is that field. Any other workflow takes its input from `state` alone.
     """
     if agui.state:
         return agui.state
     field = spec.text_field()
-    said = next((_text_of(m) for m in reversed(agui.messages) if m.role == "user"), "")
+    said = next(
+        (text for m in reversed(agui.messages) if m.role == "user" and (text := _text_of(m))), ""
+    )
     return {field: said} if field and said else {}
 
 
