@@ -90,7 +90,7 @@ class _Answer(CheckpointedModel):
     answered_by: SkipJsonSchema[list[str]] = Field(
         default_factory=list,
         exclude=True,
-        description="Who gave this decision, in the order they gave it (both approvers of a "
+        description="Who gave this decision, first to last (both approvers of a "
         "request that needs two): set by Baton as it delivers the answer to the workflow, from "
         "the recorded answers; empty for an outcome no person gave (expired, cancelled). Never "
         "sent by a person (an answer that holds it is refused), never stored with the answer.",
