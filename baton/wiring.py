@@ -135,8 +135,18 @@ def job_handlers(
         backoff_s=settings.notify_backoff_seconds,
         deadline_s=settings.notify_timeout_seconds,
     )
-    timers = TimerRunner(store, channels=dispatcher.channels, on_change=on_change)
+    timers = TimerRunner(
+        store,
+        channels=dispatcher.channels,
+        answer_channels=answer_channels(channels),
+        on_change=on_change,
+    )
     return {"notify": dispatcher.handle, "timer": timers.handle}
+
+
+def answer_channels(channels: dict[str, Channel]) -> list[str]:
+    """The channels that follow a request to its end (and replace what they posted about it)."""
+    return sorted(name for name, channel in channels.items() if channel.follows_answers)
 
 
 def slack_actions(
@@ -251,6 +261,7 @@ async def open_parts(
             policy=policy,
             clock=clock,
             notify_channels=sorted(channels),
+            answer_channels=answer_channels(channels),
             resources=resources,
             kept_per_workflow=settings.worker_concurrency,  # as many as drive at once here
         )
@@ -273,7 +284,7 @@ async def open_parts(
             worker=worker if local_worker else None,
             claim_s=settings.claim_seconds,
             notify_channels=sorted(channels),
-            answer_channels=sorted(n for n, c in channels.items() if c.follows_answers),
+            answer_channels=answer_channels(channels),
             policy=policy,
             invariants=registry.invariants(resources),
         )

@@ -175,14 +175,23 @@ def plan_reassign(
 
 
 def plan_timer(
-    request: HumanRequest, payload: dict[str, Any], *, now: datetime, channels: Sequence[str]
+    request: HumanRequest,
+    payload: dict[str, Any],
+    *,
+    now: datetime,
+    channels: Sequence[str],
+    answer_channels: Sequence[str] = (),
 ) -> RequestChange | None:
-    """What a fired timer does now, or None when nothing is left for it to do."""
+    """What a fired timer does now, or None when nothing is left for it to do.
+
+    `channels` are told of an escalation; `answer_channels` (those that follow a request to its
+    end, and replace what they posted) of an expiry.
+    """
     if request.status not in OPEN_STATUSES:
         return None
     action = payload.get("action")
     if action == "expire":
-        return _expire(request, now)
+        return _expire(request, now, answer_channels)
     if action == "escalate":
         return _escalate(request, int(payload.get("step", -1)), now, channels)
     if action == "lapse_claim":
@@ -190,7 +199,9 @@ def plan_timer(
     return None
 
 
-def _expire(request: HumanRequest, now: datetime) -> RequestChange | None:
+def _expire(
+    request: HumanRequest, now: datetime, answer_channels: Sequence[str]
+) -> RequestChange | None:
     # An escalation may have moved the deadline later: then a newer timer carries it.
     if request.expires_at is None or request.expires_at > now:
         return None
@@ -212,6 +223,7 @@ def _expire(request: HumanRequest, now: datetime) -> RequestChange | None:
                 team=request.team,
             )
         ],
+        notifications=notifications_for(request, answer_channels, "answered"),
         resume=True,
     )
 

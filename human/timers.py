@@ -26,15 +26,20 @@ class TimerRunner:
         store: OutboxStore,
         *,
         channels: Sequence[str] = (),
+        answer_channels: Sequence[str] = (),
         on_change: Callable[[str, str], None] | None = None,
     ) -> None:
+        """`channels` are told of escalations; `answer_channels` of an expiry."""
         self._store = store
         self._channels = tuple(channels)
+        self._answer_channels = tuple(answer_channels)
         self._on_change = on_change or (lambda kind, ident: None)
 
     async def handle(self, job: Job, owner: str) -> bool:
         """Fire one timer; always True (the store ended the job, or it was no longer ours)."""
-        outcome = await self._store.fire_timer(job, owner, channels=self._channels)
+        outcome = await self._store.fire_timer(
+            job, owner, channels=self._channels, answer_channels=self._answer_channels
+        )
         extra = {
             "request_id": job.request_id,
             "action": job.payload.get("action"),

@@ -176,10 +176,17 @@ _DONE: Final = {
 
 
 def answered_card(request: HumanRequest, url: str) -> dict[str, Any]:
-    """The card once someone answered, the same for everyone.
+    """The card once someone answered, or the request closed unanswered, the same for everyone.
 
-    It says who answered what, and keeps its buttons only while more approvals are needed.
+    It says who answered what (or that it expired, or was cancelled with its run), and keeps its
+    buttons only while more approvals are needed.
     """
+    if request.status == "expired":
+        note = "Expired: nobody answered before its deadline"
+        return request_card(request, actions=bot_actions(request, url), note=note, tone="attention")
+    if request.status == "cancelled":
+        note = "Cancelled: its run no longer waits for an answer"
+        return request_card(request, actions=bot_actions(request, url), note=note, tone="default")
     last = request.answers[-1] if request.answers else None
     verb = _DONE.get(last.decision, "Answered") if last else "Answered"
     note = f"{verb} by {last.actor if last else request.answered_by or 'someone'}"
@@ -353,7 +360,8 @@ class TeamsBotChannel:
         if not posted:
             return "no card was posted about this request"
         card = answered_card(request, self._links.page(request.id))
-        activity = card_activity(card, summary=f"Answered: {request.title}")
+        said = {"expired": "Expired", "cancelled": "Cancelled"}.get(request.status, "Answered")
+        activity = card_activity(card, summary=f"{said}: {request.title}")
         for each in posted:
             try:
                 await self._connector.update(each, activity)

@@ -115,6 +115,11 @@ class Progress(BaseModel):
     effects: Sequence[NewEffect] = Field(
         default=(), description="The effects this drive performed, each with its event, once."
     )
+    closing_channels: Sequence[str] = Field(
+        default=(),
+        description="A run that ends cancels its open requests: these channels (those that "
+        "follow a request to its end) are told of each, as of an answer.",
+    )
 
 
 class Lease(BaseModel):
@@ -349,8 +354,14 @@ class RunStore(Protocol):
         """Commit one drive's outcome; False if the run moved on meanwhile (fenced)."""
         ...
 
-    async def cancel_run(self, run_id: str, actor: str) -> Run | None:
-        """Cancel an unfinished run and its open requests; None if it had already ended."""
+    async def cancel_run(
+        self, run_id: str, actor: str, *, notify: Sequence[str] = ()
+    ) -> Run | None:
+        """Cancel an unfinished run and its open requests; None if it had already ended.
+
+        `notify`: channels told of each request it cancels (those that follow a request to its
+        end), as of an answer.
+        """
         ...
 
     async def load_checkpoint(self, checkpoint_id: str) -> bytes | None:
@@ -627,11 +638,19 @@ class PeopleStore(Protocol):
 class OutboxStore(Protocol):
     """Timers to fire and notifications to deliver, each applied in one transaction."""
 
-    async def fire_timer(self, job: Job, owner: str, *, channels: Sequence[str]) -> TimerOutcome:
+    async def fire_timer(
+        self,
+        job: Job,
+        owner: str,
+        *,
+        channels: Sequence[str],
+        answer_channels: Sequence[str] = (),
+    ) -> TimerOutcome:
         """Apply a due timer job in one transaction (expire, escalate, end a claim) and finish it.
 
         Applies at most once whatever happens: a timer whose work is done, or no longer due by the
-        request's state, is dropped. `channels` get outbox rows for an escalation.
+        request's state, is dropped. `channels` get outbox rows for an escalation,
+        `answer_channels` for an expiry.
         """
         ...
 

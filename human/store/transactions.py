@@ -356,7 +356,9 @@ class SqlStore:
             await _events(tx, progress.events, now)
             await _append_transcript(tx, run_id, progress.transcript, now)
             if progress.status in TERMINAL_RUN:
-                await _close_open_requests(tx, run_id, "system", now)
+                await _close_open_requests(
+                    tx, run_id, "system", now, notify=progress.closing_channels
+                )
             if progress.job_id is not None:
                 await tx.run("DELETE FROM jobs WHERE id = :id", id=progress.job_id)
             return True
@@ -372,8 +374,10 @@ class SqlStore:
             failpoints.hit("effect.after_commit")
         return committed
 
-    async def cancel_run(self, run_id: str, actor: str) -> Run | None:
-        """Cancel an unfinished run, its open requests and queued work."""
+    async def cancel_run(
+        self, run_id: str, actor: str, *, notify: Sequence[str] = ()
+    ) -> Run | None:
+        """Cancel an unfinished run, its open requests and queued work; `notify` told of each."""
         now = self._clock()
 
         async def write(tx: Tx) -> bool:
@@ -391,7 +395,7 @@ class SqlStore:
                 now=now,
                 run_id=run_id,
             )
-            await _close_open_requests(tx, run_id, actor, now)
+            await _close_open_requests(tx, run_id, actor, now, notify=notify)
             await _events(tx, [NewEvent(type="run.cancelled", run_id=run_id, actor=actor)], now)
             await tx.run(
                 f"DELETE FROM jobs WHERE run_id = :run_id AND kind IN {DRIVE} "
@@ -1010,7 +1014,14 @@ class SqlStore:
 
     # outbox and timers ----------------------------------------------------------------------
 
-    async def fire_timer(self, job: Job, owner: str, *, channels: Sequence[str]) -> TimerOutcome:
+    async def fire_timer(
+        self,
+        job: Job,
+        owner: str,
+        *,
+        channels: Sequence[str],
+        answer_channels: Sequence[str] = (),
+    ) -> TimerOutcome:
         """Apply a due timer and delete its job in one transaction; at most once."""
         now = self._clock()
 
@@ -1022,7 +1033,15 @@ class SqlStore:
                 return "lost"
             request = await _request_in(tx, job.request_id, lock=True) if job.request_id else None
             change = (
-                plan_timer(request, job.payload, now=now, channels=channels) if request else None
+                plan_timer(
+                    request,
+                    job.payload,
+                    now=now,
+                    channels=channels,
+                    answer_channels=answer_channels,
+                )
+                if request
+                else None
             )
             if request is None or change is None:
                 return "dropped"
@@ -1294,14 +1313,27 @@ async def _retry(
     )
 
 
-async def _close_open_requests(tx: Tx, run_id: str, actor: str, at: datetime) -> None:
-    """Cancel a run's open (and answered, undelivered) requests, each with its event."""
+async def _close_open_requests(
+    tx: Tx, run_id: str, actor: str, at: datetime, *, notify: Sequence[str] = ()
+) -> None:
+    """Cancel a run's open (and answered, undelivered) requests, each with its event.
+
+    Each of `notify` (the channels that follow a request to its end) gets an outbox row per
+    request cancelled, as for an answer.
+    """
     closed = await tx.all(
         "UPDATE human_requests SET status = 'cancelled' WHERE run_id = :run_id AND status IN "
         "('pending', 'claimed', 'escalated', 'answered') RETURNING id",
         run_id=run_id,
     )
-    await _events(tx, cancelled_events(run_id, sorted(r["id"] for r in closed), actor), at)
+    ids = sorted(r["id"] for r in closed)
+    await _events(tx, cancelled_events(run_id, ids, actor), at)
+    told = [
+        NewNotification(request_id=request_id, run_id=run_id, channel=channel, event="answered")
+        for request_id in ids
+        for channel in notify
+    ]
+    await _insert_notifications(tx, told, at)
     await tx.run("DELETE FROM jobs WHERE kind = 'timer' AND run_id = :run_id", run_id=run_id)
 
 

@@ -652,3 +652,58 @@ async def test_tokens_are_listed_without_secrets_and_revoked_once(store: Store) 
     assert await store.get_token("tok_nothing") is None
     [event] = await collect(store.watch(after_id=0), 1)
     assert (event.type, await store.last_event_id()) == ("token.revoked", event.id)
+
+
+# a request's end told to the channels that follow it ---------------------------------------
+
+
+def _told(request: HumanRequest) -> list[tuple[str, str, str]]:
+    return sorted((n.channel, n.event, n.status) for n in request.notifications)
+
+
+async def test_an_expiry_tells_the_channels_that_follow_a_request_to_its_end(
+    clocked: Clocked,
+) -> None:
+    store, clock = clocked.store, clocked.clock
+    [request] = await clocked.paused([deadline_request(clock, expires_h=1)])
+    clock.advance(hours=1)
+    [timer] = await clocked.due()
+
+    fired = await store.fire_timer(
+        timer, "w1", channels=("webhook",), answer_channels=("teams-bot",)
+    )
+
+    assert fired.result == "expired"
+    assert fired.request is not None
+    assert _told(fired.request) == [("teams-bot", "answered", "queued")]
+    notes = await clocked.due("notify")
+    assert [j.request_id for j in notes] == [request.id]
+
+
+async def test_a_run_cancelled_or_ended_tells_them_of_each_request_it_closes(
+    clocked: Clocked,
+) -> None:
+    store, clock = clocked.store, clocked.clock
+    one, two = (deadline_request(clock).model_copy(update={"id": f"req_{n}"}) for n in (1, 2))
+    [one, two] = await clocked.paused([one, two])
+    [ended] = await clocked.paused([deadline_request(clock).model_copy(update={"id": "req_3"})])
+
+    cancelled = await store.cancel_run(one.run_id, "ada", notify=("teams-bot",))
+    finished = await store.record_progress(
+        Progress(
+            run_id=ended.run_id,
+            expected_checkpoint_id=f"cp-{ended.run_id}",
+            job_id=None,
+            status="completed",
+            closing_channels=("teams-bot",),
+        )
+    )
+
+    assert cancelled is not None
+    assert finished
+    for request in (one, two, ended):
+        closed = await clocked.request(request.id)
+        assert closed.status == "cancelled"
+        assert _told(closed) == [("teams-bot", "answered", "queued")]
+    notes = await clocked.due("notify")
+    assert sorted(str(j.request_id) for j in notes) == ["req_1", "req_2", "req_3"]

@@ -330,6 +330,19 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
             return connector.updates() if len(connector.updates()) >= 3 else None
 
         api_update = (await eventually(three_updated, what="the third card updated"))[2]
+
+        # its run cancelled: the card says so, its buttons gone
+        fourth = await server.start_run(REFUND_120)
+        dropped = (await server.wait_for_request(fourth["id"]))["id"]
+        await _notified(server, dropped, "teams-bot", "sent")
+        async with server.client("ada") as admin:
+            stopped = await admin.post(f"/api/runs/{fourth['id']}/cancel")
+        assert stopped.status_code == 200, stopped.text
+
+        async def four_updated() -> Any:
+            return connector.updates() if len(connector.updates()) >= 4 else None
+
+        cancel_update = (await eventually(four_updated, what="the fourth card updated"))[3]
         the_refunds = await refunds(db_url)
 
     # linking: lee is told only admins link; ada links; the bot said hello when added
@@ -394,6 +407,10 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     [api_card] = cards_in(api_update.json())
     assert "Approved by ada" in texts_of(api_card)
     assert list(actions_of(api_card)) == ["Open in Baton"]
+    [cancelled_card] = cards_in(cancel_update.json())
+    assert "Cancelled: its run no longer waits for an answer" in texts_of(cancelled_card)
+    assert list(actions_of(cancelled_card)) == ["Open in Baton"]
+    assert cancel_update.json()["summary"] == "Cancelled: Refund 120.00 on order A-1002"
 
 
 async def test_the_bot_endpoint_without_an_app_id_is_not_there(

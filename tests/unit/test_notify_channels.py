@@ -18,6 +18,7 @@ from human import typed
 from human.channels import Notice, http, key_context
 from human.channels.email import SmtpRelay
 from human.channels.slack import SlackActions, message_of
+from human.channels.teams import answered_card
 from human.channels.webhook import payload_of, sign
 from human.kinds import KINDS
 from human.records import HumanRequest
@@ -186,3 +187,25 @@ async def test_outbound_clients_share_one_tls_context_that_still_verifies_certif
     assert context.verify_mode == ssl.CERT_REQUIRED
     assert context.check_hostname
     assert context.get_ca_certs() or context.cert_store_stats()["x509_ca"] > 0
+
+
+@pytest.mark.parametrize(
+    ("status", "says", "style"),
+    [
+        ("expired", "Expired: nobody answered before its deadline", "attention"),
+        ("cancelled", "Cancelled: its run no longer waits for an answer", "default"),
+    ],
+)
+def test_a_teams_card_of_a_request_closed_unanswered_says_how_with_no_buttons_left(
+    status: str, says: str, style: str
+) -> None:
+    closed = a_request().model_copy(
+        update={"status": status, "answer": {"decision": status}, "answered_by": "system"}
+    )
+
+    card = answered_card(closed, "https://b.example/requests/req_1")
+
+    [note] = [part for part in card["body"] if part.get("type") == "Container"]
+    assert (note["style"], note["items"][0]["text"]) == (style, says)
+    assert "system" not in json.dumps(card)
+    assert [a["title"] for a in card["actions"]] == ["Open in Baton"]

@@ -69,13 +69,19 @@ class Runtime:
         clock: Callable[[], datetime] = utcnow,
         provider: ProviderConfig | None = None,
         notify_channels: Sequence[str] = (),
+        answer_channels: Sequence[str] = (),
         resources: Resources | None = None,
         kept_per_workflow: int = KEPT_PER_WORKFLOW,
     ) -> None:
-        """`kept_per_workflow`: how many built instances of a reusable workflow to keep idle."""
+        """`kept_per_workflow`: how many built instances of a reusable workflow to keep idle.
+
+        `notify_channels` are told of the requests runs ask; `answer_channels` (those that follow
+        a request to its end) of each a run's end or cancellation closes.
+        """
         self.store = store
         self.resources = resources or Resources()
         self._channels = tuple(notify_channels)
+        self._answer_channels = tuple(answer_channels)
         self._clients = ChatClientFactory(model, provider)
         self._clients.check()  # a provider missing a setting refuses to start, naming it
         self._policy = policy
@@ -201,7 +207,7 @@ class Runtime:
         """Cancel a run that has not ended; its open requests close as cancelled."""
         run = await self.get(run_id, viewer=by)
         check_can_cancel(by)
-        cancelled = await self.store.cancel_run(run_id, by.name)
+        cancelled = await self.store.cancel_run(run_id, by.name, notify=self._answer_channels)
         if cancelled is None:
             raise RunNotCancellable(f"run {run_id} already {run.status}")
         return cancelled
@@ -329,6 +335,8 @@ class Runtime:
         """Commit what a drive of `run` came to; True if `job_id` was consumed."""
         if progress.status == "waiting":
             failpoints.hit("pause.after_checkpoint")
+        elif progress.status in TERMINAL_RUN and self._answer_channels:
+            progress = progress.model_copy(update={"closing_channels": self._answer_channels})
         with _pause_span(run, progress) as pausing:
             committed = await self.store.record_progress(progress)
             pausing.set_attribute("baton.committed", committed)
