@@ -5,6 +5,10 @@ And a MAF agent a builder returns as it is, as the workflow Baton drives (`as_wo
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 from agent_framework import (
@@ -12,6 +16,7 @@ from agent_framework import (
     AgentExecutorResponse,
     AgentResponse,
     AgentResponseUpdate,
+    FunctionalWorkflow,
     FunctionTool,
     SupportsAgentRun,
     Workflow,
@@ -19,6 +24,7 @@ from agent_framework import (
     WorkflowContext,
     handler,
 )
+from agent_framework._workflows._functional import StepWrapper
 from pydantic import BaseModel
 
 
@@ -44,7 +50,12 @@ def executors_of(workflow: object) -> list[Any]:
 
 
 def agents_of(workflow: object) -> list[Any]:
-    """Each agent an executor of `workflow` (or of a sub-workflow it runs) wraps, once."""
+    """Each agent an executor of `workflow` (or of a sub-workflow it runs) wraps, once.
+
+    A functional workflow's are those its code reaches (`functional_agents`).
+    """
+    if isinstance(workflow, FunctionalWorkflow):
+        return functional_agents(workflow)
     found: dict[int, Any] = {}
     for executor in executors_of(workflow):
         for name in ("agent", "_agent"):
@@ -52,6 +63,47 @@ def agents_of(workflow: object) -> list[Any]:
             if agent is not None and hasattr(agent, "default_options"):
                 found[id(agent)] = agent
     return list(found.values())
+
+
+def functional_agents(workflow: FunctionalWorkflow) -> list[Any]:
+    """The agents a functional workflow's code reaches, once each.
+
+    Those its function names (a global of its module, or a variable it closes over: an agent its
+    builder made), and those the `@step`s and the functions of its module it calls name, as MAF
+    finds the code a functional checkpoint is tied to.
+    """
+    func: Callable[..., Any] = workflow._func
+    module = getattr(func, "__module__", None)
+    found: dict[int, Any] = {}
+    seen: set[int] = set()
+
+    def visit(value: Any) -> None:
+        if id(value) in seen:
+            return
+        seen.add(id(value))
+        if hasattr(value, "default_options") and hasattr(value, "run"):
+            found[id(value)] = value
+        elif isinstance(value, StepWrapper):
+            visit(value._func)
+        elif inspect.isfunction(value) and (value is func or value.__module__ == module):
+            for cell in value.__closure__ or ():
+                with contextlib.suppress(ValueError):  # a cell not yet filled
+                    visit(cell.cell_contents)
+            for name in _names(value.__code__):
+                if name in value.__globals__:
+                    visit(value.__globals__[name])
+
+    visit(func)
+    return list(found.values())
+
+
+def _names(code: CodeType) -> set[str]:
+    """The names `code` (and the code it defines: lambdas, inner functions) looks up."""
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            names |= _names(constant)
+    return names
 
 
 def tools_of(workflow: object) -> dict[str, FunctionTool]:

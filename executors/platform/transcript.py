@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from agent_framework import (
@@ -30,7 +31,12 @@ _MANAGER = re.compile(r"\b(manager|supervisor|your boss)\b", re.IGNORECASE)
 
 
 class Transcript:
-    """The conversation of one run: what is stored (`history`) and what this drive adds."""
+    """The conversation of one run: what is stored (`history`) and what this drive adds.
+
+    An agent's notes go to the transcript of the drive it runs in (`DRIVING`, set by the drive),
+    else to the one that followed it: an agent a functional workflow's module holds serves every
+    run at once, and each run's turns go to that run.
+    """
 
     def __init__(self, history: Sequence[Entry] = ()) -> None:
         self.history: list[Entry] = list(history)
@@ -58,6 +64,10 @@ class Transcript:
             agent.middleware = [*present, *self.middleware(name)]
 
 
+DRIVING: ContextVar[Transcript | None] = ContextVar("baton_driving_transcript", default=None)
+"""The transcript of the drive this task runs in (`workflows.platform.drive`)."""
+
+
 class _TurnNotes(ChatMiddleware):
     """Notes each model turn: its text, tool calls and handoffs."""
 
@@ -70,10 +80,11 @@ class _TurnNotes(ChatMiddleware):
         result = context.result
         if not isinstance(result, ChatResponse):
             return  # Baton drives runs without streaming
+        transcript = DRIVING.get() or self._transcript
         for message in result.messages:
             for content in message.contents:
                 if content.type == "text" and content.text:
-                    self._transcript.add(
+                    transcript.add(
                         {
                             "type": "message",
                             "role": "assistant",
@@ -83,7 +94,7 @@ class _TurnNotes(ChatMiddleware):
                     )
                 elif content.type == "function_call" and content.name:
                     if content.name.startswith(HANDOFF_PREFIX):
-                        self._transcript.add(
+                        transcript.add(
                             {
                                 "type": "handoff",
                                 "from": self._agent,
@@ -91,7 +102,7 @@ class _TurnNotes(ChatMiddleware):
                             }
                         )
                     else:
-                        self._transcript.add(
+                        transcript.add(
                             {
                                 "type": "tool_call",
                                 "agent": self._agent,
@@ -116,7 +127,7 @@ class _ToolNotes(FunctionMiddleware):
         name = context.function.name
         if name.startswith(HANDOFF_PREFIX):
             return
-        self._transcript.add(
+        (DRIVING.get() or self._transcript).add(
             tool_result(self._agent, name, context.metadata.get("call_id"), context.result)
         )
 

@@ -170,6 +170,11 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         "A draft on pauses (revised: shorter) (revised: warmer) approved in round 3 for the blog "
         "after: ['shorter', 'warmer']",
     ),
+    "functional_agents": (  # a functional workflow's module agents, a person between them
+        {"document": "alpha"},
+        [(titled("reviewed_summary"), answer("shorter"))],
+        "In one sentence: alpha (shorter)",
+    ),
     "echoed_review": (  # the answer repeats its request's id: Baton fills it in
         {"task": "sorting files"},
         [(titled("Human review request"), answer({"feedback": "ship it", "approved": True}))],

@@ -16,8 +16,10 @@ model Baton is configured with). The first's executors keep their pending reques
 in plain attributes, which Baton carries in its checkpoints (`workflows.platform.attributes`);
 the second asks a person about a draft whose request data holds MAF's `Message`s.
 `functional_review` is MAF's functional sample `python/samples/03-workflows/functional/
-hitl_review.py` as MAF wrote it (its `main()` left out), and `functional_rounds` the shape of a
-functional workflow that asks in rounds, in a loop and from inside a step. `echoed_review` is the
+hitl_review.py` as MAF wrote it (its `main()` left out), `functional_rounds` the shape of a
+functional workflow that asks in rounds, in a loop and from inside a step, and
+`functional_agents` the shape of `functional/agent_integration.py` (agents its module holds,
+called in steps) with a person's review between them. `echoed_review` is the
 shape of `agents/workflow_as_agent_human_in_the_loop.py`: an answer type that repeats its
 request's id, which Baton fills in; `workflow_as_agent_hitl` is that sample as MAF wrote it, with
 the sibling it imports its `Worker` and review types from (`workflow_as_agent_reflection_pattern`,
@@ -42,6 +44,7 @@ MODULES = ",".join(
         "agents_hitl",
         "functional_review",
         "functional_rounds",
+        "functional_agents",
         "echoed_review",
         "workflow_as_agent_hitl",
     )

@@ -479,3 +479,27 @@ async def test_a_builder_returning_no_maf_workflow_is_told_what_baton_drives(
         "the builder of workflow 'not_a_workflow' returned a str; Baton drives MAF workflows: "
         "a Workflow (WorkflowBuilder, an orchestration), a functional @workflow, or an agent"
     )
+
+
+async def test_a_functional_workflow_s_module_agents_note_each_run_s_turns_in_that_run(
+    parts: Parts,
+) -> None:
+    # MAF's agent_integration.py shape: two agents its module holds serve every run at once
+    registry.load("tests.samples.functional_agents")
+    runs = {
+        note: await parts.runtime.start("functional_agents", {"document": doc}, actor="sam")
+        for doc, note in (("alpha", "shorter"), ("beta", "warmer"))
+    }
+    await parts.worker.drain()
+    for note, run in runs.items():
+        await _answer(parts, run.id, {"decision": "answer", "answer": note})
+
+    for (note, run), doc in zip(runs.items(), ("alpha", "beta"), strict=True):
+        done = await parts.runtime.get(run.id)
+        assert done.status == "completed", done.error
+        entries = await parts.store.list_transcript(run.id)
+        said = [(e["agent"], e["text"]) for e in entries if e.get("agent") and e.get("text")]
+        assert said == [
+            ("WriterAgent", f"In one sentence: {doc}"),
+            ("EditorAgent", f"In one sentence: {doc} ({note})"),
+        ]

@@ -33,6 +33,7 @@ from executors.platform.builtin_adapters import Kinds
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
 from executors.platform.tool_gate import AUDIT_EVENT
+from executors.platform.transcript import DRIVING
 from human.kinds import KINDS
 from human.records import HumanRequest, NewEvent, Run
 from human.requests import deciders, new_request, origin_of
@@ -241,8 +242,15 @@ class Drive:
     async def _run_workflow(
         self, message: Any = None, *, responses: dict[str, Any] | None = None
     ) -> WorkflowRunResult:
-        """One run of the instance, on its first message or on responses (`Engine.run`)."""
-        result = await self._engine.run(message, responses=responses)
+        """One run of the instance, on its first message or on responses (`Engine.run`).
+
+        Its agents note their turns in this drive's transcript (`DRIVING`), whoever followed them.
+        """
+        driving = DRIVING.set(self._services.transcript)
+        try:
+            result = await self._engine.run(message, responses=responses)
+        finally:
+            DRIVING.reset(driving)
         self._results.append(result)
         return result
 
