@@ -16,6 +16,7 @@ from agent_framework import (
     AgentExecutorResponse,
     AgentResponse,
     AgentResponseUpdate,
+    BaseAgent,
     FunctionalWorkflow,
     FunctionTool,
     SupportsAgentRun,
@@ -81,7 +82,8 @@ def functional_agents(workflow: FunctionalWorkflow) -> list[Any]:
         if id(value) in seen:
             return
         seen.add(id(value))
-        if hasattr(value, "default_options") and hasattr(value, "run"):
+        # a class check first: a module's other globals may be proxies whose attributes raise
+        if isinstance(value, BaseAgent) and hasattr(value, "default_options"):
             found[id(value)] = value
         elif isinstance(value, StepWrapper):
             visit(value._func)

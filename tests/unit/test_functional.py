@@ -503,3 +503,26 @@ async def test_a_functional_workflow_s_module_agents_note_each_run_s_turns_in_th
             ("WriterAgent", f"In one sentence: {doc}"),
             ("EditorAgent", f"In one sentence: {doc} ({note})"),
         ]
+
+
+class _Proxy:
+    """A global whose every attribute raises, as a lazy client or a settings proxy may."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"no {name} before it is configured")
+
+
+_PROXY = _Proxy()
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+
+    @workflow(name="with_a_proxy")
+    async def with_a_proxy(topic: str, ctx: RunContext) -> str:
+        return f"{topic} {type(_PROXY).__name__}"
+
+
+def test_finding_a_functional_workflow_s_agents_reads_no_attribute_of_its_other_globals() -> None:
+    from executors.platform.agents import agents_of
+
+    assert agents_of(with_a_proxy.build()) == []
