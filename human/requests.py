@@ -13,17 +13,20 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
-from human.kinds import ApprovalRequest, InputRequest, Routing, TakeoverRequest, kind_of
+from human.kinds import (
+    SYSTEM_OUTCOMES,
+    ApprovalRequest,
+    InputRequest,
+    Routing,
+    TakeoverRequest,
+    kind_of,
+)
 from human.records import HumanRequest
 
 ORIGIN = "origin"
 """The key of a HumanRequest's payload that says which adapter asked, for which MAF request."""
 
 _ROUTING_FIELDS = set(Routing.model_fields)
-
-
-NOBODY_DECIDED = frozenset({"expired", "cancelled"})
-"""Decisions Baton records when no person gave one."""
 
 
 def deciders(request: HumanRequest) -> list[str]:
@@ -34,7 +37,7 @@ def deciders(request: HumanRequest) -> list[str]:
     was cancelled).
     """
     decision = (request.answer or {}).get("decision")
-    if decision is None or decision in NOBODY_DECIDED:
+    if decision is None or decision in SYSTEM_OUTCOMES:
         return []
     found = [a.actor for a in request.answers if a.decision == decision]
     if not found and request.answered_by:

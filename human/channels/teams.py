@@ -175,24 +175,30 @@ _DONE: Final = {
 }
 
 
+_CLOSED: Final = {
+    "expired": ("Expired", "nobody answered before its deadline", "attention"),
+    "cancelled": ("Cancelled", "its run no longer waits for an answer", "default"),
+}
+"""A request's end with no answer: the card's word for it, why, and its note's style."""
+
+
 def answered_card(request: HumanRequest, url: str) -> dict[str, Any]:
     """The card once someone answered, or the request closed unanswered, the same for everyone.
 
     It says who answered what (or that it expired, or was cancelled with its run), and keeps its
     buttons only while more approvals are needed.
     """
-    if request.status == "expired":
-        note = "Expired: nobody answered before its deadline"
-        return request_card(request, actions=bot_actions(request, url), note=note, tone="attention")
-    if request.status == "cancelled":
-        note = "Cancelled: its run no longer waits for an answer"
-        return request_card(request, actions=bot_actions(request, url), note=note, tone="default")
-    last = request.answers[-1] if request.answers else None
-    verb = _DONE.get(last.decision, "Answered") if last else "Answered"
-    note = f"{verb} by {last.actor if last else request.answered_by or 'someone'}"
-    if request.status in OPEN_STATUSES:
-        note += f" ({len(request.answers)} of {request.approvals_required} approvals)"
-    tone = "attention" if last and last.decision == "reject" else "good"
+    closed = _CLOSED.get(request.status)
+    if closed is not None:
+        word, why, tone = closed
+        note = f"{word}: {why}"
+    else:
+        last = request.answers[-1] if request.answers else None
+        verb = _DONE.get(last.decision, "Answered") if last else "Answered"
+        note = f"{verb} by {last.actor if last else request.answered_by or 'someone'}"
+        if request.status in OPEN_STATUSES:
+            note += f" ({len(request.answers)} of {request.approvals_required} approvals)"
+        tone = "attention" if last and last.decision == "reject" else "good"
     return request_card(request, actions=bot_actions(request, url), note=note, tone=tone)
 
 
@@ -360,7 +366,7 @@ class TeamsBotChannel:
         if not posted:
             return "no card was posted about this request"
         card = answered_card(request, self._links.page(request.id))
-        said = {"expired": "Expired", "cancelled": "Cancelled"}.get(request.status, "Answered")
+        said = _CLOSED[request.status][0] if request.status in _CLOSED else "Answered"
         activity = card_activity(card, summary=f"{said}: {request.title}")
         for each in posted:
             try:
