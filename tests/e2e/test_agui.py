@@ -347,6 +347,13 @@ async def test_a_chat_s_message_starts_a_workflow_whose_input_is_one_text_field(
     reply = await refused(server, "sam", "typed_review", run_input("chat-2", messages=chat))
     assert reply.status_code == 422, reply.text
     assert reply.json()["errors"] == [{"loc": ["body", "state", "title"], "msg": "Field required"}]
+    # a message that cannot be an input is refused where it was sent, and starts nothing
+    runs = await server.run_count()
+    nul = [UserMessage(id="m1", content="Will it\x00 rain?")]
+    reply = await refused(server, "sam", "declaration_only", run_input("chat-3", messages=nul))
+    assert reply.status_code == 422, reply.text
+    assert [e["loc"] for e in reply.json()["errors"]] == [["body", "messages", "0", "content"]]
+    assert await server.run_count() == runs
 
 
 async def test_every_answer_of_a_resume_is_checked_before_any_is_recorded(
