@@ -11,7 +11,8 @@ state decides the AG-UI lifecycle (`RunTracker`):
 - when it waits on people, that AG-UI run ends with `RUN_FINISHED` whose outcome is `interrupt`,
   one `Interrupt` per open request (`interrupt_of`): its id is the request's id, its `reason` the
   request's kind, its `message` the title, its `responseSchema` the request's `response_schema`,
-  and `metadata.baton` the rest (Baton's reason, context, proposed action, decisions, team...);
+  `metadata.baton` the rest (Baton's reason, context, proposed action, decisions, team...), and
+  `metadata.agent_framework` and `toolCallId` what MAF's own AG-UI endpoint shows of it;
 - when the run moves on (an answer from anywhere), a new AG-UI run opens in the same stream
   (`RUN_STARTED`, `parentRunId` the one that ended on the interrupt);
 - when it ends: `RUN_FINISHED` with the run's output as `result`, `RUN_ERROR` if it failed,
@@ -54,6 +55,7 @@ from ag_ui.encoder import EventEncoder
 from fastapi import Request
 
 from baton.wiring import Parts
+from executors.platform import maf_agui
 from human.records import OPEN_STATUSES, HumanRequest, Run, User
 from human.store.base import RequestFilter
 from web.watch import Ended, audit_feed
@@ -118,7 +120,11 @@ def messages_of(run_id: str, conversation: Sequence[dict[str, Any]]) -> list[Mes
 
 
 def interrupt_of(request: HumanRequest, base_url: str) -> Interrupt:
-    """A request as an AG-UI interrupt; a resume entry answers it with the API's answer body."""
+    """A request as an AG-UI interrupt; a resume entry answers it with the API's answer body.
+
+    `metadata.agent_framework` and `toolCallId` are what MAF's own AG-UI endpoint shows of the
+    request (`executors.platform.maf_agui`), so that a front end written for it reads it too.
+    """
     baton = {
         "request_id": request.id,
         "run_id": request.run_id,
@@ -141,9 +147,10 @@ def interrupt_of(request: HumanRequest, base_url: str) -> Interrupt:
         id=request.id,
         reason=request.kind,
         message=request.title,
+        tool_call_id=maf_agui.tool_call_id(request),
         response_schema=request.response_schema,
         expires_at=request.expires_at.isoformat() if request.expires_at else None,
-        metadata={"baton": baton},
+        metadata={"baton": baton, "agent_framework": maf_agui.asked(request)},
     )
 
 

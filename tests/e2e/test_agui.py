@@ -356,6 +356,92 @@ async def test_a_chat_s_message_starts_a_workflow_whose_input_is_one_text_field(
     assert await server.run_count() == runs
 
 
+async def test_a_front_end_written_for_maf_s_ag_ui_endpoint_reads_and_answers_unchanged(
+    server: Server, db_url: str
+) -> None:
+    """MAF's AG-UI demo's workflow (`tests.samples.agui_handoff`), driven with the bodies its
+    front end (`ag_ui_workflow_handoff/frontend/src/App.tsx`) and MAF's README send: snake_case
+    keys, messages without ids, MAF's resume envelope, MAF's own answers."""
+    thread = f"case-{uuid.uuid4().hex[:8]}"
+    start = {  # App.tsx's startNewTurn
+        "thread_id": thread,
+        "run_id": str(uuid.uuid4()),
+        "messages": [{"role": "user", "content": "My headphones arrived damaged. Refund, please."}],
+    }
+    async with agui(server, "sam", "agui_handoff", start) as stream:
+        question = the_interrupt((await stream.until(interrupted))[-1])
+    assert question.reason == "question"
+    assert question.tool_call_id is None
+    maf = question.metadata["agent_framework"]
+    assert maf["type"] == "workflow_request_info"
+    assert maf["source_executor_id"] == "refund_agent"
+    assert maf["request_type"] == "HandoffAgentUserRequest"
+    [said] = maf["data"]["agent_response"]["messages"]  # what App.tsx shows of the agent's turn
+    assert said["author_name"] == "refund_agent"
+    assert said["contents"] == [
+        {"type": "text", "text": "Sorry about that. Which order is it? Please give its number."}
+    ]
+
+    reply = {  # App.tsx's resumeHandoffInput: MAF's envelope, the reply as MAF's list[Message]
+        "thread_id": thread,
+        "run_id": str(uuid.uuid4()),
+        "messages": [],
+        "resume": {
+            "interrupts": [
+                {
+                    "id": question.id,
+                    "value": [{"role": "user", "contents": [{"type": "text", "text": "987654"}]}],
+                }
+            ]
+        },
+    }
+    async with agui(server, "sam", "agui_handoff", reply) as stream:
+        approval = the_interrupt((await stream.until(interrupted))[-1])
+    answered = await server.request(question.id)
+    [relayed] = answered["answers"]
+    assert (relayed["actor"], relayed["decision"], relayed["body"]) == (
+        "sam",
+        "answer",
+        {"answer": "987654"},
+    )
+    assert approval.reason == "approval"
+    assert approval.tool_call_id == "call-refund"
+    maf = approval.metadata["agent_framework"]  # MAF's function_approval_request, as MAF has it
+    assert maf["type"] == "function_approval_request"
+    assert maf["function_call"]["name"] == "submit_refund"
+    assert json.loads(maf["function_call"]["arguments"]) == {
+        "refund_description": "arrived damaged",
+        "amount": "$210.78",
+        "order_id": "987654",
+    }
+
+    run_id = approval.metadata["baton"]["run_id"]
+    before = digest(db_url)
+    unreadable = answer(approval.id, {"approved": "yes"})  # neither MAF's answer nor Baton's
+    refusal = await refused(server, "lee", "agui_handoff", run_input(run_id, resume=unreadable))
+    assert refusal.status_code == 422, refusal.text
+    assert digest(db_url) == before
+
+    approve = {  # App.tsx's resumeApproval: MAF's function_approval_response
+        "type": "function_approval_response",
+        "approved": True,
+        "id": maf["id"],
+        "function_call": maf["function_call"],
+    }
+    resume = run_input(run_id, resume=answer(approval.id, approve))
+    async with agui(server, "lee", "agui_handoff", resume) as stream:
+        rest = await stream.until(finished)
+    assert isinstance(rest[-1], RunFinishedEvent)
+    done = await server.wait_for_run(run_id, status="completed")
+    [decided] = [r for r in done["requests"] if r["id"] == approval.id]
+    assert [(a["actor"], a["decision"]) for a in decided["answers"]] == [("lee", "approve")]
+    said = [e.get("text") for e in done["conversation"]]
+    assert (
+        "refund recorded for order 987654 (amount: $210.78) with details: arrived damaged. "
+        "Case complete." in said
+    )
+
+
 async def test_every_answer_of_a_resume_is_checked_before_any_is_recorded(
     server: Server, db_url: str
 ) -> None:

@@ -1,6 +1,6 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Ten shapes of MAF's human-in-the-loop samples and four of MAF's own samples as MAF wrote them
+Ten shapes of MAF's human-in-the-loop samples and five of MAF's own samples as MAF wrote them
 (`tests.samples`): each pauses, survives a kill -9 of `baton serve`, takes its typed answers over
 the API in a new process and ends with the sample's own output. In this process: a malformed
 typed answer is refused naming the field and changes nothing; the policies file decides a plain
@@ -22,6 +22,7 @@ from tests.harness import Server, baton_server, eventually
 from tests.pages import PAGE_ENV, signed_in
 from tests.samples import MODULES
 from tests.samples import sequential_approval as database
+from tests.samples.agui_handoff import lookup_order_details, submit_refund
 from workflows.platform import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +38,13 @@ Step = tuple[Callable[[dict[str, Any]], bool], Answer]
 
 def titled(words: str) -> Callable[[dict[str, Any]], bool]:
     return lambda request: words in request["title"]
+
+
+class Said(str):
+    """A handoff's expected end: a text its conversation holds once (its output is the talk)."""
+
+
+REFUND_987654 = lookup_order_details.func("987654")["amount"]
 
 
 def answer(value: Any) -> Answer:
@@ -97,7 +105,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             (titled("orders waits"), answer("It is order A-1005.")),
             (titled("orders waits"), answer("thanks")),
         ],
-        None,
+        Said("Order A-1005 left our warehouse today."),
     ),
     "sub_workflow": (
         {"amount": 4},
@@ -180,6 +188,14 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         [(titled("Human review request"), answer({"feedback": "ship it", "approved": True}))],
         "Draft: sorting files approved: ship it",
     ),
+    "agui_handoff": (  # MAF's AG-UI demo's workflow: a handoff, a question, an approval
+        {"message": "My headphones arrived damaged. I want a refund."},
+        [
+            (titled("refund_agent waits"), answer("It is order 987654.")),
+            (titled("submit_refund"), {"decision": "approve"}),
+        ],
+        Said(f"{submit_refund.func('arrived damaged', REFUND_987654, '987654')}. Case complete."),
+    ),
     "workflow_as_agent_hitl": (  # MAF's own sample: the same, its worker on the chat model
         {},
         [
@@ -248,11 +264,12 @@ async def _through_kill_9(
     for workflow, ended in done.items():
         assert firsts[workflow]["status"] == "pending", workflow
         assert ended["status"] == "completed", f"{workflow}: {ended['error']}"
-        if workflow == "handoff_input":  # the handoff's output is its conversation
+        expected = SAMPLES[workflow][2]
+        if isinstance(expected, Said):  # a handoff's output is its conversation
             said = [e.get("text") for e in ended["conversation"]]
-            assert "Order A-1005 left our warehouse today." in said
+            assert said.count(expected) == 1, said
         else:
-            assert ended["output"] == SAMPLES[workflow][2], workflow
+            assert ended["output"] == expected, workflow
 
 
 # in this process: typed answers, policies over plain tools, routes ---------------------------
@@ -286,11 +303,12 @@ async def test_every_sample_registered_for_reuse_runs_twice_interleaved_on_kept_
     for workflow, pair in done.items():
         for ended in pair:
             assert ended["status"] == "completed", f"{workflow}: {ended['error']}"
-            if workflow == "handoff_input":  # the handoff's output is its conversation
+            expected = SAMPLES[workflow][2]
+            if isinstance(expected, Said):  # a handoff's output is its conversation
                 said = [e.get("text") for e in ended["conversation"]]
-                assert said.count("Order A-1005 left our warehouse today.") == 1, said
+                assert said.count(expected) == 1, said
             else:
-                assert ended["output"] == SAMPLES[workflow][2], workflow
+                assert ended["output"] == expected, workflow
         assert pool.idle(workflow), workflow
 
 

@@ -27,6 +27,11 @@ both at agent-framework 5eb3eb745, their `main()` and Foundry client import left
 first's `sys.path` lines, its sibling imported by its package's name instead): its
 worker is built as `main()` builds it, on the model Baton is configured with, and its builder
 returns the `.as_agent()` that `main()` makes (Baton drives the workflow the agent runs).
+`agui_handoff` is the workflow of MAF's AG-UI demo (`python/samples/05-end-to-end/
+ag_ui_workflow_handoff/backend/server.py` at agent-framework 5eb3eb745: its tools, agents and
+handoff graph as MAF wrote them, their Foundry client passed in; its AG-UI server, closed-case
+notice and `main()` left out, since Baton's `/agui/{workflow}` serves it): a handoff whose
+agents wait on the customer and whose refund tool needs an approval.
 """
 
 MODULES = ",".join(
@@ -47,5 +52,6 @@ MODULES = ",".join(
         "functional_agents",
         "echoed_review",
         "workflow_as_agent_hitl",
+        "agui_handoff",
     )
 )

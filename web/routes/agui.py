@@ -6,7 +6,9 @@ starts a run the first time (through `Runtime.start_once`, as `POST /api/runs` w
 `Idempotency-Key` does; the input is the body's `state`, or, with none, the last user message's
 text for a workflow whose input is one text field) and finds that run again after. Its
 `resume` answers interrupts: each `resolved` entry's `payload` is the body `POST
-/api/requests/{id}/respond` takes, checked and recorded by the same `RequestService.respond`; all
+/api/requests/{id}/respond` takes, or what MAF's own AG-UI endpoint takes (`{"approved": true}`, a
+handoff's reply: `executors.platform.maf_agui`, with its resume envelope and id-less messages:
+`_canonical`), checked and recorded by the same `RequestService.respond`; all
 entries are checked before any is recorded, so a refused one stores nothing. A `cancelled` entry
 leaves its request open for someone else. Refusals are the API's (401, 403, 404, 409, 410, 422),
 given before the stream starts; then the stream (`text/event-stream`) follows the run.
@@ -27,6 +29,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
 from baton.errors import Invalid, RunNotFound
+from executors.platform import maf_agui
 from human.access import check_can_run
 from human.records import Run, User
 from web.agui import Followers, follows, run_stream
@@ -85,7 +88,7 @@ async def run_workflow(
 
 def _parsed(body: Any) -> RunAgentInput:
     try:
-        agui = RunAgentInput.model_validate(body)
+        agui = RunAgentInput.model_validate(_canonical(body))
     except ValidationError as exc:
         errors = [
             {"loc": ["body", *(str(p) for p in e["loc"])], "msg": e["msg"]}
@@ -96,6 +99,41 @@ def _parsed(body: Any) -> RunAgentInput:
         msg = "1 to 200 visible ASCII characters"
         raise Invalid(f"threadId: {msg}", [{"loc": ["body", "threadId"], "msg": msg}])
     return agui
+
+
+def _canonical(body: Any) -> Any:
+    """The body as AG-UI 1.0 has it, from what MAF's AG-UI endpoint also takes.
+
+    MAF's endpoint (`agent_framework_ag_ui`) takes a resume as `{"interrupts": [{"id", "value"}]}`
+    too, and messages without ids; front ends written for it send them so.
+    """
+    if not isinstance(body, dict):
+        return body
+    canonical = dict(body)
+    resume = body.get("resume")
+    if isinstance(resume, dict):
+        entries = resume.get("interrupts", resume.get("interrupt"))
+        if isinstance(entries, list):
+            canonical["resume"] = [_resume_entry(e) for e in entries]
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        canonical["messages"] = [
+            {**m, "id": f"message-{n}"} if isinstance(m, dict) and "id" not in m else m
+            for n, m in enumerate(messages)
+        ]
+    return canonical
+
+
+def _resume_entry(entry: Any) -> Any:
+    """One entry of MAF's resume envelope as AG-UI's `ResumeEntry`."""
+    if not isinstance(entry, dict):
+        return entry
+    found = (entry.get(key) for key in ("interruptId", "interrupt_id", "id"))
+    return {
+        "interruptId": next((k for k in found if k is not None), None),
+        "status": entry.get("status", "resolved"),
+        "payload": entry.get("payload", entry.get("value")),
+    }
 
 
 def _input_of(spec: registry.WorkflowSpec, agui: RunAgentInput) -> Any:
@@ -147,14 +185,13 @@ async def _checked(
         for index, entry in enumerate(resume):
             if entry.status != "resolved":
                 continue
-            asked = await parts.requests.check_answer(
-                entry.interrupt_id, entry.payload, responder=user
-            )
+            request = await parts.requests.get(entry.interrupt_id, viewer=user)
+            payload: Any = maf_agui.answer_body(request, entry.payload)
+            asked = await parts.requests.check_answer(request.id, payload, responder=user)
             if asked.run_id != run.id:
                 msg = f"request {asked.id} is not of this thread's run {run.id}"
                 raise Invalid(msg, [{"loc": ["resume", index, "interruptId"], "msg": msg}])
-            payload: Any = entry.payload  # an object: it passed as an answer
-            checked.append((asked.id, payload))
+            checked.append((asked.id, payload))  # an object: it passed as an answer
     return checked
 
 

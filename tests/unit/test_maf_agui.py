@@ -1,0 +1,215 @@
+"""MAF's AG-UI shapes of a request (`executors.platform.maf_agui`): what a front end written for
+MAF's own AG-UI endpoint reads of an interrupt, and how its answers become the API's bodies."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from executors.platform.maf_agui import NO_REASON, answer_body, asked, tool_call_id
+from human.kinds import (
+    ApprovalRequest,
+    InputRequest,
+    ProposedAction,
+    QuestionRequest,
+    Routing,
+    TakeoverRequest,
+)
+from human.records import HumanRequest
+from human.requests import new_request
+
+WORDS = {"title": "t", "reason": "r", "team": "support"}
+CALL = {"call_id": "call-1", "tool": "submit_refund", "arguments": {"amount": 10}, "agent": "a"}
+MAF_APPROVAL = {
+    "type": "function_approval_request",
+    "id": "call-1",
+    "function_call": {"type": "function_call", "call_id": "call-1", "name": "submit_refund"},
+}
+
+
+def asking(data: Routing, origin: dict[str, Any] | None = None, label: str = "maf-1") -> Any:
+    return new_request(
+        data,
+        run_id="run_1",
+        label=label,
+        now=datetime.now(UTC),
+        origin=origin,
+        executor_id="refund_agent",
+    )
+
+
+APPROVAL = asking(
+    ApprovalRequest(
+        **WORDS, proposed_action=ProposedAction(tool="submit_refund", arguments={"a": 1})
+    ),
+    {"adapter": "agent_tool_approvals", **CALL, "approval_request": MAF_APPROVAL},
+)
+QUESTION = asking(
+    QuestionRequest(**WORDS, question="Which order is it?"),
+    {"adapter": "user_turns", "agent": "refund_agent"},
+    label="maf-2#1a2b",  # asked again: MAF's request is the first one's
+)
+INPUT = asking(
+    InputRequest(**WORDS, data={"draft": "x"}, request_type="my.module:Review", answer_schema={}),
+    {"adapter": "typed_inputs"},
+)
+HOST_CALL = asking(
+    InputRequest(**WORDS, data={"city": "?"}, request_type="tool:locate", answer_schema={}),
+    {"adapter": "host_call_inputs", **CALL | {"tool": "locate", "arguments": {}}},
+)
+TAKEOVER = asking(
+    TakeoverRequest(**WORDS),
+    {"adapter": "agent_tool_approvals", **CALL, "approval_request": MAF_APPROVAL},
+)
+
+
+def test_an_approval_is_maf_s_own_function_approval_request_bound_to_its_call() -> None:
+    assert asked(APPROVAL) == MAF_APPROVAL
+    assert tool_call_id(APPROVAL) == "call-1"
+
+
+def test_a_handoff_s_turn_is_its_agent_s_reply_as_maf_s_handoff_request_carries_it() -> None:
+    assert asked(QUESTION) == {
+        "type": "workflow_request_info",
+        "request_id": "maf-2",
+        "source_executor_id": "refund_agent",
+        "request_type": "HandoffAgentUserRequest",
+        "response_type": "list[Message]",
+        "data": {
+            "agent_response": {
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "author_name": "refund_agent",
+                        "contents": [{"type": "text", "text": "Which order is it?"}],
+                    }
+                ]
+            }
+        },
+    }
+    assert tool_call_id(QUESTION) is None
+
+
+def test_a_typed_request_shows_its_type_and_data_a_host_call_its_call() -> None:
+    assert asked(INPUT) == {
+        "type": "workflow_request_info",
+        "request_id": "maf-1",
+        "source_executor_id": "refund_agent",
+        "request_type": "Review",
+        "data": {"draft": "x"},
+    }
+    assert asked(HOST_CALL)["data"] == {
+        "type": "function_call",
+        "call_id": "call-1",
+        "name": "locate",
+        "arguments": {},
+    }
+    assert tool_call_id(HOST_CALL) == "call-1"
+    # a takeover of an approval is no approval: MAF's approval shape would be answered wrongly
+    assert asked(TAKEOVER) == {
+        "type": "workflow_request_info",
+        "request_id": "maf-1",
+        "source_executor_id": "refund_agent",
+    }
+
+
+@pytest.mark.parametrize(
+    ("request_", "payload", "body"),
+    [
+        (APPROVAL, {"approved": True}, {"decision": "approve"}),
+        (
+            APPROVAL,
+            {**MAF_APPROVAL, "type": "function_approval_response", "approved": True},
+            {"decision": "approve"},
+        ),
+        (APPROVAL, {"approved": False}, {"decision": "reject", "reason": NO_REASON}),
+        (
+            APPROVAL,
+            {"approved": False, "reason": "too much"},
+            {"decision": "reject", "reason": "too much"},
+        ),
+        (APPROVAL, {"accepted": True, "arguments": {"a": 1}}, {"decision": "approve"}),
+        (
+            APPROVAL,
+            {"accepted": True, "arguments": {"a": 2}},
+            {"decision": "edit", "arguments": {"a": 2}},
+        ),
+        (QUESTION, "A-1", {"decision": "answer", "answer": "A-1"}),
+        (QUESTION, {"role": "user", "content": "A-1"}, {"decision": "answer", "answer": "A-1"}),
+        (
+            QUESTION,
+            [
+                {"role": "user", "contents": [{"type": "text", "text": "A-1"}]},
+                {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
+            ],
+            {"decision": "answer", "answer": "A-1\nthanks"},
+        ),
+        (INPUT, {"verdict": "ship"}, {"decision": "answer", "answer": {"verdict": "ship"}}),
+        (INPUT, "ship", {"decision": "answer", "answer": "ship"}),
+        (
+            HOST_CALL,
+            {"type": "function_result", "call_id": "call-1", "result": "Lisbon"},
+            {"decision": "answer", "answer": "Lisbon"},
+        ),
+    ],
+)
+def test_maf_s_answers_are_the_api_s_bodies(
+    request_: HumanRequest, payload: Any, body: dict[str, Any]
+) -> None:
+    assert answer_body(request_, payload) == body
+
+
+@pytest.mark.parametrize(
+    ("request_", "payload"),
+    [
+        (APPROVAL, {"decision": "reject", "reason": "no"}),  # Baton's own body
+        (APPROVAL, {"approved": "yes"}),  # neither: the answer's check refuses it
+        (APPROVAL, ["approved"]),
+        (QUESTION, [{"role": "assistant", "content": "not the user's"}]),
+        (QUESTION, [{"role": "user", "contents": [{"type": "image", "uri": "x"}]}]),
+        (QUESTION, []),
+        (QUESTION, 7),
+        (TAKEOVER, {"approved": True}),
+    ],
+)
+def test_what_is_not_maf_s_answer_passes_as_it_is(request_: HumanRequest, payload: Any) -> None:
+    assert answer_body(request_, payload) == payload
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+KEYS = st.sampled_from(
+    [
+        "approved",
+        "accepted",
+        "arguments",
+        "reason",
+        "role",
+        "content",
+        "contents",
+        "type",
+        "text",
+        "result",
+        "decision",
+    ]
+)
+MAFLIKE = st.recursive(
+    JSON,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=5),
+    max_leaves=12,
+)
+
+
+@given(payload=MAFLIKE, request_=st.sampled_from([APPROVAL, QUESTION, INPUT, HOST_CALL, TAKEOVER]))
+def test_any_json_is_read_or_passed_on_never_raised(request_: HumanRequest, payload: Any) -> None:
+    body = answer_body(request_, payload)
+    if body is not payload:  # read as MAF's: then it is Baton's shape
+        assert isinstance(body, dict)
+        assert body["decision"] in request_.allowed_decisions
