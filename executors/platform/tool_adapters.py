@@ -10,11 +10,17 @@ the run (`CloseCase`). A call of an `approval_mode="always_require"` tool comes 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
-from agent_framework import Content, FunctionTool, WorkflowEvent
+from agent_framework import (
+    Content,
+    FunctionInvocationContext,
+    FunctionMiddleware,
+    FunctionTool,
+    WorkflowEvent,
+)
 from pydantic import BaseModel
 
 from executors.platform.adapters import (
@@ -28,8 +34,15 @@ from executors.platform.adapters import (
     takeover_request,
 )
 from executors.platform.services import RunServices
-from executors.platform.tool_gate import GatedTool, Verdict, approval_request, judge, perform_call
-from executors.platform.transcript import as_text, tool_result
+from executors.platform.tool_gate import (
+    GatedTool,
+    Verdict,
+    any_arguments,
+    approval_request,
+    judge,
+    perform_call,
+)
+from executors.platform.transcript import NOTED, as_text, tool_result
 from human.kinds import (
     ApprovalAnswer,
     InputAnswer,
@@ -425,14 +438,18 @@ class ToolApprovals:
         self._tools = {t.name: t for t in tools}
 
     def accepts(self, event: WorkflowEvent[Any]) -> bool:
-        """A `function_approval_request` of a declared tool."""
+        """A `function_approval_request` of a tool this adapter takes (`takes`)."""
         data = event.data
         return (
             isinstance(data, Content)
             and data.type == "function_approval_request"
             and data.function_call is not None
-            and data.function_call.name in self._tools
+            and self.takes(str(data.function_call.name or ""))
         )
+
+    def takes(self, tool: str) -> bool:
+        """A declared tool."""
+        return tool in self._tools
 
     async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
         """An approval routed by the policy (a deny refuses at once; a takeover takes over)."""
@@ -488,6 +505,15 @@ class AgentToolApprovals(ToolApprovals):
     name and arguments like any other (auto runs it, deny refuses it, approval and takeover ask).
     An approved or edited call is run by Baton through the effect ledger, and the model gets its
     result; a rejection gives the model the person's reason.
+
+    MAF gets its own approval response, carrying Baton's result for the call (`BATON_RESULT`),
+    which `BatonCalls` gives MAF's tool loop in place of running the tool: MAF goes on with the
+    whole batch of calls the model made in that turn (a call that needed no approval runs then,
+    as MAF runs it), and middleware of the author's (MAF's `ToolApprovalMiddleware`) sees the
+    approval it waits for. A tool none of the agents declares (one a context provider adds while
+    the agent runs, such as a skill's script) has no schema Baton knows: the policy decides it by
+    its name and arguments, and MAF runs it when allowed (with a person's changed arguments,
+    `BATON_ARGUMENTS`), outside the effect ledger.
     """
 
     name: ClassVar[str] = "agent_tool_approvals"
@@ -495,6 +521,113 @@ class AgentToolApprovals(ToolApprovals):
 
     def __init__(self, services: RunServices, tools: Mapping[str, FunctionTool]) -> None:
         super().__init__(services, [GatedTool.of(t) for t in tools.values()])
+
+    def takes(self, tool: str) -> bool:
+        """Any tool (a provided one too)."""
+        return bool(tool)
+
+    async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
+        """As any approval; MAF gets its approval response with what Baton decided."""
+        data: Content = event.data
+        assert data.function_call is not None
+        name = str(data.function_call.name)
+        self._tools.setdefault(name, _provided(name))
+        try:
+            outcome = await super().ask(event, scene)
+        except _RunByMaf as allowed:
+            return Reply(_approved(data, allowed.arguments))
+        return _answered(data, outcome)
+
+    async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
+        """As any approval; MAF gets its approval response with the call's result."""
+        origin = origin_of(request)
+        approval = Content.from_dict(origin["approval_request"])
+        self._tools.setdefault(str(origin["tool"]), _provided(str(origin["tool"])))
+        try:
+            outcome = await super().deliver(request, answer, scene)
+        except _RunByMaf as allowed:
+            return Reply(_approved(approval, allowed.arguments))
+        return _answered(approval, outcome)
+
+
+BATON_RESULT: Final = "baton_result"
+"""The property of MAF's approval response that holds the call's result as Baton gave it."""
+
+BATON_ARGUMENTS: Final = "baton_arguments"
+"""The property that holds the arguments MAF runs a provided tool with (a person's edit)."""
+
+
+class _RunByMaf(Exception):
+    """A provided tool's call is allowed: MAF runs it (Baton has no implementation of it)."""
+
+    def __init__(self, arguments: dict[str, Any]) -> None:
+        super().__init__("run by MAF")
+        self.arguments = arguments
+
+
+def _provided(name: str) -> GatedTool:
+    """A tool no agent declares (a context provider adds it as the agent runs): MAF runs it."""
+
+    async def perform(key: str, typed: BaseModel) -> Any:
+        raise _RunByMaf(typed.model_dump(mode="json"))
+
+    return GatedTool(name=name, description="", arguments=any_arguments(name), perform=perform)
+
+
+def _approved(approval: Content, arguments: dict[str, Any] | None = None) -> Content:
+    """MAF's approval of `approval`'s call; with `arguments` when they differ from the call's."""
+    response = approval.to_function_approval_response(approved=True)
+    assert approval.function_call is not None
+    if arguments is not None and arguments != (approval.function_call.parse_arguments() or {}):
+        response.additional_properties[BATON_ARGUMENTS] = arguments
+    return response
+
+
+def _answered(approval: Content, outcome: Outcome) -> Outcome:
+    """A result Baton gave the call (run, or refused) as MAF's approval response carrying it."""
+    if not isinstance(outcome, Reply):
+        return outcome
+    result = outcome.response
+    if not isinstance(result, Content) or result.type != "function_result":
+        return outcome  # MAF's approval response already (an unedited approval MAF runs)
+    response = approval.to_function_approval_response(approved=True)
+    response.additional_properties[BATON_RESULT] = result.result
+    return Reply(response)
+
+
+class BatonCalls(FunctionMiddleware):
+    """Gives MAF's tool loop Baton's result for a call Baton decided (`AgentToolApprovals`).
+
+    Installed on every agent of a workflow Baton drives; any other call runs as MAF runs it.
+    """
+
+    async def process(
+        self, context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        """The result Baton gave the call; a provided tool with the person's arguments; or on."""
+        response = context.metadata.get("approval_response")
+        decided = getattr(response, "additional_properties", None) or {}
+        call = getattr(response, "function_call", None)
+        if call is None or str(call.call_id) != str(context.metadata.get("call_id")):
+            await call_next()
+        elif BATON_RESULT in decided:  # noted in the conversation as Baton gave it
+            context.result = as_text(decided[BATON_RESULT])
+            context.metadata[NOTED] = True
+        elif BATON_ARGUMENTS in decided:
+            context.result = await context.function.invoke(arguments=decided[BATON_ARGUMENTS])
+        else:
+            await call_next()
+
+
+BATON_CALLS: Final = BatonCalls()
+
+
+def install_calls(agents: Sequence[Any]) -> None:
+    """Put `BatonCalls` on each agent (once: a kept instance keeps it)."""
+    for agent in agents:
+        middleware = list(getattr(agent, "middleware", None) or ())
+        if not any(isinstance(m, BatonCalls) for m in middleware):
+            agent.middleware = [*middleware, BATON_CALLS]
 
 
 class HostCallInputs:

@@ -44,7 +44,7 @@ AUDIT_EVENT = "baton_audit"
 
 
 @functools.lru_cache(maxsize=1024)
-def _any_arguments(name: str) -> type[BaseModel]:
+def any_arguments(name: str) -> type[BaseModel]:
     """The arguments model of a tool declared by a JSON schema alone: any object (extra fields).
 
     One class per tool name for the process: a pydantic model is slow to create, and the
@@ -107,7 +107,7 @@ class GatedTool:
         The call runs through the effect ledger like any gated call; the tool takes no key, so
         only a crash between its run and the drive's commit (which records it) would run it again.
         """
-        arguments = tool.input_model or _any_arguments(tool.name)
+        arguments = tool.input_model or any_arguments(tool.name)
 
         async def perform(key: str, typed: BaseModel) -> Any:
             return as_json(

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Final
 
 from agent_framework import (
     ChatContext,
@@ -113,6 +113,10 @@ class _TurnNotes(ChatMiddleware):
                         )
 
 
+NOTED: Final = "baton_noted"
+"""A call's metadata flag: its result is noted already (Baton ran the call and noted it then)."""
+
+
 class _ToolNotes(FunctionMiddleware):
     """Notes the result of each tool MAF itself ran (handoff tools are noted as handoffs)."""
 
@@ -125,7 +129,7 @@ class _ToolNotes(FunctionMiddleware):
     ) -> None:
         await call_next()
         name = context.function.name
-        if name.startswith(HANDOFF_PREFIX):
+        if name.startswith(HANDOFF_PREFIX) or context.metadata.get(NOTED):
             return
         (DRIVING.get() or self._transcript).add(
             tool_result(self._agent, name, context.metadata.get("call_id"), context.result)

@@ -1,6 +1,6 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Ten shapes of MAF's human-in-the-loop samples and five of MAF's own samples as MAF wrote them
+Ten shapes of MAF's human-in-the-loop samples and seven of MAF's own samples as MAF wrote them
 (`tests.samples`): each pauses, survives a kill -9 of `baton serve`, takes its typed answers over
 the API in a new process and ends with the sample's own output. In this process: a malformed
 typed answer is refused naming the field and changes nothing; the policies file decides a plain
@@ -22,6 +22,7 @@ from tests.harness import Server, baton_server, eventually
 from tests.pages import PAGE_ENV, signed_in
 from tests.samples import MODULES
 from tests.samples import sequential_approval as database
+from tests.samples import tool_approval_middleware as tickets
 from tests.samples.agui_handoff import lookup_order_details, submit_refund
 from workflows.platform import registry
 
@@ -196,6 +197,44 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         ],
         Said(f"{submit_refund.func('arrived damaged', REFUND_987654, '987654')}. Case complete."),
     ),
+    "tool_approval_middleware": (  # MAF's own: approvals one at a time of a mixed batch
+        {"query": "Please process ticket T-123."},
+        [
+            (titled("close_ticket"), {"decision": "approve"}),
+            (titled("notify_customer"), {"decision": "approve"}),
+            (titled("delete_attachment"), {"decision": "reject", "reason": "keep the log"}),
+        ],
+        {  # the model got every call's result: the read-only one that ran beside the approvals too
+            "agent": "SupportAgent",
+            "text": " | ".join(
+                [
+                    tickets.lookup_ticket.func("T-123"),
+                    tickets.close_ticket.func("T-123", "resolved"),
+                    tickets.notify_customer.func("T-123", "Your ticket has been resolved."),
+                    tickets.add_internal_note.func("T-123", "closed after the customer confirmed"),
+                    "Rejected by ada: keep the log",
+                ]
+            ),
+        },
+    ),
+    "script_approval": (  # MAF's own: a skill's tools, which a context provider adds
+        {"query": "Deploy version 2.5.0 to production"},
+        [
+            (titled("load_skill"), {"decision": "approve"}),
+            (
+                titled("run_skill_script"),
+                {
+                    "decision": "edit",
+                    "arguments": {
+                        "skill_name": "deployment",
+                        "script_name": "deploy",
+                        "args": {"version": "2.5.0", "environment": "staging"},
+                    },
+                },
+            ),
+        ],
+        {"agent": "UnnamedAgent", "text": "Deployed version 2.5.0 to staging"},  # the edit ran
+    ),
     "workflow_as_agent_hitl": (  # MAF's own sample: the same, its worker on the chat model
         {},
         [
@@ -264,6 +303,8 @@ async def _through_kill_9(
     for workflow, ended in done.items():
         assert firsts[workflow]["status"] == "pending", workflow
         assert ended["status"] == "completed", f"{workflow}: {ended['error']}"
+        results = [e["call_id"] for e in ended["conversation"] if e["type"] == "tool_result"]
+        assert len(results) == len(set(results)), f"{workflow}: a result noted twice: {results}"
         expected = SAMPLES[workflow][2]
         if isinstance(expected, Said):  # a handoff's output is its conversation
             said = [e.get("text") for e in ended["conversation"]]

@@ -31,7 +31,13 @@ returns the `.as_agent()` that `main()` makes (Baton drives the workflow the age
 ag_ui_workflow_handoff/backend/server.py` at agent-framework 5eb3eb745: its tools, agents and
 handoff graph as MAF wrote them, their Foundry client passed in; its AG-UI server, closed-case
 notice and `main()` left out, since Baton's `/agui/{workflow}` serves it): a handoff whose
-agents wait on the customer and whose refund tool needs an approval.
+agents wait on the customer and whose refund tool needs an approval. `tool_approval_middleware`
+and `script_approval` are MAF's `02-agents/tools/tool_approval_middleware.py` and
+`02-agents/skills/script_approval/script_approval.py` (at agent-framework 5eb3eb745), each less
+its `main()` and Foundry client, its agent built as `main()` builds it: MAF's
+`ToolApprovalMiddleware` asking approvals one at a time of a batch in which a read-only tool
+runs beside them, and a skill's tools, which no agent declares (a context provider adds them as
+the agent runs), each needing approval.
 """
 
 MODULES = ",".join(
@@ -53,5 +59,7 @@ MODULES = ",".join(
         "echoed_review",
         "workflow_as_agent_hitl",
         "agui_handoff",
+        "tool_approval_middleware",
+        "script_approval",
     )
 )

@@ -165,17 +165,22 @@ class WorkflowSpec:
         from agent_framework import Content
         from agent_framework_orchestrations import HandoffAgentUserRequest
 
-        from executors.platform.agents import tools_of
+        from executors.platform.agents import agents_of, tools_of
         from executors.platform.builtin_adapters import (
             AgentReviews,
             Kinds,
             TypedInputs,
             UserTurns,
         )
-        from executors.platform.tool_adapters import AgentToolApprovals, HostCallInputs
+        from executors.platform.tool_adapters import (
+            AgentToolApprovals,
+            HostCallInputs,
+            install_calls,
+        )
 
         turns = self.routes.get(HandoffAgentUserRequest)
         tools = tools_of(workflow)
+        install_calls(agents_of(workflow))  # Baton's results for the calls it decided
         return [
             *(self.adapters(services) if self.adapters else ()),
             Kinds(),
