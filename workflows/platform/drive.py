@@ -400,6 +400,9 @@ def _plain(output: Any) -> Any:
     if isinstance(output, BaseModel):
         return output.model_dump(mode="json")
     if isinstance(output, AgentResponse):  # an agent's turn, as the handoff orchestration yields it
+        said = [m for m in output.messages if m.text]
+        if len({m.author_name for m in said}) > 1:  # several agents' replies (a concurrent run's)
+            return [{"agent": m.author_name, "text": m.text} for m in said]
         return {
             "agent": output.messages[-1].author_name if output.messages else None,
             "text": output.text,

@@ -1,0 +1,33 @@
+"""A run's output as JSON (`workflows.platform.drive`): an agent's reply, or several agents'."""
+
+from __future__ import annotations
+
+from agent_framework import AgentResponse, Message
+
+from workflows.platform.drive import _jsonable
+
+
+def said(author: str, text: str) -> Message:
+    return Message(role="assistant", contents=[text], author_name=author)
+
+
+def test_one_agent_s_reply_is_its_name_and_its_text() -> None:
+    reply = AgentResponse(messages=[said("writer", "Draft one."), said("writer", " Draft two.")])
+    assert _jsonable([reply]) == {"agent": "writer", "text": "Draft one. Draft two."}
+
+
+def test_several_agents_replies_stay_apart_each_with_its_author() -> None:
+    """MAF's concurrent orchestration yields one response holding each participant's reply."""
+    reply = AgentResponse(
+        messages=[
+            said("researcher", "Market: growing."),
+            said("marketer", "Tagline: go."),
+            Message(role="assistant", contents=[], author_name="legal"),  # no text: left out
+            said("legal", "No claims to check."),
+        ]
+    )
+    assert _jsonable([reply]) == [
+        {"agent": "researcher", "text": "Market: growing."},
+        {"agent": "marketer", "text": "Tagline: go."},
+        {"agent": "legal", "text": "No claims to check."},
+    ]
