@@ -1,8 +1,9 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Ten shapes of MAF's human-in-the-loop samples and seven of MAF's own samples as MAF wrote them
-(`tests.samples`): each pauses, survives a kill -9 of `baton serve`, takes its typed answers over
-the API in a new process and ends with the sample's own output. In this process: a malformed
+Ten shapes of MAF's human-in-the-loop samples and eight of MAF's own samples (MAF's code, less
+their `main()` and cloud client; `tests.samples`): each pauses, survives a kill -9 of `baton
+serve`, takes its typed answers over the API in a new process and ends with the sample's own
+output. In this process: a malformed
 typed answer is refused naming the field and changes nothing; the policies file decides a plain
 `@tool`'s calls and routes typed requests.
 """
@@ -10,7 +11,9 @@ typed answer is refused naming the field and changes nothing; the policies file 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import zlib
 from collections.abc import Callable
 from html import unescape
 from pathlib import Path
@@ -18,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from tests.harness import Server, baton_server, eventually
+from human.store import open_store
+from tests.harness import Server, baton_server, eventually, stored_run
 from tests.pages import PAGE_ENV, signed_in
 from tests.samples import MODULES
 from tests.samples import sequential_approval as database
@@ -39,6 +43,17 @@ Step = tuple[Callable[[dict[str, Any]], bool], Answer]
 
 def titled(words: str) -> Callable[[dict[str, Any]], bool]:
     return lambda request: words in request["title"]
+
+
+async def checkpoint_text(db_url: str, checkpoint_id: str) -> str:
+    """A stored checkpoint as the JSON it is kept as (zlib-compressed)."""
+    store = await open_store(db_url)
+    try:
+        body = await store.load_checkpoint(checkpoint_id)
+    finally:
+        await store.close()
+    assert body is not None, checkpoint_id
+    return json.dumps(json.loads(zlib.decompress(body)))
 
 
 class Said(str):
@@ -126,11 +141,13 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             (titled("book_budget"), {"decision": "approve"}),
             (titled("Review analyst"), {"decision": "approve"}),
         ],
-        {
-            "agent": "planner",
-            "text": "Market note, revised: ada sent your reply back: mention the price"
-            "Budget: booked 1200.00 EUR",
-        },
+        [  # the two agents' replies, each its own
+            {
+                "agent": "analyst",
+                "text": "Market note, revised: ada sent your reply back: mention the price",
+            },
+            {"agent": "planner", "text": "Budget: booked 1200.00 EUR"},
+        ],
     ),
     "declaration_only": (
         {"question": "Will it rain today?"},
@@ -235,6 +252,16 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         ],
         {"agent": "UnnamedAgent", "text": "Deployed version 2.5.0 to staging"},  # the edit ran
     ),
+    "workflow_kwargs": (  # MAF's own: the run's kwargs reach the tools, after a restart too
+        {"request": "Pull Contoso's Q3 2025 performance data."},
+        [(titled("Review researcher"), {"decision": "approve"})],
+        {
+            "agent": "writer",
+            "text": "Formatting rules for 'Q3 summary':\n- Output format: markdown\n"
+            "- Language/locale: en-US\n"
+            "- Include a footer: 'Generated in markdown for locale en-US'",
+        },
+    ),
     "workflow_as_agent_hitl": (  # MAF's own sample: the same, its worker on the chat model
         {},
         [
@@ -289,6 +316,11 @@ async def _through_kill_9(
             run = await server.start_run({"workflow": workflow, "input": run_input})
             runs[workflow] = run
         firsts = {w: await open_request(server, runs[w]["id"], SAMPLES[w][1][0][0]) for w in runs}
+        if "workflow_kwargs" in runs:  # MAF keeps a run's kwargs in its state; Baton gives them
+            paused = await stored_run(db_url, runs["workflow_kwargs"]["id"])  # again, unstored
+            stored = await checkpoint_text(db_url, paused["checkpoint_id"])
+            assert "contoso_metrics_prod" not in stored, stored
+            assert "_workflow_run_kwargs" not in stored
         server.kill()
 
     done: dict[str, dict[str, Any]] = {}

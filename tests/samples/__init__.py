@@ -37,7 +37,12 @@ and `script_approval` are MAF's `02-agents/tools/tool_approval_middleware.py` an
 its `main()` and Foundry client, its agent built as `main()` builds it: MAF's
 `ToolApprovalMiddleware` asking approvals one at a time of a batch in which a read-only tool
 runs beside them, and a skill's tools, which no agent declares (a context provider adds them as
-the agent runs), each needing approval.
+the agent runs), each needing approval. `workflow_kwargs` is MAF's
+`03-workflows/state-management/workflow_kwargs_global.py`, less its `main()` and Foundry client,
+its tools reading the run's kwargs from their `FunctionInvocationContext` (MAF 1.26 no longer puts
+them in a tool's `**kwargs`, as the sample reads them: on MAF alone too it reports `missing
+db_config`), its kwargs given by `register(run_kwargs=...)` as `main()` gives them to `run`, and a
+person's review of the researcher's reply added, so that the writer runs after a restart.
 """
 
 MODULES = ",".join(
@@ -61,5 +66,6 @@ MODULES = ",".join(
         "agui_handoff",
         "tool_approval_middleware",
         "script_approval",
+        "workflow_kwargs",
     )
 )

@@ -274,6 +274,8 @@ async def check_spec(
     script = _Script(answers or {})
     with tempfile.TemporaryDirectory(prefix="baton-check-") as directory, _saves() as failed_saves:
         check = _Check(spec, new_services, Path(directory), script, report, failed_saves)
+        if spec.run_kwargs is not None:  # as a drive gives them to every run
+            check.run_kwargs = dict(spec.run_kwargs(typed, new_services()))
         try:
             await check.go(spec.first_message(typed), max_pauses)
         except (NotAWorkflow, UnstableGraph) as exc:  # as a drive's: its runs fail as they start
@@ -391,6 +393,8 @@ class _Check:
         self._fresh: tuple[Snapshot, Snapshot] = ({}, {})
         self._lost: set[tuple[str, str]] = set()
         self.functional = False
+        self.run_kwargs: dict[str, Any] = {}
+        """The kwargs MAF's `run` takes, from the registration (`run_kwargs`)."""
 
     def _build(self) -> Instance:
         """An instance as a drive gets one (`pool.new_instance`)."""
@@ -435,7 +439,7 @@ class _Check:
         """
         assert self._storage is not None
         engine = engine_for(workflow, InMemoryCheckpointStorage())
-        result = await self._guarded(engine.run(message))
+        result = await self._guarded(engine.run(message, **self.run_kwargs))
         pending = {str(e.request_id): e for e in _requests(result)}
         while result is not None and pending:
             if self._report.pauses == max_pauses:
@@ -459,7 +463,9 @@ class _Check:
             answered = self._answer(pause, request_id, event)
             if answered is _NO_ANSWER:
                 return
-            result = await self._guarded(engine.run(responses={request_id: answered}))
+            result = await self._guarded(
+                engine.run(responses={request_id: answered}, **self.run_kwargs)
+            )
             pending = pending | {str(e.request_id): e for e in _requests(result)}
 
     def _answer(self, pause: int, request_id: str, event: WorkflowEvent[Any]) -> Any:
@@ -590,7 +596,7 @@ class _Check:
     ) -> WorkflowRunResult | None:
         """One `run()` of `workflow` on the check's storage; None if it failed (reported)."""
         return await self._guarded(
-            workflow.run(message, checkpoint_storage=self._storage, **kwargs)
+            workflow.run(message, checkpoint_storage=self._storage, **(self.run_kwargs | kwargs))
         )
 
     async def _guarded(self, running: Awaitable[WorkflowRunResult]) -> WorkflowRunResult | None:

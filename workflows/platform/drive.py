@@ -248,11 +248,18 @@ class Drive:
         """
         driving = DRIVING.set(self._services.transcript)
         try:
-            result = await self._engine.run(message, responses=responses)
+            result = await self._engine.run(message, responses=responses, **self._run_kwargs())
         finally:
             DRIVING.reset(driving)
         self._results.append(result)
         return result
+
+    def _run_kwargs(self) -> dict[str, Any]:
+        """The kwargs MAF's `run` takes for this run, from its registration (`run_kwargs`)."""
+        made = self._spec.run_kwargs
+        if made is None:
+            return {}
+        return dict(made(self._spec.input_model.model_validate(self._run.input), self._services))
 
     async def _restore(self) -> None:
         """Restore the run's committed checkpoint into this drive's workflow instance.

@@ -47,6 +47,17 @@ from executors.platform.agents import as_workflow
 Instance: TypeAlias = Workflow | FunctionalWorkflow
 """A built workflow as Baton drives it: a graph, or a functional workflow."""
 
+RUN_KWARGS_KEYS = frozenset(
+    {
+        "_workflow_run_kwargs",
+        "_resolved_workflow_run_kwargs",
+        "_routed_workflow_run_kwargs",
+        "_raw_function_invocation_kwargs",
+        "_raw_client_kwargs",
+    }
+)
+"""The keys of a graph's state where MAF keeps the kwargs its `run` was given (its `_const`)."""
+
 ANSWERS = "_baton_answers"
 """The key of a functional workflow's checkpoint state holding every answer its replay needs."""
 
@@ -66,9 +77,12 @@ class Engine(Protocol):
     """Runs one workflow instance for a drive, snapshots it at a pause, restores a snapshot."""
 
     async def run(
-        self, message: Any = None, *, responses: dict[str, Any] | None = None
+        self, message: Any = None, *, responses: dict[str, Any] | None = None, **kwargs: Any
     ) -> WorkflowRunResult:
-        """Start the instance on `message`, or carry it on with `responses` by request id."""
+        """Start the instance on `message`, or carry it on with `responses` by request id.
+
+        `kwargs` are those MAF's `run` takes beside (`function_invocation_kwargs`, ...).
+        """
         ...
 
     async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
@@ -163,12 +177,15 @@ class GraphEngine:
         self._workflow = workflow
 
     async def run(
-        self, message: Any = None, *, responses: dict[str, Any] | None = None
+        self, message: Any = None, *, responses: dict[str, Any] | None = None, **kwargs: Any
     ) -> WorkflowRunResult:
         """One `run()`, no storage: MAF takes no snapshot per superstep (`snapshot` takes one)."""
-        if responses is not None:
-            return await self._workflow.run(responses=responses)
-        return await self._workflow.run(message)
+        result: WorkflowRunResult = await (
+            self._workflow.run(responses=responses, **kwargs)
+            if responses is not None
+            else self._workflow.run(message, **kwargs)
+        )
+        return result
 
     async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
         """The runner applies the checkpoint; the next `run(responses=...)` continues from it.
@@ -183,8 +200,16 @@ class GraphEngine:
         await self._workflow._runner.restore_checkpoint(checkpoint)
 
     async def snapshot(self) -> WorkflowCheckpoint:
-        """The runner's checkpoint of where the workflow stands."""
-        return await self._workflow._runner.build_checkpoint()
+        """The runner's checkpoint of where the workflow stands, less the run's kwargs.
+
+        MAF keeps the kwargs `run` was given in the workflow's state; the drive gives them
+        again at every run (`register(run_kwargs=...)`), so no checkpoint stores them.
+        """
+        checkpoint = await self._workflow._runner.build_checkpoint()
+        if any(key in checkpoint.state for key in RUN_KWARGS_KEYS):
+            kept = {k: v for k, v in checkpoint.state.items() if k not in RUN_KWARGS_KEYS}
+            checkpoint = dataclasses.replace(checkpoint, state=kept)
+        return checkpoint
 
 
 class FunctionalEngine:
@@ -197,7 +222,7 @@ class FunctionalEngine:
         self._answers: dict[str, Any] = {}
 
     async def run(
-        self, message: Any = None, *, responses: dict[str, Any] | None = None
+        self, message: Any = None, *, responses: dict[str, Any] | None = None, **kwargs: Any
     ) -> WorkflowRunResult:
         """Start on `message`, or replay from the latest checkpoint with every answer so far.
 
@@ -207,10 +232,13 @@ class FunctionalEngine:
         holds nothing of a run between runs, and a kept one nothing between drives.
         """
         before = self._storage.last
+        result: WorkflowRunResult
         try:
             if responses is None:
                 self._answers = {}
-                result = await self._workflow.run(message, checkpoint_storage=self._storage)
+                result = await self._workflow.run(
+                    message, checkpoint_storage=self._storage, **kwargs
+                )
             else:
                 if self._latest is None:
                     raise WorkflowCheckpointException(
@@ -221,6 +249,7 @@ class FunctionalEngine:
                     responses=dict(self._answers),
                     checkpoint_id=self._latest.checkpoint_id,
                     checkpoint_storage=self._storage,
+                    **kwargs,
                 )
         finally:
             self._workflow._clear_replay_state()

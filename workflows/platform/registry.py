@@ -41,6 +41,8 @@ InvariantCheck = Callable[[EditedCall, Resources], Awaitable[str | None]]
 """An invariant as a workflow writes it: the edited call, the process's resources (`Resources`)."""
 Adapters = Callable[[RunServices], Sequence[RequestAdapter]]
 StartMessage = Callable[[Any], Any]
+RunKwargs = Callable[[Any, RunServices], Mapping[str, Any]]
+"""The keyword arguments MAF's `workflow.run` takes for a run: from its typed input, services."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class WorkflowSpec:
     routes: Mapping[RouteKey, Route] = field(default_factory=dict)
     outcome: type[BaseModel] | None = None
     reuse: bool = False
+    run_kwargs: RunKwargs | None = None
 
     # Caches of what every build of the spec shares; each spec its own (`dataclasses.replace`
     # makes a new one: a spec with other types must not read another's allow-list).
@@ -217,6 +220,7 @@ def register(
     routes: Mapping[RouteKey, Route] | None = None,
     outcome: type[BaseModel] | None = None,
     reuse: bool = False,
+    run_kwargs: RunKwargs | None = None,
 ) -> Callable[[Builder], Builder]:
     """Register `build_workflow` under `name`; its input model and extra types are allow-listed.
 
@@ -234,6 +238,12 @@ def register(
     `routes` route them (team, title, priority, deadline) by request data type or executor id.
     `outcome` is the model of what a person who takes a case over records when they resolve it:
     its fields are the resolve form's (free-form JSON without one).
+
+    `run_kwargs(input, services)` gives the keyword arguments MAF's `workflow.run` takes beside
+    the message (`function_invocation_kwargs` for the tools, `client_kwargs` for the chat
+    clients), as a script passes them: Baton passes them at every drive of the run (its start
+    and each resume), made again from the run's input and this process's services, and keeps
+    them out of the run's checkpoints (they may hold a connection string or a token).
 
     `reuse=True` lets a process keep built instances and reset them between drives rather than
     build one per drive (`workflows.platform.pool`). Only for a builder that reads nothing of a
@@ -257,6 +267,7 @@ def register(
             routes=dict(routes or {}),
             outcome=outcome,
             reuse=reuse,
+            run_kwargs=run_kwargs,
         )
         return build
 
