@@ -216,6 +216,10 @@ class LocalWorker(Protocol):
         """
         ...
 
+    def stop_run(self, run_id: str) -> None:
+        """Stop this worker's drive of `run_id` (the run was cancelled): its work is for nobody."""
+        ...
+
     def wake(self, lanes: Iterable[JobLane] = LANES) -> None:
         """Look for due jobs in `lanes` now (this process queued some there)."""
         ...
@@ -482,8 +486,10 @@ class JobStore(Protocol):
         """
         ...
 
-    async def renew_leases(self, owner: str, job_ids: Sequence[int], *, lease_s: float) -> None:
-        """Extend the leases this owner holds."""
+    async def renew_leases(
+        self, owner: str, job_ids: Sequence[int], *, lease_s: float
+    ) -> list[int]:
+        """Extend the leases this owner holds; the ids among them whose run was cancelled."""
         ...
 
     async def finish_job(self, job_id: int, owner: str) -> None:

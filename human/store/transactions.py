@@ -678,19 +678,35 @@ class SqlStore:
             "AND (j.due_at IS NULL OR j.due_at <= :now)"
         )
 
-    async def renew_leases(self, owner: str, job_ids: Sequence[int], *, lease_s: float) -> None:
-        """Extend this owner's leases."""
+    async def renew_leases(
+        self, owner: str, job_ids: Sequence[int], *, lease_s: float
+    ) -> list[int]:
+        """Extend this owner's leases; the ids among them whose run was cancelled meanwhile.
+
+        A cancellation deletes the run's jobs nobody holds; a held one is left to its holder,
+        whose drive this tells to stop (`Worker`): a cancel in another process reaches it here.
+        """
         if not job_ids:
-            return
-        await self._write_tx(
-            lambda tx: tx.run(
+            return []
+
+        async def write(tx: Tx) -> list[int]:
+            await tx.run(
                 f"UPDATE jobs SET lease_until = {tx.dialect.clock} + :lease_s "
                 f"WHERE {tx.dialect.any_of('id', 'ids')} AND lease_owner = :owner",
                 lease_s=lease_s,
                 ids=list(job_ids),
                 owner=owner,
             )
-        )
+            rows = await tx.all(
+                "SELECT j.id FROM jobs j JOIN runs r ON r.id = j.run_id "
+                f"WHERE {tx.dialect.any_of('j.id', 'ids')} AND j.lease_owner = :owner "
+                "AND r.status = 'cancelled'",
+                ids=list(job_ids),
+                owner=owner,
+            )
+            return [int(row["id"]) for row in rows]
+
+        return await self._write_tx(write)
 
     async def finish_job(self, job_id: int, owner: str) -> None:
         """Delete a finished job this owner holds."""

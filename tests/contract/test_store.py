@@ -877,6 +877,21 @@ async def test_renewing_keeps_a_lease_only_for_its_owner(store: Store) -> None:
     assert [j.id for j in await store.lease_jobs("w5", limit=1, lease_s=LIVE)] == [lost.id]
 
 
+async def test_renewing_names_the_held_jobs_whose_run_was_cancelled_meanwhile(
+    store: Store,
+) -> None:
+    """A cancel in another process reaches the worker driving the run at its next renewal."""
+    cancelled, live = await started(store), await started(store)
+    held = {j.run_id: j.id for j in await store.lease_jobs("w1", limit=2, lease_s=OVER)}
+    assert await store.renew_leases("w1", list(held.values()), lease_s=LIVE) == []
+
+    assert await store.cancel_run(cancelled.id, "ada") is not None
+
+    assert await store.renew_leases("w1", list(held.values()), lease_s=LIVE) == [held[cancelled.id]]
+    assert await store.renew_leases("w2", list(held.values()), lease_s=LIVE) == []  # not w2's
+    assert held[live.id] not in await store.renew_leases("w1", [held[live.id]], lease_s=LIVE)
+
+
 async def test_finish_job_deletes_only_a_job_its_owner_holds(store: Store) -> None:
     await started(store)
     [job] = await store.lease_jobs("w1", limit=1, lease_s=OVER)

@@ -210,6 +210,8 @@ class Runtime:
         cancelled = await self.store.cancel_run(run_id, by.name, notify=self._answer_channels)
         if cancelled is None:
             raise RunNotCancellable(f"run {run_id} already {run.status}")
+        if self._worker is not None:  # a drive of it here stops now (elsewhere: at its renewal)
+            self._worker.stop_run(run_id)
         return cancelled
 
     # driving --------------------------------------------------------------------------------

@@ -83,6 +83,7 @@ class Worker:
         self._wake = asyncio.Event()
         self._active: dict[int, asyncio.Task[None]] = {}
         self._run_of: dict[int, str | None] = {}  # each active job's run
+        self._halted: set[int] = set()  # jobs stopped because their run was cancelled
         self._held: dict[JobLane, set[int]] = {lane: set() for lane in self._limits}
         self._slots = {lane: asyncio.Semaphore(n) for lane, n in self._limits.items()}
         self._look: set[JobLane] = set(self._limits)  # lanes that may hold a job due
@@ -134,6 +135,23 @@ class Worker:
         self._run_of[job.id] = job.run_id
         self._held[job.lane].add(job.id)
         task.add_done_callback(functools.partial(self._done, job.id, job.lane))
+
+    def stop_run(self, run_id: str) -> None:
+        """Stop this worker's drives of `run_id`, which was cancelled: its work is for nobody.
+
+        A step still working (a model call, a long computation) is cancelled where it awaits,
+        as MAF's own cancellation does (`task.cancel()`); the drive's progress would be refused
+        anyway, and its tools' effects already are. The job is deleted (`_handle`).
+        """
+        for job_id, of in list(self._run_of.items()):
+            if of == run_id:
+                self._halt(job_id)
+
+    def _halt(self, job_id: int) -> None:
+        task = self._active.get(job_id)
+        if task is not None and not task.done() and job_id not in self._halted:
+            self._halted.add(job_id)
+            task.cancel()
 
     async def drain(self, run_id: str | None = None) -> None:
         """Wait until the jobs this worker holds have finished (tests, CLI, benchmarks).
@@ -269,11 +287,14 @@ class Worker:
         while True:
             await asyncio.sleep(self._lease_s / 3)
             try:
-                await self._store.renew_leases(
+                cancelled = await self._store.renew_leases(
                     self.owner, list(self._active), lease_s=self._lease_s
                 )
             except Exception:
                 logger.exception("lease renewal failed")
+                continue
+            for job_id in cancelled:  # cancelled in another process (here: `stop_run` at once)
+                self._halt(job_id)
 
     async def _handle(self, job: Job, in_play: InPlay | None = None) -> None:
         # Jobs this process queued are accepted at once (their lease is held and renewed) but
@@ -281,10 +302,26 @@ class Worker:
         slot = self._slots[job.lane]
         if slot.locked():
             in_play = None  # read when its turn comes, not as it was queued
-        async with slot:
-            unavailable = await self._run_job(job, in_play)
+        try:
+            async with slot:
+                unavailable = await self._run_job(job, in_play)
+        except asyncio.CancelledError:
+            if job.id not in self._halted:
+                raise  # the worker stops: the job's lease lapses to another
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            await self._halted_job(job)
+            return
         if unavailable is not None:
             await self._give_back(job, unavailable)
+
+    async def _halted_job(self, job: Job) -> None:
+        """The job of a drive stopped because its run was cancelled: deleted (nothing to do)."""
+        self._halted.discard(job.id)
+        logger.info("drive stopped: its run was cancelled", extra={"run_id": job.run_id})
+        try:
+            await self._store.finish_job(job.id, self.owner)
+        except StoreError:  # its lease lapses; the next holder finds the run ended
+            logger.exception("stopped job not deleted", extra={"job_id": job.id})
 
     async def _run_job(self, job: Job, in_play: InPlay | None = None) -> StoreUnavailable | None:
         """Run a job; the store's failure to serve it is returned, to give the job back for."""

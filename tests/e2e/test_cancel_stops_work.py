@@ -1,0 +1,59 @@
+"""Cancelling a run stops the work its drive is doing, as MAF's own cancellation does.
+
+Before, a cancelled run's progress was refused and its tools' effects too, but a step still
+working (a model call, a long computation) went on to its end. The subject is `slow_steps`
+(`tests.fixtures.slow_workflow`), whose one step notes each of its 200 steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.fixtures import slow_workflow
+from tests.harness import baton_server, eventually, sql
+
+ENV = {"BATON_WORKFLOWS": "tests.fixtures.slow_workflow"}
+
+
+def taken(label: str) -> int:
+    return sum(1 for step in slow_workflow.STEPS if step.startswith(f"{label}:"))
+
+
+async def test_a_cancelled_run_s_step_stops_where_it_works_and_its_job_is_gone(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    label = f"cancelled-{len(slow_workflow.STEPS)}"
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        run = await server.start_run({"workflow": "slow_steps", "input": {"label": label}})
+
+        async def working() -> bool:
+            return taken(label) >= 3
+
+        await eventually(working, what="the step at work")
+        async with server.client("ada") as ada:
+            cancelled = await ada.post(f"/api/runs/{run['id']}/cancel")
+        assert cancelled.status_code == 200, cancelled.text
+
+        async def stopped() -> bool:
+            before = taken(label)
+            await asyncio.sleep(0.3)  # six of its steps' time
+            return taken(label) == before
+
+        await eventually(stopped, what="the step to stop")
+        assert taken(label) < 200
+
+        async def no_job() -> bool:
+            return not sql(db_url, f"SELECT id FROM jobs WHERE run_id = '{run['id']}'")
+
+        await eventually(no_job, what="the stopped drive's job to be gone")
+        # the worker goes on: the next run is driven to its end
+        after = await server.start_run(
+            {"workflow": "slow_steps", "input": {"label": f"{label}-next", "steps": 3}}
+        )
+        done = await server.wait_for_run(after["id"], status=("completed", "failed"))
+        ended = await server.run(run["id"])
+
+    assert ended["status"] == "cancelled"
+    assert done["status"] == "completed", done["error"]
+    assert done["output"] == f"{label}-next: all 3 steps"
