@@ -425,8 +425,12 @@ class ToolApprovals:
     person even where the policy would let it run. Approve answers MAF with its own approval
     response (MAF runs the tool, which runs through the effect ledger). MAF ignores arguments
     edited in an approval response, and its rejection tells the model no reason, so for edit and
-    reject Baton answers with the tool's result itself: an edit re-checked against the policy and
-    run by Baton with the person's arguments, a rejection with the person's reason.
+    reject Baton gives the tool's result itself: an edit re-checked against the policy and run by
+    Baton with the person's arguments, a rejection with the person's reason. That result rides
+    MAF's own approval response (`BATON_RESULT`), which `BatonCalls` hands MAF's tool loop in
+    place of running the tool: MAF goes on with the whole batch of calls the model made in that
+    turn (a call that needed no approval runs then, as MAF runs it), and middleware of the
+    author's (MAF's `ToolApprovalMiddleware`) sees the approval it waits for.
     """
 
     name: ClassVar[str] = "tool_approvals"
@@ -454,6 +458,9 @@ class ToolApprovals:
     async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
         """An approval routed by the policy (a deny refuses at once; a takeover takes over)."""
         data: Content = event.data
+        return _answered(data, await self._ask(data, event, scene))
+
+    async def _ask(self, data: Content, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
         assert data.function_call is not None
         call = ToolCall(
             call_id=str(data.function_call.call_id),
@@ -478,7 +485,11 @@ class ToolApprovals:
         )
 
     async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
-        """MAF's approval for approve; the tool's result for everything else."""
+        """MAF's approval for approve; the tool's result, in MAF's approval, for the rest."""
+        approval = Content.from_dict(origin_of(request)["approval_request"])
+        return _answered(approval, await self._deliver(request, answer, scene))
+
+    async def _deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
         origin = origin_of(request)
         call = _call_of(origin)
         if isinstance(answer, TakeoverAnswer):
@@ -504,13 +515,8 @@ class AgentToolApprovals(ToolApprovals):
     included), their schemas are their own, and the policies file decides each call by the tool's
     name and arguments like any other (auto runs it, deny refuses it, approval and takeover ask).
     An approved or edited call is run by Baton through the effect ledger, and the model gets its
-    result; a rejection gives the model the person's reason.
-
-    MAF gets its own approval response, carrying Baton's result for the call (`BATON_RESULT`),
-    which `BatonCalls` gives MAF's tool loop in place of running the tool: MAF goes on with the
-    whole batch of calls the model made in that turn (a call that needed no approval runs then,
-    as MAF runs it), and middleware of the author's (MAF's `ToolApprovalMiddleware`) sees the
-    approval it waits for. A tool none of the agents declares (one a context provider adds while
+    result (in MAF's approval response, as `ToolApprovals` gives it); a rejection gives the model
+    the person's reason. A tool none of the agents declares (one a context provider adds while
     the agent runs, such as a skill's script) has no schema Baton knows: the policy decides it by
     its name and arguments, and MAF runs it when allowed (with a person's changed arguments,
     `BATON_ARGUMENTS`), outside the effect ledger.
@@ -526,28 +532,23 @@ class AgentToolApprovals(ToolApprovals):
         """Any tool (a provided one too)."""
         return bool(tool)
 
-    async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
-        """As any approval; MAF gets its approval response with what Baton decided."""
-        data: Content = event.data
+    async def _ask(self, data: Content, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
         assert data.function_call is not None
         name = str(data.function_call.name)
         self._tools.setdefault(name, _provided(name))
         try:
-            outcome = await super().ask(event, scene)
+            return await super()._ask(data, event, scene)
         except _RunByMaf as allowed:
             return Reply(_approved(data, allowed.arguments))
-        return _answered(data, outcome)
 
-    async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
-        """As any approval; MAF gets its approval response with the call's result."""
+    async def _deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
         origin = origin_of(request)
-        approval = Content.from_dict(origin["approval_request"])
         self._tools.setdefault(str(origin["tool"]), _provided(str(origin["tool"])))
         try:
-            outcome = await super().deliver(request, answer, scene)
+            return await super()._deliver(request, answer, scene)
         except _RunByMaf as allowed:
+            approval = Content.from_dict(origin["approval_request"])
             return Reply(_approved(approval, allowed.arguments))
-        return _answered(approval, outcome)
 
 
 BATON_RESULT: Final = "baton_result"
