@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import CodeType
 from typing import Any
 
@@ -108,10 +108,10 @@ def _names(code: CodeType) -> set[str]:
     return names
 
 
-def tools_of(workflow: object) -> dict[str, FunctionTool]:
-    """The tools of every agent in `workflow` and its sub-workflows, by name."""
+def tools_of(agents: Iterable[Any]) -> dict[str, FunctionTool]:
+    """The tools `agents` declare (a workflow's: `agents_of`), by name."""
     found: dict[str, FunctionTool] = {}
-    for agent in agents_of(workflow):
+    for agent in agents:
         for candidate in (agent.default_options or {}).get("tools") or ():
             if isinstance(candidate, FunctionTool):
                 found.setdefault(candidate.name, candidate)

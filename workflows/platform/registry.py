@@ -182,8 +182,9 @@ class WorkflowSpec:
         )
 
         turns = self.routes.get(HandoffAgentUserRequest)
-        tools = tools_of(workflow)
-        install_calls(agents_of(workflow))  # Baton's results for the calls it decided
+        agents = agents_of(workflow)
+        tools = tools_of(agents)
+        install_calls(agents)  # Baton's results for the calls it decided
         return [
             *(self.adapters(services) if self.adapters else ()),
             Kinds(),
