@@ -5,7 +5,8 @@ BatonError
 │                             TokenNotFound, NotConfigured
 ├── NotPermitted        403   CsrfRefused (and Unauthenticated 401: BadCredentials)
 ├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover,
-│                             RequestClaimed, NotClaimed, RequestAnswered, AlreadyExists
+│                             RequestClaimed, NotClaimed, RequestAnswered, AlreadyExists,
+│                             ThreadEnded
 ├── Closed              410   RequestClosed
 ├── TooManySignIns      429   a name's failed sign-ins reached the bound; it waits out a lockout
 ├── Invalid             422   InvalidAnswer (EditRefused), InvalidInput, InvalidPolicy,
@@ -103,6 +104,12 @@ class RunNotCancellable(Conflict):
     """The run already ended."""
 
     code = "run_not_cancellable"
+
+
+class ThreadEnded(Conflict):
+    """An AG-UI chat's new message on a thread whose run has ended: it starts no new turn."""
+
+    code = "thread_ended"
 
 
 class RunEnded(Conflict):

@@ -441,6 +441,18 @@ async def test_a_front_end_written_for_maf_s_ag_ui_endpoint_reads_and_answers_un
         "Case complete." in said
     )
 
+    # the case is closed: a page that reloads sees its end; a new message is told, not answered
+    async with agui(server, "sam", "agui_handoff", start) as stream:
+        again = await stream.until(finished)
+    assert isinstance(again[-1], RunFinishedEvent)
+    runs = await server.run_count()
+    later = {**start, "messages": [*start["messages"], {"role": "user", "content": "Thanks!"}]}
+    refusal = await refused(server, "sam", "agui_handoff", later)
+    assert refusal.status_code == 409, refusal.text
+    assert refusal.json()["error"] == "thread_ended"
+    assert run_id in refusal.json()["detail"]
+    assert await server.run_count() == runs
+
 
 async def test_every_answer_of_a_resume_is_checked_before_any_is_recorded(
     server: Server, db_url: str

@@ -28,10 +28,10 @@ from fastapi import APIRouter, Body, Request
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
-from baton.errors import Invalid, RunNotFound
+from baton.errors import Invalid, RunNotFound, ThreadEnded
 from executors.platform import maf_agui
 from human.access import check_can_run
-from human.records import Run, User
+from human.records import TERMINAL_RUN, Run, User
 from web.agui import Followers, follows, run_stream
 from web.deps import PartsDep, UserDep
 from web.errors import sent_in
@@ -65,6 +65,11 @@ async def run_workflow(
         for request_id, payload in answers:
             with sent_in("body"):
                 await parts.requests.respond(request_id, payload, responder=user)
+    elif run is not None and run.status in TERMINAL_RUN and _new_turn(spec, agui, run):
+        raise ThreadEnded(
+            f"thread {agui.thread_id!r} ran as run {run.id}, which has {run.status}: a new "
+            "message starts no new turn on it; start a new thread for a new conversation"
+        )
     elif run is None:
         check_can_run(user)
         with sent_in("body"):
@@ -150,6 +155,15 @@ def _input_of(spec: registry.WorkflowSpec, agui: RunAgentInput) -> Any:
         (text for m in reversed(agui.messages) if m.role == "user" and (text := _text_of(m))), ""
     )
     return {field: said} if field and said else {}
+
+
+def _new_turn(spec: registry.WorkflowSpec, agui: RunAgentInput, run: Run) -> bool:
+    """Whether the chat's last message is another than the one its run started on."""
+    field = spec.text_field()
+    if field is None or agui.state:
+        return False
+    said = _input_of(spec, agui)
+    return bool(said) and said.get(field) != run.input.get(field)
 
 
 def _text_of(message: Any) -> str:
