@@ -58,12 +58,22 @@ def agents_of(workflow: object) -> list[Any]:
     if isinstance(workflow, FunctionalWorkflow):
         return functional_agents(workflow)
     found: dict[int, Any] = {}
+    for agent in agent_executors(workflow).values():
+        found[id(agent)] = agent
+    return list(found.values())
+
+
+def agent_executors(workflow: object) -> dict[str, Any]:
+    """The agent each executor of a graph `workflow` (and its sub-workflows) wraps, by its id."""
+    if isinstance(workflow, FunctionalWorkflow):
+        return {}
+    found: dict[str, Any] = {}
     for executor in executors_of(workflow):
         for name in ("agent", "_agent"):
             agent = getattr(executor, name, None)
             if agent is not None and hasattr(agent, "default_options"):
-                found[id(agent)] = agent
-    return list(found.values())
+                found[str(executor.id)] = agent
+    return found
 
 
 def functional_agents(workflow: FunctionalWorkflow) -> list[Any]:

@@ -18,6 +18,7 @@ Only shapes: nothing here imports MAF, and every answer still goes through `resp
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from human.records import HumanRequest
@@ -38,6 +39,10 @@ def asked(request: HumanRequest) -> dict[str, Any]:
     origin = origin_of(request)
     approval = origin.get("approval_request")
     if request.kind == "approval" and isinstance(approval, dict):
+        if origin.get("edited") and isinstance(approval.get("function_call"), dict):
+            # asked again after an edit: about the person's arguments, not the model's
+            call = {**approval["function_call"], "arguments": json.dumps(origin.get("arguments"))}
+            return {**approval, "function_call": call}
         return approval
     shown: dict[str, Any] = {
         "type": "workflow_request_info",

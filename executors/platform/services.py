@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -154,6 +154,22 @@ class RunServices:
     run_ended: list[RunEnded] = field(default_factory=list)
     """The calls the ledger refused because the run ended (was cancelled) under this drive: the
     runtime then commits nothing of the drive, which would be fenced off anyway."""
+    baton_calls: frozenset[str] = frozenset()
+    """The executors whose agents carry Baton's `BatonCalls` middleware (`install_calls`): only
+    a call of theirs may get Baton's result in MAF's approval response (`tool_adapters`)."""
+    invocation_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """MAF's `function_invocation_kwargs` this drive gives `run` (`register(run_kwargs=...)`),
+    for the tools Baton runs itself."""
+
+    def kwargs_for(self, agent: str) -> dict[str, Any]:
+        """The `function_invocation_kwargs` a tool of `agent` gets: its own entry, else all."""
+        own = self.invocation_kwargs.get(agent)
+        return dict(own) if isinstance(own, Mapping) else dict(self.invocation_kwargs)
+
+    def using(self, **changes: Any) -> None:
+        """Set what one drive gives its instance's adapters and tools (`baton_calls`, ...)."""
+        for name, value in changes.items():
+            object.__setattr__(self, name, value)
 
     def rebind(self, run_id: str, run_input: dict[str, Any], started_by: str | None) -> None:
         """Point these services at a drive of another run (a reused workflow's: Baton's pool).

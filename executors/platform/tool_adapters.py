@@ -191,7 +191,9 @@ class PolicyGate:
         arguments = dict(origin.get("arguments") or call.arguments)
         if answer.decision == "approve":
             typed = self._tool.arguments.model_validate(arguments)
-            result = await perform_call(self._services, self._tool, typed, call.call_id, request.id)
+            result = await perform_call(
+                self._services, self._tool, typed, call.call_id, request.id, agent=call.agent
+            )
             return result_reply(call, result, scene)
         if answer.decision == "edit":
             before = Decision.model_validate(origin["decision"])
@@ -242,7 +244,7 @@ class PolicyGate:
             )
         if decision.action == "auto" and verdict.typed is not None:
             result = await perform_call(
-                self._services, self._tool, verdict.typed, call.call_id, scope
+                self._services, self._tool, verdict.typed, call.call_id, scope, agent=call.agent
             )
             return result_reply(call, result, scene)
         if decision.action == "deny":
@@ -458,9 +460,31 @@ class ToolApprovals:
     async def ask(self, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
         """An approval routed by the policy (a deny refuses at once; a takeover takes over)."""
         data: Content = event.data
-        return _answered(data, await self._ask(data, event, scene))
+        in_loop = self._in_loop(data, event.source_executor_id)
+        try:
+            outcome = await self._ask(data, event, scene, in_loop=in_loop)
+        except _RunByMaf as allowed:
+            return Reply(_approved(data, allowed.arguments, in_loop=in_loop))
+        return _answered(data, outcome, in_loop=in_loop)
 
-    async def _ask(self, data: Content, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
+    def _in_loop(self, approval: Content, executor: object) -> bool:
+        """Whether `BatonCalls` will see MAF's answer to `approval` (module's `_answered`).
+
+        Only a local tool's call by an agent Baton put `BatonCalls` on: not a hosted tool's
+        (the provider runs it), nor an approval an executor asks for itself.
+        """
+        call = approval.function_call
+        hosted = call is None or getattr(call, "hosted", False)
+        return not hosted and str(executor) in self._services.baton_calls
+
+    def _tool(self, name: str, *, in_loop: bool) -> GatedTool:
+        """The tool Baton runs for `name`; MAF (or the executor that asked) runs it otherwise."""
+        found = self._tools.get(name)
+        return found if found is not None and in_loop else _run_by_maf(name)
+
+    async def _ask(
+        self, data: Content, event: WorkflowEvent[Any], scene: Scene, *, in_loop: bool
+    ) -> Outcome:
         assert data.function_call is not None
         call = ToolCall(
             call_id=str(data.function_call.call_id),
@@ -468,7 +492,7 @@ class ToolApprovals:
             arguments=data.function_call.parse_arguments() or {},
             agent=str(event.source_executor_id),
         )
-        tool = self._tools[call.name]
+        tool = self._tool(call.name, in_loop=in_loop)
         verdict = await judge(tool, call.arguments, self._services.policy, state=scene.state())
         if verdict.error is not None or verdict.decision is None:
             return result_reply(call, verdict.error, scene)
@@ -487,14 +511,21 @@ class ToolApprovals:
     async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
         """MAF's approval for approve; the tool's result, in MAF's approval, for the rest."""
         approval = Content.from_dict(origin_of(request)["approval_request"])
-        return _answered(approval, await self._deliver(request, answer, scene))
+        in_loop = self._in_loop(approval, request.executor_id)
+        try:
+            outcome = await self._deliver(request, answer, scene, in_loop=in_loop)
+        except _RunByMaf as allowed:
+            return Reply(_approved(approval, allowed.arguments, in_loop=in_loop))
+        return _answered(approval, outcome, in_loop=in_loop)
 
-    async def _deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
+    async def _deliver(
+        self, request: HumanRequest, answer: BaseModel, scene: Scene, *, in_loop: bool
+    ) -> Outcome:
         origin = origin_of(request)
         call = _call_of(origin)
         if isinstance(answer, TakeoverAnswer):
             return handed_back(call, request, answer, scene)
-        tool = self._tools[call.name]
+        tool = self._tool(call.name, in_loop=in_loop)
         gate = PolicyGate(self._services, tool)
         if (
             self.declared
@@ -532,24 +563,6 @@ class AgentToolApprovals(ToolApprovals):
         """Any tool (a provided one too)."""
         return bool(tool)
 
-    async def _ask(self, data: Content, event: WorkflowEvent[Any], scene: Scene) -> Outcome:
-        assert data.function_call is not None
-        name = str(data.function_call.name)
-        self._tools.setdefault(name, _provided(name))
-        try:
-            return await super()._ask(data, event, scene)
-        except _RunByMaf as allowed:
-            return Reply(_approved(data, allowed.arguments))
-
-    async def _deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
-        origin = origin_of(request)
-        self._tools.setdefault(str(origin["tool"]), _provided(str(origin["tool"])))
-        try:
-            return await super()._deliver(request, answer, scene)
-        except _RunByMaf as allowed:
-            approval = Content.from_dict(origin["approval_request"])
-            return Reply(_approved(approval, allowed.arguments))
-
 
 BATON_RESULT: Final = "baton_result"
 """The property of MAF's approval response that holds the call's result as Baton gave it."""
@@ -559,15 +572,19 @@ BATON_ARGUMENTS: Final = "baton_arguments"
 
 
 class _RunByMaf(Exception):
-    """A provided tool's call is allowed: MAF runs it (Baton has no implementation of it)."""
+    """A call is allowed, and MAF runs it, not Baton.
+
+    A provided tool's (Baton has no implementation of it), or one whose approval `BatonCalls`
+    would not see (`ToolApprovals._in_loop`).
+    """
 
     def __init__(self, arguments: dict[str, Any]) -> None:
         super().__init__("run by MAF")
         self.arguments = arguments
 
 
-def _provided(name: str) -> GatedTool:
-    """A tool no agent declares (a context provider adds it as the agent runs): MAF runs it."""
+def _run_by_maf(name: str) -> GatedTool:
+    """A tool Baton does not run: MAF does, when the policy or a person allows the call."""
 
     async def perform(key: str, typed: BaseModel) -> Any:
         raise _RunByMaf(typed.model_dump(mode="json"))
@@ -575,24 +592,34 @@ def _provided(name: str) -> GatedTool:
     return GatedTool(name=name, description="", arguments=any_arguments(name), perform=perform)
 
 
-def _approved(approval: Content, arguments: dict[str, Any] | None = None) -> Content:
-    """MAF's approval of `approval`'s call; with `arguments` when they differ from the call's."""
-    response = approval.to_function_approval_response(approved=True)
+def _approved(approval: Content, arguments: dict[str, Any], *, in_loop: bool) -> Content:
+    """MAF's approval of `approval`'s call, run with `arguments` (a person's edit, in the loop).
+
+    Changed arguments `BatonCalls` would not see are not approved: MAF would run the model's.
+    """
     assert approval.function_call is not None
-    if arguments is not None and arguments != (approval.function_call.parse_arguments() or {}):
+    edited = arguments != (approval.function_call.parse_arguments() or {})
+    response = approval.to_function_approval_response(approved=in_loop or not edited)
+    if edited and in_loop:
         response.additional_properties[BATON_ARGUMENTS] = arguments
     return response
 
 
-def _answered(approval: Content, outcome: Outcome) -> Outcome:
-    """A result Baton gave the call (run, or refused) as MAF's approval response carrying it."""
+def _answered(approval: Content, outcome: Outcome, *, in_loop: bool) -> Outcome:
+    """A result Baton gave the call (it ran it, or refused it) as MAF's approval response.
+
+    In the agent's loop (`in_loop`) the response approves the call and carries the result,
+    which `BatonCalls` hands MAF in place of running the tool. Elsewhere Baton ran nothing
+    (`_run_by_maf`), and the result is a refusal: MAF's own rejection, never an approval.
+    """
     if not isinstance(outcome, Reply):
         return outcome
     result = outcome.response
     if not isinstance(result, Content) or result.type != "function_result":
         return outcome  # MAF's approval response already (an unedited approval MAF runs)
-    response = approval.to_function_approval_response(approved=True)
-    response.additional_properties[BATON_RESULT] = result.result
+    response = approval.to_function_approval_response(approved=in_loop)
+    if in_loop:
+        response.additional_properties[BATON_RESULT] = result.result
     return Reply(response)
 
 
@@ -614,8 +641,16 @@ class BatonCalls(FunctionMiddleware):
         elif BATON_RESULT in decided:  # noted in the conversation as Baton gave it
             context.result = as_text(decided[BATON_RESULT])
             context.metadata[NOTED] = True
-        elif BATON_ARGUMENTS in decided:
-            context.result = await context.function.invoke(arguments=decided[BATON_ARGUMENTS])
+        elif BATON_ARGUMENTS in decided:  # a person's arguments: the run's kwargs and session
+            edited = FunctionInvocationContext(
+                function=context.function,
+                arguments=decided[BATON_ARGUMENTS],
+                session=context.session,
+                kwargs=context.kwargs,
+            )
+            context.result = await context.function.invoke(
+                arguments=decided[BATON_ARGUMENTS], context=edited
+            )
         else:
             await call_next()
 

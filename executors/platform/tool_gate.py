@@ -10,9 +10,11 @@ back to the model as the tool's result, as does a rejection's reason.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Never
 
@@ -110,8 +112,12 @@ class GatedTool:
         arguments = tool.input_model or any_arguments(tool.name)
 
         async def perform(key: str, typed: BaseModel) -> Any:
+            context = FunctionInvocationContext(
+                function=tool, arguments=typed, kwargs=CALL_KWARGS.get()
+            )
             return as_json(
-                await tool.invoke(arguments=typed, skip_parsing=True), fallback=maf_value
+                await tool.invoke(arguments=typed, context=context, skip_parsing=True),
+                fallback=maf_value,
             )
 
         return cls(
@@ -228,10 +234,40 @@ def routed_approval(
     )
 
 
+CALL_KWARGS: ContextVar[dict[str, Any]] = ContextVar("baton_call_kwargs", default={})  # noqa: B039
+"""The `function_invocation_kwargs` of the call Baton is running (`perform_call`): a plain
+tool (`GatedTool.of`) gets them in its `FunctionInvocationContext`, as MAF's loop gives them."""
+
+
 async def perform_call(
+    services: RunServices,
+    tool: GatedTool,
+    typed: BaseModel,
+    call_id: str,
+    scope: str,
+    *,
+    agent: str = "",
+) -> Any:
+    """Run an allowed call once: through the effect ledger, keyed by run, `scope` and call.
+
+    `agent` (the calling agent's name) picks the run's kwargs the tool gets (`kwargs_for`).
+    """
+    with _kwargs(services.kwargs_for(agent)):
+        return await _perform(services, tool, typed, call_id, scope)
+
+
+@contextlib.contextmanager
+def _kwargs(kwargs: dict[str, Any]) -> Iterator[None]:
+    token = CALL_KWARGS.set(kwargs)
+    try:
+        yield
+    finally:
+        CALL_KWARGS.reset(token)
+
+
+async def _perform(
     services: RunServices, tool: GatedTool, typed: BaseModel, call_id: str, scope: str
 ) -> Any:
-    """Run an allowed call once: through the effect ledger, keyed by run, `scope` and call."""
     key = idempotency_key(services.run_id, scope, call_id)
     try:
         return await services.ledger.perform(

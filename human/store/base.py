@@ -489,7 +489,7 @@ class JobStore(Protocol):
     async def renew_leases(
         self, owner: str, job_ids: Sequence[int], *, lease_s: float
     ) -> list[int]:
-        """Extend the leases this owner holds; the ids among them whose run was cancelled."""
+        """Extend the leases this owner holds; the drive jobs among them whose run was cancelled."""
         ...
 
     async def finish_job(self, job_id: int, owner: str) -> None:

@@ -681,10 +681,11 @@ class SqlStore:
     async def renew_leases(
         self, owner: str, job_ids: Sequence[int], *, lease_s: float
     ) -> list[int]:
-        """Extend this owner's leases; the ids among them whose run was cancelled meanwhile.
+        """Extend this owner's leases; the drives among them whose run was cancelled meanwhile.
 
-        A cancellation deletes the run's jobs nobody holds; a held one is left to its holder,
-        whose drive this tells to stop (`Worker`): a cancel in another process reaches it here.
+        A cancellation deletes the run's drive jobs nobody holds; a held one is left to its
+        holder, whose drive this tells to stop (`Worker`): a cancel in another process reaches it
+        here. Other jobs of the run (the notices the cancel queued, say) go on.
         """
         if not job_ids:
             return []
@@ -700,7 +701,7 @@ class SqlStore:
             rows = await tx.all(
                 "SELECT j.id FROM jobs j JOIN runs r ON r.id = j.run_id "
                 f"WHERE {tx.dialect.any_of('j.id', 'ids')} AND j.lease_owner = :owner "
-                "AND r.status = 'cancelled'",
+                f"AND j.kind IN {DRIVE} AND r.status = 'cancelled'",
                 ids=list(job_ids),
                 owner=owner,
             )

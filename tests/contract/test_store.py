@@ -892,6 +892,18 @@ async def test_renewing_names_the_held_jobs_whose_run_was_cancelled_meanwhile(
     assert held[live.id] not in await store.renew_leases("w1", [held[live.id]], lease_s=LIVE)
 
 
+async def test_renewing_names_no_notice_of_a_cancelled_run_only_its_drive(store: Store) -> None:
+    """A notice of a cancelled run still goes out (its request's channels are told it closed)."""
+    run = await started(store)
+    [start_job] = await store.lease_jobs("setup", limit=1, lease_s=LIVE, lane="work")
+    await paused_with_a_notification(store, run, start_job)
+    [notice] = await store.lease_jobs("w1", limit=1, lease_s=OVER, lane="delivery")
+    assert await store.cancel_run(run.id, "ada") is not None
+
+    assert notice.kind == "notify"
+    assert await store.renew_leases("w1", [notice.id], lease_s=LIVE) == []
+
+
 async def test_finish_job_deletes_only_a_job_its_owner_holds(store: Store) -> None:
     await started(store)
     [job] = await store.lease_jobs("w1", limit=1, lease_s=OVER)

@@ -3,6 +3,7 @@ MAF's own AG-UI endpoint reads of an interrupt, and how its answers become the A
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -70,6 +71,25 @@ TAKEOVER = asking(
 def test_an_approval_is_maf_s_own_function_approval_request_bound_to_its_call() -> None:
     assert asked(APPROVAL) == MAF_APPROVAL
     assert tool_call_id(APPROVAL) == "call-1"
+
+
+def test_an_approval_asked_again_after_an_edit_shows_the_edited_arguments() -> None:
+    again = asking(
+        ApprovalRequest(
+            **WORDS, proposed_action=ProposedAction(tool="submit_refund", arguments={"a": 2})
+        ),
+        {
+            "adapter": "agent_tool_approvals",
+            **CALL,
+            "approval_request": MAF_APPROVAL,
+            "edited": True,
+            "arguments": {"a": 2},
+        },
+    )
+    shown = asked(again)
+    assert json.loads(shown["function_call"]["arguments"]) == {"a": 2}
+    assert shown["id"] == MAF_APPROVAL["id"]
+    assert answer_body(again, {"approved": True, "arguments": {"a": 2}}) == {"decision": "approve"}
 
 
 def test_a_handoff_s_turn_is_its_agent_s_reply_as_maf_s_handoff_request_carries_it() -> None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_framework import FunctionTool
+from agent_framework import FunctionInvocationContext, FunctionTool, tool
 
 from executors.platform.services import ChatClientFactory, Resources, RunServices
-from executors.platform.tool_gate import GatedTool
+from executors.platform.tool_gate import GatedTool, perform_call
 from executors.shipped.support_desk import refund_gate
 from executors.shipped.tools import (
     delete_account_tool,
@@ -23,6 +23,7 @@ from executors.shipped.tools import (
 )
 from human.effects import EffectLedger
 from human.policy import Policy
+from human.store.base import EffectLookup
 
 
 def services(run_id: str, resources: Resources) -> RunServices:
@@ -81,3 +82,36 @@ def test_gated_tools_and_their_declarations_are_built_once_per_process() -> None
         assert gated.declaration() is make(second).declaration()
     assert refund_gate(first).describe is describe_refund  # the support desk's own wording
     assert refund_gate(first).perform is issue_refund_tool(first).perform
+
+
+class _NoEffectYet:
+    """A ledger's store that has recorded nothing: the call runs."""
+
+    async def effect_in_run(self, key: str, run_id: str) -> EffectLookup:
+        return EffectLookup(recorded=None, run_status="running")
+
+
+@tool(approval_mode="always_require")
+def query_metrics(query: str, ctx: FunctionInvocationContext) -> str:
+    """A plain tool reading the run's kwargs, as MAF's loop gives them."""
+    return f"{query} from {ctx.kwargs.get('db', 'nowhere')}"
+
+
+async def test_a_plain_tool_baton_runs_after_an_approval_gets_the_run_s_kwargs() -> None:
+    """`register(run_kwargs=...)`'s `function_invocation_kwargs` reach a call Baton runs itself,
+    the calling agent's own entry where the mapping has one."""
+    run = RunServices(
+        run_id="run_1",
+        ledger=EffectLedger(store=_NoEffectYet()),  # type: ignore[arg-type]
+        policy=Policy([], default_team="support-leads"),
+        chat_clients=ChatClientFactory("scripted"),
+    )
+    run.using(invocation_kwargs={"db": "metrics", "writer": {"db": "drafts"}})
+    gated = GatedTool.of(query_metrics)
+    typed = gated.arguments.model_validate({"query": "Q3"})
+
+    by_researcher = await perform_call(run, gated, typed, "call-1", "approved", agent="researcher")
+    by_writer = await perform_call(run, gated, typed, "call-2", "approved", agent="writer")
+
+    assert (by_researcher, by_writer) == ("Q3 from metrics", "Q3 from drafts")
+    assert len(run.effects) == 2  # each through the ledger

@@ -10,7 +10,7 @@ takes one snapshot, the pause's (`_snapshot`).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -259,7 +259,11 @@ class Drive:
         made = self._spec.run_kwargs
         if made is None:
             return {}
-        return dict(made(self._spec.input_model.model_validate(self._run.input), self._services))
+        kwargs = dict(made(self._spec.input_model.model_validate(self._run.input), self._services))
+        function_kwargs = kwargs.get("function_invocation_kwargs")
+        if isinstance(function_kwargs, Mapping):  # for the tools Baton runs itself
+            self._services.using(invocation_kwargs=function_kwargs)
+        return kwargs
 
     async def _restore(self) -> None:
         """Restore the run's committed checkpoint into this drive's workflow instance.
@@ -408,7 +412,8 @@ def _plain(output: Any) -> Any:
         return output.model_dump(mode="json")
     if isinstance(output, AgentResponse):  # an agent's turn, as the handoff orchestration yields it
         said = [m for m in output.messages if m.text]
-        if len({m.author_name for m in said}) > 1:  # several agents' replies (a concurrent run's)
+        authors = {m.author_name for m in said if m.author_name}
+        if len(authors) > 1:  # several agents' replies (a concurrent run's)
             return [{"agent": m.author_name, "text": m.text} for m in said]
         return {
             "agent": output.messages[-1].author_name if output.messages else None,

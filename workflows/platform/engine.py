@@ -48,15 +48,38 @@ Instance: TypeAlias = Workflow | FunctionalWorkflow
 """A built workflow as Baton drives it: a graph, or a functional workflow."""
 
 RUN_KWARGS_KEYS = frozenset(
-    {
-        "_workflow_run_kwargs",
-        "_resolved_workflow_run_kwargs",
-        "_routed_workflow_run_kwargs",
-        "_raw_function_invocation_kwargs",
-        "_raw_client_kwargs",
-    }
+    {"_workflow_run_kwargs", "_resolved_workflow_run_kwargs", "_routed_workflow_run_kwargs"}
 )
 """The keys of a graph's state where MAF keeps the kwargs its `run` was given (its `_const`)."""
+
+
+def without_run_kwargs(checkpoint: WorkflowCheckpoint) -> WorkflowCheckpoint:
+    """`checkpoint` less the run's kwargs, in it and in its sub-workflows' (new objects).
+
+    A `WorkflowExecutor` saves its sub-workflow's whole checkpoint in its own state, kwargs
+    included (MAF passes the run's kwargs down).
+    """
+    state = {k: v for k, v in checkpoint.state.items() if k not in RUN_KWARGS_KEYS}
+    executors = state.get(EXECUTOR_STATE)
+    if isinstance(executors, dict):
+        state[EXECUTOR_STATE] = {
+            executor: _sub_without_kwargs(saved) for executor, saved in executors.items()
+        }
+    return dataclasses.replace(checkpoint, state=state)
+
+
+def _sub_without_kwargs(saved: Any) -> Any:
+    inner = saved.get(SUB_CHECKPOINT) if isinstance(saved, dict) else None
+    if not isinstance(inner, WorkflowCheckpoint):
+        return saved
+    return {**saved, SUB_CHECKPOINT: without_run_kwargs(inner)}
+
+
+EXECUTOR_STATE = "_executor_state"
+"""The key of a graph's state where MAF keeps each executor's saved state."""
+
+SUB_CHECKPOINT = "sub_workflow_checkpoint"
+"""The key of a `WorkflowExecutor`'s saved state that holds its sub-workflow's checkpoint."""
 
 ANSWERS = "_baton_answers"
 """The key of a functional workflow's checkpoint state holding every answer its replay needs."""
@@ -205,11 +228,7 @@ class GraphEngine:
         MAF keeps the kwargs `run` was given in the workflow's state; the drive gives them
         again at every run (`register(run_kwargs=...)`), so no checkpoint stores them.
         """
-        checkpoint = await self._workflow._runner.build_checkpoint()
-        if any(key in checkpoint.state for key in RUN_KWARGS_KEYS):
-            kept = {k: v for k, v in checkpoint.state.items() if k not in RUN_KWARGS_KEYS}
-            checkpoint = dataclasses.replace(checkpoint, state=kept)
-        return checkpoint
+        return without_run_kwargs(await self._workflow._runner.build_checkpoint())
 
 
 class FunctionalEngine:

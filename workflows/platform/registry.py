@@ -168,7 +168,7 @@ class WorkflowSpec:
         from agent_framework import Content
         from agent_framework_orchestrations import HandoffAgentUserRequest
 
-        from executors.platform.agents import agents_of, tools_of
+        from executors.platform.agents import agent_executors, agents_of, tools_of
         from executors.platform.builtin_adapters import (
             AgentReviews,
             Kinds,
@@ -184,7 +184,8 @@ class WorkflowSpec:
         turns = self.routes.get(HandoffAgentUserRequest)
         agents = agents_of(workflow)
         tools = tools_of(agents)
-        install_calls(agents)  # Baton's results for the calls it decided
+        install_calls(agents)  # Baton's results for the calls it decided reach MAF's tool loop
+        services.using(baton_calls=frozenset(agent_executors(workflow)))
         return [
             *(self.adapters(services) if self.adapters else ()),
             Kinds(),

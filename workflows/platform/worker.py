@@ -83,6 +83,7 @@ class Worker:
         self._wake = asyncio.Event()
         self._active: dict[int, asyncio.Task[None]] = {}
         self._run_of: dict[int, str | None] = {}  # each active job's run
+        self._drives: set[int] = set()  # the active jobs that drive their run
         self._halted: set[int] = set()  # jobs stopped because their run was cancelled
         self._held: dict[JobLane, set[int]] = {lane: set() for lane in self._limits}
         self._slots = {lane: asyncio.Semaphore(n) for lane, n in self._limits.items()}
@@ -133,6 +134,8 @@ class Worker:
         task = asyncio.create_task(self._handle(job, in_play))
         self._active[job.id] = task
         self._run_of[job.id] = job.run_id
+        if job.kind in ("start", "resume"):  # a drive: a cancel of its run stops it
+            self._drives.add(job.id)
         self._held[job.lane].add(job.id)
         task.add_done_callback(functools.partial(self._done, job.id, job.lane))
 
@@ -144,7 +147,7 @@ class Worker:
         anyway, and its tools' effects already are. The job is deleted (`_handle`).
         """
         for job_id, of in list(self._run_of.items()):
-            if of == run_id:
+            if of == run_id and job_id in self._drives:  # not the notices its cancel queued
                 self._halt(job_id)
 
     def _halt(self, job_id: int) -> None:
@@ -279,6 +282,8 @@ class Worker:
     def _done(self, job_id: int, lane: JobLane, _task: asyncio.Task[None]) -> None:
         self._active.pop(job_id, None)
         self._run_of.pop(job_id, None)
+        self._drives.discard(job_id)
+        self._halted.discard(job_id)
         for held in self._held.values():
             held.discard(job_id)
         self.wake((lane,))  # its slot is free, and its end may free the next drive of its run
