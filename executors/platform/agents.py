@@ -9,7 +9,7 @@ import contextlib
 import inspect
 from collections.abc import Callable, Iterable
 from types import CodeType
-from typing import Any
+from typing import Any, get_origin
 
 from agent_framework import (
     AgentExecutor,
@@ -19,6 +19,7 @@ from agent_framework import (
     BaseAgent,
     FunctionalWorkflow,
     FunctionTool,
+    Message,
     SupportsAgentRun,
     Workflow,
     WorkflowBuilder,
@@ -160,6 +161,28 @@ def said(typed: BaseModel) -> str:
         if isinstance(value, str):
             return value
     return typed.model_dump_json()
+
+
+def start_input(workflow: Workflow, typed: BaseModel) -> Any:
+    """The run's typed input as `workflow`'s start executor takes it.
+
+    As it is when a handler takes its type; else as the user's message (`said`: its one text
+    field's value, else its JSON), in the first form the executor takes: a text, a `Message`,
+    or a list of them (an orchestration, or a workflow made an agent, as MAF's `WorkflowAgent`
+    hands it the user's messages).
+    """
+    takes = workflow.get_start_executor().input_types
+    if any(isinstance(t, type) and isinstance(typed, t) for t in takes) or Any in takes:
+        return typed
+    text = said(typed)
+    if str in takes:
+        return text
+    message = Message(role="user", contents=[text])
+    if Message in takes:
+        return message
+    if any(get_origin(t) is list for t in takes):
+        return [message]
+    return typed
 
 
 def as_workflow(agent: SupportsAgentRun, name: str) -> Workflow:

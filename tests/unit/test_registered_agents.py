@@ -96,6 +96,11 @@ async def test_an_agent_told_no_hears_it_from_its_tool(parts: Parts) -> None:
             f"You asked {QUESTION!r}. The weather in Amsterdam is ",
         ),
         (
+            "orchestration_as_agent",
+            {"decision": "approve"},
+            f"You asked {QUESTION!r}. The weather in Amsterdam is ",
+        ),
+        (
             "functional_as_agent",
             {"decision": "answer", "answer": "shorter"},
             "Revised: Draft document about 'What is the weather like in ... "

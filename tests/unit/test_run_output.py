@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from agent_framework import AgentResponse, Message
 
 from workflows.platform.drive import _jsonable
@@ -30,4 +32,22 @@ def test_several_agents_replies_stay_apart_each_with_its_author() -> None:
         {"agent": "researcher", "text": "Market: growing."},
         {"agent": "marketer", "text": "Tagline: go."},
         {"agent": "legal", "text": "No claims to check."},
+    ]
+
+
+@dataclass
+class Result:
+    task_id: str
+    words: int
+
+
+def test_a_dataclass_output_is_its_fields_a_list_of_them_a_list_of_fields() -> None:
+    """MAF's `sub_workflow_basics` yields its results as dataclasses: not their repr."""
+    assert _jsonable([[Result("task_1", 3), Result("task_2", 5)]]) == [
+        {"task_id": "task_1", "words": 3},
+        {"task_id": "task_2", "words": 5},
+    ]
+    assert _jsonable(["done", 2]) == ["done", 2]
+    assert _jsonable([[Message(role="assistant", contents=["hi"])]]) == [
+        {"role": "assistant", "text": "hi"}
     ]

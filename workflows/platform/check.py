@@ -277,7 +277,7 @@ async def check_spec(
         if spec.run_kwargs is not None:  # as a drive gives them to every run
             check.run_kwargs = dict(spec.run_kwargs(typed, new_services()))
         try:
-            await check.go(spec.first_message(typed), max_pauses)
+            await check.go(typed, max_pauses)
         except (NotAWorkflow, UnstableGraph) as exc:  # as a drive's: its runs fail as they start
             report.failures.append(str(exc))
             report.final_state = "FAILED"
@@ -286,7 +286,7 @@ async def check_spec(
         report.functional = check.functional
         if check.functional:
             return report  # a kept one holds no executors, and its engine leaves it as built
-        kept = await check.reuse(spec.first_message(typed), report.input)
+        kept = await check.reuse(check.message, report.input)
         if spec.reuse and kept is None:
             report.failures.append(
                 "a kept instance could not be reset: restoring the checkpoint taken as it was "
@@ -393,6 +393,8 @@ class _Check:
         self._fresh: tuple[Snapshot, Snapshot] = ({}, {})
         self._lost: set[tuple[str, str]] = set()
         self.functional = False
+        self.message: Any = None
+        """What the start executor received (`WorkflowSpec.first_message`)."""
         self.run_kwargs: dict[str, Any] = {}
         """The kwargs MAF's `run` takes, from the registration (`run_kwargs`)."""
 
@@ -407,9 +409,10 @@ class _Check:
             raise TypeError(f"the builder of {self._spec.name} built a graph, then not")
         return built
 
-    async def go(self, message: Any, max_pauses: int) -> None:
-        """Start the workflow on `message` and carry it on, pause by pause, as far as it goes."""
+    async def go(self, typed: BaseModel, max_pauses: int) -> None:
+        """Start the workflow on `typed` and carry it on, pause by pause, as far as it goes."""
         workflow = self._build()
+        self.message = message = self._spec.first_message(typed, workflow)
         allowed = sorted(self._spec.allow_list(workflow))
         self._storage = FileCheckpointStorage(self._directory, allowed_checkpoint_types=allowed)
         if isinstance(workflow, FunctionalWorkflow):

@@ -32,6 +32,7 @@ from executors.platform.adapters import (
 from executors.platform.builtin_adapters import Kinds
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
+from executors.platform.shown import maf_value
 from executors.platform.tool_gate import AUDIT_EVENT
 from executors.platform.transcript import DRIVING
 from human.kinds import KINDS
@@ -40,6 +41,7 @@ from human.requests import deciders, new_request, origin_of
 from human.routing import notifications_for, timers_for
 from human.service import TAKEOVER
 from human.store.base import NewEffect, Progress, Store
+from human.typed import as_json
 from workflows.platform.checkpoints import RunCheckpointStorage
 from workflows.platform.engine import Instance, engine_for
 from workflows.platform.registry import WorkflowSpec
@@ -85,6 +87,7 @@ class Drive:
             read={run.checkpoint_id: checkpoint} if run.checkpoint_id and checkpoint else None,
         )
         self._engine = engine_for(workflow, self._storage)
+        self._workflow = workflow
         self._adapters = spec.request_adapters(services, workflow)
         self._results: list[WorkflowRunResult] = []
         # (MAF request id, ask, HumanRequest label, the executor that asked)
@@ -104,7 +107,7 @@ class Drive:
         finish: Finish | None = None
         if deliver is None:
             typed = self._spec.input_model.model_validate(run.input)
-            message = self._spec.first_message(typed)
+            message = self._spec.first_message(typed, self._workflow)
             self._scene.note(
                 {
                     "type": "message",
@@ -419,4 +422,6 @@ def _plain(output: Any) -> Any:
             "agent": output.messages[-1].author_name if output.messages else None,
             "text": output.text,
         }
-    return output
+    if isinstance(output, str | int | float | bool | None):
+        return output
+    return as_json(output, fallback=maf_value)  # a dataclass by its fields, MAF's by theirs

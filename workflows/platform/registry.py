@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_framework import Workflow
 from pydantic import BaseModel
 
 from baton.errors import WorkflowNotFound
@@ -196,9 +197,20 @@ class WorkflowSpec:
             TypedInputs(services, workflow=self.name, routes=self.routes),
         ]
 
-    def first_message(self, typed_input: BaseModel) -> Any:
-        """What the workflow's start executor receives for this input."""
-        return self.start_message(typed_input) if self.start_message else typed_input
+    def first_message(self, typed_input: BaseModel, workflow: Instance | None = None) -> Any:
+        """What the workflow's start executor receives for this input.
+
+        `start_message(input)` if the registration gives one; else, for a graph `workflow`, the
+        input as its start executor takes it (`start_input`: the user's message to an
+        orchestration or a workflow made an agent); else the typed input.
+        """
+        if self.start_message:
+            return self.start_message(typed_input)
+        if isinstance(workflow, Workflow):
+            from executors.platform.agents import start_input
+
+            return start_input(workflow, typed_input)
+        return typed_input
 
 
 PLATFORM_WORKFLOWS = ("workflows.platform.ask",)
