@@ -422,3 +422,39 @@ def test_baton_check_usage_errors_exit_2(tmp_path: Path) -> None:
     assert "--answers is not JSON" in not_json.stderr
     assert "invalid input for mindful: topic" in no_fit.stderr
     assert unknown.stdout == not_json.stdout == no_fit.stdout == ""
+
+
+class Collector(Executor):
+    """MAF's `sub_workflow_basics` keeps its results so: a list on the class, one for all."""
+
+    results: list[str] = []  # noqa: RUF012 - the finding under test
+
+    @handler
+    async def on_fumble(self, message: Fumble, ctx: WorkflowContext[Never, list[str]]) -> None:
+        self.results.append(message.text)
+        await ctx.yield_output(list(self.results))
+
+
+def collecting(services: RunServices) -> Workflow:
+    return WorkflowBuilder(name="collecting", start_executor=Collector(id="collector")).build()
+
+
+async def test_a_class_attribute_a_run_changes_is_a_finding_every_run_would_share(
+    tmp_path: Path,
+) -> None:
+    own = WorkflowSpec(name="collecting", description="", input_model=Fumble, build=collecting)
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'check.db'}")
+
+    async with open_parts(settings, local_worker=False) as parts:
+        report = await check_spec(
+            own, lambda: parts.runtime.services(own, "run_1"), run_input={"text": "x"}
+        )
+    Collector.results.clear()
+
+    assert not report.clean
+    assert not report.could_reuse  # no advice to keep instances, which would share it too
+    assert report.findings() == [
+        "executor class Collector's class attribute results changed during the run ([] before, "
+        "['x'] after): it is one object for every instance and every run a process drives — set "
+        "it on the instance (in __init__)"
+    ]

@@ -29,6 +29,7 @@ encode or decode under the allow-list is found as not durable.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import logging
 import reprlib
@@ -37,7 +38,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agent_framework import (
     AgentResponse,
@@ -55,6 +56,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from baton.errors import InvalidAnswer, InvalidInput
+from executors.platform.agents import executors_of
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
@@ -138,6 +140,51 @@ class KeptState:
 
 
 @dataclass(frozen=True)
+class SharedState:
+    """A class attribute of an executor's own class that a run changed: every run shares it."""
+
+    executor_class: str
+    name: str
+    before: str
+    after: str
+
+    def line(self) -> str:
+        """The finding in one line, with what to do about it."""
+        return (
+            f"executor class {self.executor_class}'s class attribute {self.name} changed during "
+            f"the run ({self.before} before, {self.after} after): it is one object for every "
+            "instance and every run a process drives — set it on the instance (in __init__)"
+        )
+
+
+MUTABLE: Final = (list, dict, set, bytearray)
+"""The class attributes a run can change in place (`SharedState`)."""
+
+
+def class_state(workflow: object) -> dict[tuple[type, str], Any]:
+    """The mutable class attributes of the executors' own classes (not MAF's), copied."""
+    found: dict[tuple[type, str], Any] = {}
+    for executor in executors_of(workflow):
+        for klass in type(executor).__mro__:
+            if klass.__module__.startswith("agent_framework") or klass is object:
+                continue
+            for name, value in vars(klass).items():
+                if not name.startswith("__") and isinstance(value, MUTABLE):
+                    with contextlib.suppress(Exception):  # what cannot be copied is not compared
+                        found[(klass, name)] = copy.deepcopy(value)
+    return found
+
+
+def shared_state(before: Mapping[tuple[type, str], Any]) -> list[SharedState]:
+    """The class attributes in `before` that differ now."""
+    return [
+        SharedState(klass.__qualname__, name, _short.repr(was), _short.repr(vars(klass).get(name)))
+        for (klass, name), was in before.items()
+        if vars(klass).get(name) != was
+    ]
+
+
+@dataclass(frozen=True)
 class NotDurable:
     """A pause no saved checkpoint covers: a restart would lose it (Baton fails the run)."""
 
@@ -184,6 +231,7 @@ class CheckReport:
     answered: list[AnsweredRequest] = field(default_factory=list)
     lost_state: list[LostState] = field(default_factory=list)
     kept_state: list[KeptState] = field(default_factory=list)
+    shared_state: list[SharedState] = field(default_factory=list)
     not_durable: list[NotDurable] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     final_state: str | None = None
@@ -200,13 +248,20 @@ class CheckReport:
     @property
     def clean(self) -> bool:
         """Whether the check found nothing."""
-        return not (self.lost_state or self.kept_state or self.not_durable or self.failures)
+        return not (
+            self.lost_state
+            or self.kept_state
+            or self.shared_state
+            or self.not_durable
+            or self.failures
+        )
 
     def findings(self) -> list[str]:
         """One line per finding."""
         return [
             *(f.line() for f in self.lost_state),
             *(f.line() for f in self.kept_state),
+            *(f.line() for f in self.shared_state),
             *(f.line() for f in self.not_durable),
             *(f"failed: {f}" for f in self.failures),
         ]
@@ -282,6 +337,7 @@ async def check_spec(
             report.failures.append(str(exc))
             report.final_state = "FAILED"
             return report
+        report.shared_state = shared_state(check.classes)
         report.reused = spec.reuse
         report.functional = check.functional
         if check.functional:
@@ -295,7 +351,7 @@ async def check_spec(
         elif spec.reuse:
             report.kept_state = kept or []
         else:
-            report.could_reuse = kept == []
+            report.could_reuse = kept == [] and not report.shared_state
     return report
 
 
@@ -395,6 +451,8 @@ class _Check:
         self.functional = False
         self.message: Any = None
         """What the start executor received (`WorkflowSpec.first_message`)."""
+        self.classes: dict[tuple[type, str], Any] = {}
+        """The executors' mutable class attributes as built (`class_state`)."""
         self.run_kwargs: dict[str, Any] = {}
         """The kwargs MAF's `run` takes, from the registration (`run_kwargs`)."""
 
@@ -412,6 +470,7 @@ class _Check:
     async def go(self, typed: BaseModel, max_pauses: int) -> None:
         """Start the workflow on `typed` and carry it on, pause by pause, as far as it goes."""
         workflow = self._build()
+        self.classes = class_state(workflow)
         self.message = message = self._spec.first_message(typed, workflow)
         allowed = sorted(self._spec.allow_list(workflow))
         self._storage = FileCheckpointStorage(self._directory, allowed_checkpoint_types=allowed)
