@@ -76,6 +76,7 @@ from human.store.transactions import (
     schema_key,
 )
 from human.typed import schema_of_type
+from workflows.platform.engine import without_run_kwargs
 from workflows.platform.state import install
 
 ALLOWED: Final = frozenset(BARE_TYPES)
@@ -288,7 +289,7 @@ class RowsCycle:
         asked = await self._workflow.run(BareAsk(amount=INPUT["amount"]))
         [event] = asked.get_request_info_events()
         maf_request_id = str(event.request_id)
-        snapshot = await self._workflow._runner.build_checkpoint()
+        snapshot = without_run_kwargs(await self._workflow._runner.build_checkpoint())
         body = zlib.compress(dumps(encode_checkpoint_value(snapshot.to_dict())).encode(), 6)
         await self._reset()
         request_id = "req_" + secrets.token_urlsafe(16)
