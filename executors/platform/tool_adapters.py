@@ -624,9 +624,10 @@ def _answered(approval: Content, outcome: Outcome, *, in_loop: bool) -> Outcome:
 
 
 class BatonCalls(FunctionMiddleware):
-    """Gives MAF's tool loop Baton's result for a call Baton decided (`AgentToolApprovals`).
+    """Gives MAF's tool loop Baton's result for a call Baton decided (`ToolApprovals`).
 
-    Installed on every agent of a workflow Baton drives; any other call runs as MAF runs it.
+    Installed on every agent of a workflow Baton drives (`install_calls`); any other call runs
+    as MAF runs it. Only these agents' calls get such results (`RunServices.baton_calls`).
     """
 
     async def process(
