@@ -461,11 +461,7 @@ class ToolApprovals:
         """An approval routed by the policy (a deny refuses at once; a takeover takes over)."""
         data: Content = event.data
         in_loop = self._in_loop(data, event.source_executor_id)
-        try:
-            outcome = await self._ask(data, event, scene, in_loop=in_loop)
-        except _RunByMaf as allowed:
-            return Reply(_approved(data, allowed.arguments, in_loop=in_loop))
-        return _answered(data, outcome, in_loop=in_loop)
+        return await _replied(data, self._ask(data, event, scene, in_loop=in_loop), in_loop)
 
     def _in_loop(self, approval: Content, executor: object) -> bool:
         """Whether `BatonCalls` will see MAF's answer to `approval` (module's `_answered`).
@@ -512,11 +508,9 @@ class ToolApprovals:
         """MAF's approval for approve; the tool's result, in MAF's approval, for the rest."""
         approval = Content.from_dict(origin_of(request)["approval_request"])
         in_loop = self._in_loop(approval, request.executor_id)
-        try:
-            outcome = await self._deliver(request, answer, scene, in_loop=in_loop)
-        except _RunByMaf as allowed:
-            return Reply(_approved(approval, allowed.arguments, in_loop=in_loop))
-        return _answered(approval, outcome, in_loop=in_loop)
+        return await _replied(
+            approval, self._deliver(request, answer, scene, in_loop=in_loop), in_loop
+        )
 
     async def _deliver(
         self, request: HumanRequest, answer: BaseModel, scene: Scene, *, in_loop: bool
@@ -590,6 +584,15 @@ def _run_by_maf(name: str) -> GatedTool:
         raise _RunByMaf(typed.model_dump(mode="json"))
 
     return GatedTool(name=name, description="", arguments=any_arguments(name), perform=perform)
+
+
+async def _replied(approval: Content, deciding: Awaitable[Outcome], in_loop: bool) -> Outcome:
+    """MAF's answer to `approval` for what Baton decided: a call MAF runs is approved."""
+    try:
+        outcome = await deciding
+    except _RunByMaf as allowed:
+        return Reply(_approved(approval, allowed.arguments, in_loop=in_loop))
+    return _answered(approval, outcome, in_loop=in_loop)
 
 
 def _approved(approval: Content, arguments: dict[str, Any], *, in_loop: bool) -> Content:
