@@ -394,14 +394,22 @@ def mcp(token: str | None, actor: str | None, no_worker: bool) -> None:
 @click.argument("workflow")
 @click.option("--input", "input_json", required=True, help="The run's input as JSON.")
 @click.option("--as", "actor", default="cli", help="Who starts the run (audit).")
+@click.option(
+    "--continues",
+    default=None,
+    metavar="RUN",
+    help="An ended run whose conversation this run carries on (the input is the next message).",
+)
 @click.option("--json", "as_json", is_flag=True, help="The run as JSON, with its pending requests.")
-def run_workflow(workflow: str, input_json: str, actor: str, as_json: bool) -> None:
+def run_workflow(
+    workflow: str, input_json: str, actor: str, continues: str | None, as_json: bool
+) -> None:
     """Start a run and drive it to its first pause or its end; prints the run."""
     settings = _settings()
     run_input = _json_option("--input", input_json)
 
     async def work(parts: Parts) -> tuple[Run, list[HumanRequest]]:
-        run = await parts.runtime.start(workflow, run_input, actor=actor)
+        run = await parts.runtime.start(workflow, run_input, actor=actor, continues=continues)
         await parts.worker.run_until_idle()
         return await _run_and_requests(parts.store, run.id)
 

@@ -6,11 +6,11 @@ BatonError
 ├── NotPermitted        403   CsrfRefused (and Unauthenticated 401: BadCredentials)
 ├── Conflict            409   AnswerConflict, RunNotCancellable, AlreadyTakeover,
 │                             RequestClaimed, NotClaimed, RequestAnswered, AlreadyExists,
-│                             ThreadEnded
+│                             ThreadEnded, RunNotEnded
 ├── Closed              410   RequestClosed
 ├── TooManySignIns      429   a name's failed sign-ins reached the bound; it waits out a lockout
-├── Invalid             422   InvalidAnswer (EditRefused), InvalidInput, InvalidPolicy,
-│                             InvalidSettings (carry per-field errors)
+├── Invalid             422   InvalidAnswer (EditRefused), InvalidInput, InvalidContinues,
+│                             InvalidPolicy, InvalidSettings (carry per-field errors)
 ├── StoreError          500   a backend failed
 │   └── StoreUnavailable  503   the database cannot serve now (disk full, read-only, locked
 │                               past its timeout, unreachable): retry after `retry_after_s`
@@ -106,8 +106,14 @@ class RunNotCancellable(Conflict):
     code = "run_not_cancellable"
 
 
+class RunNotEnded(Conflict):
+    """A run continues another's conversation before that one ended (it may still ask)."""
+
+    code = "run_not_ended"
+
+
 class ThreadEnded(Conflict):
-    """An AG-UI chat's new message on a thread whose run has ended: it starts no new turn."""
+    """A chat's new message on an ended AG-UI thread whose workflow takes no conversation."""
 
     code = "thread_ended"
 
@@ -167,6 +173,12 @@ class InvalidInput(Invalid):
     """A run's input does not fit the workflow's input model."""
 
     code = "invalid_input"
+
+
+class InvalidContinues(Invalid):
+    """A run's `continues` names no run the caller may see, or its workflow takes none."""
+
+    code = "invalid_continues"
 
 
 class StoreError(BatonError):

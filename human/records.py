@@ -42,6 +42,11 @@ class Run(Record):
     created_at: datetime
     updated_at: datetime
     checkpoint_id: str | None = None
+    continues: str | None = Field(
+        None,
+        description="The ended run whose conversation this run continues: the workflow started "
+        "on that run's messages (and those of the runs it continued), then this run's input.",
+    )
     faults: list[str] = Field(default_factory=list, description=FAULTS_DOC)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import html
 import json
 import re
 import secrets
@@ -145,3 +146,9 @@ def session_of(client: PageClient) -> dict[str, Any]:
     value = client.http.cookies[SESSION_COOKIE]
     payload = value.rsplit(".", 2)[0]
     return dict(json.loads(base64.b64decode(payload)))
+
+
+def text_of(page: str) -> str:
+    """A page's words, tags dropped and spaces folded."""
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    return re.sub(r" ([;:,.])", r"\1", words)

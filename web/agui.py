@@ -94,7 +94,8 @@ def messages_of(run_id: str, conversation: Sequence[dict[str, Any]]) -> list[Mes
     """The run's recorded conversation as AG-UI messages: text, tool calls, tool results.
 
     Ids are the entry's place in the run (`<run id>-<n>`): the same message has the same id in
-    every stream. Hand-offs, asks and answers stay in the CUSTOM audit events.
+    every stream. An input of one text field is the user's message it started on. Hand-offs,
+    asks and answers stay in the CUSTOM audit events.
     """
     messages: list[Message] = []
     calls: set[str] = set()
@@ -102,6 +103,8 @@ def messages_of(run_id: str, conversation: Sequence[dict[str, Any]]) -> list[Mes
         kind, id_ = entry.get("type"), f"{run_id}-{n}"
         if kind == "message" and entry.get("role") == "user":
             messages.append(UserMessage(id=id_, content=str(entry.get("text", ""))))
+        elif kind == "input" and (text := _chat_text(entry.get("input"))) is not None:
+            messages.append(UserMessage(id=id_, content=text))
         elif kind == "message":
             name = entry.get("agent")
             text = str(entry.get("text", ""))
@@ -117,6 +120,15 @@ def messages_of(run_id: str, conversation: Sequence[dict[str, Any]]) -> list[Mes
             result, call_id = str(entry.get("result", "")), str(entry["call_id"])
             messages.append(ToolMessage(id=id_, tool_call_id=call_id, content=result))
     return messages
+
+
+def _chat_text(run_input: Any) -> str | None:
+    """A run's input as the chat message it started on: the value of its one text field."""
+    if isinstance(run_input, dict) and len(run_input) == 1:
+        [value] = run_input.values()
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def interrupt_of(request: HumanRequest, base_url: str) -> Interrupt:
@@ -166,6 +178,8 @@ class RunTracker:
     asked: frozenset[str] = field(default_factory=frozenset)
     started: int = 0
     shown: int = 0
+    earlier: tuple[Message, ...] = ()
+    """The messages of the runs whose conversation this run continues: every snapshot's start."""
 
     def step(self, view: View, event: BaseEvent | None = None) -> list[BaseEvent]:
         """The AG-UI events that take a client from what it was last shown to `view`.
@@ -183,7 +197,7 @@ class RunTracker:
             out.append(event)
         if self.open and len(view.conversation) != self.shown:
             self.shown = len(view.conversation)
-            messages = messages_of(view.run.id, view.conversation)
+            messages = [*self.earlier, *messages_of(view.run.id, view.conversation)]
             out.append(MessagesSnapshotEvent(messages=messages))
         if ended:
             out.append(self._end(view.run))
@@ -285,7 +299,10 @@ async def run_stream(
 
     feed = audit_feed(request, parts, user, after=after, run_id=run_id)
     try:
-        for event in tracker.step(await view_of(parts, run_id)):
+        first = await view_of(parts, run_id)
+        earlier = await parts.runtime.conversations_before(first.run)
+        tracker.earlier = tuple(m for each, entries in earlier for m in messages_of(each, entries))
+        for event in tracker.step(first):
             yield encoder.encode(event)
         if over():
             return

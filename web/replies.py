@@ -115,6 +115,11 @@ class RunDetail(Run):
 
     requests: list[HumanRequest]
     conversation: list[dict[str, Any]]
+    continued_by: list[str] = Field(
+        default_factory=list,
+        description="The runs that continue this run's conversation (`continues` names this "
+        "run), those the caller may see, oldest first.",
+    )
     retrying: Retrying | None = Field(
         None,
         description="The run's drive that failed and is tried again (`RunHeld: ...` for a run "

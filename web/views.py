@@ -721,7 +721,14 @@ async def run_page(
     outcome = summary.outcome_of(run, requests, effects)
     retrying = await parts.store.run_retrying(run_id)
     now = parts.requests.now()
+    continues = run.continues
+    if continues is not None:
+        earlier = await parts.store.get_run(continues)
+        if earlier is None or not await parts.runtime.can_see(earlier, user):
+            continues = None  # (not theirs to see: no link to it)
     return {
+        "continues": continues,
+        "continued_by": await parts.runtime.continued_by(run_id, viewer=user),
         "retrying": retrying,
         "held": retrying and held_for(retrying.error),
         # a time gone by: the try is under way, or waits for a worker to take it

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterable
+import json
+from collections.abc import Callable, Iterable, Sequence
 from types import CodeType
-from typing import Any, get_origin
+from typing import Any, get_args, get_origin
 
 from agent_framework import (
     AgentExecutor,
@@ -28,6 +29,10 @@ from agent_framework import (
 )
 from agent_framework._workflows._functional import StepWrapper
 from pydantic import BaseModel
+
+
+class NoConversation(TypeError):
+    """A run continues a conversation in a workflow whose start takes no list of messages."""
 
 
 def workflows_of(workflow: object, depth: int = 0) -> list[Workflow]:
@@ -155,22 +160,53 @@ class RegisteredAgent(AgentExecutor):
 
 def said(typed: BaseModel) -> str:
     """A typed input as a user's message: its one text field's value, else its JSON."""
-    values = typed.model_dump(mode="json")
+    return said_of(typed.model_dump(mode="json"))
+
+
+def said_of(values: dict[str, Any]) -> str:
+    """An input's values as stored (a run's `input`) as a user's message: `said`."""
     if len(values) == 1:
         [value] = values.values()
         if isinstance(value, str):
             return value
-    return typed.model_dump_json()
+    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
 
 
-def start_input(workflow: Workflow, typed: BaseModel) -> Any:
+def takes_conversation(workflow: object) -> bool:
+    """Whether `workflow` is a graph whose start executor takes a list of messages.
+
+    Such a workflow (an agent registered as it is, an orchestration, a workflow made an agent)
+    can carry on an ended run's conversation: it starts on the earlier messages and the new one,
+    as MAF's `WorkflowAgent` hands a session's history to its workflow.
+    """
+    if not isinstance(workflow, Workflow):
+        return False
+    return any(_message_list(t) for t in workflow.get_start_executor().input_types)
+
+
+def _message_list(kind: Any) -> bool:
+    """`list[Message]`, `list[str | Message]` and the like."""
+    if get_origin(kind) is not list:
+        return False
+    return any(arg is Message or Message in get_args(arg) for arg in get_args(kind))
+
+
+def start_input(workflow: Workflow, typed: BaseModel, history: Sequence[Message] = ()) -> Any:
     """The run's typed input as `workflow`'s start executor takes it.
 
-    As it is when a handler takes its type; else as the user's message (`said`: its one text
-    field's value, else its JSON), in the first form the executor takes: a text, a `Message`,
-    or a list of them (an orchestration, or a workflow made an agent, as MAF's `WorkflowAgent`
-    hands it the user's messages).
+    With `history` (the messages of the conversation the run continues), those messages and the
+    input as the user's next one, for a start executor that `takes_conversation`. Else as it is
+    when a handler takes its type; else as the user's message (`said`: its one text field's
+    value, else its JSON), in the first form the executor takes: a text, a `Message`, or a list
+    of them (an orchestration, or a workflow made an agent, as MAF's `WorkflowAgent` hands it
+    the user's messages).
     """
+    if history:
+        if not takes_conversation(workflow):
+            raise NoConversation(
+                f"workflow {workflow.name!r} starts on its typed input, not on a conversation"
+            )
+        return [*history, Message(role="user", contents=[said(typed)])]
     takes = workflow.get_start_executor().input_types
     if any(isinstance(t, type) and isinstance(typed, t) for t in takes) or Any in takes:
         return typed

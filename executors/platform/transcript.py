@@ -19,9 +19,13 @@ from agent_framework import (
     ChatContext,
     ChatMiddleware,
     ChatResponse,
+    Content,
     FunctionInvocationContext,
     FunctionMiddleware,
+    Message,
 )
+
+from executors.platform.agents import said_of
 
 Entry = dict[str, Any]
 
@@ -166,6 +170,78 @@ def _arguments(raw: Any) -> Any:
 
 
 # reading a conversation ---------------------------------------------------------------------
+
+
+def messages_of(entries: Iterable[Entry]) -> list[Message]:
+    """A run's conversation as the messages a model reads when a later run continues it.
+
+    The user's input and messages (a person's replies relayed to an agent among them), each
+    agent's text, and its tool calls with their results: one assistant message a model turn
+    (its text and calls), then at once a tool message for each of its calls' results, as a
+    provider takes them. A call whose result is not on record (the run ended before it came) is
+    left out, as are handoffs, requests and answers: a model is not shown a call it never saw
+    answered.
+    """
+    entries = list(entries)
+    partner = _paired(entries)
+    messages: list[Message] = []
+    results: dict[int, list[Message]] = {}  # by the assistant message (its place) that called
+    turn: Message | None = None  # the assistant message the entries of one model turn go into
+    for at, entry in enumerate(entries):
+        kind = entry.get("type")
+        content: Content | None = None
+        if kind == "message" and entry.get("role") == "assistant" and entry.get("text"):
+            content = Content.from_text(str(entry["text"]))
+        elif kind == "tool_call" and at in partner:
+            content = Content.from_function_call(
+                call_id=str(entry["call_id"]),
+                name=str(entry.get("tool")),
+                arguments=entry.get("arguments") or {},
+            )
+        if content is not None:
+            agent = entry.get("agent")
+            if turn is None or turn.author_name != agent:
+                turn = Message(role="assistant", contents=[], author_name=agent)
+                messages.append(turn)
+            turn.contents.append(content)
+            if kind == "tool_call":
+                result = entries[partner[at]]
+                done = Content.from_function_result(
+                    call_id=str(result["call_id"]), result=str(result.get("result", ""))
+                )
+                results.setdefault(len(messages) - 1, []).append(
+                    Message(role="tool", contents=[done])
+                )
+            continue
+        if kind == "message" and entry.get("role") == "user" and entry.get("text"):
+            messages.append(Message(role="user", contents=[str(entry["text"])]))
+        elif kind == "input" and isinstance(entry.get("input"), dict):
+            messages.append(Message(role="user", contents=[said_of(entry["input"])]))
+        elif kind == "tool_result":
+            pass  # placed after its call's message
+        else:
+            continue
+        turn = None
+    return [m for at, message in enumerate(messages) for m in (message, *results.get(at, ()))]
+
+
+def _paired(entries: Sequence[Entry]) -> dict[int, int]:
+    """Tool calls and the results that answer them, each by the other's place.
+
+    Each result answers the earliest call before it of its id that no other result answered.
+    """
+    waiting: dict[str, list[int]] = {}
+    partner: dict[int, int] = {}
+    for at, entry in enumerate(entries):
+        call_id = entry.get("call_id")
+        if call_id is None:
+            continue
+        if entry.get("type") == "tool_call":
+            waiting.setdefault(str(call_id), []).append(at)
+        elif entry.get("type") == "tool_result" and waiting.get(str(call_id)):
+            call = waiting[str(call_id)].pop(0)
+            partner[call], partner[at] = at, call
+    return partner
 
 
 def excerpt(entries: Iterable[Entry], limit: int = 30) -> list[str]:

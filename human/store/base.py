@@ -330,6 +330,10 @@ class RunStore(Protocol):
         """A run by id."""
         ...
 
+    async def runs_continuing(self, run_id: str) -> list[str]:
+        """The runs that continue `run_id`'s conversation (`Run.continues`): ids, oldest first."""
+        ...
+
     async def run_retrying(self, run_id: str) -> Retrying | None:
         """The run's drive that failed and waits to be tried again, if one does."""
         ...

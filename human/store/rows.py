@@ -221,6 +221,7 @@ def run_of(row: Row) -> Run:
             "created_at": at(row["created_at"]),
             "updated_at": at(row["updated_at"]),
             "checkpoint_id": row["checkpoint_id"],
+            "continues": row["continues"],
         },
     )
 

@@ -205,9 +205,10 @@ class SqlStore:
                     raise KeyTaken(key.key)
             await tx.run(
                 "INSERT INTO runs (id, seq, workflow, input, status, created_by, created_at, "
-                f"updated_at) VALUES (:id, {tx.dialect.new_run_seq}, :workflow, :input, :status, "
-                ":created_by, :created_at, :updated_at)",
+                f"updated_at, continues) VALUES (:id, {tx.dialect.new_run_seq}, :workflow, "
+                ":input, :status, :created_by, :created_at, :updated_at, :continues)",
                 id=run.id,
+                continues=run.continues,
                 workflow=run.workflow,
                 input=dumps(run.input),
                 status=run.status,
@@ -242,6 +243,13 @@ class SqlStore:
         """A run by id."""
         row = await self._one("SELECT * FROM runs WHERE id = :id", id=run_id)
         return run_of(row) if row else None
+
+    async def runs_continuing(self, run_id: str) -> list[str]:
+        """The ids of the runs that continue `run_id`'s conversation, oldest first."""
+        found = await self._all(
+            "SELECT id FROM runs WHERE continues = :run_id ORDER BY seq", run_id=run_id
+        )
+        return [str(r["id"]) for r in found]
 
     async def run_retrying(self, run_id: str) -> Retrying | None:
         """The run's drive job with a failed try on record."""

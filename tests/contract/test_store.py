@@ -229,6 +229,21 @@ async def test_an_idempotency_key_stores_one_run_per_person_and_a_second_use_sto
     assert sorted(run_id for _, run_id in drive_jobs(jobs)) == sorted([first.id, theirs.id])
 
 
+async def test_a_run_that_continues_another_names_it_and_is_found_from_it(store: Store) -> None:
+    first = a_run()
+    await store.create_run(first, [])
+    later, latest = (
+        first.model_copy(update={"id": f"run_{n}", "continues": first.id}) for n in (2, 3)
+    )
+    for run in (later, latest):
+        await store.create_run(run, [])
+
+    assert (await store.get_run(later.id)) == later
+    assert (await store.get_run(first.id)) == first  # continues nothing
+    assert await store.runs_continuing(first.id) == [later.id, latest.id]  # oldest first
+    assert await store.runs_continuing(later.id) == []
+
+
 async def test_a_queued_job_carries_the_correlation_id_of_the_call_that_queued_it(
     store: Store,
 ) -> None:

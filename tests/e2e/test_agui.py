@@ -555,3 +555,57 @@ async def test_a_thread_outlives_a_kill_9_of_its_server_and_is_answered_after(
     ending = rest[-1]
     assert isinstance(ending, RunFinishedEvent)
     assert ending.result == done["output"]
+
+
+async def test_a_chat_s_next_message_is_the_next_turn_on_the_whole_conversation(
+    server: Server,
+) -> None:
+    """MAF's `workflow_as_agent_with_session.py` (`tests.samples.workflow_session`) in a chat:
+    each message once the last turn ended is a run that continues it, and every snapshot holds
+    the whole conversation, as an AG-UI client replaces its messages with it."""
+    first = "My name is Alex and I'm learning about machine learning."
+    second = "What was my name again, and what am I learning about?"
+    thread = f"talk-{uuid.uuid4().hex[:8]}"
+    chat: list[Any] = [UserMessage(id="u1", content=first)]
+    async with agui(server, "sam", "workflow_session", run_input(thread, messages=chat)) as stream:
+        one = await stream.until(finished)
+    [shown] = [e for e in one if isinstance(e, MessagesSnapshotEvent)][-1:]
+    chat = [*shown.messages, UserMessage(id="u2", content=second)]
+    runs = await server.run_count()
+    async with agui(server, "sam", "workflow_session", run_input(thread, messages=chat)) as stream:
+        two = await stream.until(finished)
+    assert await server.run_count() == runs + 1
+    # the same chat sent again (a reload, a retry) follows that turn: no third run
+    async with agui(server, "sam", "workflow_session", run_input(thread, messages=chat)) as stream:
+        again = await stream.until(finished)
+    assert await server.run_count() == runs + 1
+
+    ending, replayed = two[-1], again[-1]
+    assert isinstance(ending, RunFinishedEvent)
+    assert isinstance(replayed, RunFinishedEvent)
+    assert ending.result == {
+        "agent": "summarizer",  # each earlier user message once: two questions so far
+        "text": "After 2 questions: Your name is Alex and you are learning about machine learning.",
+    }
+    assert replayed.result == ending.result
+    snapshot = [e for e in two if isinstance(e, MessagesSnapshotEvent)][-1]
+    assert [(m.role, getattr(m, "name", None), m.content) for m in snapshot.messages] == [
+        ("user", None, first),
+        ("assistant", "assistant", "Nice to meet you, Alex! Machine learning is a great field."),
+        (
+            "assistant",
+            "summarizer",
+            "After 1 questions: Nice to meet you, Alex! Machine learning is a great field.",
+        ),
+        ("user", None, second),
+        (
+            "assistant",
+            "assistant",
+            "Your name is Alex and you are learning about machine learning.",
+        ),
+        ("assistant", "summarizer", ending.result["text"]),
+    ]
+    [started] = [e for e in two if isinstance(e, CustomEvent) and e.name == "run.started"]
+    later = await server.run(started.value["run_id"])
+    assert later["continues"] is not None
+    assert (await server.run(later["continues"]))["continued_by"] == [later["id"]]

@@ -8,7 +8,6 @@ closed request has no deadline left, and that `resumed` is shown as answered.
 
 from __future__ import annotations
 
-import html
 import re
 import sqlite3
 from datetime import datetime
@@ -18,7 +17,7 @@ import pytest
 
 from tests.fixtures.versioned_workflow import spec_of, versioned_graph
 from tests.harness import LATE_PURCHASE, REFUND_120, REFUND_1500, MovableClock, Server, eventually
-from tests.pages import signed_in
+from tests.pages import signed_in, text_of
 from tests.supportkit import SYNC_BROKEN, pending_request
 from workflows.platform import registry
 
@@ -31,12 +30,6 @@ REFUND_300_LATE = {
 @pytest.fixture
 def server(clocked_server: Server) -> Server:
     return clocked_server
-
-
-def text_of(page: str) -> str:
-    """A page's words, tags dropped and spaces folded."""
-    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
-    return re.sub(r" ([;:,.])", r"\1", words)
 
 
 async def page_text(server: Server, passwords: dict[str, str], who: str, path: str) -> str:

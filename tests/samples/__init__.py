@@ -43,6 +43,9 @@ its tools reading the run's kwargs from their `FunctionInvocationContext` (MAF 1
 them in a tool's `**kwargs`, as the sample reads them: on MAF alone too it reports `missing
 db_config`), its kwargs given by `register(run_kwargs=...)` as `main()` gives them to `run`, and a
 person's review of the researcher's reply added, so that the writer runs after a restart.
+`workflow_session` is MAF's `03-workflows/agents/workflow_as_agent_with_session.py`, less its
+`main()` and Foundry client, its agents, workflow and `.as_agent()` built as `main()` builds them:
+each of `main()`'s turns in one session is a run that continues the run before (`Run.continues`).
 """
 
 MODULES = ",".join(
@@ -67,5 +70,6 @@ MODULES = ",".join(
         "tool_approval_middleware",
         "script_approval",
         "workflow_kwargs",
+        "workflow_session",
     )
 )

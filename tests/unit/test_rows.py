@@ -39,6 +39,7 @@ def test_a_run_keeps_what_it_can_and_a_status_it_cannot_stand_in_for_still_fails
         "created_at": AT,
         "updated_at": AT,
         "checkpoint_id": None,
+        "continues": None,
     }
     run = run_of(row)
     assert (run.input, run.output, run.status) == ({}, {}, "waiting")

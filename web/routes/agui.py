@@ -1,10 +1,13 @@
 """`POST /agui/{workflow}`: a registered workflow as an AG-UI endpoint (`web.agui`).
 
-The body is AG-UI's `RunAgentInput`. Its `threadId` names the Baton run: a Baton run id
+The body is AG-UI's `RunAgentInput`. Its `threadId` names a conversation: a Baton run id
 (`run_...`, any run of this workflow the caller may see), or the client's own thread id, which
 starts a run the first time (through `Runtime.start_once`, as `POST /api/runs` with an
 `Idempotency-Key` does; the input is the body's `state`, or, with none, the last user message's
-text for a workflow whose input is one text field) and finds that run again after. Its
+text for a workflow whose input is one text field) and finds that run again after. A chat's new
+message once the thread's latest run has ended starts the next turn: a run that continues that
+one's conversation (`Run.continues`), for a workflow that starts on a conversation; the thread
+follows its latest run. Its
 `resume` answers interrupts: each `resolved` entry's `payload` is the body `POST
 /api/requests/{id}/respond` takes, or what MAF's own AG-UI endpoint takes (`{"approved": true}`, a
 handoff's reply: `executors.platform.maf_agui`, with its resume envelope and id-less messages:
@@ -54,7 +57,7 @@ async def run_workflow(
     spec = registry.get(workflow)  # 404 for a workflow that is not registered
     agui = _parsed(body)
     after = await parts.store.last_event_id()  # the stream shows everything from here on
-    run = await _run_of_thread(parts, workflow, agui.thread_id, user)
+    run, turns = await _run_of_thread(parts, workflow, agui.thread_id, user)
     followers: Followers = request.app.state.agui_followers
     thread = (user.name, workflow, agui.thread_id)
     if agui.resume:
@@ -65,23 +68,16 @@ async def run_workflow(
         for request_id, payload in answers:
             with sent_in("body"):
                 await parts.requests.respond(request_id, payload, responder=user)
-    elif run is not None and run.status in TERMINAL_RUN and _new_turn(spec, agui, run):
-        raise ThreadEnded(
-            f"thread {agui.thread_id!r} ran as run {run.id}, which has {run.status}: a new "
-            "message starts no new turn on it; start a new thread for a new conversation"
-        )
+    elif run is not None and run.status in TERMINAL_RUN and _new_turn(spec, agui, run, turns):
+        if not parts.runtime.converses(workflow):
+            raise ThreadEnded(
+                f"thread {agui.thread_id!r} ran as run {run.id}, which has {run.status}, and "
+                f"workflow {workflow} starts on its typed input, not on a conversation: a new "
+                "message starts no new turn on it; start a new thread for a new conversation"
+            )
+        run = await _start_turn(parts, spec, agui, user, after=run)
     elif run is None:
-        check_can_run(user)
-        with sent_in("body"):
-            try:
-                run, _ = await parts.runtime.start_once(
-                    workflow,
-                    _input_of(spec, agui),
-                    actor=user.name,
-                    key=_key(workflow, agui.thread_id),
-                )
-            except Invalid as exc:
-                raise _as_state(exc) from exc
+        run = await _start_turn(parts, spec, agui, user, after=None)
     if not agui.resume:
         place = followers.take_over(thread)
     events = run_stream(
@@ -89,6 +85,32 @@ async def run_workflow(
     )
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return StreamingResponse(events, media_type=EventEncoder().get_content_type(), headers=headers)
+
+
+async def _start_turn(
+    parts: PartsDep,
+    spec: registry.WorkflowSpec,
+    agui: RunAgentInput,
+    user: User,
+    *,
+    after: Run | None,
+) -> Run:
+    """The run of the thread's first turn, or of the turn after run `after` (continuing it)."""
+    check_can_run(user)
+    continues = None if after is None else after.id
+    with sent_in("body"):
+        try:
+            run, _ = await parts.runtime.start_once(
+                spec.name,
+                _input_of(spec, agui),
+                actor=user.name,
+                key=_key(spec.name, agui.thread_id, after=continues),
+                continues=continues,
+                viewer=user,
+            )
+        except Invalid as exc:
+            raise _as_state(exc) from exc
+    return run
 
 
 def _parsed(body: Any) -> RunAgentInput:
@@ -157,13 +179,18 @@ def _input_of(spec: registry.WorkflowSpec, agui: RunAgentInput) -> Any:
     return {field: said} if field and said else {}
 
 
-def _new_turn(spec: registry.WorkflowSpec, agui: RunAgentInput, run: Run) -> bool:
-    """Whether the chat's last message is another than the one its run started on."""
+def _new_turn(spec: registry.WorkflowSpec, agui: RunAgentInput, run: Run, turns: int) -> bool:
+    """Whether the chat sends a message its thread's `turns` runs have not taken yet.
+
+    The chat holds more user messages than the thread has turns, or (a client that sends only
+    the newest message) its last one is another than the one the latest run started on.
+    """
     field = spec.text_field()
     if field is None or agui.state:
         return False
     said = _input_of(spec, agui)
-    return bool(said) and said.get(field) != run.input.get(field)
+    sent = sum(1 for m in agui.messages if m.role == "user" and _text_of(m))
+    return bool(said) and (sent > turns or said.get(field) != run.input.get(field))
 
 
 def _text_of(message: Any) -> str:
@@ -174,20 +201,38 @@ def _text_of(message: Any) -> str:
     return "\n".join(part.text for part in content if getattr(part, "type", None) == "text")
 
 
-def _key(workflow: str, thread_id: str) -> str:
-    """The idempotency key a client's thread starts its run with (one run per person and thread)."""
-    return f"agui:{workflow}:{thread_id}"
+def _key(workflow: str, thread_id: str, *, after: str | None = None) -> str:
+    """The idempotency key a person's thread starts a turn's run with.
+
+    Its first run's, or that of the run that continues run `after` (one each: a client's retry
+    of a message starts no second run).
+    """
+    first = f"agui:{workflow}:{thread_id}"
+    return first if after is None else f"{first}:after:{after}"
 
 
-async def _run_of_thread(parts: PartsDep, workflow: str, thread_id: str, user: User) -> Run | None:
-    """The run the thread names, None for a client thread that has started none yet."""
+async def _run_of_thread(
+    parts: PartsDep, workflow: str, thread_id: str, user: User
+) -> tuple[Run | None, int]:
+    """The thread's latest run and how many runs (turns) it has had (None, 0: none yet).
+
+    The thread's first run is the one it names (a Baton run id) or the one its id started; each
+    later turn's run continues the one before (`_key`'s `after`).
+    """
     if thread_id.startswith("run_"):
         run: Run | None = await parts.runtime.get(thread_id, viewer=user)
     else:
         run = await parts.runtime.started_with(_key(workflow, thread_id), actor=user.name)
     if run is not None and run.workflow != workflow:
         raise RunNotFound(f"no run {thread_id} of workflow {workflow}")
-    return run
+    turns = 0 if run is None else 1
+    while run is not None:
+        key = _key(workflow, thread_id, after=run.id)
+        later = await parts.runtime.started_with(key, actor=user.name)
+        if later is None:
+            break
+        run, turns = later, turns + 1
+    return run, turns
 
 
 async def _checked(

@@ -33,6 +33,15 @@ class StartRun(BaseModel):
 
     workflow: str = Field(min_length=1, max_length=200)
     input: dict[str, Any] = Field(default_factory=dict)
+    continues: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="An ended run whose conversation this run carries on: the workflow (one "
+        "that starts on a conversation, such as an agent registered as it is) starts on that "
+        "run's messages, and those of the runs it continued, then on this run's input as the "
+        "user's next message. 409 while that run has not ended.",
+    )
 
 
 @router.get("/workflows")
@@ -76,15 +85,23 @@ async def start_run(
     """Start a run; the worker drives it to its first pause or its end.
 
     403 for a viewer; 404 for a workflow that is not registered; 409 for an `Idempotency-Key`
-    used before with another body.
+    used before with another body, or a `continues` run that has not ended; 422 for a
+    `continues` that names no run the caller may see, or a workflow that takes no conversation.
     """
     replayed = False
     with sent_in("body"):
         if idempotency_key is None:
-            run = await parts.runtime.start(body.workflow, body.input, actor=user.name)
+            run = await parts.runtime.start(
+                body.workflow, body.input, actor=user.name, continues=body.continues, viewer=user
+            )
         else:
             run, replayed = await parts.runtime.start_once(
-                body.workflow, body.input, actor=user.name, key=idempotency_key
+                body.workflow,
+                body.input,
+                actor=user.name,
+                key=idempotency_key,
+                continues=body.continues,
+                viewer=user,
             )
     response.headers["Location"] = f"/api/runs/{run.id}"
     if replayed:
@@ -117,7 +134,11 @@ async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> RunDetail:
     conversation = await parts.runtime.conversation(run_id)
     retrying = await parts.store.run_retrying(run_id)
     return RunDetail(
-        **dict(run), requests=requests.items, conversation=conversation, retrying=retrying
+        **dict(run),
+        requests=requests.items,
+        conversation=conversation,
+        continued_by=await parts.runtime.continued_by(run_id, viewer=user),
+        retrying=retrying,
     )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from agent_framework import AgentResponse, WorkflowRunResult, WorkflowRunState
+from agent_framework import AgentResponse, Message, WorkflowRunResult, WorkflowRunState
 from agent_framework.exceptions import WorkflowCheckpointException
 from pydantic import BaseModel
 
@@ -69,11 +69,15 @@ class Drive:
         clock: Callable[[], datetime],
         notify_channels: Sequence[str],
         checkpoint: bytes | None = None,
+        history: Sequence[Message] = (),
     ) -> None:
         """`workflow`: built with `services` (its agents' turns noted in their transcript).
 
         `checkpoint`: the run's current checkpoint's body, if the runtime has read it.
+        `history`: the messages of the conversation the run continues, which its start hands
+        the workflow before its input.
         """
+        self._history = tuple(history)
         self._clock = clock
         self._channels = tuple(notify_channels)
         self._run = run
@@ -107,7 +111,7 @@ class Drive:
         finish: Finish | None = None
         if deliver is None:
             typed = self._spec.input_model.model_validate(run.input)
-            message = self._spec.first_message(typed, self._workflow)
+            message = self._spec.first_message(typed, self._workflow, self._history)
             self._scene.note(
                 {
                     "type": "message",

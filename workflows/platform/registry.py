@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_framework import Workflow
+from agent_framework import Message, Workflow
 from pydantic import BaseModel
 
 from baton.errors import WorkflowNotFound
@@ -197,20 +197,42 @@ class WorkflowSpec:
             TypedInputs(services, workflow=self.name, routes=self.routes),
         ]
 
-    def first_message(self, typed_input: BaseModel, workflow: Instance | None = None) -> Any:
+    def first_message(
+        self,
+        typed_input: BaseModel,
+        workflow: Instance | None = None,
+        history: Sequence[Message] = (),
+    ) -> Any:
         """What the workflow's start executor receives for this input.
 
         `start_message(input)` if the registration gives one; else, for a graph `workflow`, the
         input as its start executor takes it (`start_input`: the user's message to an
-        orchestration or a workflow made an agent); else the typed input.
+        orchestration or a workflow made an agent; after `history`, the messages of the
+        conversation the run continues); else the typed input.
         """
+        from executors.platform.agents import NoConversation, start_input
+
+        if history and not self.converses(workflow):
+            raise NoConversation(
+                f"workflow {self.name!r} starts on its typed input, not on a conversation: "
+                "a run of it cannot continue another"
+            )
         if self.start_message:
             return self.start_message(typed_input)
         if isinstance(workflow, Workflow):
-            from executors.platform.agents import start_input
-
-            return start_input(workflow, typed_input)
+            return start_input(workflow, typed_input, history)
         return typed_input
+
+    def converses(self, workflow: Instance | None) -> bool:
+        """Whether a run of this workflow can continue an ended run's conversation.
+
+        Its `workflow` (an instance) starts on a list of messages (`takes_conversation`: an agent
+        registered as it is, an orchestration, a workflow made an agent) and the registration
+        gives no `start_message` of its own.
+        """
+        from executors.platform.agents import takes_conversation
+
+        return self.start_message is None and takes_conversation(workflow)
 
 
 PLATFORM_WORKFLOWS = ("workflows.platform.ask",)

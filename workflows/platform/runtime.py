@@ -17,15 +17,18 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
+from agent_framework import Message
 from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
 
 from baton import failpoints
 from baton.errors import (
     IdempotencyConflict,
+    InvalidContinues,
     InvalidInput,
     RunHeld,
     RunNotCancellable,
+    RunNotEnded,
     RunNotFound,
     StoreError,
 )
@@ -33,6 +36,7 @@ from baton.telemetry import NO_SPAN, span
 from executors.platform.adapters import Scene
 from executors.platform.chat_clients import ProviderConfig
 from executors.platform.services import ChatClientFactory, Resources, RunServices
+from executors.platform.transcript import messages_of
 from human import text
 from human.access import can_see_run, check_can_cancel, viewer_of
 from human.effects import EffectLedger
@@ -88,7 +92,7 @@ class Runtime:
         self._ledger = EffectLedger(store)
         self._clock = clock
         self._worker: LocalWorker | None = None
-        self._graphs: dict[str, WorkflowGraph] = {}
+        self._shapes: dict[str, tuple[WorkflowGraph, bool]] = {}
         self.pool = WorkflowPool(
             lambda spec, run_id, run_input, started_by: self.services(
                 spec, run_id, run_input, started_by=started_by
@@ -102,24 +106,52 @@ class Runtime:
 
     # runs -----------------------------------------------------------------------------------
 
-    async def start(self, workflow: str, run_input: Any, *, actor: str) -> Run:
-        """Validate the input and store the run with its start job; the worker drives it."""
-        return await self._start(workflow, typed_input(registry.get(workflow), run_input), actor)
+    async def start(
+        self,
+        workflow: str,
+        run_input: Any,
+        *,
+        actor: str,
+        continues: str | None = None,
+        viewer: User | None = None,
+    ) -> Run:
+        """Validate the input and store the run with its start job; the worker drives it.
+
+        `continues`: an ended run whose conversation the new run carries on (`Run.continues`);
+        `viewer`, when given, must be able to see it.
+        """
+        typed = typed_input(registry.get(workflow), run_input)
+        if continues is not None:
+            await self._check_continues(workflow, continues, viewer)
+        return await self._start(workflow, typed, actor, continues=continues)
 
     async def start_once(
-        self, workflow: str, run_input: Any, *, actor: str, key: str
+        self,
+        workflow: str,
+        run_input: Any,
+        *,
+        actor: str,
+        key: str,
+        continues: str | None = None,
+        viewer: User | None = None,
     ) -> tuple[Run, bool]:
         """`start`, once per client Idempotency-Key: the run, and whether it is a replay.
 
         A start the same person made with `key` before returns that run when it asked the same
-        workflow and input, and is an `IdempotencyConflict` when it asked something else;
-        nothing new is stored either way. Concurrent starts with one key store one run.
+        workflow, input and `continues`, and is an `IdempotencyConflict` when it asked something
+        else; nothing new is stored either way. Concurrent starts with one key store one run.
         """
         typed = typed_input(registry.get(workflow), run_input)
-        asked = json.dumps({"workflow": workflow, "input": typed.model_dump(mode="json")})
-        run_key = RunKey(key=key, digest=hashlib.sha256(asked.encode()).hexdigest())
+        asked: dict[str, Any] = {"workflow": workflow, "input": typed.model_dump(mode="json")}
+        if continues is not None:
+            asked["continues"] = continues  # (absent otherwise: older keys' digests still match)
+        digest = hashlib.sha256(json.dumps(asked).encode()).hexdigest()
+        run_key = RunKey(key=key, digest=digest)
+        if continues is not None:
+            await self._check_continues(workflow, continues, viewer)
         try:
-            return await self._start(workflow, typed, actor, key=run_key), False
+            run = await self._start(workflow, typed, actor, key=run_key, continues=continues)
+            return run, False
         except (KeyTaken, StoreError):
             found = await self.store.run_of_key(actor, key)
             if found is None:
@@ -136,8 +168,32 @@ class Runtime:
         found = await self.store.run_of_key(actor, key)
         return None if found is None else await self.store.get_run(found.key)
 
+    async def _check_continues(self, workflow: str, continues: str, viewer: User | None) -> None:
+        """That a run of `workflow` may continue run `continues`'s conversation."""
+        earlier = await self.store.get_run(continues)
+        if earlier is None or (viewer is not None and not await self.can_see(earlier, viewer)):
+            msg = f"no run {continues[:80]} to continue"
+            raise InvalidContinues(msg, [{"loc": ["continues"], "msg": msg}])
+        if earlier.status not in TERMINAL_RUN:
+            raise RunNotEnded(
+                f"run {earlier.id} is {earlier.status}: a run continues a conversation once it "
+                "has ended (answer its requests, or cancel it)"
+            )
+        if not self.converses(workflow):
+            msg = (
+                f"workflow {workflow} starts on its typed input, not on a conversation: a run "
+                "of it cannot continue another"
+            )
+            raise InvalidContinues(msg, [{"loc": ["continues"], "msg": msg}])
+
     async def _start(
-        self, workflow: str, typed: BaseModel, actor: str, *, key: RunKey | None = None
+        self,
+        workflow: str,
+        typed: BaseModel,
+        actor: str,
+        *,
+        key: RunKey | None = None,
+        continues: str | None = None,
     ) -> Run:
         now = self._clock()
         run = Run(
@@ -148,13 +204,12 @@ class Runtime:
             created_by=actor,
             created_at=now,
             updated_at=now,
+            continues=continues,
         )
-        event = NewEvent(
-            type="run.started",
-            run_id=run.id,
-            actor=actor,
-            data={"workflow": workflow, "input": run.input},
-        )
+        data: dict[str, Any] = {"workflow": workflow, "input": run.input}
+        if continues is not None:
+            data["continues"] = continues
+        event = NewEvent(type="run.started", run_id=run.id, actor=actor, data=data)
         job = await self.store.create_run(
             run, [event], lease=self._worker.lease if self._worker else None, key=key
         )
@@ -193,6 +248,38 @@ class Runtime:
             limit=limit,
             visible_to=viewer_of(viewer) if viewer is not None else None,
         )
+
+    async def continued_by(self, run_id: str, *, viewer: User) -> list[str]:
+        """The runs that continue `run_id`'s conversation, those `viewer` may see, oldest first."""
+        found = []
+        for later_id in await self.store.runs_continuing(run_id):
+            later = await self.store.get_run(later_id)
+            if later is not None and await self.can_see(later, viewer):
+                found.append(later_id)
+        return found
+
+    async def conversation_before(self, run: Run) -> list[Message]:
+        """The messages of the conversation `run` continues, as its start hands them on.
+
+        The earlier runs' (`conversations_before`), each as `messages_of` its transcript.
+        """
+        earlier = await self.conversations_before(run)
+        return [message for _, entries in earlier for message in messages_of(entries)]
+
+    async def conversations_before(self, run: Run) -> list[tuple[str, list[dict[str, Any]]]]:
+        """The runs whose conversation `run` continues (along `Run.continues`), oldest first.
+
+        Each with its conversation (`conversation`); none for a run that continues none.
+        """
+        chain: list[str] = []
+        at = run.continues
+        while at is not None and at not in chain:
+            earlier = await self.store.get_run(at)
+            if earlier is None:
+                break
+            chain.append(earlier.id)
+            at = earlier.continues
+        return [(run_id, await self.store.list_transcript(run_id)) for run_id in reversed(chain)]
 
     async def conversation(self, run_id: str) -> list[dict[str, Any]]:
         """A run's agent conversation: messages, tool calls and results, handoffs, asks, answers."""
@@ -283,6 +370,7 @@ class Runtime:
             if spec.adapters is not None:
                 # adapters show people the conversation and read the run's state from it
                 services.transcript.history = await self.store.list_transcript(run.id)
+            history = await self.conversation_before(run) if deliver is None else []
             drive = Drive(
                 self.store,
                 run,
@@ -293,6 +381,7 @@ class Runtime:
                 clock=self._clock,
                 notify_channels=self._channels,
                 checkpoint=state.checkpoint,
+                history=history,
             )
             progress = await drive.go(job_id, deliver, [*state.open, *state.answered])
         except StoreError:
@@ -366,11 +455,19 @@ class Runtime:
 
     def graph(self, workflow: str) -> WorkflowGraph:
         """The graph of a registered workflow (built once per process: every build is the same)."""
-        found = self._graphs.get(workflow)
+        return self._shape(workflow)[0]
+
+    def converses(self, workflow: str) -> bool:
+        """Whether a run of `workflow` can continue a conversation (`WorkflowSpec.converses`)."""
+        return self._shape(workflow)[1]
+
+    def _shape(self, workflow: str) -> tuple[WorkflowGraph, bool]:
+        """What one instance of a workflow tells of every build of it (built once a process)."""
+        found = self._shapes.get(workflow)
         if found is None:
             spec = registry.get(workflow)
-            found = describe(spec.graph(self.services(spec, f"graph-{workflow}")))
-            self._graphs[workflow] = found
+            instance = spec.graph(self.services(spec, f"graph-{workflow}"))
+            found = self._shapes[workflow] = (describe(instance), spec.converses(instance))
         return found
 
 

@@ -1,0 +1,134 @@
+"""A run that continues an ended run's conversation (`POST /api/runs` with `continues`).
+
+The subject is `tests.fixtures.chat_agents`' `notetaker`, a MAF agent registered as it is, whose
+scripted model answers from the whole conversation it is handed: its reply says what a
+continued run carried (every earlier user message once, the earlier tool calls and results, the
+agent's replies). Over real HTTP against the app served in this process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.harness import Server, baton_server, digest
+from tests.pages import PAGE_ENV, signed_in, text_of
+
+ENV = {"BATON_WORKFLOWS": "tests.fixtures.chat_agents"} | PAGE_ENV
+
+
+async def turn(server: Server, text: str, after: str | None = None, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"workflow": "notetaker", "input": {"text": text}, **extra}
+    if after is not None:
+        body["continues"] = after
+    run = await server.start_run(body)
+    return await server.wait_for_run(run["id"], status=("completed", "failed", "waiting"))
+
+
+async def test_each_turn_continues_the_one_before_with_the_whole_conversation(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        first = await turn(server, "remember the milk")
+        second = await turn(server, "forget the milk", first["id"])
+        approval = await server.wait_for_request(second["id"])
+        reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
+        assert reply.status_code == 200, reply.text
+        await server.wait_for_run(second["id"], status="completed")
+        third = await turn(server, "what do you know?", second["id"])
+        audit = await server.audit(third["id"])
+        earlier = await server.run(first["id"])
+        async with signed_in(server, "sam", passwords["sam"]) as sam:
+            page = text_of((await sam.http.get(f"/runs/{second['id']}")).text)
+        async with signed_in(server, "lee", passwords["lee"]) as lee:  # sees the approval's run
+            seen_by_lee = text_of((await lee.http.get(f"/runs/{second['id']}")).text)
+
+    assert first["output"]["text"] == "Done: noted #8: the milk"
+    assert (first["continues"], second["continues"], third["continues"]) == (
+        None,
+        first["id"],
+        second["id"],
+    )
+    # the third turn's model was handed both earlier turns: each user message once, the calls
+    # and what they returned (one of them approved by a person), and the agent's replies
+    assert third["status"] == "completed"
+    assert third["output"]["text"] == (
+        "You said ['remember the milk', 'forget the milk', 'what do you know?']. "
+        "I called ['note(the milk)', 'forget(the milk)'], which returned "
+        "['noted #8: the milk', 'forgotten: the milk']. "
+        "I replied ['Done: noted #8: the milk', 'Done: forgotten: the milk']."
+    )
+    # a run's own conversation holds its own turn; the chain is on record in the audit trail
+    assert [e.get("input") for e in third["conversation"] if e["type"] == "input"] == [
+        {"text": "what do you know?"}
+    ]
+    [started] = [e for e in audit if e["type"] == "run.started"]
+    assert started["data"]["continues"] == second["id"]
+    assert earlier["continued_by"] == [second["id"]]
+    assert (
+        f"This run continues the conversation of run {first['id']}. "
+        f"It goes on in run {third['id']}." in page
+    )
+    # lee answered the second turn's approval, and sees that run, not the other turns
+    assert "This run continues" not in seen_by_lee
+    assert "goes on" not in seen_by_lee
+
+
+async def test_a_start_that_cannot_continue_is_refused_precisely_and_stores_nothing(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        ended = await turn(server, "remember the milk")
+        waiting = await turn(server, "forget the milk", ended["id"])
+        assert waiting["status"] == "waiting"
+        before = digest(db_url)
+        refusals = {}
+        async with server.client("sam") as sam, server.client("lee") as lee:
+            for name, client, body in (
+                ("still asking", sam, {"continues": waiting["id"]}),
+                ("no such run", sam, {"continues": "run_nope"}),
+                ("not theirs to see", lee, {"continues": ended["id"]}),
+                ("no conversation", sam, {"workflow": "briefing", "continues": ended["id"]}),
+                ("empty", sam, {"continues": ""}),
+            ):
+                sent = {"workflow": "notetaker", "input": {"text": "and?"}, **body}
+                reply = await client.post("/api/runs", json=sent)
+                refusals[name] = (reply.status_code, reply.json())
+            after = digest(db_url)
+
+    assert after == before
+    assert {name: (status, body["error"]) for name, (status, body) in refusals.items()} == {
+        "still asking": (409, "run_not_ended"),
+        "no such run": (422, "invalid_continues"),
+        "not theirs to see": (422, "invalid_continues"),
+        "no conversation": (422, "invalid_continues"),
+        "empty": (422, "invalid"),
+    }
+    for name in ("no such run", "not theirs to see", "no conversation"):
+        assert refusals[name][1]["errors"][0]["loc"] == ["body", "continues"], name
+    assert waiting["id"] in refusals["still asking"][1]["detail"]
+    # the same words whether the run is not there or is someone else's: nothing leaks
+    assert refusals["not theirs to see"][1]["detail"].replace(ended["id"], "X") == refusals[
+        "no such run"
+    ][1]["detail"].replace("run_nope", "X")
+    assert "starts on its typed input" in refusals["no conversation"][1]["detail"]
+
+
+async def test_a_retried_continuation_with_its_idempotency_key_starts_one_run(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        first = await turn(server, "remember the milk")
+        other = await turn(server, "remember the eggs")
+        body = {"workflow": "notetaker", "input": {"text": "and?"}, "continues": first["id"]}
+        async with server.client("sam") as sam:
+            headers = {"Idempotency-Key": "next-turn-1"}
+            one = await sam.post("/api/runs", json=body, headers=headers)
+            again = await sam.post("/api/runs", json=body, headers=headers)
+            elsewhere = {**body, "continues": other["id"]}
+            conflict = await sam.post("/api/runs", json=elsewhere, headers=headers)
+
+    assert (one.status_code, again.status_code) == (201, 201)
+    assert again.json()["id"] == one.json()["id"]
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert conflict.status_code == 409, conflict.text

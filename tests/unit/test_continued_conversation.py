@@ -1,0 +1,164 @@
+"""The messages a continued run starts on, read from an earlier run's recorded conversation.
+
+A provider refuses a conversation in which a tool result answers no call, or a call goes
+unanswered before the next message (OpenAI's Chat Completions: an HTTP 400): whatever a run
+recorded, the messages made of it never hold either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_framework import Message
+from hypothesis import given
+from hypothesis import strategies as st
+
+from executors.platform.transcript import messages_of
+
+
+def shape(messages: list[Message]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            m.role,
+            m.author_name,
+            [(c.type, c.text if c.type == "text" else c.call_id) for c in m.contents],
+        )
+        for m in messages
+    ]
+
+
+def test_a_run_s_turns_become_the_messages_a_model_reads_next_time() -> None:
+    entries = [
+        {"type": "input", "input": {"text": "refund order 12"}},
+        {"type": "message", "role": "assistant", "agent": "billing", "text": "Looking it up."},
+        {
+            "type": "tool_call",
+            "agent": "billing",
+            "tool": "lookup",
+            "call_id": "c1",
+            "arguments": {"order": "12"},
+        },
+        {
+            "type": "tool_call",
+            "agent": "billing",
+            "tool": "refund",
+            "call_id": "c2",
+            "arguments": {"order": "12"},
+        },
+        {
+            "type": "tool_result",
+            "agent": "billing",
+            "tool": "lookup",
+            "call_id": "c1",
+            "result": "order 12: $40",
+        },
+        {"type": "request", "team": "leads", "kind": "approval", "title": "Approve refund"},
+        {"type": "answer", "by": "lee", "kind": "approval", "decision": "reject", "text": "no"},
+        {
+            "type": "tool_result",
+            "agent": "billing",
+            "tool": "refund",
+            "call_id": "c2",
+            "result": "Error: rejected by lee: no",
+        },
+        {"type": "handoff", "from": "billing", "to": "triage"},
+        {"type": "message", "role": "user", "by": "lee", "text": "Tell them why."},
+        {"type": "message", "role": "assistant", "agent": "triage", "text": "Refund refused."},
+        {
+            "type": "tool_call",
+            "agent": "triage",
+            "tool": "close",
+            "call_id": "c3",
+            "arguments": {},
+        },  # the run ended before its result: not shown to a model
+    ]
+
+    messages = messages_of(entries)
+
+    assert shape(messages) == [
+        ("user", None, [("text", "refund order 12")]),
+        (
+            "assistant",
+            "billing",
+            [("text", "Looking it up."), ("function_call", "c1"), ("function_call", "c2")],
+        ),
+        ("tool", None, [("function_result", "c1")]),
+        ("tool", None, [("function_result", "c2")]),
+        ("user", None, [("text", "Tell them why.")]),
+        ("assistant", "triage", [("text", "Refund refused.")]),
+    ]
+    [call] = [c for c in messages[1].contents if c.call_id == "c2"]
+    assert (call.name, call.parse_arguments()) == ("refund", {"order": "12"})
+    assert messages[3].contents[0].result == "Error: rejected by lee: no"
+
+
+def test_an_input_of_several_fields_is_the_user_s_message_as_json() -> None:
+    [message] = messages_of([{"type": "input", "input": {"city": "Oslo", "days": 2}}])
+
+    assert message.text == '{"city":"Oslo","days":2}'
+
+
+ids = st.sampled_from(["c1", "c2", "c3", None])
+entries = st.lists(
+    st.one_of(
+        st.fixed_dictionaries(
+            {
+                "type": st.just("message"),
+                "role": st.sampled_from(["user", "assistant"]),
+                "agent": st.sampled_from(["a", "b", None]),
+                "text": st.text(max_size=5),
+            }
+        ),
+        st.fixed_dictionaries(
+            {
+                "type": st.just("tool_call"),
+                "agent": st.sampled_from(["a", "b"]),
+                "tool": st.sampled_from(["t", "u"]),
+                "call_id": ids,
+                "arguments": st.one_of(
+                    st.none(),
+                    st.dictionaries(st.text(max_size=3), st.integers()),
+                    st.text(max_size=5),
+                ),
+            }
+        ),
+        st.fixed_dictionaries(
+            {
+                "type": st.just("tool_result"),
+                "tool": st.just("t"),
+                "call_id": ids,
+                "result": st.text(max_size=5),
+            }
+        ),
+        st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(["input", "handoff", "request", "answer", "other"]),
+                "input": st.one_of(
+                    st.none(), st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2)
+                ),
+            }
+        ),
+    ),
+    max_size=14,
+)
+
+
+@given(entries)
+def test_whatever_was_recorded_every_result_answers_a_call_shown_before_it(
+    recorded: list[dict[str, Any]],
+) -> None:
+    messages = messages_of(recorded)
+
+    waiting: list[str] = []  # calls the next messages must answer, before anything else
+    for message in messages:
+        assert message.contents, "no empty message"
+        if waiting:
+            assert message.role == "tool", f"{message.role} before the results of {waiting}"
+            [content] = message.contents
+            assert content.type == "function_result"
+            assert str(content.call_id) == waiting.pop(0)
+            continue
+        assert message.role != "tool", "a result that answers no call just made"
+        waiting = [str(c.call_id) for c in message.contents if c.type == "function_call"]
+        assert not waiting or message.role == "assistant"
+    assert waiting == []  # no call left unanswered
