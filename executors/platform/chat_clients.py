@@ -82,6 +82,7 @@ class ScriptedChatClient(
                 messages=[Message("assistant", contents)],
                 response_id=f"scripted-{len(messages)}",
                 finish_reason=_finish(contents),
+                response_format=opts.get("response_format"),  # `.value`, as a provider parses it
             )
 
         return respond()

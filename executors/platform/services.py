@@ -186,3 +186,10 @@ class RunServices:
         object.__setattr__(self, "run_ended", [])
         self.transcript.history = []
         self.transcript.entries = []
+
+
+DRIVING_SERVICES: contextvars.ContextVar[RunServices | None] = contextvars.ContextVar(
+    "baton_driving_services", default=None
+)
+"""The services of the drive this task runs in (set by the drive, as `transcript.DRIVING`): what
+middleware on an agent that serves many runs (`tool_adapters.BatonCalls`) uses for this one."""

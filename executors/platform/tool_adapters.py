@@ -9,12 +9,14 @@ the run (`CloseCase`). A call of an `approval_mode="always_require"` tool comes 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Protocol
 
 from agent_framework import (
+    SKIP_PARSING,
     Content,
     FunctionInvocationContext,
     FunctionMiddleware,
@@ -33,14 +35,16 @@ from executors.platform.adapters import (
     returned_text,
     takeover_request,
 )
-from executors.platform.services import RunServices
+from executors.platform.services import DRIVING_SERVICES, RunServices
 from executors.platform.tool_gate import (
     GatedTool,
     Verdict,
     any_arguments,
     approval_request,
+    call_kwargs,
     judge,
     perform_call,
+    perform_keyed,
 )
 from executors.platform.transcript import NOTED, as_text, tool_result
 from human.kinds import (
@@ -557,6 +561,15 @@ class AgentToolApprovals(ToolApprovals):
         """Any tool (a provided one too)."""
         return bool(tool)
 
+    def _tool(self, name: str, *, in_loop: bool) -> GatedTool:
+        """A declared tool's call allowed in the agent's loop runs there (`_in_loop`)."""
+        tool = super()._tool(name, in_loop=in_loop)
+        return _in_loop(tool) if in_loop and name in self._tools else tool
+
+
+BATON_RUN: Final = "baton_run"
+"""The property of MAF's approval response that says Baton runs the allowed call in MAF's tool
+loop, inside the agent's middleware (`BatonCalls`): its ledger `key` and typed `arguments`."""
 
 BATON_RESULT: Final = "baton_result"
 """The property of MAF's approval response that holds the call's result as Baton gave it."""
@@ -577,6 +590,31 @@ class _RunByMaf(Exception):
         self.arguments = arguments
 
 
+class _RunInLoop(Exception):
+    """A call is allowed, and Baton runs it in the agent's tool loop (`BatonCalls`), not now.
+
+    Raised by the ledger's call of an `_in_loop` tool: a call the ledger has a result of is not
+    called, and that result is given as ever.
+    """
+
+    def __init__(self, key: str, arguments: dict[str, Any]) -> None:
+        super().__init__("run in the agent's tool loop")
+        self.key, self.arguments = key, arguments
+
+
+def _in_loop(tool: GatedTool) -> GatedTool:
+    """`tool`, whose allowed calls run in the agent's tool loop, not where they are decided.
+
+    So they run as MAF runs a call: inside the author's function middleware (which may refuse
+    it, or handle its failure), an exception of the tool's reaching the model as its result.
+    """
+
+    async def perform(key: str, typed: BaseModel) -> Any:
+        raise _RunInLoop(key, typed.model_dump(mode="json"))
+
+    return dataclasses.replace(tool, perform=perform)
+
+
 def _run_by_maf(name: str) -> GatedTool:
     """A tool Baton does not run: MAF does, when the policy or a person allows the call."""
 
@@ -592,6 +630,13 @@ async def _replied(approval: Content, deciding: Awaitable[Outcome], in_loop: boo
         outcome = await deciding
     except _RunByMaf as allowed:
         return Reply(_approved(approval, allowed.arguments, in_loop=in_loop))
+    except _RunInLoop as allowed:
+        response = approval.to_function_approval_response(approved=True)
+        response.additional_properties[BATON_RUN] = {
+            "key": allowed.key,
+            "arguments": allowed.arguments,
+        }
+        return Reply(response)
     return _answered(approval, outcome, in_loop=in_loop)
 
 
@@ -627,21 +672,26 @@ def _answered(approval: Content, outcome: Outcome, *, in_loop: bool) -> Outcome:
 
 
 class BatonCalls(FunctionMiddleware):
-    """Gives MAF's tool loop Baton's result for a call Baton decided (`ToolApprovals`).
+    """Runs in MAF's tool loop the calls Baton decided (`ToolApprovals`), or gives their result.
 
-    Installed on every agent of a workflow Baton drives (`install_calls`); any other call runs
-    as MAF runs it. Only these agents' calls get such results (`RunServices.baton_calls`).
+    Installed on every agent of a workflow Baton drives (`install_calls`), innermost of its
+    function middleware: an allowed call of the agent's own tools runs here, through the effect
+    ledger (`BATON_RUN`), inside the author's middleware, as MAF would run it; a refused one gets
+    Baton's result (`BATON_RESULT`, the person's reason). Any other call runs as MAF runs it.
+    Only these agents' calls get such answers (`RunServices.baton_calls`).
     """
 
     async def process(
         self, context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
     ) -> None:
-        """The result Baton gave the call; a provided tool with the person's arguments; or on."""
+        """Run the allowed call; the result Baton gave it; a provided tool's edit; or on."""
         response = context.metadata.get("approval_response")
         decided = getattr(response, "additional_properties", None) or {}
         call = getattr(response, "function_call", None)
         if call is None or str(call.call_id) != str(context.metadata.get("call_id")):
             await call_next()
+        elif BATON_RUN in decided:
+            context.result = await _run_allowed(context, decided[BATON_RUN])
         elif BATON_RESULT in decided:  # noted in the conversation as Baton gave it
             context.result = as_text(decided[BATON_RESULT])
             context.metadata[NOTED] = True
@@ -657,6 +707,27 @@ class BatonCalls(FunctionMiddleware):
             )
         else:
             await call_next()
+
+
+async def _run_allowed(context: FunctionInvocationContext, allowed: dict[str, Any]) -> Any:
+    """Run the call a person or the policy allowed, once, through this drive's effect ledger.
+
+    With the arguments allowed (a person's edit), under the key it was decided with; the result
+    parsed as MAF's tool parses it (its contents), the ledger's record of it as JSON.
+    """
+    services = DRIVING_SERVICES.get()
+    if services is None:
+        raise RuntimeError(f"{context.function.name}: Baton runs this call only in a drive")
+    function = context.function
+    tool = GatedTool.of(function)
+    typed = tool.arguments.model_validate(allowed["arguments"])
+    with call_kwargs(dict(context.kwargs or {})):
+        result = await perform_keyed(services, tool, typed, str(allowed["key"]))
+    parser = getattr(function, "result_parser", None)
+    if parser is SKIP_PARSING:
+        return result
+    parsed = parser(result) if callable(parser) else FunctionTool.parse_result(result)
+    return [Content.from_text(parsed)] if isinstance(parsed, str) else parsed
 
 
 BATON_CALLS: Final = BatonCalls()

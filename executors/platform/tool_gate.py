@@ -252,12 +252,14 @@ async def perform_call(
 
     `agent` (the calling agent's name) picks the run's kwargs the tool gets (`kwargs_for`).
     """
-    with _kwargs(services.kwargs_for(agent)):
-        return await _perform(services, tool, typed, call_id, scope)
+    key = idempotency_key(services.run_id, scope, call_id)
+    with call_kwargs(services.kwargs_for(agent)):
+        return await perform_keyed(services, tool, typed, key)
 
 
 @contextlib.contextmanager
-def _kwargs(kwargs: dict[str, Any]) -> Iterator[None]:
+def call_kwargs(kwargs: dict[str, Any]) -> Iterator[None]:
+    """The run's kwargs the tools Baton runs get (`GatedTool.of`'s context) in the block."""
     token = CALL_KWARGS.set(kwargs)
     try:
         yield
@@ -265,10 +267,12 @@ def _kwargs(kwargs: dict[str, Any]) -> Iterator[None]:
         CALL_KWARGS.reset(token)
 
 
-async def _perform(
-    services: RunServices, tool: GatedTool, typed: BaseModel, call_id: str, scope: str
-) -> Any:
-    key = idempotency_key(services.run_id, scope, call_id)
+async def perform_keyed(services: RunServices, tool: GatedTool, typed: BaseModel, key: str) -> Any:
+    """Run an allowed call once through the effect ledger, under its idempotency `key`.
+
+    The store's failures and a run that ended under the drive are noted for the runtime (a tool's
+    exception reaches the model as its result, where the drive must not commit).
+    """
     try:
         return await services.ledger.perform(
             key=key,

@@ -23,7 +23,10 @@ from agent_framework import (
     FunctionInvocationContext,
     FunctionMiddleware,
     Message,
+    MiddlewareFailure,
+    MiddlewareTermination,
 )
+from agent_framework.exceptions import UserInputRequiredException
 
 from executors.platform.agents import said_of
 
@@ -65,7 +68,8 @@ class Transcript:
             if any(isinstance(m, _TurnNotes) for m in present):
                 continue
             name = str(getattr(agent, "name", None) or getattr(agent, "id", "agent"))
-            agent.middleware = [*present, *self.middleware(name)]
+            # outermost: what is noted is what the author's middleware made of each turn and call
+            agent.middleware = [*self.middleware(name), *present]
 
 
 DRIVING: ContextVar[Transcript | None] = ContextVar("baton_driving_transcript", default=None)
@@ -131,13 +135,25 @@ class _ToolNotes(FunctionMiddleware):
     async def process(
         self, context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
     ) -> None:
-        await call_next()
+        try:
+            await call_next()
+        except MiddlewareTermination:  # the author's middleware ended the loop, maybe with a say
+            if context.result is not None:
+                self._note(context, context.result)
+            raise
+        except (MiddlewareFailure, UserInputRequiredException):
+            raise  # (not a result: the run stops, or asks)
+        except Exception as exc:  # MAF hands the model its error text in place of a result
+            self._note(context, "Error: Function failed.", error=type(exc).__name__)
+            raise
+        self._note(context, context.result)
+
+    def _note(self, context: FunctionInvocationContext, result: Any, **more: Any) -> None:
         name = context.function.name
         if name.startswith(HANDOFF_PREFIX) or context.metadata.get(NOTED):
             return
-        (DRIVING.get() or self._transcript).add(
-            tool_result(self._agent, name, context.metadata.get("call_id"), context.result)
-        )
+        entry = tool_result(self._agent, name, context.metadata.get("call_id"), result)
+        (DRIVING.get() or self._transcript).add(entry | more)
 
 
 def tool_result(agent: str | None, tool: str, call_id: Any, result: Any) -> Entry:

@@ -31,7 +31,7 @@ from executors.platform.adapters import (
 )
 from executors.platform.builtin_adapters import Kinds
 from executors.platform.run_end import END_EVENT
-from executors.platform.services import RunServices
+from executors.platform.services import DRIVING_SERVICES, RunServices
 from executors.platform.shown import maf_value
 from executors.platform.tool_gate import AUDIT_EVENT
 from executors.platform.transcript import DRIVING
@@ -251,12 +251,15 @@ class Drive:
     ) -> WorkflowRunResult:
         """One run of the instance, on its first message or on responses (`Engine.run`).
 
-        Its agents note their turns in this drive's transcript (`DRIVING`), whoever followed them.
+        Its agents note their turns in this drive's transcript (`DRIVING`), whoever followed them,
+        and the calls Baton runs in their tool loops use this drive's services (`DRIVING_SERVICES`).
         """
         driving = DRIVING.set(self._services.transcript)
+        serving = DRIVING_SERVICES.set(self._services)
         try:
             result = await self._engine.run(message, responses=responses, **self._run_kwargs())
         finally:
+            DRIVING_SERVICES.reset(serving)
             DRIVING.reset(driving)
         self._results.append(result)
         return result
