@@ -458,3 +458,30 @@ async def test_a_class_attribute_a_run_changes_is_a_finding_every_run_would_shar
         "['x'] after): it is one object for every instance and every run a process drives — set "
         "it on the instance (in __init__)"
     ]
+
+
+async def test_a_context_provider_keeping_history_in_itself_is_named_in_the_session_clean() -> None:
+    """MAF's `custom_history_provider.py` keeps a session's messages in its own dict: after a
+    resume (a new instance) its agent sees the question alone. Kept in the session's `state`,
+    which the checkpoint carries, they all come back."""
+    registry.load("tests.fixtures.history_providers")
+
+    custom = await check_workflow("custom_history")
+    session = await check_workflow("session_history")
+
+    [lost] = custom.lost_state
+    assert (lost.pause, lost.executor_id, lost.executor_class) == (
+        1,
+        "CustomBot context provider custom-history",
+        "CustomHistoryProvider",
+    )
+    assert [a.name for a in lost.attributes] == ["_storage"]
+    assert lost.attributes[0].after == "{}"
+    assert lost.line().startswith(
+        "context provider custom-history (CustomHistoryProvider) of executor CustomBot's agent "
+        "lost state on resume from pause 1: self._storage was {"
+    )
+    assert "keep it in the session's state" in lost.line()
+    assert custom.outputs == ["Done. I remember 1 messages."]  # the question alone
+    assert session.clean, session.lines()
+    assert session.outputs == ["Done. I remember 3 messages."]  # the question, call and result

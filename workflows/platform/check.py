@@ -66,7 +66,14 @@ from workflows.platform.pool import WorkflowPool, new_instance
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.runtime import typed_input
 from workflows.platform.samples import answer_to, given_answer, sample_of
-from workflows.platform.snapshots import Snapshot, kept_attributes, lost_attributes, snapshot
+from workflows.platform.snapshots import (
+    PROVIDER,
+    Snapshot,
+    kept_attributes,
+    lost_attributes,
+    parts_of,
+    snapshot,
+)
 
 _short = reprlib.Repr()
 _short.maxstring = _short.maxother = 60
@@ -103,6 +110,14 @@ class LostState:
         )
         one = len(self.attributes) == 1
         them, types = ("it", "its type") if one else ("them", "their types")
+        executor, _, provider = self.executor_id.partition(PROVIDER)
+        if provider:
+            return (
+                f"context provider {provider} ({self.executor_class}) of executor {executor}'s "
+                f"agent lost state on resume from pause {self.pause}: {said} — keep {them} in "
+                "the session's state MAF hands its before_run/after_run (`state`), which the "
+                "checkpoint carries, or in a store outside the process"
+            )
         listed = (  # only a value the allow-list refused is helped by allow-listing it
             f"allow-list {types} (register(..., checkpoint_types=...)), or "
             if any(a.why for a in self.attributes)
@@ -131,6 +146,14 @@ class KeptState:
             for a in self.attributes
         )
         them = "it" if len(self.attributes) == 1 else "them"
+        executor, _, provider = self.executor_id.partition(PROVIDER)
+        if provider:
+            return (
+                f"context provider {provider} ({self.executor_class}) of executor {executor}'s "
+                f"agent carries state into the next run on a kept instance "
+                f"(register(reuse=True)): {said} — keep {them} in the session's state MAF "
+                "hands its before_run/after_run (`state`), or register the workflow without reuse"
+            )
         return (
             f"executor {self.executor_id} ({self.executor_class}) carries state into the next "
             f"run on a kept instance (register(reuse=True)): {said} — keep {them} in "
@@ -602,14 +625,15 @@ class _Check:
             return None  # a functional workflow: nothing to compare (`check_spec` does not ask)
         new = self._graph()
         reset, fresh = snapshot(again.workflow), snapshot(new)
+        built = parts_of(new)
         found: list[KeptState] = []
-        for executor_id, executor in again.workflow.executors.items():
+        for executor_id, executor in parts_of(again.workflow).items():
             names = kept_attributes(
                 reset.get(executor_id, {}),
                 (fresh.get(executor_id, {}), self._fresh[0].get(executor_id, {})),
             )
             if names:
-                other = new.executors.get(executor_id)
+                other = built.get(executor_id)
                 found.append(
                     KeptState(
                         executor_id=executor_id,
@@ -625,7 +649,8 @@ class _Check:
     def _compare(self, pause: int, paused: Workflow, restored: Workflow) -> None:
         """Note each executor whose own attributes the restore did not bring back."""
         before, after = snapshot(paused), snapshot(restored)
-        for executor_id, executor in paused.executors.items():
+        others = parts_of(restored)
+        for executor_id, executor in parts_of(paused).items():
             names = lost_attributes(
                 before[executor_id],
                 after.get(executor_id, {}),
@@ -635,7 +660,7 @@ class _Check:
             if not names:
                 continue
             self._lost |= {(executor_id, n) for n in names}
-            other = restored.executors.get(executor_id)
+            other = others.get(executor_id)
             self._report.lost_state.append(
                 LostState(
                     pause=pause,

@@ -84,11 +84,32 @@ _OPAQUE: Final = (
 
 
 def snapshot(workflow: Workflow) -> Snapshot:
-    """The fingerprints of every executor's own attributes, by executor id."""
+    """The fingerprints of the own attributes of every part that may hold state (`parts_of`)."""
     return {
-        executor_id: {name: fingerprint(value) for name, value in own_attributes(executor).items()}
-        for executor_id, executor in workflow.executors.items()
+        part_id: {name: fingerprint(value) for name, value in own_attributes(part).items()}
+        for part_id, part in parts_of(workflow).items()
     }
+
+
+PROVIDER: Final = " context provider "
+"""What joins an executor's id and its agent's context provider's in a part's id."""
+
+
+def parts_of(workflow: Workflow) -> dict[str, Any]:
+    """What of `workflow` may hold a run's state in its attributes, by id.
+
+    Each executor (by its id), and each context provider of the agent an executor runs
+    (`<executor id> context provider <source id>`): MAF checkpoints the state a provider keeps in
+    the session (`state` of its `before_run`/`after_run`), not what it keeps in itself.
+    """
+    from executors.platform.agents import agent_executors
+
+    found: dict[str, Any] = dict(workflow.executors)
+    for executor_id, agent in agent_executors(workflow).items():
+        for provider in getattr(agent, "context_providers", None) or ():
+            name = getattr(provider, "source_id", None) or type(provider).__name__
+            found[f"{executor_id}{PROVIDER}{name}"] = provider
+    return found
 
 
 HOOKS: Final = ("on_checkpoint_save", "on_checkpoint_restore")
