@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, Final
 
@@ -61,13 +61,19 @@ class Transcript:
         """The middleware that notes `agent`'s turns and tool calls here."""
         return [_TurnNotes(self, agent), _ToolNotes(self, agent)]
 
-    def follow(self, agents: Iterable[Any]) -> None:
-        """Note the turns of `agents` that do not note theirs already (any workflow's agents)."""
+    def follow(self, agents: Iterable[Any], names: Mapping[int, str] | None = None) -> None:
+        """Note the turns of `agents` that do not note theirs already (any workflow's agents).
+
+        Each under its name; one without a name under `names[id(agent)]` (its executor's id, the
+        same at every build), else its type's name: MAF gives it a new random id at each build.
+        """
         for agent in agents:
             present = list(getattr(agent, "middleware", None) or ())
             if any(isinstance(m, _TurnNotes) for m in present):
                 continue
-            name = str(getattr(agent, "name", None) or getattr(agent, "id", "agent"))
+            name = str(
+                getattr(agent, "name", None) or (names or {}).get(id(agent)) or type(agent).__name__
+            )
             # outermost: what is noted is what the author's middleware made of each turn and call
             agent.middleware = [*self.middleware(name), *present]
 

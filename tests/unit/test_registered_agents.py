@@ -75,6 +75,10 @@ async def test_an_agent_registered_as_it_is_asks_approval_and_resumes_in_a_new_i
     assert done.output["text"].startswith(f"You asked {message!r}. The weather in Amsterdam is "), (
         done.output
     )
+    # the conversation names the agent alike before the pause and after (an unnamed agent: by
+    # its executor, not the random id MAF gives it at each build)
+    said = await parts.runtime.conversation(run.id)
+    assert {e["agent"] for e in said if e["type"] in ("message", "tool_call")} == {executor}
 
 
 async def test_an_agent_told_no_hears_it_from_its_tool(parts: Parts) -> None:
