@@ -58,6 +58,7 @@ from baton.wiring import Parts
 from executors.platform import maf_agui
 from human.records import OPEN_STATUSES, HumanRequest, Run, User
 from human.store.base import RequestFilter
+from web.views import chat_text
 from web.watch import Ended, audit_feed
 
 KEEP_ALIVE: Final = ": keep-alive\n\n"
@@ -103,7 +104,7 @@ def messages_of(run_id: str, conversation: Sequence[dict[str, Any]]) -> list[Mes
         kind, id_ = entry.get("type"), f"{run_id}-{n}"
         if kind == "message" and entry.get("role") == "user":
             messages.append(UserMessage(id=id_, content=str(entry.get("text", ""))))
-        elif kind == "input" and (text := _chat_text(entry.get("input"))) is not None:
+        elif kind == "input" and (text := chat_text(entry.get("input"))) is not None:
             messages.append(UserMessage(id=id_, content=text))
         elif kind == "message":
             name = entry.get("agent")
@@ -120,15 +121,6 @@ def messages_of(run_id: str, conversation: Sequence[dict[str, Any]]) -> list[Mes
             result, call_id = str(entry.get("result", "")), str(entry["call_id"])
             messages.append(ToolMessage(id=id_, tool_call_id=call_id, content=result))
     return messages
-
-
-def _chat_text(run_input: Any) -> str | None:
-    """A run's input as the chat message it started on: the value of its one text field."""
-    if isinstance(run_input, dict) and len(run_input) == 1:
-        [value] = run_input.values()
-        if isinstance(value, str):
-            return value
-    return None
 
 
 def interrupt_of(request: HumanRequest, base_url: str) -> Interrupt:

@@ -360,6 +360,15 @@ def _raw(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, indent=2, default=str)
 
 
+def chat_text(run_input: Any) -> str | None:
+    """A run's input as the chat message it started on: the value of its one text field."""
+    if isinstance(run_input, dict) and len(run_input) == 1:
+        [value] = run_input.values()
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def _message(entry: Any) -> dict[str, Any] | None:
     """One conversation entry in one shape, or None for an entry that says nothing.
 
@@ -379,6 +388,11 @@ def _message(entry: Any) -> dict[str, Any] | None:
             return {"role": who.lower(), "speaker": who.capitalize(), "text": said.group("text")}
         return {"role": "note", "speaker": "Note", "text": text} if text else None
     kind = entry.get("type")
+    if kind == "input":  # an input of one text field is the user's message (an agent's run)
+        typed = chat_text(entry.get("input"))
+        return (
+            None if typed is None else _message({"type": "message", "role": "user", "text": typed})
+        )
     who = entry.get("role") or entry.get("agent") or entry.get("by") or entry.get("author")
     name = entry.get("name") or entry.get("agent")
     if "tool_call" in entry or kind == "tool_call":

@@ -27,3 +27,16 @@ def test_a_typed_answer_shows_its_fields_not_python_s_spelling_of_them() -> None
         "lee rejected: not this quarter",
         "ada approved",
     ]
+
+
+def test_an_agent_s_run_shows_the_text_it_started_on_as_the_user_s_message() -> None:
+    """An agent registered as it is starts on its input's one text field: the user said it. An
+    input of other fields is the run's input, shown as such on the page, not as a message."""
+    entries = [
+        {"type": "input", "input": {"text": "What do you know?"}},
+        {"type": "input", "input": {"city": "Oslo", "days": 2}},
+    ]
+
+    assert messages_of(entries) == [
+        {"role": "user", "speaker": "User", "text": "What do you know?"}
+    ]
