@@ -86,6 +86,8 @@ def run_text(run: Run, requests: list[HumanRequest]) -> list[str]:
     started = run.created_at.strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"{run.workflow} run {run.id}: {run.status}"]
     lines.append(f"  started by {run.created_by}, {started}")
+    if run.continues:
+        lines.append(f"  continues the conversation of run {run.continues}")
     if run.output is not None:
         lines += ["  output:", *_value_lines(run.output, "    ")]
     if run.error:

@@ -8,11 +8,13 @@ agent's replies). Over real HTTP against the app served in this process.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from tests.harness import Server, baton_server, digest
 from tests.pages import PAGE_ENV, signed_in, text_of
+from tests.unit.test_workflow_loading import baton as cli
 
 ENV = {"BATON_WORKFLOWS": "tests.fixtures.chat_agents"} | PAGE_ENV
 
@@ -134,3 +136,28 @@ async def test_a_retried_continuation_with_its_idempotency_key_starts_one_run(
     assert again.json()["id"] == one.json()["id"]
     assert again.headers["Idempotent-Replayed"] == "true"
     assert conflict.status_code == 409, conflict.text
+
+
+def baton(tmp_path: Path, *args: str) -> Any:
+    return cli(tmp_path, *args, workflows="tests.fixtures.chat_agents")
+
+
+def test_the_cli_continues_a_run_in_a_new_process_and_says_so(tmp_path: Path) -> None:
+    """`baton run --continues`: each turn a process of its own, on the same database."""
+    first = baton(
+        tmp_path, "run", "notetaker", "--input", '{"text": "remember the milk"}', "--json"
+    )
+    assert first.returncode == 0, first.stderr
+    earlier = json.loads(first.stdout)["id"]
+    second = baton(
+        tmp_path, "run", "notetaker", "--input", '{"text": "and?"}', "--continues", earlier
+    )
+    missing = baton(
+        tmp_path, "run", "notetaker", "--input", '{"text": "and?"}', "--continues", "run_x"
+    )
+
+    assert second.returncode == 0, second.stderr
+    assert f"continues the conversation of run {earlier}" in second.stdout
+    assert "You said ['remember the milk', 'and?']" in second.stdout
+    assert missing.returncode != 0
+    assert "continues: no run run_x to continue" in missing.stderr
