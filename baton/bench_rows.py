@@ -252,8 +252,8 @@ class RowsCycle:
         def write() -> int:
             conn.execute(
                 "INSERT INTO runs (id, seq, workflow, input, status, created_by, created_at,"
-                " updated_at) VALUES (:id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs),"
-                " :workflow, :input, :status, :by, :at, :at)",
+                " updated_at, continues) VALUES (:id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM"
+                " runs), :workflow, :input, :status, :by, :at, :at, :continues)",
                 {
                     "id": run_id,
                     "workflow": WORKFLOW,
@@ -261,6 +261,7 @@ class RowsCycle:
                     "status": "running",
                     "by": "sam",
                     "at": at,
+                    "continues": None,
                 },
             )
             started = {"workflow": WORKFLOW, "input": INPUT}

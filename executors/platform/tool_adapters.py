@@ -21,10 +21,12 @@ from agent_framework import (
     FunctionInvocationContext,
     FunctionMiddleware,
     FunctionTool,
+    MiddlewareFailure,
     WorkflowEvent,
 )
 from pydantic import BaseModel
 
+from baton.errors import RunEnded, StoreError
 from executors.platform.adapters import (
     Ask,
     Finish,
@@ -36,12 +38,12 @@ from executors.platform.adapters import (
     takeover_request,
 )
 from executors.platform.services import DRIVING_SERVICES, RunServices
+from executors.platform.shown import maf_value
 from executors.platform.tool_gate import (
     GatedTool,
     Verdict,
     any_arguments,
     approval_request,
-    call_kwargs,
     judge,
     perform_call,
     perform_keyed,
@@ -60,7 +62,7 @@ from human.kinds import (
 from human.policy import Decision, Route
 from human.records import HumanRequest
 from human.requests import origin_of
-from human.typed import describe
+from human.typed import as_json, describe
 
 # tool calls handed to Baton -------------------------------------------------------------------
 
@@ -712,22 +714,52 @@ class BatonCalls(FunctionMiddleware):
 async def _run_allowed(context: FunctionInvocationContext, allowed: dict[str, Any]) -> Any:
     """Run the call a person or the policy allowed, once, through this drive's effect ledger.
 
-    With the arguments allowed (a person's edit), under the key it was decided with; the result
-    parsed as MAF's tool parses it (its contents), the ledger's record of it as JSON.
+    With the arguments allowed (a person's edit), under the key it was decided with, after MAF's
+    own checks that the author's middleware left the approved arguments as approved (if it
+    changed them MAF asks again, and nothing runs). The tool gets the run's kwargs and session as
+    MAF gives them; its result is parsed as MAF's tool parses it, the ledger keeping it as JSON
+    (a replayed call: that JSON). The store failing, or the run ending, under the call stops the
+    drive (MAF's `MiddlewareFailure`) rather than reach the model as the tool's failure.
     """
     services = DRIVING_SERVICES.get()
     if services is None:
         raise RuntimeError(f"{context.function.name}: Baton runs this call only in a drive")
     function = context.function
-    tool = GatedTool.of(function)
+    _approved_as_asked(function, context)
+    ran: list[Any] = []
+
+    async def call(key: str, typed: BaseModel) -> Any:
+        own = FunctionInvocationContext(
+            function=function, arguments=typed, session=context.session, kwargs=context.kwargs
+        )
+        value = await function.invoke(arguments=typed, context=own, skip_parsing=True)
+        ran.append(value)
+        return as_json(value, fallback=maf_value)
+
+    tool = dataclasses.replace(GatedTool.of(function), perform=call)
     typed = tool.arguments.model_validate(allowed["arguments"])
-    with call_kwargs(dict(context.kwargs or {})):
-        result = await perform_keyed(services, tool, typed, str(allowed["key"]))
+    try:
+        recorded = await perform_keyed(services, tool, typed, str(allowed["key"]))
+    except (StoreError, RunEnded) as exc:  # noted for the runtime (`perform_keyed`)
+        raise MiddlewareFailure(f"{function.name}: {type(exc).__name__}") from exc
+    result = ran[0] if ran else recorded
     parser = getattr(function, "result_parser", None)
     if parser is SKIP_PARSING:
         return result
     parsed = parser(result) if callable(parser) else FunctionTool.parse_result(result)
     return [Content.from_text(parsed)] if isinstance(parsed, str) else parsed
+
+
+def _approved_as_asked(function: FunctionTool, context: FunctionInvocationContext) -> None:
+    """MAF's checks, as its tool runs them, that a call's arguments are still those approved.
+
+    Middleware that changed them gets what it gets on MAF alone: MAF asks for a new approval
+    (or, where security middleware saw other arguments, fails closed).
+    """
+    mapping = function._arguments_as_mapping(context.arguments)
+    function._ensure_security_arguments_unchanged(context, mapping)
+    visible = function._approval_visible_arguments(context.arguments, context)
+    function._ensure_approved_arguments_unchanged(context, visible)
 
 
 BATON_CALLS: Final = BatonCalls()

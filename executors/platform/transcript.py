@@ -26,6 +26,8 @@ from agent_framework import (
     MiddlewareFailure,
     MiddlewareTermination,
 )
+from agent_framework._tools import _FunctionArgumentsChangedAfterApproval as ArgumentsChanged
+from agent_framework._tools import _FunctionArgumentValidationError as ArgumentsInvalid
 from agent_framework.exceptions import UserInputRequiredException
 
 from executors.platform.agents import said_of
@@ -147,9 +149,12 @@ class _ToolNotes(FunctionMiddleware):
             if context.result is not None:
                 self._note(context, context.result)
             raise
-        except (MiddlewareFailure, UserInputRequiredException):
-            raise  # (not a result: the run stops, or asks)
-        except Exception as exc:  # MAF hands the model its error text in place of a result
+        except (MiddlewareFailure, UserInputRequiredException, ArgumentsChanged):
+            raise  # (not a result: the run stops, or asks; MAF asks for a new approval)
+        except ArgumentsInvalid as exc:  # MAF's error texts (without `include_detailed_errors`)
+            self._note(context, "Error: Argument parsing failed.", error=type(exc).__name__)
+            raise
+        except Exception as exc:
             self._note(context, "Error: Function failed.", error=type(exc).__name__)
             raise
         self._note(context, context.result)

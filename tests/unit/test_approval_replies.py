@@ -10,16 +10,23 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from agent_framework import Content
+import pytest
+from agent_framework import Agent, Content, Message, MiddlewareFailure, tool
 
+from baton.errors import StoreError
 from executors.platform.adapters import Reply
+from executors.platform.chat_clients import ScriptedChatClient
+from executors.platform.services import DRIVING_SERVICES
 from executors.platform.tool_adapters import (
     BATON_ARGUMENTS,
+    BATON_CALLS,
     BATON_RESULT,
+    BATON_RUN,
     ToolApprovals,
     _answered,
     _approved,
 )
+from human.effects import EffectLedger
 
 CALL = Content.from_function_call("call-1", "submit_refund", arguments={"amount": 10})
 APPROVAL = Content.from_function_approval_request(id="approval-1", function_call=CALL)
@@ -60,3 +67,54 @@ def test_an_edit_is_approved_only_where_baton_calls_runs_the_person_s_arguments(
     assert (in_loop.approved, in_loop.additional_properties[BATON_ARGUMENTS]) == (True, edited)
     assert _approved(APPROVAL, edited, in_loop=False).approved is False
     assert _approved(APPROVAL, {"amount": 10}, in_loop=False).approved is True  # as asked
+
+
+class _DownStore:
+    """An effect ledger's store that cannot be read: a locked database."""
+
+    async def effect_in_run(self, key: str, run_id: str) -> Any:
+        raise StoreError("database is locked")
+
+
+async def test_the_store_failing_under_an_approved_call_stops_the_agent_s_loop_for_a_retry() -> (
+    None
+):
+    """Not the tool's failure told to the model, which would go on (and call other tools) in a
+    drive the runtime throws away: the loop stops, and the runtime tries the drive again."""
+    ran: list[str] = []
+
+    @tool(approval_mode="always_require")
+    def pay(amount: int) -> str:
+        """Pay."""
+        ran.append("pay")
+        return "paid"
+
+    @tool(approval_mode="never_require")
+    def email(text: str) -> str:
+        """Email the customer."""
+        ran.append("email")
+        return "sent"
+
+    def play(messages: Any, options: Any) -> list[Content]:
+        results = [c for m in messages for c in m.contents if c.type == "function_result"]
+        if not results:
+            return [Content.from_function_call("c1", "pay", arguments={"amount": 5})]
+        return [Content.from_function_call("c2", "email", arguments={"text": "about it"})]
+
+    agent = Agent(client=ScriptedChatClient(play), tools=[pay, email], middleware=[BATON_CALLS])
+    session = agent.create_session()
+    [asked] = (await agent.run("pay 5", session=session)).user_input_requests
+    response = asked.to_function_approval_response(approved=True)
+    response.additional_properties[BATON_RUN] = {"key": "k1", "arguments": {"amount": 5}}
+    services = SimpleNamespace(
+        ledger=EffectLedger(_DownStore()), run_id="r", effects=[], store_failures=[], run_ended=[]
+    )
+    token = DRIVING_SERVICES.set(services)  # type: ignore[arg-type]
+    try:
+        with pytest.raises(MiddlewareFailure):
+            await agent.run(Message("user", [response]), session=session)
+    finally:
+        DRIVING_SERVICES.reset(token)
+
+    assert ran == []
+    assert [type(e).__name__ for e in services.store_failures] == ["StoreError"]
