@@ -292,7 +292,7 @@ async def run_stream(
     feed = audit_feed(request, parts, user, after=after, run_id=run_id)
     try:
         first = await view_of(parts, run_id)
-        earlier = await parts.runtime.conversations_before(first.run)
+        earlier = await parts.runtime.conversations_before(first.run, viewer=user)
         tracker.earlier = tuple(m for each, entries in earlier for m in messages_of(each, entries))
         for event in tracker.step(first):
             yield encoder.encode(event)

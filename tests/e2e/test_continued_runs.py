@@ -12,6 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ag_ui.core import MessagesSnapshotEvent, UserMessage
+
+from tests.e2e.test_agui import agui, finished, interrupted, run_input, the_interrupt
 from tests.harness import Server, baton_server, digest
 from tests.pages import PAGE_ENV, signed_in, text_of
 from tests.unit.test_workflow_loading import baton as cli
@@ -161,3 +164,50 @@ def test_the_cli_continues_a_run_in_a_new_process_and_says_so(tmp_path: Path) ->
     assert "You said ['remember the milk', 'and?']" in second.stdout
     assert missing.returncode != 0
     assert "continues: no run run_x to continue" in missing.stderr
+
+
+async def test_an_ag_ui_chat_goes_on_once_per_message_and_shows_only_what_its_reader_may_see(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """A reload (the snapshot's messages sent back), a message sent again, a message while the
+    turn still asks, and someone else reading a later turn: each as a chat front end sends it."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        thread = "chat-7"
+        hello = UserMessage(id="u1", content="remember the secret code 4711")
+        async with agui(server, "sam", "notetaker", run_input(thread, messages=[hello])) as one:
+            shown = [e for e in await one.until(finished) if isinstance(e, MessagesSnapshotEvent)]
+        chat = [*shown[-1].messages]  # the client takes the snapshot's messages, Baton's ids
+        runs = await server.run_count()
+        async with agui(server, "sam", "notetaker", run_input(thread, messages=chat)) as reload:
+            await reload.until(finished)
+        reloaded = await server.run_count()
+
+        asking = [*chat, UserMessage(id="u2", content="forget the milk")]
+        async with agui(server, "sam", "notetaker", run_input(thread, messages=asking)) as two:
+            approval = the_interrupt((await two.until(interrupted))[-1])
+        second = approval.metadata["baton"]["run_id"]
+        before = digest(db_url)
+        early = [*asking, UserMessage(id="u3", content="and?")]
+        async with server.client("sam") as sam:
+            too_early = await sam.post("/agui/notetaker", json=run_input(thread, messages=early))
+        unchanged = digest(db_url) == before
+        # lee, who answers the approval, reads that turn, not the turn before (not his to see)
+        lee_reads = run_input(second, follow=False)
+        async with agui(server, "lee", "notetaker", lee_reads) as lee:
+            seen = [e for e in await lee.until(interrupted) if isinstance(e, MessagesSnapshotEvent)]
+        reply = await server.respond(approval.id, {"decision": "approve"}, user="lee")
+        assert reply.status_code == 200, reply.text
+        await server.wait_for_run(second, status="completed")
+        # the same chat sent again once that turn ended: no third run
+        async with agui(server, "sam", "notetaker", run_input(thread, messages=asking)) as again:
+            await again.until(finished)
+        final = await server.run_count()
+
+    assert reloaded == runs
+    assert (too_early.status_code, too_early.json()["error"]) == (409, "run_not_ended")
+    assert second in too_early.json()["detail"]
+    assert unchanged
+    said = [getattr(m, "content", None) for m in seen[-1].messages]
+    assert said[:1] == ["forget the milk"]
+    assert not any("4711" in str(text) for text in said)
+    assert final == runs + 1

@@ -22,6 +22,8 @@ published contract's tests (schemathesis) would hold them to Baton's own shapes.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from typing import Any, Final
 
@@ -31,7 +33,7 @@ from fastapi import APIRouter, Body, Request
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
-from baton.errors import Invalid, RunNotFound, ThreadEnded
+from baton.errors import Invalid, RunNotEnded, RunNotFound, ThreadEnded
 from executors.platform import maf_agui
 from human.access import check_can_run
 from human.records import TERMINAL_RUN, Run, User
@@ -43,6 +45,8 @@ from workflows.platform import registry
 router = APIRouter(prefix="/agui", tags=["ag-ui"], include_in_schema=False)
 
 _THREAD: Final = re.compile(r"^[\x21-\x7e]{1,200}$")
+_SHOWN: Final = re.compile(r"^run_[\w-]+-\d+$")
+"""The id Baton gives a message it shows (`web.agui.messages_of`): `<run id>-<n>`."""
 
 
 @router.post("/{workflow}")
@@ -57,7 +61,7 @@ async def run_workflow(
     spec = registry.get(workflow)  # 404 for a workflow that is not registered
     agui = _parsed(body)
     after = await parts.store.last_event_id()  # the stream shows everything from here on
-    run, turns = await _run_of_thread(parts, workflow, agui.thread_id, user)
+    run = await _run_of_thread(parts, workflow, agui.thread_id, user)
     followers: Followers = request.app.state.agui_followers
     thread = (user.name, workflow, agui.thread_id)
     if agui.resume:
@@ -68,16 +72,17 @@ async def run_workflow(
         for request_id, payload in answers:
             with sent_in("body"):
                 await parts.requests.respond(request_id, payload, responder=user)
-    elif run is not None and run.status in TERMINAL_RUN and _new_turn(spec, agui, run, turns):
-        if not parts.runtime.converses(workflow):
-            raise ThreadEnded(
-                f"thread {agui.thread_id!r} ran as run {run.id}, which has {run.status}, and "
-                f"workflow {workflow} starts on its typed input, not on a conversation: a new "
-                "message starts no new turn on it; start a new thread for a new conversation"
-            )
-        run = await _start_turn(parts, spec, agui, user, after=run)
     elif run is None:
         run = await _start_turn(parts, spec, agui, user, after=None)
+    else:
+        said = _new_message(spec, agui, run)
+        retried = said and await parts.runtime.started_with(
+            _key(workflow, agui.thread_id, message=said), actor=user.name
+        )
+        if retried:
+            run = retried  # that message's turn, sent again
+        elif said:
+            run = await _next_turn(parts, spec, agui, user, run, said)
     if not agui.resume:
         place = followers.take_over(thread)
     events = run_stream(
@@ -94,8 +99,9 @@ async def _start_turn(
     user: User,
     *,
     after: Run | None,
+    message: str | None = None,
 ) -> Run:
-    """The run of the thread's first turn, or of the turn after run `after` (continuing it)."""
+    """The run of the thread's first turn, or of the turn `message` starts after run `after`."""
     check_can_run(user)
     continues = None if after is None else after.id
     with sent_in("body"):
@@ -104,7 +110,7 @@ async def _start_turn(
                 spec.name,
                 _input_of(spec, agui),
                 actor=user.name,
-                key=_key(spec.name, agui.thread_id, after=continues),
+                key=_key(spec.name, agui.thread_id, message=message),
                 continues=continues,
                 viewer=user,
             )
@@ -145,10 +151,19 @@ def _canonical(body: Any) -> Any:
     messages = body.get("messages")
     if isinstance(messages, list):
         canonical["messages"] = [
-            {**m, "id": f"message-{n}"} if isinstance(m, dict) and "id" not in m else m
+            {**m, "id": _unnamed(n, m)} if isinstance(m, dict) and "id" not in m else m
             for n, m in enumerate(messages)
         ]
     return canonical
+
+
+def _unnamed(place: int, message: dict[str, Any]) -> str:
+    """An id for a message sent without one: its place and what it says.
+
+    The same when the message is sent again, so that it is known as such (`_key`).
+    """
+    said = json.dumps([message.get("role"), message.get("content")], sort_keys=True, default=str)
+    return f"message-{place}-{hashlib.sha256(said.encode()).hexdigest()[:16]}"
 
 
 def _resume_entry(entry: Any) -> Any:
@@ -179,18 +194,45 @@ def _input_of(spec: registry.WorkflowSpec, agui: RunAgentInput) -> Any:
     return {field: said} if field and said else {}
 
 
-def _new_turn(spec: registry.WorkflowSpec, agui: RunAgentInput, run: Run, turns: int) -> bool:
-    """Whether the chat sends a message its thread's `turns` runs have not taken yet.
+def _new_message(spec: registry.WorkflowSpec, agui: RunAgentInput, latest: Run) -> str | None:
+    """The id of the chat's last user message if it may start the thread's next turn, else None.
 
-    The chat holds more user messages than the thread has turns, or (a client that sends only
-    the newest message) its last one is another than the one the latest run started on.
+    Not a message Baton showed (a snapshot's, `<run id>-<n>`: the chat reloaded or resent), nor,
+    when it is the chat's only user message, the one the thread's latest run started on (a first
+    message sent again); only for a workflow whose input is one text field, with no `state`.
     """
     field = spec.text_field()
     if field is None or agui.state:
-        return False
-    said = _input_of(spec, agui)
-    sent = sum(1 for m in agui.messages if m.role == "user" and _text_of(m))
-    return bool(said) and (sent > turns or said.get(field) != run.input.get(field))
+        return None
+    sent = [m for m in agui.messages if m.role == "user" and _text_of(m)]
+    if not sent or _SHOWN.match(sent[-1].id):
+        return None
+    if len(sent) == 1 and _text_of(sent[-1]) == latest.input.get(field):
+        return None
+    return str(sent[-1].id)
+
+
+async def _next_turn(
+    parts: PartsDep,
+    spec: registry.WorkflowSpec,
+    agui: RunAgentInput,
+    user: User,
+    latest: Run,
+    said: str,
+) -> Run:
+    """The run of the turn message `said` starts, continuing the thread's `latest` run."""
+    if latest.status not in TERMINAL_RUN:
+        raise RunNotEnded(
+            f"thread {agui.thread_id!r} is in run {latest.id}, which is {latest.status}: a new "
+            "message waits for its end (answer its interrupts with resume)"
+        )
+    if not parts.runtime.converses(spec.name):
+        raise ThreadEnded(
+            f"thread {agui.thread_id!r} ran as run {latest.id}, which has {latest.status}, and "
+            f"workflow {spec.name} starts on its typed input, not on a conversation: a new "
+            "message starts no new turn on it; start a new thread for a new conversation"
+        )
+    return await _start_turn(parts, spec, agui, user, after=latest, message=said)
 
 
 def _text_of(message: Any) -> str:
@@ -201,23 +243,21 @@ def _text_of(message: Any) -> str:
     return "\n".join(part.text for part in content if getattr(part, "type", None) == "text")
 
 
-def _key(workflow: str, thread_id: str, *, after: str | None = None) -> str:
+def _key(workflow: str, thread_id: str, *, message: str | None = None) -> str:
     """The idempotency key a person's thread starts a turn's run with.
 
-    Its first run's, or that of the run that continues run `after` (one each: a client's retry
-    of a message starts no second run).
+    Its first run's; a later turn's, that of the chat message that started it (one run each: a
+    message sent again starts no second run).
     """
     first = f"agui:{workflow}:{thread_id}"
-    return first if after is None else f"{first}:after:{after}"
+    return first if message is None else f"{first}:message:{message}"
 
 
-async def _run_of_thread(
-    parts: PartsDep, workflow: str, thread_id: str, user: User
-) -> tuple[Run | None, int]:
-    """The thread's latest run and how many runs (turns) it has had (None, 0: none yet).
+async def _run_of_thread(parts: PartsDep, workflow: str, thread_id: str, user: User) -> Run | None:
+    """The thread's latest run (None: it has started none yet).
 
-    The thread's first run is the one it names (a Baton run id) or the one its id started; each
-    later turn's run continues the one before (`_key`'s `after`).
+    Its first run is the one it names (a Baton run id) or the one its id started; each later
+    turn's continues the one before (`Run.continues`), started by the same person.
     """
     if thread_id.startswith("run_"):
         run: Run | None = await parts.runtime.get(thread_id, viewer=user)
@@ -225,14 +265,17 @@ async def _run_of_thread(
         run = await parts.runtime.started_with(_key(workflow, thread_id), actor=user.name)
     if run is not None and run.workflow != workflow:
         raise RunNotFound(f"no run {thread_id} of workflow {workflow}")
-    turns = 0 if run is None else 1
     while run is not None:
-        key = _key(workflow, thread_id, after=run.id)
-        later = await parts.runtime.started_with(key, actor=user.name)
+        later = None
+        for later_id in reversed(await parts.store.runs_continuing(run.id)):  # the newest first
+            found = await parts.store.get_run(later_id)
+            if found is not None and (found.created_by, found.workflow) == (user.name, workflow):
+                later = found
+                break
         if later is None:
-            break
-        run, turns = later, turns + 1
-    return run, turns
+            return run
+        run = later
+    return run
 
 
 async def _checked(

@@ -266,16 +266,19 @@ class Runtime:
         earlier = await self.conversations_before(run)
         return [message for _, entries in earlier for message in messages_of(entries)]
 
-    async def conversations_before(self, run: Run) -> list[tuple[str, list[dict[str, Any]]]]:
+    async def conversations_before(
+        self, run: Run, *, viewer: User | None = None
+    ) -> list[tuple[str, list[dict[str, Any]]]]:
         """The runs whose conversation `run` continues (along `Run.continues`), oldest first.
 
-        Each with its conversation (`conversation`); none for a run that continues none.
+        Each with its conversation (`conversation`); none for a run that continues none. With
+        `viewer`, only the later ones they may see: from the first they may not, none before.
         """
         chain: list[str] = []
         at = run.continues
         while at is not None and at not in chain:
             earlier = await self.store.get_run(at)
-            if earlier is None:
+            if earlier is None or (viewer is not None and not await self.can_see(earlier, viewer)):
                 break
             chain.append(earlier.id)
             at = earlier.continues
