@@ -397,7 +397,8 @@ def _message(entry: Any) -> dict[str, Any] | None:
     name = entry.get("name") or entry.get("agent")
     if "tool_call" in entry or kind == "tool_call":
         arguments = _structured(entry.get("arguments")) or {}
-        speaker = _SPEAKERS.get(str(who or "assistant"), str(who or "Agent"))
+        who = entry.get("role") or "assistant"  # an agent's call: "Agent · <its name>", as it says
+        speaker = _SPEAKERS.get(str(who), str(who))
         return {
             "role": "assistant",
             "speaker": speaker if not name or name == who else f"{speaker} · {name}",

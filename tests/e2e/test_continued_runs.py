@@ -71,10 +71,10 @@ async def test_each_turn_continues_the_one_before_with_the_whole_conversation(
     assert started["data"]["continues"] == second["id"]
     assert earlier["continued_by"] == [second["id"]]
     assert (
-        f"This run picks up the conversation of run {first['id']}: its agent was given that "
-        f"run's messages first. The conversation goes on in run {third['id']}." in page
+        f"This run picks up the conversation where run {first['id']} ended: its agent was given "
+        f"the whole conversation up to then. The conversation goes on in run {third['id']}." in page
     )
-    assert f"This run's turn only: the earlier turns are in run {first['id']}." in page
+    assert f"This run's turn only: the turn before it is in run {first['id']}." in page
     # lee answered the second turn's approval, and sees that run, not the other turns
     assert "picks up" not in seen_by_lee
     assert "goes on" not in seen_by_lee
