@@ -545,12 +545,12 @@ class AgentToolApprovals(ToolApprovals):
     Every workflow has it: the tools are found on the agents of the workflow (sub-workflows
     included), their schemas are their own, and the policies file decides each call by the tool's
     name and arguments like any other (auto runs it, deny refuses it, approval and takeover ask).
-    An approved or edited call is run by Baton through the effect ledger, and the model gets its
-    result (in MAF's approval response, as `ToolApprovals` gives it); a rejection gives the model
-    the person's reason. A tool none of the agents declares (one a context provider adds while
-    the agent runs, such as a skill's script) has no schema Baton knows: the policy decides it by
-    its name and arguments, and MAF runs it when allowed (with a person's changed arguments,
-    `BATON_ARGUMENTS`), outside the effect ledger.
+    An approved or edited call runs in the agent's tool loop, inside the author's middleware, run
+    by `BatonCalls` through the effect ledger (`BATON_RUN` in MAF's approval response); a
+    rejection gives the model the person's reason. A tool none of the agents declares (one a
+    context provider adds while the agent runs, such as a skill's script) has no schema Baton
+    knows: the policy decides it by its name and arguments, and MAF runs it when allowed (with a
+    person's changed arguments, `BATON_ARGUMENTS`), outside the effect ledger.
     """
 
     name: ClassVar[str] = "agent_tool_approvals"

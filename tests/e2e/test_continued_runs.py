@@ -12,9 +12,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ag_ui.core import MessagesSnapshotEvent, UserMessage
+from ag_ui.core import MessagesSnapshotEvent, RunFinishedEvent, UserMessage
 
-from tests.e2e.test_agui import agui, finished, interrupted, run_input, the_interrupt
+from tests.e2e.test_agui import (
+    agui,
+    finished,
+    interrupted,
+    run_input,
+    the_interrupt,
+)
 from tests.harness import Server, baton_server, digest
 from tests.pages import PAGE_ENV, signed_in, text_of
 from tests.unit.test_workflow_loading import baton as cli
@@ -211,3 +217,37 @@ async def test_an_ag_ui_chat_goes_on_once_per_message_and_shows_only_what_its_re
     assert said[:1] == ["forget the milk"]
     assert not any("4711" in str(text) for text in said)
     assert final == runs + 1
+
+
+async def test_a_chat_message_s_id_of_any_shape_starts_its_turn_once(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """An id a client makes up (5,000 characters, any text) starts its turn once; one that is no
+    text (a lone surrogate) is refused where it was sent, with nothing stored."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        hello = UserMessage(id="a", content="remember the milk")
+        async with agui(server, "sam", "notetaker", run_input("chat-8", messages=[hello])) as one:
+            await one.until(finished)
+        runs = await server.run_count()
+        broken = UserMessage(id="\ud800", content="and?")
+        before = digest(db_url)
+        async with server.client("sam") as sam:  # (escaped: httpx's JSON cannot carry it)
+            refused = await sam.post(
+                "/agui/notetaker",
+                content=json.dumps(run_input("chat-8", messages=[hello, broken])),
+                headers={"Content-Type": "application/json"},
+            )
+        unchanged = digest(db_url) == before
+        odd = UserMessage(id="ü " + "x" * 5000, content="and?")
+        chat = run_input("chat-8", messages=[hello, odd])
+        for _ in range(2):  # the second time: sent again
+            async with agui(server, "sam", "notetaker", chat) as two:
+                ending = (await two.until(finished))[-1]
+        listed = await server.run_count()
+
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["errors"][0]["loc"] == ["body", "messages", "1", "id"]
+    assert unchanged
+    assert isinstance(ending, RunFinishedEvent)
+    assert ending.result["text"].startswith("You said ['remember the milk', 'and?']")
+    assert listed == runs + 1

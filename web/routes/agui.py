@@ -250,7 +250,12 @@ def _key(workflow: str, thread_id: str, *, message: str | None = None) -> str:
     message sent again starts no second run).
     """
     first = f"agui:{workflow}:{thread_id}"
-    return first if message is None else f"{first}:message:{message}"
+    if message is None:
+        return first
+    if not _THREAD.match(message):  # (any id a client sends: kept as a digest if not plain)
+        digest = hashlib.sha256(message.encode("utf-8", "surrogatepass")).hexdigest()
+        message = f"sha256-{digest}"
+    return f"{first}:message:{message}"
 
 
 async def _run_of_thread(parts: PartsDep, workflow: str, thread_id: str, user: User) -> Run | None:
