@@ -716,7 +716,7 @@ async def runs_page(parts: Parts, user: User, query: RunsQuery) -> dict[str, Any
 
 
 async def run_page(
-    parts: Parts, user: User, run_id: str, *, problem: str | None = None
+    parts: Parts, user: User, run_id: str, *, problem: str | None = None, said: str = ""
 ) -> dict[str, Any]:
     """A run: its graph with where it waits, its requests, conversation and audit trail."""
     after = await parts.store.last_event_id()  # first: what is written from now on goes live
@@ -736,14 +736,19 @@ async def run_page(
     outcome = summary.outcome_of(run, requests, effects)
     retrying = await parts.store.run_retrying(run_id)
     now = parts.requests.now()
-    continues = run.continues
-    if continues is not None:
-        earlier = await parts.store.get_run(continues)
-        if earlier is None or not await parts.runtime.can_see(earlier, user):
-            continues = None  # (not theirs to see: no link to it)
+    continues = None
+    if run.continues is not None:
+        earlier = await parts.store.get_run(run.continues)
+        if earlier is not None and await parts.runtime.can_see(earlier, user):
+            continues = turn_of(earlier)  # (not theirs to see: no link to it)
+    later = [
+        await parts.runtime.get(i) for i in await parts.runtime.continued_by(run_id, viewer=user)
+    ]
     return {
         "continues": continues,
-        "continued_by": await parts.runtime.continued_by(run_id, viewer=user),
+        "continued_by": [turn_of(r) for r in later],
+        "can_continue": run.status in TERMINAL_RUN and _may_continue(parts, user, run),
+        "said": said,
         "retrying": retrying,
         "held": retrying and held_for(retrying.error),
         # a time gone by: the try is under way, or waits for a worker to take it
@@ -769,6 +774,30 @@ async def run_page(
         "live_types": RUN_EVENTS,
         "section": "runs",
     }
+
+
+def turn_of(run: Run) -> dict[str, Any]:
+    """A run of a conversation, as its page names it: id, what it started on, who and when."""
+    return {
+        "id": run.id,
+        "said": chat_text(run.input),
+        "by": run.created_by,
+        "at": run.created_at,
+    }
+
+
+def _may_continue(parts: Parts, user: User, run: Run) -> bool:
+    """Whether `user` may send `run`'s conversation a next message from its page."""
+    try:
+        check_can_run(user)
+        spec = registry.get(run.workflow)
+    except (NotPermitted, WorkflowNotFound):
+        return False
+    try:
+        return spec.text_field() is not None and parts.runtime.converses(run.workflow)
+    except Exception:  # a builder that fails here: the page says so of its graph
+        logger.exception("could not build %s to see if it takes a conversation", run.workflow)
+        return False
 
 
 def held_for(error: str) -> str | None:

@@ -77,11 +77,13 @@ async def test_each_turn_continues_the_one_before_with_the_whole_conversation(
     assert started["data"]["continues"] == second["id"]
     assert earlier["continued_by"] == [second["id"]]
     assert (
-        f"This run picks up the conversation where run {first['id']} ended: its agent was given "
-        f"the whole conversation up to then. The conversation goes on in run {third['id']}." in page
+        f"This run picks up the conversation where run {first['id']} (“remember the milk”, sam, "
+        in page
     )
-    assert f"This run's turn only: the turn before it is in run {first['id']}." in page
-    # lee answered the second turn's approval, and sees that run, not the other turns
+    assert "ended: its agent was given the whole conversation up to then." in page
+    assert f"The conversation goes on in run {third['id']} (“what do you know?”, sam, " in page
+    assert f"This run's turn only: the turn before it is in run {first['id']} (“remember" in page
+    assert "Continue this conversation" in page  # sam may start runs: the form is there
     assert "picks up" not in seen_by_lee
     assert "goes on" not in seen_by_lee
     assert "turn only" not in seen_by_lee
@@ -251,3 +253,43 @@ async def test_a_chat_message_s_id_of_any_shape_starts_its_turn_once(
     assert isinstance(ending, RunFinishedEvent)
     assert ending.result["text"].startswith("You said ['remember the milk', 'and?']")
     assert listed == runs + 1
+
+
+async def test_a_person_continues_a_conversation_from_the_run_s_page(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> None:
+    """The page's form: the next message starts a run continuing this one; a blank message and
+    a run still asking are told on the page, with nothing stored; a viewer gets no form."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        first = await turn(server, "remember the milk")
+        asking = await turn(server, "forget the milk", first["id"])
+        async with signed_in(server, "sam", passwords["sam"]) as sam:
+            await sam.refresh_token(f"/runs/{first['id']}")
+            before = digest(db_url)
+            blank = await sam.post(f"/runs/{first['id']}/continue", {"text": "  "})
+            early = await sam.post(f"/runs/{asking['id']}/continue", {"text": "and?"})
+            unchanged = digest(db_url) == before
+            form_while_asking = "Continue this conversation" in text_of(
+                (await sam.http.get(f"/runs/{asking['id']}")).text
+            )
+            sent = await sam.post(f"/runs/{first['id']}/continue", {"text": "what do you know?"})
+        later = sent.headers.get("location", "").removeprefix("/runs/")
+        done = await server.wait_for_run(later, status="completed")
+        approval = await server.wait_for_request(asking["id"])
+        reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
+        assert reply.status_code == 200, reply.text
+        await server.wait_for_run(asking["id"], status="completed")
+        async with signed_in(server, "val", passwords["val"]) as val:  # a viewer of its team
+            viewed = await val.http.get(f"/runs/{asking['id']}")
+
+    assert (blank.status_code, early.status_code, sent.status_code) == (422, 409, 303)
+    assert "Write the next message first." in text_of(blank.text)
+    assert f"run {asking['id']} is waiting: a run continues a conversation once" in text_of(
+        early.text
+    )
+    assert unchanged
+    assert not form_while_asking
+    assert done["continues"] == first["id"]
+    assert done["output"]["text"].startswith("You said ['remember the milk', 'what do you know?']")
+    assert viewed.status_code == 200
+    assert "Continue this conversation" not in text_of(viewed.text)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from baton.errors import InvalidInput
+from baton.errors import Invalid, InvalidInput
 from human.access import check_can_run
 from web import views
 from web.auth import csrf_checked_form
@@ -67,6 +67,38 @@ async def run_page(
     page = await views.run_page(parts, user, run_id)
     template = "run_live.html" if request.headers.get("hx-request") else "run.html"
     return render(request, template, page, user=user)
+
+
+@router.post("/runs/{run_id}/continue")
+async def continue_run(
+    request: Request, run_id: str, parts: PartsDep, user: PageUserDep
+) -> Response:
+    """Start the next turn of an ended run's conversation from its page: 303 to the new run.
+
+    The form's `text` is the user's next message (the workflow's one text field); a refusal
+    (nothing written, a run still asking, a workflow that takes no conversation) shows on the
+    run's page again, at its status, with nothing stored.
+    """
+    form = FormValues((await csrf_checked_form(request)).multi_items())
+    check_can_run(user)
+    run = await parts.runtime.get(run_id, viewer=user)
+    field = registry.get(run.workflow).text_field()
+    said = (form.get("text") or "").strip()
+
+    async def page_with(problem: str) -> dict[str, Any]:
+        return await views.run_page(parts, user, run_id, problem=problem, said=said)
+
+    if field is None or not said:
+        problem = "Write the next message first." if field else "This run takes no message."
+        return render(request, "run.html", await page_with(problem), user=user, status_code=422)
+    try:
+        later = await parts.runtime.start(
+            run.workflow, {field: said}, actor=user.name, continues=run.id, viewer=user
+        )
+    except (*PAGE_PROBLEMS, Invalid) as exc:
+        return await problem_page(request, exc, "run.html", page_with, user=user)
+    notify(request, "Sent: the conversation goes on in this run.")
+    return RedirectResponse(f"/runs/{later.id}", status_code=303)
 
 
 @router.post("/runs/{run_id}/cancel")
