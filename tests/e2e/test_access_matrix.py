@@ -170,6 +170,10 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
         "who may see the run, but not a viewer",
         SEE_FORM | {"val": 403},
     ),
+    ("POST", "/runs/{run_id}/continue"): (
+        "who may start runs and see the run (the refund takes no message: 422)",
+        SEE_FORM | {"ada": 422, "lee": 422, "sam": 422, "val": 403, "vic": 403},
+    ),
 }
 
 Call = Callable[[httpx.AsyncClient, dict[str, Any]], Awaitable[httpx.Response]]
@@ -233,6 +237,7 @@ PAGE_FORMS: dict[str, dict[str, str]] = {
     },
     "/runs/new": {"workflow": "refund", "order_id": "A-1002", "amount": "120", "reason": "x"},
     "/requests/{request_id}/takeover": {"confirm": "yes"},  # (without: the page asks first)
+    "/runs/{run_id}/continue": {"text": "and?"},
 }
 
 
