@@ -9,6 +9,7 @@ answer means is `RequestService`'s.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -20,7 +21,7 @@ from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from baton.errors import NotPermitted, RunHeld, WorkflowNotFound
+from baton.errors import NotPermitted, RunHeld, RunNotFound, WorkflowNotFound
 from baton.wiring import Parts
 from human import summary
 from human.access import (
@@ -738,15 +739,11 @@ async def run_page(
     now = parts.requests.now()
     continues = None
     if run.continues is not None:
-        earlier = await parts.store.get_run(run.continues)
-        if earlier is not None and await parts.runtime.can_see(earlier, user):
-            continues = turn_of(earlier)  # (not theirs to see: no link to it)
-    later = [
-        await parts.runtime.get(i) for i in await parts.runtime.continued_by(run_id, viewer=user)
-    ]
+        with contextlib.suppress(RunNotFound):  # (not theirs to see: no link to it)
+            continues = turn_of(await parts.runtime.get(run.continues, viewer=user))
     return {
         "continues": continues,
-        "continued_by": [turn_of(r) for r in later],
+        "continued_by": [turn_of(r) for r in await parts.runtime.continued_by(run_id, viewer=user)],
         "can_continue": run.status in TERMINAL_RUN and _may_continue(parts, user, run),
         "said": said,
         "retrying": retrying,

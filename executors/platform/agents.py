@@ -201,11 +201,7 @@ def start_input(workflow: Workflow, typed: BaseModel, history: Sequence[Message]
     of them (an orchestration, or a workflow made an agent, as MAF's `WorkflowAgent` hands it
     the user's messages).
     """
-    if history:
-        if not takes_conversation(workflow):
-            raise NoConversation(
-                f"workflow {workflow.name!r} starts on its typed input, not on a conversation"
-            )
+    if history:  # (a start executor that `takes_conversation`: `WorkflowSpec.first_message`)
         return [*history, Message(role="user", contents=[said(typed)])]
     takes = workflow.get_start_executor().input_types
     if any(isinstance(t, type) and isinstance(typed, t) for t in takes) or Any in takes:

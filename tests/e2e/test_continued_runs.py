@@ -268,6 +268,7 @@ async def test_a_person_continues_a_conversation_from_the_run_s_page(
             before = digest(db_url)
             blank = await sam.post(f"/runs/{first['id']}/continue", {"text": "  "})
             early = await sam.post(f"/runs/{asking['id']}/continue", {"text": "and?"})
+            nul = await sam.post(f"/runs/{first['id']}/continue", {"text": "and\x00?"})
             unchanged = digest(db_url) == before
             form_while_asking = "Continue this conversation" in text_of(
                 (await sam.http.get(f"/runs/{asking['id']}")).text
@@ -284,6 +285,8 @@ async def test_a_person_continues_a_conversation_from_the_run_s_page(
 
     assert (blank.status_code, early.status_code, sent.status_code) == (422, 409, 303)
     assert "Write the next message first." in text_of(blank.text)
+    assert nul.status_code == 422, nul.text[:300]
+    assert "holds a NUL character" in text_of(nul.text)
     assert f"run {asking['id']} is waiting: a run continues a conversation once" in text_of(
         early.text
     )

@@ -137,7 +137,7 @@ async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> RunDetail:
         **dict(run),
         requests=requests.items,
         conversation=conversation,
-        continued_by=await parts.runtime.continued_by(run_id, viewer=user),
+        continued_by=[r.id for r in await parts.runtime.continued_by(run_id, viewer=user)],
         retrying=retrying,
     )
 

@@ -170,10 +170,11 @@ class Runtime:
 
     async def _check_continues(self, workflow: str, continues: str, viewer: User | None) -> None:
         """That a run of `workflow` may continue run `continues`'s conversation."""
-        earlier = await self.store.get_run(continues)
-        if earlier is None or (viewer is not None and not await self.can_see(earlier, viewer)):
+        try:
+            earlier = await self.get(continues, viewer=viewer)
+        except RunNotFound:
             msg = f"no run {continues[:80]} to continue"
-            raise InvalidContinues(msg, [{"loc": ["continues"], "msg": msg}])
+            raise InvalidContinues(msg, [{"loc": ["continues"], "msg": msg}]) from None
         if earlier.status not in TERMINAL_RUN:
             raise RunNotEnded(
                 f"run {earlier.id} is {earlier.status}: a run continues a conversation once it "
@@ -249,13 +250,13 @@ class Runtime:
             visible_to=viewer_of(viewer) if viewer is not None else None,
         )
 
-    async def continued_by(self, run_id: str, *, viewer: User) -> list[str]:
+    async def continued_by(self, run_id: str, *, viewer: User) -> list[Run]:
         """The runs that continue `run_id`'s conversation, those `viewer` may see, oldest first."""
         found = []
         for later_id in await self.store.runs_continuing(run_id):
             later = await self.store.get_run(later_id)
             if later is not None and await self.can_see(later, viewer):
-                found.append(later_id)
+                found.append(later)
         return found
 
     async def conversation_before(self, run: Run) -> list[Message]:
