@@ -229,6 +229,8 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
             membersAdded=[{"id": f"28:{APP_ID}"}],
         )
         assert (await _send(server, added, _token(connector))).status_code == 200
+        # each reply is posted after its activity's 200, so wait for one before the next
+        await _posts(connector, 1)
         say = "<at>Baton</at> link support-leads"
         by_lee = _activity(connector, "lee", LEE, type="message", text=say)
         assert (await _send(server, by_lee, _token(connector))).status_code == 200
