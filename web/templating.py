@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -173,6 +174,21 @@ def shown_status(status: str) -> str:
     return "answered" if status == "resumed" else status
 
 
+_PAGES: Final = (
+    (re.compile(r"run_[A-Za-z0-9_-]{16}"), "/runs/"),
+    (re.compile(r"req_[A-Za-z0-9_-]{22}"), "/requests/"),
+)
+
+
+def page_of(value: Any) -> str | None:
+    """The page of a value that is a run's or a request's id (an event's `continues`), or None."""
+    if isinstance(value, str):
+        for pattern, path in _PAGES:
+            if pattern.fullmatch(value):
+                return path + value
+    return None
+
+
 def without(mapping: Any, *keys: str) -> dict[str, Any]:
     """A mapping less some keys (a non-mapping: empty)."""
     if not isinstance(mapping, dict):
@@ -188,6 +204,7 @@ templates.env.filters.update(
     humanize=humanize,
     gist=gist,
     without=without,
+    page_of=page_of,
     shown_status=shown_status,
     duration=duration,
     exact_duration=exact_duration,

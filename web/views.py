@@ -744,6 +744,7 @@ async def run_page(
     return {
         "continues": continues,
         "continued_by": [turn_of(r) for r in await parts.runtime.continued_by(run_id, viewer=user)],
+        "ended": run.status in TERMINAL_RUN,
         "can_continue": run.status in TERMINAL_RUN and _may_continue(parts, user, run),
         "said": said,
         "retrying": retrying,

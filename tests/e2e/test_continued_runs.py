@@ -276,6 +276,8 @@ async def test_a_person_continues_a_conversation_from_the_run_s_page(
             sent = await sam.post(f"/runs/{first['id']}/continue", {"text": "what do you know?"})
         later = sent.headers.get("location", "").removeprefix("/runs/")
         done = await server.wait_for_run(later, status="completed")
+        async with signed_in(server, "sam", passwords["sam"]) as sam:
+            later_page = (await sam.http.get(f"/runs/{later}")).text
         approval = await server.wait_for_request(asking["id"])
         reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
         assert reply.status_code == 200, reply.text
@@ -295,4 +297,8 @@ async def test_a_person_continues_a_conversation_from_the_run_s_page(
     assert done["continues"] == first["id"]
     assert done["output"]["text"].startswith("You said ['remember the milk', 'what do you know?']")
     assert viewed.status_code == 200
+    # the audit trail's `run.started` links the run it continues; the graph says the run ended
+    audit = later_page.partition('id="events-heading"')[2]
+    assert f'<a href="/runs/{first["id"]}">{first["id"]}</a>' in audit
+    assert "The run has ended." in text_of(later_page)
     assert "Continue this conversation" not in text_of(viewed.text)
