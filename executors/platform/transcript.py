@@ -16,6 +16,9 @@ from contextvars import ContextVar
 from typing import Any, Final
 
 from agent_framework import (
+    AgentContext,
+    AgentMiddleware,
+    AgentResponse,
     ChatContext,
     ChatMiddleware,
     ChatResponse,
@@ -59,9 +62,9 @@ class Transcript:
         """Stored entries, then this drive's."""
         return [*self.history, *self.entries]
 
-    def middleware(self, agent: str) -> list[ChatMiddleware | FunctionMiddleware]:
-        """The middleware that notes `agent`'s turns and tool calls here."""
-        return [_TurnNotes(self, agent), _ToolNotes(self, agent)]
+    def middleware(self, agent: str) -> list[AgentMiddleware | ChatMiddleware | FunctionMiddleware]:
+        """The middleware that notes `agent`'s replies, turns and tool calls here."""
+        return [_ReplyNotes(self, agent), _TurnNotes(self, agent), _ToolNotes(self, agent)]
 
     def follow(self, agents: Iterable[Any], names: Mapping[int, str] | None = None) -> None:
         """Note the turns of `agents` that do not note theirs already (any workflow's agents).
@@ -127,6 +130,53 @@ class _TurnNotes(ChatMiddleware):
                                 "arguments": _arguments(content.arguments),
                             }
                         )
+
+
+class _ReplyNotes(AgentMiddleware):
+    """Notes the words of an agent's reply that no model turn of it said: those the author's agent
+    middleware gave (a refusal before any model call, a response it replaced).
+
+    Outermost of the agent's middleware, so it sees the reply as the workflow gets it.
+    """
+
+    def __init__(self, transcript: Transcript, agent: str) -> None:
+        self._transcript = transcript
+        self._agent = agent
+
+    async def process(
+        self, context: AgentContext, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        transcript = DRIVING.get() or self._transcript
+        start = len(transcript.entries)
+        try:
+            await call_next()
+        except MiddlewareTermination as stop:  # MAF answers with its result, or the context's
+            self._note(transcript, start, context.result or stop.result)
+            raise
+        self._note(transcript, start, context.result)
+
+    def _note(self, transcript: Transcript, start: int, reply: Any) -> None:
+        if not isinstance(reply, AgentResponse):
+            return  # (none: MAF fails the run; a stream: Baton drives runs without one)
+        said = {
+            e.get("text")
+            for e in transcript.entries[start:]
+            if e.get("type") == "message" and e.get("role") == "assistant"
+        }
+        for message in reply.messages:
+            if message.role != "assistant":
+                continue
+            for content in message.contents:
+                if content.type == "text" and content.text and content.text not in said:
+                    said.add(content.text)
+                    transcript.add(
+                        {
+                            "type": "message",
+                            "role": "assistant",
+                            "agent": self._agent,
+                            "text": content.text,
+                        }
+                    )
 
 
 NOTED: Final = "baton_noted"

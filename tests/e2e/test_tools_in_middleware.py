@@ -16,7 +16,7 @@ import pytest
 from agent_framework import Message
 
 from executors.platform.chat_clients import PLAYS, ScriptedChatClient
-from tests.fixtures import guarded_tools
+from tests.fixtures import agent_replies, guarded_tools
 from tests.harness import Server, baton_server, eventually
 
 ENV = {"BATON_WORKFLOWS": "tests.fixtures.guarded_tools"}
@@ -30,9 +30,9 @@ CASES = [
 ]
 
 
-async def on_maf_alone(workflow: str, text: str) -> tuple[str, list[str], list[str]]:
-    """The agent's last reply, the tool's runs and what the middleware saw, on MAF alone."""
-    make, persona = guarded_tools.BUILDERS[workflow]
+async def maf_reply(builders: dict[str, Any], workflow: str, text: str) -> str:
+    """The agent's last reply on MAF alone, each approval approved in its session as asked."""
+    make, persona = builders[workflow]
     agent = make(ScriptedChatClient(PLAYS[persona]))
     session = agent.create_session()
     done = await agent.run(text, session=session)
@@ -40,7 +40,13 @@ async def on_maf_alone(workflow: str, text: str) -> tuple[str, list[str], list[s
         [asked] = done.user_input_requests
         approved = Message("user", [asked.to_function_approval_response(approved=True)])
         done = await agent.run(approved, session=session)
-    return done.text, list(guarded_tools.SIDE_EFFECTS), list(guarded_tools.SEEN)
+    return done.text
+
+
+async def on_maf_alone(workflow: str, text: str) -> tuple[str, list[str], list[str]]:
+    """The agent's last reply, the tool's runs and what the middleware saw, on MAF alone."""
+    said = await maf_reply(guarded_tools.BUILDERS, workflow, text)
+    return said, list(guarded_tools.SIDE_EFFECTS), list(guarded_tools.SEEN)
 
 
 async def approved_until_ended(server: Server, run_id: str) -> tuple[dict[str, Any], int]:
@@ -109,3 +115,39 @@ async def test_an_approved_call_runs_inside_the_author_s_middleware_as_on_maf_al
         ("handled_data", "user statistics"): ["Request Timeout: please try again later."],
         ("raising_data", "user statistics"): ["Error: Function failed."],
     }
+
+
+async def test_a_reply_the_author_s_agent_middleware_gives_is_the_run_s_last_word(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """A refusal before any model call, and a reply the middleware replaced after a pause: the
+    run's output is MAF's reply, and its conversation ends with those words, said once."""
+    cases = [
+        ("guarded_chat", "What is my password?"),
+        ("tidied_reply", "Weather in Tokyo?"),
+    ]
+    env = {"BATON_WORKFLOWS": "tests.fixtures.agent_replies"}
+    on_baton = {}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        for workflow, text in cases:
+            run = await server.start_run({"workflow": workflow, "input": {"text": text}})
+            ended, _ = await approved_until_ended(server, run["id"])
+            said = [
+                e["text"]
+                for e in ended["conversation"]
+                if e["type"] == "message" and e.get("role") == "assistant"
+            ]
+            on_baton[workflow] = (ended["status"], (ended["output"] or {}).get("text"), said)
+    alone = {w: await maf_reply(agent_replies.BUILDERS, w, text) for w, text in cases}
+
+    refusal = alone["guarded_chat"]
+    assert refusal.startswith("Sorry, I cannot process requests containing 'password'")
+    assert on_baton["guarded_chat"] == ("completed", refusal, [refusal])
+    tidied = alone["tidied_reply"]
+    assert tidied == "The weather in Tokyo is sunny with a high of 21°C. Agent: OK"
+    # the model's own words, then the middleware's in their place (what the workflow got)
+    assert on_baton["tidied_reply"] == (
+        "completed",
+        tidied,
+        ["The weather in Tokyo is sunny with a high of 21°C. Enjoy!", tidied],
+    )
