@@ -133,10 +133,10 @@ class _TurnNotes(ChatMiddleware):
 
 
 class _ReplyNotes(AgentMiddleware):
-    """Notes the words of an agent's reply that no model turn of it said: those the author's agent
-    middleware gave (a refusal before any model call, a response it replaced).
+    """Notes the words of an agent's reply that none of its model turns said.
 
-    Outermost of the agent's middleware, so it sees the reply as the workflow gets it.
+    Those the author's agent middleware gave: a refusal before any model call, a response it
+    replaced. Outermost of the agent's middleware, so it sees the reply as the workflow gets it.
     """
 
     def __init__(self, transcript: Transcript, agent: str) -> None:

@@ -77,7 +77,12 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             (titled("Human feedback"), answer("higher")),
             (titled("Human feedback"), answer("correct")),
         ],
-        "Guessed correctly!",
+        # every output of every drive, as MAF gives them run by run: its agent's guesses, the end
+        [
+            {"agent": "GuessingAgent", "text": '{"guess": 5}'},
+            {"agent": "GuessingAgent", "text": '{"guess": 6}'},
+            "Guessed correctly!",
+        ],
     ),
     "typed_review": (
         {"title": "Q3 plan"},
@@ -176,10 +181,20 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             (titled("Draft feedback request from coordinator"), answer("warmer, please")),
             (titled("Draft feedback request from coordinator"), answer("approve")),
         ],
-        {
-            "agent": "final_editor_agent",
-            "text": "editor, take 3: LumenX bends to your desk, warm at night.",
-        },
+        [  # the writer's drafts as they came (MAF yields each agent's reply), then the editor's
+            {
+                "agent": "writer_agent",
+                "text": "writer, take 1: LumenX bends to your desk, warm at night.",
+            },
+            {
+                "agent": "writer_agent",
+                "text": "writer, take 3: LumenX bends to your desk, warm at night.",
+            },
+            {
+                "agent": "final_editor_agent",
+                "text": "editor, take 3: LumenX bends to your desk, warm at night.",
+            },
+        ],
     ),
     "functional_review": (  # MAF's own functional sample (`@workflow`, `@step`)
         {"topic": "AI Safety"},

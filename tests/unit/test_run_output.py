@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from agent_framework import AgentResponse, Message
 
-from workflows.platform.drive import _jsonable
+from workflows.platform.drive import _jsonable, _plain
+
+
+def output_of(outputs: list[Any]) -> Any:
+    """The run's `output` for what a workflow yielded (MAF's values)."""
+    return _jsonable([_plain(o) for o in outputs])
 
 
 def said(author: str, text: str) -> Message:
@@ -15,7 +21,7 @@ def said(author: str, text: str) -> Message:
 
 def test_one_agent_s_reply_is_its_name_and_its_text() -> None:
     reply = AgentResponse(messages=[said("writer", "Draft one."), said("writer", " Draft two.")])
-    assert _jsonable([reply]) == {"agent": "writer", "text": "Draft one. Draft two."}
+    assert output_of([reply]) == {"agent": "writer", "text": "Draft one. Draft two."}
 
 
 def test_several_agents_replies_stay_apart_each_with_its_author() -> None:
@@ -28,7 +34,7 @@ def test_several_agents_replies_stay_apart_each_with_its_author() -> None:
             said("legal", "No claims to check."),
         ]
     )
-    assert _jsonable([reply]) == [
+    assert output_of([reply]) == [
         {"agent": "researcher", "text": "Market: growing."},
         {"agent": "marketer", "text": "Tagline: go."},
         {"agent": "legal", "text": "No claims to check."},
@@ -43,11 +49,11 @@ class Result:
 
 def test_a_dataclass_output_is_its_fields_a_list_of_them_a_list_of_fields() -> None:
     """MAF's `sub_workflow_basics` yields its results as dataclasses: not their repr."""
-    assert _jsonable([[Result("task_1", 3), Result("task_2", 5)]]) == [
+    assert output_of([[Result("task_1", 3), Result("task_2", 5)]]) == [
         {"task_id": "task_1", "words": 3},
         {"task_id": "task_2", "words": 5},
     ]
-    assert _jsonable(["done", 2]) == ["done", 2]
-    assert _jsonable([[Message(role="assistant", contents=["hi"])]]) == [
+    assert output_of(["done", 2]) == ["done", 2]
+    assert output_of([[Message(role="assistant", contents=["hi"])]]) == [
         {"role": "assistant", "text": "hi"}
     ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from agent_framework import AgentResponse, Message, WorkflowRunResult, WorkflowRunState
 from agent_framework.exceptions import WorkflowCheckpointException
@@ -45,6 +45,9 @@ from human.typed import as_json
 from workflows.platform.checkpoints import RunCheckpointStorage
 from workflows.platform.engine import Instance, engine_for
 from workflows.platform.registry import WorkflowSpec
+
+OUTPUTS_SO_FAR: Final = "baton_outputs"
+"""The checkpoint metadata key of the run's outputs before it (JSON values, in order)."""
 
 
 class Drive:
@@ -94,6 +97,8 @@ class Drive:
         self._workflow = workflow
         self._adapters = spec.request_adapters(services, workflow)
         self._results: list[WorkflowRunResult] = []
+        # what the run's earlier drives output (kept in the checkpoint it paused at)
+        self._earlier_outputs: list[Any] = []
         # (MAF request id, ask, HumanRequest label, the executor that asked)
         self._asks: list[tuple[str, Ask, str, str | None]] = []
 
@@ -163,6 +168,7 @@ class Drive:
                 events,
                 self._services.transcript.entries,
                 self._services.effects,
+                self._output(),
             )
         if finish is not None:
             events.append(
@@ -226,6 +232,7 @@ class Drive:
             channels = self._channels
             return Progress(
                 status="waiting",
+                output=self._output(),
                 checkpoint=self._storage.draft(checkpoint_id),
                 new_requests=requests,
                 events=events,
@@ -236,7 +243,7 @@ class Drive:
                 ],
                 **base,
             )
-        output = _jsonable([o for r in self._results for o in r.get_outputs()])
+        output = _jsonable(self._outputs())
         events.append(NewEvent(type="run.completed", run_id=run.id, data={"output": output}))
         return Progress(
             status="completed",
@@ -245,6 +252,23 @@ class Drive:
             transcript=self._services.transcript.entries,
             **base,
         )
+
+    def _outputs(self) -> list[Any]:
+        """The run's outputs so far, as JSON: its earlier drives', then this drive's.
+
+        MAF gives a workflow's outputs run by run (`WorkflowRunResult.get_outputs()`); a run that
+        outputs before it pauses (an agent's reply, then a question) keeps them in the checkpoint
+        it pauses at, so the output it ends with holds every one, as MAF alone would give them.
+        """
+        return [
+            *self._earlier_outputs,
+            *(_plain(o) for r in self._results for o in r.get_outputs()),
+        ]
+
+    def _output(self) -> Any:
+        """The run's `output` so far: None before its first."""
+        outputs = self._outputs()
+        return _jsonable(outputs) if outputs else None
 
     async def _run_workflow(
         self, message: Any = None, *, responses: dict[str, Any] | None = None
@@ -283,6 +307,7 @@ class Drive:
         if self._run.checkpoint_id is None:
             raise WorkflowCheckpointException(f"run {self._run.id} has no checkpoint to resume")
         checkpoint = await self._storage.load(self._run.checkpoint_id)
+        self._earlier_outputs = list(checkpoint.metadata.get(OUTPUTS_SO_FAR) or [])
         await self._engine.restore(checkpoint)
 
     async def _snapshot(self, pending: Sequence[str]) -> str:
@@ -297,6 +322,9 @@ class Drive:
         would lose one on restart: `PauseNotDurable`.
         """
         checkpoint = await self._engine.snapshot()
+        outputs = self._outputs()
+        if outputs:  # (most runs output only as they end: nothing more to store)
+            checkpoint.metadata[OUTPUTS_SO_FAR] = outputs
         missing = set(pending) - set(checkpoint.pending_request_info_events)
         if missing:
             raise PauseNotDurable(
@@ -391,16 +419,19 @@ def failed(
     events: Sequence[NewEvent] = (),
     transcript: Sequence[dict[str, Any]] = (),
     effects: Sequence[NewEffect] = (),
+    output: Any = None,
 ) -> Progress:
     """A run's failure as progress: the error on record, its events, conversation and effects kept.
 
     The effects a failing drive performed are recorded with its failure: the called systems acted.
+    `output`: what the run output before it failed (by default what it had output at its pause).
     """
     return Progress(
         run_id=run.id,
         expected_checkpoint_id=run.checkpoint_id,
         job_id=job_id,
         status="failed",
+        output=run.output if output is None else output,
         error=error,
         delivered_request_ids=[deliver.id] if deliver else [],
         events=[
@@ -412,8 +443,8 @@ def failed(
     )
 
 
-def _jsonable(outputs: list[Any]) -> Any:
-    values = [_plain(o) for o in outputs]
+def _jsonable(values: list[Any]) -> Any:
+    """A run's outputs (JSON) as its `output`: the one, or the list of them."""
     return values[0] if len(values) == 1 else values
 
 
