@@ -8,9 +8,9 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
-from collections.abc import Callable, Iterable, Sequence
-from types import CodeType
-from typing import Any, get_args, get_origin
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import CodeType, UnionType
+from typing import Any, Union, get_args, get_origin
 
 from agent_framework import (
     AgentExecutor,
@@ -181,7 +181,22 @@ def takes_conversation(workflow: object) -> bool:
     """
     if not isinstance(workflow, Workflow):
         return False
-    return any(_message_list(t) for t in workflow.get_start_executor().input_types)
+    return any(_message_list(t) for t in _taken(workflow))
+
+
+def _taken(workflow: Workflow) -> list[Any]:
+    """The types `workflow`'s start executor takes, a handler's union taken apart into each."""
+    return [
+        member
+        for kind in workflow.get_start_executor().input_types
+        for member in (get_args(kind) if get_origin(kind) in (Union, UnionType) else (kind,))
+    ]
+
+
+def _a_mapping(kind: Any) -> bool:
+    """`dict`, `dict[str, Any]`, `Mapping[...]` and the like."""
+    origin = get_origin(kind) or kind
+    return isinstance(origin, type) and issubclass(origin, Mapping)
 
 
 def _message_list(kind: Any) -> bool:
@@ -199,14 +214,20 @@ def start_input(workflow: Workflow, typed: BaseModel, history: Sequence[Message]
     when a handler takes its type; else as the user's message (`said`: its one text field's
     value, else its JSON), in the first form the executor takes: a text, a `Message`, or a list
     of them (an orchestration, or a workflow made an agent, as MAF's `WorkflowAgent` hands it
-    the user's messages).
+    the user's messages). An executor that takes a mapping gets the input's values, as a script
+    passes MAF's `run({"age": 8})` (MAF's declarative workflows take so), unless the input is one
+    text field and it takes a text too. A handler's union is taken apart into each of its types.
     """
     if history:  # (a start executor that `takes_conversation`: `WorkflowSpec.first_message`)
         return [*history, Message(role="user", contents=[said(typed)])]
-    takes = workflow.get_start_executor().input_types
+    takes = _taken(workflow)
     if any(isinstance(t, type) and isinstance(typed, t) for t in takes) or Any in takes:
         return typed
-    text = said(typed)
+    values = typed.model_dump(mode="json")
+    one_text = len(values) == 1 and all(isinstance(v, str) for v in values.values())
+    if any(_a_mapping(t) for t in takes) and not (one_text and str in takes):
+        return values
+    text = said_of(values)
     if str in takes:
         return text
     message = Message(role="user", contents=[text])

@@ -1,0 +1,70 @@
+"""What a start executor whose handler takes a union gets (`executors.platform.agents`).
+
+MAF's declarative workflows start on an entry executor whose one handler takes
+`dict[str, Any] | str | Message | list[Message]`, and their samples pass `run({"age": 8})` or
+`run("a product")`. Registered without a `start_message`, such a workflow gets the typed input's
+values (several fields), or its text (one text field); and it takes a conversation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Never
+
+from agent_framework import (
+    Executor,
+    Message,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    handler,
+)
+from pydantic import BaseModel
+
+from executors.platform.agents import takes_conversation
+from workflows.platform.registry import WorkflowSpec
+
+
+class Entry(Executor):
+    """The declarative entry's shape: one handler of a union."""
+
+    @handler
+    async def start(
+        self,
+        message: dict[str, Any] | str | Message | list[Message],
+        ctx: WorkflowContext[Never, dict[str, Any]],
+    ) -> None:
+        await ctx.yield_output({"type": type(message).__name__, "value": message})
+
+
+class Age(BaseModel):
+    age: int
+
+
+class Product(BaseModel):
+    text: str
+
+
+def union_workflow() -> Workflow:
+    return WorkflowBuilder(name="entry", start_executor=Entry(id="entry")).build()
+
+
+async def received(model: type[BaseModel], value: BaseModel) -> Any:
+    workflow = union_workflow()
+    spec = WorkflowSpec(
+        name="entry", description="", input_model=model, build=lambda services: workflow
+    )
+    [output] = (await workflow.run(spec.first_message(value, workflow))).get_outputs()
+    return output
+
+
+async def test_several_fields_come_as_the_values_a_script_passes() -> None:
+    assert await received(Age, Age(age=8)) == {"type": "dict", "value": {"age": 8}}
+
+
+async def test_one_text_field_comes_as_the_text() -> None:
+    got = await received(Product, Product(text="a desk lamp"))
+    assert got == {"type": "str", "value": "a desk lamp"}
+
+
+def test_a_union_with_a_list_of_messages_takes_a_conversation() -> None:
+    assert takes_conversation(union_workflow())
