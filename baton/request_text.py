@@ -89,7 +89,8 @@ def run_text(run: Run, requests: list[HumanRequest]) -> list[str]:
     if run.continues:
         lines.append(f"  continues the conversation of run {run.continues}")
     if run.output is not None:
-        lines += ["  output:", *_value_lines(run.output, "    ")]
+        said = "output" if run.status == "completed" else "output so far"
+        lines += [f"  {said}:", *_value_lines(run.output, "    ")]
     if run.error:
         lines.append(f"  error: {_excerpt(run.error)}")
     lines += [f"  fault: {fault}" for fault in run.faults]
