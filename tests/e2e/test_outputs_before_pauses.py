@@ -15,8 +15,9 @@ from agent_framework import WorkflowRunState
 
 from tests.fixtures.feedback_workflow import Visit, build_feedback
 from tests.harness import baton_server
+from tests.pages import PAGE_ENV, signed_in, text_of
 
-ENV = {"BATON_WORKFLOWS": "tests.fixtures.feedback_workflow"}
+ENV = {"BATON_WORKFLOWS": "tests.fixtures.feedback_workflow"} | PAGE_ENV
 ANSWERS = ["Ada", "Lovely gardens"]
 
 
@@ -34,20 +35,25 @@ async def on_maf_alone() -> list[Any]:
 
 
 async def test_a_run_keeps_what_it_output_before_each_pause(
-    db_url: str, tokens: dict[str, str], server_log: Path
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
 ) -> None:
     seen: list[Any] = []
+    pages: list[str] = []
     async with baton_server(db_url, tokens, server_log, ENV) as server:
         run = await server.start_run({"workflow": "feedback", "input": {"place": "Kew"}})
         for answer in ANSWERS:
             asked = await server.wait_for_request(run["id"])
             seen.append((await server.run(run["id"]))["output"])  # waiting: its outputs so far
+            async with signed_in(server, "lee", passwords["lee"]) as lee:
+                pages.append(text_of((await lee.http.get(f"/runs/{run['id']}")).text))
             body = {"decision": "answer", "answer": answer}
             reply = await server.respond(asked["id"], body, user="lee")
             assert reply.status_code == 200, reply.text
             await server.wait_for_request(run["id"], status="resumed")
         done = await server.wait_for_run(run["id"], status="completed")
         events = await server.audit(run["id"])
+        async with signed_in(server, "lee", passwords["lee"]) as lee:
+            pages.append(text_of((await lee.http.get(f"/runs/{run['id']}")).text))
 
     alone = await on_maf_alone()
     assert alone == [
@@ -60,3 +66,7 @@ async def test_a_run_keeps_what_it_output_before_each_pause(
     assert seen == ["Welcome to Kew!", alone[:2]]
     [completed] = [e for e in events if e["type"] == "run.completed"]
     assert completed["data"]["output"] == alone
+    # the run's page says what a waiting run has output so far, and a completed one's output
+    assert ["Output so far" in page for page in pages] == [True, True, False]
+    assert "Nice to meet you, Ada." in pages[1]
+    assert "Thank you for your feedback: Lovely gardens" in pages[2]
