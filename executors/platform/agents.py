@@ -10,16 +10,19 @@ import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import CodeType, UnionType
-from typing import Any, Union, get_args, get_origin
+from typing import Any, Final, Union, get_args, get_origin
 
 from agent_framework import (
     AgentExecutor,
     AgentExecutorResponse,
     AgentResponse,
     AgentResponseUpdate,
+    AgentSession,
     BaseAgent,
     FunctionalWorkflow,
     FunctionTool,
+    HistoryProvider,
+    InMemoryHistoryProvider,
     Message,
     SupportsAgentRun,
     Workflow,
@@ -236,6 +239,54 @@ def start_input(workflow: Workflow, typed: BaseModel, history: Sequence[Message]
     if any(get_origin(t) is list for t in takes):
         return [message]
     return typed
+
+
+SESSIONS: Final = "sessions"
+"""The conversation entry a run that ended notes its agents' sessions in (`kept_sessions`)."""
+
+
+def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
+    """What each agent executor's session holds that a run continuing this one carries on.
+
+    MAF keeps an agent's session between turns: its context providers' state (a harness's todos
+    and mode, its standing tool approvals, a memory) goes on with the conversation. Each
+    executor's session state as MAF serializes it (`AgentSession.to_dict`), by executor id,
+    less its history providers' (the next run is handed the recorded messages: they would come
+    twice) and empty ones.
+    """
+    kept: dict[str, dict[str, Any]] = {}
+    for executor in executors_of(workflow):
+        session = getattr(executor, "_session", None)
+        if not isinstance(executor, AgentExecutor) or not isinstance(session, AgentSession):
+            continue
+        providers = getattr(executor.agent, "context_providers", None) or ()
+        history = {p.source_id for p in providers if isinstance(p, HistoryProvider)}
+        history.add(InMemoryHistoryProvider.DEFAULT_SOURCE_ID)
+        state = session.to_dict()["state"]
+        carried = {key: value for key, value in state.items() if key not in history}
+        if carried:
+            kept[str(executor.id)] = carried
+    return kept
+
+
+def sessions_of(earlier: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> dict[str, Any]:
+    """The sessions the run a new one continues kept as it ended (the last of `earlier`)."""
+    for _, entries in reversed(earlier):
+        for entry in reversed(entries):
+            if entry.get("type") == SESSIONS and isinstance(entry.get("sessions"), dict):
+                return dict(entry["sessions"])
+        return {}
+    return {}
+
+
+def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
+    """Give each agent executor of `workflow` the session state a run it continues kept."""
+    for executor in executors_of(workflow):
+        saved = sessions.get(str(executor.id))
+        session = getattr(executor, "_session", None)
+        if isinstance(saved, Mapping) and isinstance(session, AgentSession):
+            restored = AgentSession.from_dict({"session_id": session.session_id, "state": saved})
+            session.state.update(restored.state)
 
 
 def as_workflow(agent: SupportsAgentRun, name: str) -> Workflow:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ag_ui.core import MessagesSnapshotEvent, RunFinishedEvent, UserMessage
 
+from executors.platform.chat_clients import PLAYS, ScriptedChatClient
 from tests.e2e.test_agui import (
     agui,
     finished,
@@ -21,6 +22,7 @@ from tests.e2e.test_agui import (
     run_input,
     the_interrupt,
 )
+from tests.fixtures import chat_agents
 from tests.harness import Server, baton_server, digest
 from tests.pages import PAGE_ENV, signed_in, text_of
 from tests.unit.test_workflow_loading import baton as cli
@@ -302,3 +304,34 @@ async def test_a_person_continues_a_conversation_from_the_run_s_page(
     assert f'<a href="/runs/{first["id"]}">{first["id"]}</a>' in audit
     assert "The run has ended." in text_of(later_page)
     assert "Continue this conversation" not in text_of(viewed.text)
+
+
+async def test_an_agent_s_session_state_goes_on_with_the_conversation_as_on_maf_alone(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """MAF's harness `TodoProvider` keeps its todos in the agent's session: the next turn's model
+    sees them, as on MAF alone (one session, two `agent.run`s), and each earlier message once."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        first = await server.start_run(
+            {"workflow": "planner", "input": {"text": "plan: milk, bread"}}
+        )
+        await server.wait_for_run(first["id"], status="completed")
+        body = {"workflow": "planner", "input": {"text": "what is left?"}, "continues": first["id"]}
+        second = await server.start_run(body)
+        done = await server.wait_for_run(second["id"], status="completed")
+        recorded = await server.run(first["id"])
+
+    agent = chat_agents.planner(ScriptedChatClient(PLAYS["planner"]))
+    session = agent.create_session()
+    await agent.run("plan: milk, bread", session=session)
+    alone = await agent.run("what is left?", session=session)
+
+    assert alone.text == (
+        "Todos: '- 1 [open] milk\\n- 2 [open] bread'. "
+        "You said ['plan: milk, bread', 'what is left?']."
+    )
+    assert done["output"]["text"] == alone.text
+    # the todos ride the first run's record, its history provider's messages do not
+    [kept] = [e["sessions"] for e in recorded["conversation"] if e["type"] == "sessions"]
+    assert set(kept) == {"Planner"}
+    assert "in_memory" not in kept["Planner"]

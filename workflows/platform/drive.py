@@ -29,6 +29,7 @@ from executors.platform.adapters import (
     maf_request_id,
     take_over,
 )
+from executors.platform.agents import SESSIONS, carry_sessions, kept_sessions
 from executors.platform.builtin_adapters import Kinds
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import DRIVING_SERVICES, RunServices
@@ -73,14 +74,17 @@ class Drive:
         notify_channels: Sequence[str],
         checkpoint: bytes | None = None,
         history: Sequence[Message] = (),
+        sessions: Mapping[str, Any] | None = None,
     ) -> None:
         """`workflow`: built with `services` (its agents' turns noted in their transcript).
 
         `checkpoint`: the run's current checkpoint's body, if the runtime has read it.
         `history`: the messages of the conversation the run continues, which its start hands
-        the workflow before its input.
+        the workflow before its input; `sessions`, what its agents' sessions held as it ended
+        (`kept_sessions`), which they carry on.
         """
         self._history = tuple(history)
+        self._sessions = dict(sessions or {})
         self._clock = clock
         self._channels = tuple(notify_channels)
         self._run = run
@@ -128,6 +132,8 @@ class Drive:
                 if isinstance(message, str)
                 else {"type": "input", "input": run.input}
             )
+            if self._sessions:
+                carry_sessions(self._workflow, self._sessions)
             await self._run_workflow(message)
         else:
             events.append(
@@ -243,6 +249,10 @@ class Drive:
                 ],
                 **base,
             )
+        if self._spec.converses(self._workflow):  # what its agents' sessions carry on to the next
+            kept = kept_sessions(self._workflow)
+            if kept:
+                self._scene.note({"type": SESSIONS, "sessions": kept})
         output = _jsonable(self._outputs())
         events.append(NewEvent(type="run.completed", run_id=run.id, data={"output": output}))
         return Progress(

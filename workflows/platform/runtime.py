@@ -17,7 +17,6 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from agent_framework import Message
 from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
 
@@ -34,6 +33,7 @@ from baton.errors import (
 )
 from baton.telemetry import NO_SPAN, span
 from executors.platform.adapters import Scene
+from executors.platform.agents import sessions_of
 from executors.platform.chat_clients import ProviderConfig
 from executors.platform.services import ChatClientFactory, Resources, RunServices
 from executors.platform.transcript import messages_of
@@ -259,14 +259,6 @@ class Runtime:
                 found.append(later)
         return found
 
-    async def conversation_before(self, run: Run) -> list[Message]:
-        """The messages of the conversation `run` continues, as its start hands them on.
-
-        The earlier runs' (`conversations_before`), each as `messages_of` its transcript.
-        """
-        earlier = await self.conversations_before(run)
-        return [message for _, entries in earlier for message in messages_of(entries)]
-
     async def conversations_before(
         self, run: Run, *, viewer: User | None = None
     ) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -374,7 +366,8 @@ class Runtime:
             if spec.adapters is not None:
                 # adapters show people the conversation and read the run's state from it
                 services.transcript.history = await self.store.list_transcript(run.id)
-            history = await self.conversation_before(run) if deliver is None else []
+            earlier = await self.conversations_before(run) if deliver is None else []
+            history = [m for _, entries in earlier for m in messages_of(entries)]
             drive = Drive(
                 self.store,
                 run,
@@ -386,6 +379,7 @@ class Runtime:
                 notify_channels=self._channels,
                 checkpoint=state.checkpoint,
                 history=history,
+                sessions=sessions_of(earlier),
             )
             progress = await drive.go(job_id, deliver, [*state.open, *state.answered])
         except StoreError:
