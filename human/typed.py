@@ -15,6 +15,7 @@ problem's location; where the type cannot be rebuilt here it falls back to the s
 from __future__ import annotations
 
 import copy
+import dataclasses
 import enum
 import functools
 import json
@@ -22,10 +23,11 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.errors import PydanticSchemaGenerationError
 from pydantic_core import to_jsonable_python
 
 _ORIGINS: dict[str, Any] = {
@@ -110,11 +112,11 @@ def _class(key: str) -> type:
 
 
 @functools.lru_cache(maxsize=512)
-def _adapter(text: str) -> TypeAdapter[Any]:
-    return TypeAdapter(_rebuild(text))
+def _adapter(text: str) -> Answering:
+    return answer_adapter(_rebuild(text))
 
 
-def adapter(description: Any) -> TypeAdapter[Any]:
+def adapter(description: Any) -> Answering:
     """A pydantic `TypeAdapter` of the described type (cached per process)."""
     return _adapter(json.dumps(description, sort_keys=True))
 
@@ -142,12 +144,99 @@ def schema_of_type(tp: Any) -> dict[str, Any]:
     try:
         return copy.deepcopy(_schema_of_type(tp))
     except TypeError:  # unhashable
-        return TypeAdapter(tp).json_schema()
+        return _answering(tp).json_schema()
 
 
 @functools.lru_cache(maxsize=512)
 def _schema_of_type(tp: Any) -> dict[str, Any]:
-    return type_adapter(tp).json_schema()
+    return answer_adapter(tp).json_schema()
+
+
+class PartlyDescribed:
+    """The answer side of a dataclass pydantic cannot describe whole: a person gives the rest.
+
+    Each field of a type pydantic has no schema for (a framework's class: a list of chat
+    messages, say) must have a default; the form, the check and the answer are made of the other
+    fields, and the answer's instance keeps those defaults. A value that holds such a field is
+    refused as an extra input: no person's JSON can be one. A field without a default that
+    pydantic cannot describe: the type cannot be answered in a form (`TypeError`).
+    """
+
+    def __init__(self, tp: type) -> None:
+        hints = typing.get_type_hints(tp)
+        answered: dict[str, Any] = {}
+        for each in dataclasses.fields(tp):
+            if not each.init:
+                continue
+            try:
+                TypeAdapter(hints[each.name])
+            except PydanticSchemaGenerationError:
+                if (
+                    each.default is dataclasses.MISSING
+                    and each.default_factory is dataclasses.MISSING
+                ):
+                    raise TypeError(
+                        f"{tp.__qualname__}.{each.name} has no default, and no form can give "
+                        f"a {hints[each.name]!r}"
+                    ) from None
+                continue
+            default: Any = (
+                Field(default_factory=each.default_factory)
+                if each.default_factory is not dataclasses.MISSING
+                else (... if each.default is dataclasses.MISSING else each.default)
+            )
+            answered[each.name] = (hints[each.name], default)
+        self._type = tp
+        self._model: type[BaseModel] = create_model(
+            tp.__name__, __config__=ConfigDict(extra="forbid"), **answered
+        )
+        self._fields = tuple(answered)
+
+    def validate_python(self, value: Any) -> Any:
+        """An instance of the dataclass from a person's JSON (`ValidationError` if it is not)."""
+        given = self._model.model_validate(value)
+        return self._type(**{name: getattr(given, name) for name in self._fields})
+
+    def dump_python(self, value: Any, *, mode: Literal["json", "python"] = "python") -> Any:
+        """What a person gave of an instance: the fields they answer."""
+        given = {name: getattr(value, name) for name in self._fields}
+        return self._model.model_validate(given).model_dump(mode=mode)
+
+    def json_schema(self) -> dict[str, Any]:
+        """The form's schema: the fields a person answers."""
+        return self._model.model_json_schema()
+
+
+Answering = TypeAdapter[Any] | PartlyDescribed
+"""What checks a person's answer of a type: pydantic's adapter, or a partly described one's."""
+
+
+def answer_adapter(tp: Any) -> Answering:
+    """What checks and makes a person's answer of type `tp` (cached per type and process).
+
+    pydantic's `TypeAdapter`; for a dataclass pydantic cannot describe whole, a
+    `PartlyDescribed` one. (A request's data is shown by `as_json`, every field of it.)
+    """
+    try:
+        return _answer_adapter(tp)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        return _answering(tp)
+
+
+@functools.lru_cache(maxsize=512)
+def _answer_adapter(tp: Any) -> Answering:
+    return _answering(tp)
+
+
+def _answering(tp: Any) -> Answering:
+    try:
+        return TypeAdapter(tp)
+    except PydanticSchemaGenerationError:
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            return PartlyDescribed(tp)
+        raise
 
 
 def as_json(value: Any, *, fallback: Callable[[Any], Any] = str) -> Any:

@@ -190,3 +190,34 @@ def test_maf_s_messages_in_request_data_are_their_role_and_text() -> None:
     assert shown["history"][1]["contents"][0]["name"] == "f"
     assert maf_value(Content.from_text("hi"))["text"] == "hi"
     assert maf_value(3.5j) == "3.5j"
+
+
+@dataclass
+class Partly:
+    text: str
+    count: int = 1
+    held: list[Opaque] = field(default_factory=list)
+
+
+@dataclass
+class NeedsOpaque:
+    text: str
+    held: list[Opaque]
+
+
+def test_a_dataclass_is_answered_by_the_fields_a_form_can_give_the_rest_kept() -> None:
+    schema = typed.schema_of_type(Partly)
+    answer = typed.value_of(typed.describe(Partly), {"text": "hi"})
+    canonical, problems = typed.check(typed.describe(Partly), schema, {"text": "hi", "count": "2"})
+    _, foreign = typed.check(typed.describe(Partly), schema, {"text": "hi", "held": []})
+
+    assert set(schema["properties"]) == {"text", "count"}
+    assert schema["required"] == ["text"]
+    assert answer == Partly(text="hi")
+    assert (canonical, problems) == ({"text": "hi", "count": 2}, [])
+    assert foreign == [(["held"], "Extra inputs are not permitted")]
+
+
+def test_an_answer_type_whose_field_no_form_can_give_needs_a_default_for_it() -> None:
+    with pytest.raises(TypeError, match=r"NeedsOpaque.held has no default"):
+        typed.schema_of_type(NeedsOpaque)

@@ -16,7 +16,7 @@ from typing import Any, Final, get_type_hints
 
 from agent_framework import Content, Message, WorkflowEvent
 from agent_framework_orchestrations import HandoffAgentUserRequest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from executors.platform.builtin_adapters import hold_of
 from executors.platform.shown import maf_value
@@ -123,7 +123,7 @@ def value_of(declared: Any, *, repeating: Any = None) -> Any:
         hints = get_type_hints(declared)
         return {name: value_of(hints[name]) for name in sorted(declared.__required_keys__)}
     try:
-        schema = TypeAdapter(declared).json_schema()
+        schema = typed.answer_adapter(declared).json_schema()
     except Exception as exc:  # pydantic has no schema for it (an arbitrary class)
         raise ValueError(f"cannot make up a {_name(declared)}: {exc}") from exc
     return fit(sample_of(echoed(schema, repeating)), declared)
@@ -137,7 +137,7 @@ def fit(value: Any, declared: Any) -> Any:
     elif isinstance(declared, type) and isinstance(value, declared):
         return value
     try:
-        return TypeAdapter(declared).validate_python(value)
+        return typed.answer_adapter(declared).validate_python(value)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = "".join(f"{part}: " for part in first["loc"])
