@@ -69,7 +69,28 @@ def agents_of(workflow: object) -> list[Any]:
     found: dict[int, Any] = {}
     for agent in agent_executors(workflow).values():
         found[id(agent)] = agent
+    for agent in held_agents(workflow).values():
+        found.setdefault(id(agent), agent)
     return list(found.values())
+
+
+def held_agents(workflow: object) -> dict[str, Any]:
+    """The agents executors of `workflow` hold by name, in a mapping, and run themselves.
+
+    MAF's declarative workflows do so: each `InvokeAzureAgent` executor holds the workflow's
+    agents (`_agents`) and runs the one its action names. By the name they are held under.
+    """
+    if isinstance(workflow, FunctionalWorkflow):
+        return {}
+    found: dict[str, Any] = {}
+    for executor in executors_of(workflow):
+        for name in ("agents", "_agents"):
+            held = getattr(executor, name, None)
+            if isinstance(held, Mapping):
+                for key, agent in held.items():
+                    if hasattr(agent, "default_options"):
+                        found.setdefault(str(key), agent)
+    return found
 
 
 def agent_executors(workflow: object) -> dict[str, Any]:

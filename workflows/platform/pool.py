@@ -31,7 +31,7 @@ from typing import Any
 
 from agent_framework import Workflow, WorkflowCheckpoint
 
-from executors.platform.agents import agent_executors, agents_of, workflows_of
+from executors.platform.agents import agent_executors, agents_of, held_agents, workflows_of
 from executors.platform.services import RunServices
 from workflows.platform.attributes import install as carry_attributes
 from workflows.platform.engine import Instance
@@ -106,8 +106,9 @@ class WorkflowPool:
             return built
         services = self._services(spec, run_id, run_input, started_by)
         workflow = new_instance(spec, services)
-        executors = {id(agent): executor for executor, agent in agent_executors(workflow).items()}
-        services.transcript.follow(agents_of(workflow), executors)
+        names = {id(agent): name for name, agent in held_agents(workflow).items()}
+        names |= {id(agent): executor for executor, agent in agent_executors(workflow).items()}
+        services.transcript.follow(agents_of(workflow), names)
         built = Built(workflow, services)
         if spec.reuse and isinstance(workflow, Workflow):
             built.pristine = await workflow._runner.build_checkpoint()
