@@ -267,7 +267,8 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
                 },
             ),
         ],
-        {"agent": "UnnamedAgent", "text": "Deployed version 2.5.0 to staging"},  # the edit ran
+        # the edit ran; the agent has no name: its executor's (the conversation's too)
+        {"agent": "script_approval", "text": "Deployed version 2.5.0 to staging"},
     ),
     "workflow_kwargs": (  # MAF's own: the run's kwargs reach the tools, after a restart too
         {"request": "Pull Contoso's Q3 2025 performance data."},
@@ -289,7 +290,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             (titled("Human review request"), answer({"feedback": "ship it", "approved": True})),
         ],
         {
-            "agent": None,
+            "agent": "worker",  # (its reply has no author: the executor that yielded it)
             "text": "Draft 2: read the files in parallel, sort each chunk, merge into one file. "
             "[merge with a heap]",
         },

@@ -57,3 +57,14 @@ def test_a_dataclass_output_is_its_fields_a_list_of_them_a_list_of_fields() -> N
     assert output_of([[Message(role="assistant", contents=["hi"])]]) == [
         {"role": "assistant", "text": "hi"}
     ]
+
+
+def test_an_unnamed_agent_s_reply_is_under_the_executor_that_yielded_it() -> None:
+    """MAF calls an agent without a name `UnnamedAgent`; the run's conversation names it by its
+    executor, and so does its output."""
+    unnamed = AgentResponse(messages=[said("UnnamedAgent", "Deployed.")])
+    authorless = AgentResponse(messages=[Message(role="assistant", contents=["Draft 2."])])
+
+    assert _plain(unnamed, "deployer") == {"agent": "deployer", "text": "Deployed."}
+    assert _plain(authorless, "worker") == {"agent": "worker", "text": "Draft 2."}
+    assert _plain(unnamed) == {"agent": "UnnamedAgent", "text": "Deployed."}

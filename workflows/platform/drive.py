@@ -272,7 +272,12 @@ class Drive:
         """
         return [
             *self._earlier_outputs,
-            *(_plain(o) for r in self._results for o in r.get_outputs()),
+            *(
+                _plain(e.data, e.executor_id)
+                for r in self._results
+                for e in r
+                if e.type == "output"
+            ),
         ]
 
     def _output(self) -> Any:
@@ -458,7 +463,15 @@ def _jsonable(values: list[Any]) -> Any:
     return values[0] if len(values) == 1 else values
 
 
-def _plain(output: Any) -> Any:
+UNNAMED: Final = "UnnamedAgent"
+"""What MAF calls an agent without a name (`Agent.display_name`): Baton names it by its executor."""
+
+
+def _plain(output: Any, executor: str | None = None) -> Any:
+    """One output as JSON; an unnamed agent's reply under the executor that yielded it.
+
+    (The run's conversation names such an agent so too: `Transcript.follow`.)
+    """
     if isinstance(output, BaseModel):
         return output.model_dump(mode="json")
     if isinstance(output, AgentResponse):  # an agent's turn, as the handoff orchestration yields it
@@ -466,8 +479,9 @@ def _plain(output: Any) -> Any:
         authors = {m.author_name for m in said if m.author_name}
         if len(authors) > 1:  # several agents' replies (a concurrent run's)
             return [{"agent": m.author_name, "text": m.text} for m in said]
+        author = output.messages[-1].author_name if output.messages else None
         return {
-            "agent": output.messages[-1].author_name if output.messages else None,
+            "agent": executor if author in (None, UNNAMED) and executor else author,
             "text": output.text,
         }
     if isinstance(output, str | int | float | bool | None):
