@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import CodeType, UnionType
 from typing import Any, Final, Union, get_args, get_origin
@@ -32,6 +33,8 @@ from agent_framework import (
 )
 from agent_framework._workflows._functional import StepWrapper
 from pydantic import BaseModel
+
+logger = logging.getLogger(__name__)
 
 
 class NoConversation(TypeError):
@@ -283,7 +286,15 @@ def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
         providers = getattr(executor.agent, "context_providers", None) or ()
         history = {p.source_id for p in providers if isinstance(p, HistoryProvider)}
         history.add(InMemoryHistoryProvider.DEFAULT_SOURCE_ID)
-        state = session.to_dict()["state"]
+        try:
+            state = session.to_dict()["state"]
+        except Exception:  # a value MAF cannot serialize: that session does not carry on
+            logger.warning(
+                "an agent's session state cannot be kept for the next turn",
+                exc_info=True,
+                extra={"executor": str(executor.id)},
+            )
+            continue
         carried = {key: value for key, value in state.items() if key not in history}
         if carried:
             kept[str(executor.id)] = carried

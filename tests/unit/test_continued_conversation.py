@@ -162,3 +162,30 @@ def test_whatever_was_recorded_every_result_answers_a_call_shown_before_it(
         waiting = [str(c.call_id) for c in message.contents if c.type == "function_call"]
         assert not waiting or message.role == "assistant"
     assert waiting == []  # no call left unanswered
+
+
+def test_a_session_kept_for_the_next_turn_leaves_out_history_and_what_cannot_be_kept() -> None:
+    """`kept_sessions`: a session's state less its history provider's; one MAF cannot
+    serialize is not kept (logged), and the turn still ends; `carry_sessions` gives it back."""
+    from agent_framework import Agent
+
+    from executors.platform.agents import as_workflow, carry_sessions, kept_sessions
+    from executors.platform.chat_clients import ScriptedChatClient
+
+    def build() -> Any:
+        agent = Agent(client=ScriptedChatClient(lambda m, o: []), name="Keeper")
+        return as_workflow(agent, "keeper")
+
+    workflow = build()
+    [executor] = workflow.executors.values()
+    executor._session.state.update({"in_memory": {"messages": []}, "todos": {"items": [1, 2]}})
+    kept = kept_sessions(workflow)
+    executor._session.state["handle"] = object()  # no codec, no to_dict: MAF cannot keep it
+    unkept = kept_sessions(workflow)
+    later = build()
+    carry_sessions(later, kept)
+
+    assert kept == {"Keeper": {"todos": {"items": [1, 2]}}}
+    assert unkept == {}
+    [carried] = later.executors.values()
+    assert carried._session.state == {"todos": {"items": [1, 2]}}
