@@ -29,6 +29,7 @@ from agent_framework import (
     MiddlewareFailure,
     MiddlewareTermination,
 )
+from agent_framework._middleware import categorize_middleware
 from agent_framework._tools import _FunctionArgumentsChangedAfterApproval as ArgumentsChanged
 from agent_framework._tools import _FunctionArgumentValidationError as ArgumentsInvalid
 from agent_framework.exceptions import UserInputRequiredException
@@ -62,9 +63,19 @@ class Transcript:
         """Stored entries, then this drive's."""
         return [*self.history, *self.entries]
 
-    def middleware(self, agent: str) -> list[AgentMiddleware | ChatMiddleware | FunctionMiddleware]:
-        """The middleware that notes `agent`'s replies, turns and tool calls here."""
-        return [_ReplyNotes(self, agent), _TurnNotes(self, agent), _ToolNotes(self, agent)]
+    def middleware(
+        self, agent: str, *, replies: bool = False
+    ) -> list[AgentMiddleware | ChatMiddleware | FunctionMiddleware]:
+        """The middleware that notes `agent`'s turns and tool calls here.
+
+        `replies`: and the words of its replies no model turn said, for an agent with agent
+        middleware of its own (`_ReplyNotes`; without any, every reply is a model turn's).
+        """
+        notes: list[AgentMiddleware | ChatMiddleware | FunctionMiddleware] = [
+            _TurnNotes(self, agent),
+            _ToolNotes(self, agent),
+        ]
+        return [_ReplyNotes(self, agent), *notes] if replies else notes
 
     def follow(self, agents: Iterable[Any], names: Mapping[int, str] | None = None) -> None:
         """Note the turns of `agents` that do not note theirs already (any workflow's agents).
@@ -80,7 +91,8 @@ class Transcript:
                 getattr(agent, "name", None) or (names or {}).get(id(agent)) or type(agent).__name__
             )
             # outermost: what is noted is what the author's middleware made of each turn and call
-            agent.middleware = [*self.middleware(name), *present]
+            replies = bool(categorize_middleware(present)["agent"])
+            agent.middleware = [*self.middleware(name, replies=replies), *present]
 
 
 DRIVING: ContextVar[Transcript | None] = ContextVar("baton_driving_transcript", default=None)
