@@ -46,7 +46,7 @@ async def _decide(parts: Parts, run_id: str, answer: dict[str, Any]) -> Any:
             "bare_unnamed_agent",
             {"city": "Amsterdam", "days": 2},
             "bare_unnamed_agent",  # MAF's own id would be a new UUID at every build
-            "UnnamedAgent",  # MAF's name for it in its replies
+            "bare_unnamed_agent",  # its replies' author: its executor, not MAF's "UnnamedAgent"
             None,
         ),
     ],
