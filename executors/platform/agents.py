@@ -316,9 +316,18 @@ def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
     for executor in executors_of(workflow):
         saved = sessions.get(str(executor.id))
         session = getattr(executor, "_session", None)
-        if isinstance(saved, Mapping) and isinstance(session, AgentSession):
+        if not isinstance(saved, Mapping) or not isinstance(session, AgentSession):
+            continue
+        try:
             restored = AgentSession.from_dict({"session_id": session.session_id, "state": saved})
-            session.state.update(restored.state)
+        except Exception:  # (a state type this code no longer registers): it starts afresh
+            logger.warning(
+                "an agent's session state from the turn before cannot be restored",
+                exc_info=True,
+                extra={"executor": str(executor.id)},
+            )
+            continue
+        session.state.update(restored.state)
 
 
 def as_workflow(agent: SupportsAgentRun, name: str) -> Workflow:
