@@ -189,3 +189,30 @@ def test_a_session_kept_for_the_next_turn_leaves_out_history_and_what_cannot_be_
     assert unkept == {}
     [carried] = later.executors.values()
     assert carried._session.state == {"todos": {"items": [1, 2]}}
+
+
+class Strict:
+    """A state type whose decoder refuses what it did not write (a later version, say)."""
+
+
+def _strict(payload: Any) -> Strict:
+    if payload.get("version") != 2:
+        raise ValueError("written by another version")
+    return Strict()
+
+
+def test_a_kept_session_that_cannot_be_restored_starts_the_agent_afresh() -> None:
+    from agent_framework import Agent, register_state_type
+
+    from executors.platform.agents import as_workflow, carry_sessions
+    from executors.platform.chat_clients import ScriptedChatClient
+
+    register_state_type(
+        Strict, type_id="baton-tests.strict", encoder=lambda s: {"version": 2}, decoder=_strict
+    )
+    workflow = as_workflow(Agent(client=ScriptedChatClient(lambda m, o: []), name="Keeper"), "k")
+    carry_sessions(workflow, {"Keeper": {"held": {"type": "baton-tests.strict", "version": 1}}})
+    [executor] = workflow.executors.values()
+    assert executor._session.state == {}
+    carry_sessions(workflow, {"Keeper": {"held": {"type": "baton-tests.strict", "version": 2}}})
+    assert isinstance(executor._session.state["held"], Strict)
