@@ -141,10 +141,9 @@ def _type_adapter(tp: Any) -> TypeAdapter[Any]:
 
 def schema_of_type(tp: Any) -> dict[str, Any]:
     """The JSON Schema of the values of `tp` (a person's form is made from it); the caller's own."""
-    try:
-        return copy.deepcopy(_schema_of_type(tp))
-    except TypeError:  # unhashable
+    if not _hashable(tp):
         return _answering(tp).json_schema()
+    return copy.deepcopy(_schema_of_type(tp))
 
 
 @functools.lru_cache(maxsize=512)
@@ -217,12 +216,16 @@ def answer_adapter(tp: Any) -> Answering:
     pydantic's `TypeAdapter`; for a dataclass pydantic cannot describe whole, a
     `PartlyDescribed` one. (A request's data is shown by `as_json`, every field of it.)
     """
+    return _answer_adapter(tp) if _hashable(tp) else _answering(tp)
+
+
+def _hashable(tp: Any) -> bool:
+    """Whether `tp` can key a cache (an annotation holding a list, say, cannot)."""
     try:
-        return _answer_adapter(tp)
-    except TypeError as exc:
-        if "unhashable" not in str(exc):
-            raise
-        return _answering(tp)
+        hash(tp)
+    except TypeError:
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=512)

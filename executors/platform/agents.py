@@ -303,12 +303,9 @@ def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
 
 def sessions_of(earlier: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> dict[str, Any]:
     """The sessions the run a new one continues kept as it ended (the last of `earlier`)."""
-    for _, entries in reversed(earlier):
-        for entry in reversed(entries):
-            if entry.get("type") == SESSIONS and isinstance(entry.get("sessions"), dict):
-                return dict(entry["sessions"])
-        return {}
-    return {}
+    last = earlier[-1][1] if earlier else ()
+    kept = next((e.get("sessions") for e in reversed(last) if e.get("type") == SESSIONS), None)
+    return dict(kept) if isinstance(kept, dict) else {}
 
 
 def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:

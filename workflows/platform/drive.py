@@ -174,7 +174,7 @@ class Drive:
                 events,
                 self._services.transcript.entries,
                 self._services.effects,
-                self._output(),
+                _output_of(self._outputs()),
             )
         if finish is not None:
             events.append(
@@ -193,7 +193,8 @@ class Drive:
         if not pending and not ended and state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
             raise PauseNotDurable("the workflow waits on requests Baton does not know of")
         if pending:
-            checkpoint_id = await self._snapshot(pending)
+            outputs = self._outputs()
+            checkpoint_id = await self._snapshot(pending, outputs)
             now = self._clock()
             requests = [
                 new_request(
@@ -238,7 +239,7 @@ class Drive:
             channels = self._channels
             return Progress(
                 status="waiting",
-                output=self._output(),
+                output=_output_of(outputs),
                 checkpoint=self._storage.draft(checkpoint_id),
                 new_requests=requests,
                 events=events,
@@ -280,11 +281,6 @@ class Drive:
             ),
         ]
 
-    def _output(self) -> Any:
-        """The run's `output` so far: None before its first."""
-        outputs = self._outputs()
-        return _jsonable(outputs) if outputs else None
-
     async def _run_workflow(
         self, message: Any = None, *, responses: dict[str, Any] | None = None
     ) -> WorkflowRunResult:
@@ -325,7 +321,7 @@ class Drive:
         self._earlier_outputs = list(checkpoint.metadata.get(OUTPUTS_SO_FAR) or [])
         await self._engine.restore(checkpoint)
 
-    async def _snapshot(self, pending: Sequence[str]) -> str:
+    async def _snapshot(self, pending: Sequence[str], outputs: list[Any]) -> str:
         """The one snapshot of a drive: the workflow as it waits on `pending`, kept to commit.
 
         MAF snapshots a graph run with a checkpoint storage after every superstep (its
@@ -337,7 +333,6 @@ class Drive:
         would lose one on restart: `PauseNotDurable`.
         """
         checkpoint = await self._engine.snapshot()
-        outputs = self._outputs()
         if outputs:  # (most runs output only as they end: nothing more to store)
             checkpoint.metadata[OUTPUTS_SO_FAR] = outputs
         missing = set(pending) - set(checkpoint.pending_request_info_events)
@@ -456,6 +451,11 @@ def failed(
         transcript=list(transcript),
         effects=list(effects),
     )
+
+
+def _output_of(values: list[Any]) -> Any:
+    """A run's `output` so far: None before its first output."""
+    return _jsonable(values) if values else None
 
 
 def _jsonable(values: list[Any]) -> Any:
