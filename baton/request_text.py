@@ -15,7 +15,7 @@ import click
 
 from human.answer_schema import answer_schema, describe, example, json_type, resolve
 from human.kinds import KINDS
-from human.records import OPEN_STATUSES, HumanRequest, Run
+from human.records import OPEN_STATUSES, TERMINAL_RUN, HumanRequest, Run
 
 
 def request_text(request: HumanRequest) -> list[str]:
@@ -89,7 +89,7 @@ def run_text(run: Run, requests: list[HumanRequest]) -> list[str]:
     if run.continues:
         lines.append(f"  continues the conversation of run {run.continues}")
     if run.output is not None:
-        said = "output" if run.status == "completed" else "output so far"
+        said = "output" if run.status in TERMINAL_RUN else "output so far"
         lines += [f"  {said}:", *_value_lines(run.output, "    ")]
     if run.error:
         lines.append(f"  error: {_excerpt(run.error)}")
