@@ -663,6 +663,8 @@ def policies_check(file: str) -> None:
         _say(f"  line {rule.line}: {rule.id}: {rule.tool} when {when} -> {action}")
         if rule.action == "approval":
             _say(f"    {_edits(rule)}")
+        if rule.standing:
+            _say("    an approval may stand for the run's later calls this rule decides")
 
 
 def _edits(rule: Rule) -> str:

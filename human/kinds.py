@@ -124,6 +124,7 @@ class _Answer(CheckpointedModel):
             if name not in allowed
             and name != "answered_by"
             and values.get(name) not in (None, "", {}, [])
+            and values.get(name) is not False  # an unticked choice is no value
         ]
         return problems
 
@@ -146,17 +147,32 @@ class ApprovalRequest(Routing):
     """Allow, change or refuse a proposed tool call."""
 
     proposed_action: ProposedAction
+    standing: bool = Field(
+        False,
+        description="Whether an approval may stand for the run's later calls of the tool that "
+        "the same policy rule decides (the rule's `standing`): the answer's `standing`.",
+    )
 
 
 class ApprovalAnswer(_Answer):
     """`approve`, `edit` with the full changed arguments, or `reject` with a reason."""
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {"edit": ("arguments",), "reject": ("reason",)}
-    optional: ClassVar[dict[str, tuple[str, ...]]] = {"approve": ("reason",), "edit": ("reason",)}
+    optional: ClassVar[dict[str, tuple[str, ...]]] = {
+        "approve": ("reason", "standing"),
+        "edit": ("reason",),
+    }
 
     decision: Literal["approve", "edit", "reject", "expired", "cancelled"] = Field(title="Decision")
     arguments: dict[str, Any] | None = Field(None, title="Changed arguments")
     reason: str | None = Field(None, title="Reason", description="Shown to the agent.")
+    standing: SkipJsonSchema[bool | None] = Field(
+        None,
+        title="Approve the run's later calls too",
+        description="Let the rest of this run's calls of the tool that the same policy rule "
+        "decides run without asking again. Only where the request offers it (its `standing`): "
+        "its answer schema has the field then, and not otherwise.",
+    )
 
 
 class QuestionRequest(Routing):

@@ -98,6 +98,11 @@ class Rule(BaseModel):
     invariants: tuple[str, ...] = Field(
         (), description="Registered checks an edited call must pass (`baton.api.invariant`)."
     )
+    standing: bool = Field(
+        False,
+        description="A person approving a call may let the rest of the run's calls this rule "
+        "decides run without asking again (an approval rule of one approver only).",
+    )
     line: int | None = Field(None, description="Where the rule is written, for messages.")
 
     def fixed(self, argument: str) -> str | None:
@@ -127,6 +132,8 @@ class Decision(BaseModel):
     approvals_required: int = 1
     expires_in_s: float | None = None
     escalation: tuple[Escalation, ...] = ()
+    standing: bool = False
+    """The rule lets a person's approval stand for the run's later calls it decides (`Rule`)."""
 
     @property
     def strictness(self) -> int:
@@ -344,6 +351,7 @@ class Policy:
                     approvals_required=rule.approvals,
                     expires_in_s=rule.deadline_s,
                     escalation=rule.escalation,
+                    standing=rule.standing,
                 )
         return Decision(action="approval", rule_id="default.approval", team=self.default_team)
 
@@ -458,6 +466,7 @@ class _RuleSpec(BaseModel):
     editable: list[_Name] | None = None
     keep: list[_Name] = Field(default_factory=list)
     invariants: list[_Name] = Field(default_factory=list)
+    standing: bool = False
 
     @field_validator("editable", "keep", "invariants", mode="before")
     @classmethod
@@ -475,6 +484,11 @@ class _RuleSpec(BaseModel):
             raise ValueError(
                 "editable, keep and invariants say what an approver's edit may change: "
                 "only an approval rule has them"
+            )
+        if self.standing and (found is None or found[2] != "approval" or int(found[4] or 1) > 1):
+            raise ValueError(
+                "standing lets one person's approval stand for the run's later calls: only an "
+                "approval rule of one approver has it"
             )
         return self
 
@@ -517,6 +531,7 @@ class _RuleSpec(BaseModel):
             editable=None if self.editable is None else tuple(self.editable),
             keep=tuple(self.keep),
             invariants=tuple(self.invariants),
+            standing=self.standing,
             line=line,
         )
 

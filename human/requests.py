@@ -96,7 +96,7 @@ def new_request(
         proposed_action=proposed,
         payload=payload,
         allowed_decisions=list(kind.decisions),
-        response_schema=kind.response_schema(typed),
+        response_schema=_offered(kind.response_schema(typed), data),
         team=data.team,
         assignee=assignee,
         priority=data.priority,
@@ -108,3 +108,20 @@ def new_request(
         escalation=[e.model_dump(mode="json", exclude_none=True) for e in data.escalation],
         executor_id=executor_id,
     )
+
+
+def _offered(schema: dict[str, Any], data: Routing) -> dict[str, Any]:
+    """The answer's schema with what this request offers: an approval's `standing`, if it does.
+
+    Worded with the tool and the rule it stands for (`ApprovalAnswer.standing`).
+    """
+    if isinstance(data, ApprovalRequest) and data.standing:
+        tool = data.proposed_action.tool
+        schema["properties"]["standing"] = {
+            "type": "boolean",
+            "default": False,
+            "title": f"Also approve this run's later {tool} calls",
+            "description": f"They run without asking again, while rule {data.policy_rule} is "
+            "the one that decides them.",
+        }
+    return schema

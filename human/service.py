@@ -525,7 +525,27 @@ def validate_answer(request: HumanRequest, body: Any) -> dict[str, Any]:
         answer["answer"] = _typed_answer(request, answer["answer"])
     if request.kind == "question" and decision == "answer":
         _check_option(request, answer["answer"])
+    if request.kind == "approval":
+        _check_standing(request, answer)
     return answer
+
+
+def _check_standing(request: HumanRequest, answer: dict[str, Any]) -> None:
+    """`InvalidAnswer` for an approval asked to stand where its request does not offer that.
+
+    The offer is the request's own (`standing`, from its policy rule when it was asked), and one
+    approver's: a request that needs two approvals never offers it. An answer that does not ask
+    it is stored without the field.
+    """
+    if not answer.get("standing"):
+        answer.pop("standing", None)
+        return
+    if not request.payload.get("standing") or request.approvals_required > 1:
+        msg = (
+            f"rule {request.policy_rule or 'default.approval'} does not let an approval stand "
+            "for the run's later calls"
+        )
+        raise InvalidAnswer(f"standing: {msg}", [_err(["standing"], msg)])
 
 
 def _check_option(request: HumanRequest, answer: str) -> None:

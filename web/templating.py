@@ -145,19 +145,31 @@ _DECIDED: Final = {
 }
 
 
-def decided(who: Any, decision: Any) -> str:
-    """What a person did with a request, in words: `lee approved`, `sam took the case over`."""
+def decided(who: Any, decision: Any, standing: Any = None) -> str:
+    """What a person did with a request, in words: `lee approved`, `sam took the case over`.
+
+    `standing`: the answer let its approval stand for later calls (True), of this tool (a name).
+    """
     said = _DECIDED.get(str(decision))
-    return f"{who} {said}" if said else f"{who} answered {decision or ''}".rstrip()
+    text = f"{who} {said}" if said else f"{who} answered {decision or ''}".rstrip()
+    if standing:
+        calls = f"{standing} calls" if isinstance(standing, str) else "calls under its rule"
+        text += f", and this run's later {calls} too"
+    return text
 
 
 def gist(event: AuditEvent) -> str:
     """A one-line gist of an audit event, for the timeline's heading."""
     data = event.data
     if event.type == "request.answered":
-        return decided(event.actor, data.get("decision"))
+        return decided(event.actor, data.get("decision"), data.get("standing"))
     if event.type == "request.created":
         return f"asked {data.get('team')}: {data.get('title')}"
+    if event.type == "request.auto_decided" and data.get("standing_approval"):
+        return (
+            f"{data.get('approved_by')}'s standing approval decided: {data.get('decision')}, "
+            f"under policy rule {data.get('rule')}"
+        )
     if event.type == "request.auto_decided":
         return f"policy rule {data.get('rule')} decided: {data.get('decision')}"
     if event.type == "effect.executed":

@@ -425,7 +425,8 @@ def _message(entry: Any) -> dict[str, Any] | None:
     if kind == "answer":
         said = entry.get("text")
         person = {"role": "person", "speaker": str(entry.get("by") or "Person")}
-        text = decided(entry.get("by"), entry.get("decision"))
+        stands = entry.get("tool") if entry.get("standing") is True else None
+        text = decided(entry.get("by"), entry.get("decision"), stands)
         if isinstance(said, dict | list):  # a typed answer: its fields, as the audit shows them
             return person | {"text": text, "data": said, "raw": _raw(said)}
         return person | {"text": f"{text}: {said}" if said else text}
@@ -668,7 +669,7 @@ def change_text(event: AuditEvent) -> str:
     """One thing that happened to a request, for the banner of a page drawn before it."""
     data, at = event.data, f"{event.at:%H:%M} UTC"
     if event.type == "request.answered":
-        return f"{decided(event.actor, data.get('decision'))} at {at}"
+        return f"{decided(event.actor, data.get('decision'), data.get('standing'))} at {at}"
     if event.type == "request.expired":
         return f"it expired at {at}, nobody having answered"
     if event.type == "request.cancelled":

@@ -47,6 +47,7 @@ from executors.platform.tool_gate import (
     judge,
     perform_call,
     perform_keyed,
+    stood_for,
 )
 from executors.platform.transcript import NOTED, as_text, tool_result
 from human.kinds import (
@@ -240,6 +241,9 @@ class PolicyGate:
         A decision the policy took alone (not a re-check of a person's edit) is audited as
         `request.auto_decided` with its rule.
         """
+        stood = stood_for(self._services, self.name, decision) if before is None else {}
+        if stood:  # a person's approval stands for this call (`stood_for`)
+            decision = decision.model_copy(update={"action": "auto"})
         if decision.action in ("auto", "deny") and before is None:
             scene.audit(
                 "request.auto_decided",
@@ -247,6 +251,7 @@ class PolicyGate:
                 arguments=verdict.arguments,
                 decision="approve" if decision.action == "auto" else "reject",
                 rule=decision.rule_id,
+                **stood,
             )
         if decision.action == "auto" and verdict.typed is not None:
             result = await perform_call(

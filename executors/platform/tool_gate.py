@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from baton.errors import RunEnded, StoreError
 from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
-from executors.platform.transcript import tool_result
+from executors.platform.transcript import standing_grant, tool_result
 from human.effects import idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
 from human.policy import Decision, Policy
@@ -185,6 +185,21 @@ async def judge(
     return Verdict(arguments=args, typed=typed, decision=decision)
 
 
+def stood_for(services: RunServices, tool: str, decision: Decision) -> dict[str, Any]:
+    """What audits a call a person's standing approval lets run: empty if none decides it.
+
+    A standing approval decides a call its rule asks a person about (one approver), in the run
+    where a person let an approval under that rule, of that tool, stand (`standing_grant`), and
+    only while the policy's rule still lets it stand.
+    """
+    if decision.action != "approval" or not decision.standing or decision.approvals_required > 1:
+        return {}
+    grant = standing_grant(services.transcript.everything(), decision.rule_id, tool)
+    if grant is None:
+        return {}
+    return {"standing_approval": grant.get("request_id"), "approved_by": grant.get("by")}
+
+
 def approval_request(
     tool: GatedTool,
     arguments: dict[str, Any],
@@ -231,6 +246,7 @@ def routed_approval(
         expires_in_s=decision.expires_in_s,
         escalation=list(decision.escalation),
         proposed_action=action,
+        standing=decision.standing and decision.approvals_required == 1,
     )
 
 
@@ -372,7 +388,8 @@ class ToolGateAgent(Executor):
             self._results[call_id] = verdict.error
             return
         typed, args, decision = verdict.typed, verdict.arguments, verdict.decision
-        if decision.action == "auto":
+        stood = stood_for(self._services, tool.name, decision) if before is None else {}
+        if decision.action == "auto" or stood:
             if before is None:
                 await audit(
                     ctx,
@@ -381,6 +398,7 @@ class ToolGateAgent(Executor):
                     arguments=args,
                     decision="approve",
                     rule=decision.rule_id,
+                    **stood,
                 )
             self._results[call_id] = await self._perform(tool, typed, call_id, scope)
         elif decision.action == "deny":

@@ -35,6 +35,7 @@ from agent_framework._tools import _FunctionArgumentValidationError as Arguments
 from agent_framework.exceptions import UserInputRequiredException
 
 from executors.platform.agents import said_of
+from human.records import HumanRequest
 
 Entry = dict[str, Any]
 
@@ -261,6 +262,29 @@ def _arguments(raw: Any) -> Any:
 # reading a conversation ---------------------------------------------------------------------
 
 
+def standing_of(request: HumanRequest) -> Entry:
+    """What an answer's entry keeps of an approval a person let stand: its rule and tool."""
+    return {
+        "standing": True,
+        "rule": request.policy_rule,
+        "tool": (request.proposed_action or {}).get("tool"),
+    }
+
+
+def standing_grant(entries: Iterable[Entry], rule: str, tool: str) -> Entry | None:
+    """The first answer of the run that let its approval stand for `rule`'s calls of `tool`."""
+    return next(
+        (
+            e
+            for e in entries
+            if e.get("type") == "answer"
+            and e.get("standing") is True
+            and (e.get("rule"), e.get("tool")) == (rule, tool)
+        ),
+        None,
+    )
+
+
 def messages_of(entries: Iterable[Entry]) -> list[Message]:
     """A run's conversation as the messages a model reads when a later run continues it.
 
@@ -362,8 +386,15 @@ def readable(entry: Entry) -> str:
         return f"asked {entry.get('team')} ({entry.get('kind')}): {entry.get('title')}"
     if kind == "answer":
         said = f": {entry['text']}" if entry.get("text") else ""
+        stands = (
+            f", standing for the run's later {entry.get('tool')} calls under rule "
+            f"{entry.get('rule')}"
+            if entry.get("standing") is True
+            else ""
+        )
         return (
-            f"{entry.get('by')} answered the {entry.get('kind')} with {entry.get('decision')}{said}"
+            f"{entry.get('by')} answered the {entry.get('kind')} with {entry.get('decision')}"
+            f"{stands}{said}"
         )
     if kind == "input":
         return f"input: {json.dumps(entry.get('input'), default=str)}"

@@ -305,3 +305,52 @@ def test_policies_check_says_what_each_approval_lets_an_edit_change(tmp_path: Pa
         f"{unknown}:3: rules.0.invariants: no workflow registers an invariant 'same_customer'"
         in (refused.stderr)
     )
+
+
+@pytest.mark.parametrize(
+    "action", ["auto", "deny", "takeover(x)", "approval(finance, approvals=2)"]
+)
+def test_standing_on_a_rule_other_than_one_approver_s_is_refused_with_its_line(
+    action: str,
+) -> None:
+    text = (
+        "rules:\n  - id: a\n    tool: t\n    action: auto\n"
+        f"  - id: r\n    tool: t\n    action: {action}\n    standing: true\n"
+    )
+    with pytest.raises(InvalidPolicy) as caught:
+        parse_policy(text)
+
+    assert "policies.yaml:5: rules.1: standing lets one person's approval stand" in str(
+        caught.value
+    )
+    assert "only an approval rule of one approver has it" in str(caught.value)
+
+
+def test_policies_check_names_the_rules_whose_approvals_may_stand(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(
+        "rules:\n  - id: s\n    tool: t\n    action: approval(x)\n    standing: true\n"
+        "  - id: p\n    tool: u\n    action: approval(x)\n"
+    )
+
+    checked = _check(mine)
+
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.splitlines()[1:] == [
+        "  line 2: s: t when always -> approval(x)",
+        "    an edit may change any argument",
+        "    an approval may stand for the run's later calls this rule decides",
+        "  line 6: p: u when always -> approval(x)",
+        "    an edit may change any argument",
+    ]
+
+
+def test_a_standing_rule_s_decisions_say_so_and_other_rules_do_not() -> None:
+    policy = parse_policy(
+        "rules:\n  - id: s\n    tool: t\n    action: approval(x)\n    standing: true\n"
+        "  - id: p\n    tool: u\n    action: approval(x)\n"
+    )
+
+    assert policy.evaluate("t", {}).standing is True
+    assert policy.evaluate("u", {}).standing is False
+    assert policy.evaluate("v", {}).standing is False  # the default: fail closed

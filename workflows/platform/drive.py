@@ -35,7 +35,7 @@ from executors.platform.run_end import END_EVENT
 from executors.platform.services import DRIVING_SERVICES, RunServices
 from executors.platform.shown import maf_value
 from executors.platform.tool_gate import AUDIT_EVENT
-from executors.platform.transcript import DRIVING
+from executors.platform.transcript import DRIVING, standing_of
 from human.kinds import KINDS
 from human.records import HumanRequest, NewEvent, Run
 from human.requests import deciders, new_request, origin_of
@@ -346,16 +346,17 @@ class Drive:
     async def _deliver(self, deliver: HumanRequest, known: set[str]) -> Finish | None:
         """Deliver one answer: MAF gets a response, a person is asked again, or the run ends."""
         body = deliver.answer or {}
-        self._scene.note(
-            {
-                "type": "answer",
-                "request_id": deliver.id,
-                "kind": deliver.kind,
-                "by": deliver.answered_by,
-                "decision": body.get("decision"),
-                "text": _said(body),
-            }
-        )
+        noted = {
+            "type": "answer",
+            "request_id": deliver.id,
+            "kind": deliver.kind,
+            "by": deliver.answered_by,
+            "decision": body.get("decision"),
+            "text": _said(body),
+        }
+        if body.get("standing") is True:  # the service let it stand (`_check_standing`)
+            noted |= standing_of(deliver)
+        self._scene.note(noted)
         maf_id = maf_request_id(deliver)
         outcome: Outcome
         if body.get("decision") == TAKEOVER:
