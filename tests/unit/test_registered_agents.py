@@ -8,6 +8,7 @@ a paused run of it could never resume: its runs fail as they start, saying why.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -144,7 +145,8 @@ async def test_a_graph_whose_agent_has_no_name_fails_its_runs_as_they_start(
     )
     assert failed.error.endswith(
         "(MAF gives an agent without a name a new random id at each build: give each agent its "
-        "name=...)"
+        "name=..., the agents an orchestration's builder takes too, such as GroupChatBuilder's "
+        "orchestrator_agent or MagenticBuilder's manager_agent)"
     )
     assert page.items == []  # nobody was asked anything
 
@@ -170,3 +172,30 @@ async def test_a_named_agent_checks_clean_its_approval_shown_as_data() -> None:
     assert answered.answer.startswith("{"), answered.answer
     assert "'approved': True" in answered.answer
     assert "'type': 'function_approval_response'" in answered.answer
+
+
+def test_an_unnamed_orchestrator_agent_is_named_by_the_executor_that_runs_it() -> None:
+    """SK's group chat sample names its participants, not its `orchestrator_agent`: the message
+    says which executor's id changes, by its type."""
+    from agent_framework import Agent
+    from agent_framework.orchestrations import GroupChatBuilder
+
+    from executors.platform.chat_clients import ScriptedChatClient
+    from workflows.platform.engine import graph_changes
+
+    def chat(name: str | None = None) -> Agent:
+        return Agent(client=ScriptedChatClient(lambda m, o: []), name=name)
+
+    def build() -> Any:
+        return GroupChatBuilder(
+            participants=[chat("Researcher"), chat("Planner")], orchestrator_agent=chat()
+        ).build()
+
+    changed = graph_changes(build(), build())
+
+    assert changed is not None
+    assert re.fullmatch(
+        r"executors [0-9a-f-]{36} \(AgentBasedGroupChatOrchestrator\) of one build are "
+        r"[0-9a-f-]{36} \(AgentBasedGroupChatOrchestrator\) in the next \(.*\)",
+        changed,
+    ), changed

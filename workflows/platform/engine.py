@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeAlias
 
 from agent_framework import (
@@ -166,21 +167,27 @@ def graph_changes(first: Instance, second: Instance) -> str | None:
     if first.graph_signature_hash == second.graph_signature_hash:
         return None
     ours, theirs = _executor_ids(first.graph_signature), _executor_ids(second.graph_signature)
-    gone, new = sorted(ours - theirs), sorted(theirs - ours)
+    gone, new = sorted(ours.keys() - theirs.keys()), sorted(theirs.keys() - ours.keys())
     if gone or new:
         return (
-            f"executors {', '.join(gone)} of one build are {', '.join(new)} in the next "
+            f"executors {_named(gone, ours)} of one build are {_named(new, theirs)} in the next "
             "(MAF gives an agent without a name a new random id at each build: give each agent "
-            "its name=...)"
+            "its name=..., the agents an orchestration's builder takes too, such as "
+            "GroupChatBuilder's orchestrator_agent or MagenticBuilder's manager_agent)"
         )
     return "its executors' types or edges differ from one build to the next"
 
 
-def _executor_ids(signature: dict[str, Any], within: str = "") -> set[str]:
-    """Every executor id of a graph signature, a sub-workflow's as `outer/inner`."""
-    found: set[str] = set()
+def _named(ids: Sequence[str], kinds: Mapping[str, str]) -> str:
+    """Executor ids, each with its type's name: `8edf… (AgentBasedGroupChatOrchestrator)`."""
+    return ", ".join(f"{i} ({kinds[i].rpartition('.')[2]})" if kinds[i] else i for i in ids)
+
+
+def _executor_ids(signature: dict[str, Any], within: str = "") -> dict[str, str]:
+    """Every executor id of a graph signature (a sub-workflow's as `outer/inner`), its type."""
+    found: dict[str, str] = {}
     for executor_id, kind in signature.get("executors", {}).items():
-        found.add(within + executor_id)
+        found[within + executor_id] = kind if isinstance(kind, str) else ""
         if isinstance(kind, dict) and isinstance(kind.get("sub_workflow"), dict):
             found |= _executor_ids(kind["sub_workflow"], f"{within}{executor_id}/")
     return found
