@@ -27,11 +27,15 @@ from agent_framework import (
     Message,
     SupportsAgentRun,
     Workflow,
+    WorkflowAgent,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowEvent,
     handler,
 )
+from agent_framework._workflows._agent import _caller_facing_messages
 from agent_framework._workflows._functional import StepWrapper
+from agent_framework_orchestrations import MagenticOrchestrator
 from pydantic import BaseModel
 
 logger = logging.getLogger(__name__)
@@ -206,9 +210,21 @@ def takes_conversation(workflow: object) -> bool:
     can carry on an ended run's conversation: it starts on the earlier messages and the new one,
     as MAF's `WorkflowAgent` hands a session's history to its workflow.
     """
-    if not isinstance(workflow, Workflow):
+    if not isinstance(workflow, Workflow) or _one_task(workflow):
         return False
     return any(_message_list(t) for t in _taken(workflow))
+
+
+def _one_task(workflow: Workflow) -> bool:
+    """A Magentic orchestration (made an agent or not): it starts on one message, never more.
+
+    MAF's own `as_agent()` session fails its second turn ("Magentic only support a single task
+    message"); Baton refuses the continuing start instead (`invalid_continues`).
+    """
+    start = workflow.get_start_executor()
+    if isinstance(start, RegisteredAgent) and isinstance(start.agent, WorkflowAgent):
+        start = start.agent.workflow.get_start_executor()
+    return isinstance(start, MagenticOrchestrator)
 
 
 def _taken(workflow: Workflow) -> list[Any]:
@@ -325,6 +341,61 @@ def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
             )
             continue
         session.state.update(restored.state)
+
+
+REPLIES: Final = "replies"
+"""The conversation entry a drive notes its workflow's replies in (`replies_of`)."""
+
+_REPLYING: Final = frozenset({"output", "intermediate", "data"})
+"""The events whose data MAF's `WorkflowAgent` makes its reply (`data`: MAF's older name)."""
+
+
+def turns_carry_on(workflow: object) -> bool:
+    """Whether a run continuing a run of `workflow` starts on every turn it recorded.
+
+    So for an agent registered as it is: MAF keeps an agent's every message in its session
+    (its text, its tool calls and their results). Any other workflow that converses (an
+    orchestration, a workflow made an agent) starts on the user's messages and the workflow's
+    replies, as MAF's `WorkflowAgent` keeps them in a session (`replies_of`): not each agent's
+    drafts on the way, nor an orchestrator's routing.
+    """
+    if not isinstance(workflow, Workflow):
+        return False
+    start = workflow.get_start_executor()
+    return isinstance(start, RegisteredAgent) and not isinstance(start.agent, WorkflowAgent)
+
+
+def replies_of(events: Iterable[WorkflowEvent[Any]]) -> list[dict[str, Any]]:
+    """A workflow's replies in `events`, as MAF's `WorkflowAgent` makes them its response.
+
+    The caller-facing assistant messages of its outputs (and intermediate outputs): an agent's
+    response, a message or a list of them (an orchestration's conversation) less what is not
+    said to the caller (the user's messages, tool calls and their results); any other value as
+    text, by the executor that yielded it. Each as `{"agent", "text"}`; one with no text is left
+    out (Baton's conversation keeps words).
+    """
+    replies: list[dict[str, Any]] = []
+    for event in events:
+        if event.type not in _REPLYING:
+            continue
+        data = event.data
+        if isinstance(data, AgentResponse):
+            messages = _caller_facing_messages(data.messages)
+        elif isinstance(data, Message):
+            messages = _caller_facing_messages([data])
+        elif isinstance(data, list) and data and all(isinstance(m, Message) for m in data):
+            messages = _caller_facing_messages(data)
+        elif data is None or isinstance(data, AgentResponseUpdate):
+            continue
+        else:
+            text = data if isinstance(data, str) else str(data)
+            messages = [Message(role="assistant", contents=[text])]
+        replies += [
+            {"agent": m.author_name or event.executor_id, "text": m.text}
+            for m in messages
+            if m.text
+        ]
+    return replies
 
 
 def as_workflow(agent: SupportsAgentRun, name: str) -> Workflow:

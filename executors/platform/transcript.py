@@ -34,7 +34,7 @@ from agent_framework._tools import _FunctionArgumentsChangedAfterApproval as Arg
 from agent_framework._tools import _FunctionArgumentValidationError as ArgumentsInvalid
 from agent_framework.exceptions import UserInputRequiredException
 
-from executors.platform.agents import said_of
+from executors.platform.agents import REPLIES, said_of
 from human.records import HumanRequest
 
 Entry = dict[str, Any]
@@ -283,6 +283,32 @@ def standing_grant(entries: Iterable[Entry], rule: str, tool: str) -> Entry | No
         ),
         None,
     )
+
+
+def history_of(entries: Sequence[Entry], *, turns: bool) -> list[Message]:
+    """The messages a run continuing this one (its `entries`) starts on.
+
+    `turns` (an agent registered as it is: `agents.turns_carry_on`): every turn it recorded
+    (`messages_of`). Else the user's messages and the workflow's replies (each drive's `replies`
+    entry), as MAF's `WorkflowAgent` keeps a session; a run recorded before Baton noted
+    replies gives its turns.
+    """
+    if turns or not any(e.get("type") == REPLIES for e in entries):
+        return messages_of(entries)
+    messages: list[Message] = []
+    for entry in entries:
+        kind = entry.get("type")
+        if kind == "message" and entry.get("role") == "user" and entry.get("text"):
+            messages.append(Message(role="user", contents=[str(entry["text"])]))
+        elif kind == "input" and isinstance(entry.get("input"), dict):
+            messages.append(Message(role="user", contents=[said_of(entry["input"])]))
+        elif kind == REPLIES:
+            messages += [
+                Message(role="assistant", contents=[str(r["text"])], author_name=r.get("agent"))
+                for r in entry.get("replies") or ()
+                if isinstance(r, dict) and r.get("text")
+            ]
+    return messages
 
 
 def messages_of(entries: Iterable[Entry]) -> list[Message]:

@@ -335,3 +335,36 @@ async def test_an_agent_s_session_state_goes_on_with_the_conversation_as_on_maf_
     [kept] = [e["sessions"] for e in recorded["conversation"] if e["type"] == "sessions"]
     assert set(kept) == {"Planner"}
     assert "in_memory" not in kept["Planner"]
+
+
+async def test_a_continued_orchestration_starts_on_what_maf_s_workflow_agent_keeps(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """An orchestration's next turn is handed the user's messages and its replies, as MAF's
+    `workflow.as_agent()` keeps a session: not each agent's draft on the way (the writer's)."""
+    turns = ["Write about kites.", "Make it shorter."]
+    chat_agents.HANDED.clear()
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        first = await server.start_run({"workflow": "drafting", "input": {"text": turns[0]}})
+        await server.wait_for_run(first["id"], status="completed")
+        body = {"workflow": "drafting", "input": {"text": turns[1]}, "continues": first["id"]}
+        second = await server.start_run(body)
+        done = await server.wait_for_run(second["id"], status="completed")
+    on_baton = list(chat_agents.HANDED)
+
+    chat_agents.HANDED.clear()
+    session = None
+    for said in turns:  # each turn on a new build, as each of Baton's runs is
+        agent = chat_agents.drafting(ScriptedChatClient(PLAYS["drafting"])).as_agent()
+        session = session or agent.create_session()
+        alone = await agent.run(said, session=session)
+    on_maf = list(chat_agents.HANDED)
+
+    assert on_baton == on_maf
+    writer_then = on_maf[2][1]
+    assert [(role, text) for role, _, text in writer_then] == [
+        ("user", "Write about kites."),
+        ("assistant", "editor on 'Write about kites.', handed 2"),
+        ("user", "Make it shorter."),
+    ]
+    assert done["output"] == {"agent": "editor", "text": alone.text}

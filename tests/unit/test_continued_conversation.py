@@ -13,7 +13,8 @@ from agent_framework import Message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from executors.platform.transcript import messages_of
+from executors.platform.agents import replies_of
+from executors.platform.transcript import history_of, messages_of
 
 
 def shape(messages: list[Message]) -> list[tuple[Any, ...]]:
@@ -216,3 +217,53 @@ def test_a_kept_session_that_cannot_be_restored_starts_the_agent_afresh() -> Non
     assert executor._session.state == {}
     carry_sessions(workflow, {"Keeper": {"held": {"type": "baton-tests.strict", "version": 2}}})
     assert isinstance(executor._session.state["held"], Strict)
+
+
+def test_a_workflow_s_replies_are_what_maf_s_workflow_agent_makes_of_its_outputs() -> None:
+    """The caller-facing assistant text of each output: a group chat's conversation less its
+    user's messages and tool calls; an agent's response; a plain value by its executor."""
+    from agent_framework import AgentResponse, Content, WorkflowEvent
+
+    chat = [
+        Message(role="user", contents=["plan a trip"]),
+        Message(role="assistant", contents=["Day one: Kew."], author_name="Planner"),
+        Message(
+            role="assistant",
+            contents=[Content.from_function_call("c1", "lookup", arguments={})],
+            author_name="Planner",
+        ),
+        Message(role="tool", contents=[Content.from_function_result("c1", result="ok")]),
+        Message(role="assistant", contents=["Done after 2 turns."], author_name="manager"),
+    ]
+    events = [
+        WorkflowEvent("output", executor_id="group", data=chat),
+        WorkflowEvent("output", executor_id="desk", data=AgentResponse(messages=[chat[1]])),
+        WorkflowEvent("intermediate", executor_id="counter", data=3),
+        WorkflowEvent.executor_invoked("desk", None),
+    ]
+
+    assert replies_of(events) == [
+        {"agent": "Planner", "text": "Day one: Kew."},
+        {"agent": "manager", "text": "Done after 2 turns."},
+        {"agent": "Planner", "text": "Day one: Kew."},
+        {"agent": "counter", "text": "3"},
+    ]
+
+
+def test_a_continued_workflow_starts_on_the_user_s_messages_and_its_replies() -> None:
+    entries: list[dict[str, Any]] = [
+        {"type": "message", "role": "user", "text": "plan a trip"},
+        {"type": "message", "role": "assistant", "agent": "Planner", "text": "a draft"},
+        {"type": "replies", "replies": [{"agent": "editor", "text": "the trip"}]},
+        {"type": "message", "role": "user", "text": "relayed: shorter"},
+        {"type": "replies", "replies": []},
+    ]
+
+    assert shape(history_of(entries, turns=False)) == [
+        ("user", None, [("text", "plan a trip")]),
+        ("assistant", "editor", [("text", "the trip")]),
+        ("user", None, [("text", "relayed: shorter")]),
+    ]
+    # an agent registered as it is carries every turn; so does a run recorded before replies
+    assert shape(history_of(entries, turns=True)) == shape(messages_of(entries))
+    assert shape(history_of(entries[:2], turns=False)) == shape(messages_of(entries[:2]))

@@ -68,3 +68,24 @@ async def test_one_text_field_comes_as_the_text() -> None:
 
 def test_a_union_with_a_list_of_messages_takes_a_conversation() -> None:
     assert takes_conversation(union_workflow())
+
+
+def test_a_magentic_orchestration_takes_no_conversation_made_an_agent_or_not() -> None:
+    """Its orchestrator starts on one task message (MAF's own second turn fails): a continuing
+    start is refused (`invalid_continues`), where a sequential orchestration takes one."""
+    from agent_framework import Agent
+    from agent_framework.orchestrations import MagenticBuilder, SequentialBuilder
+
+    from executors.platform.agents import as_workflow
+    from executors.platform.chat_clients import ScriptedChatClient
+
+    def agent(name: str) -> Agent:
+        return Agent(client=ScriptedChatClient(lambda m, o: []), name=name)
+
+    magentic = MagenticBuilder(participants=[agent("a")], manager_agent=agent("m")).build()
+    sequential = SequentialBuilder(participants=[agent("b")]).build()
+
+    assert not takes_conversation(magentic)
+    assert not takes_conversation(as_workflow(magentic.as_agent(name="mag"), "mag"))
+    assert takes_conversation(sequential)
+    assert takes_conversation(as_workflow(sequential.as_agent(name="seq"), "seq"))

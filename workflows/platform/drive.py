@@ -29,7 +29,14 @@ from executors.platform.adapters import (
     maf_request_id,
     take_over,
 )
-from executors.platform.agents import SESSIONS, carry_sessions, kept_sessions
+from executors.platform.agents import (
+    REPLIES,
+    SESSIONS,
+    carry_sessions,
+    kept_sessions,
+    replies_of,
+    turns_carry_on,
+)
 from executors.platform.builtin_adapters import Kinds
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import DRIVING_SERVICES, RunServices
@@ -147,6 +154,10 @@ class Drive:
             finish = await self._deliver(deliver, known)
         if finish is None:
             finish = await self._settle(known)
+        if self._spec.converses(self._workflow) and not turns_carry_on(self._workflow):
+            # what a run continuing this one starts on, as MAF's `WorkflowAgent` keeps it
+            said = replies_of(e for r in self._results for e in r)
+            self._scene.note({"type": REPLIES, "replies": said})
         events += self._scene.events
         events += [
             NewEvent(type=e.data["type"], run_id=run.id, data=e.data["data"])

@@ -33,10 +33,10 @@ from baton.errors import (
 )
 from baton.telemetry import NO_SPAN, span
 from executors.platform.adapters import Scene
-from executors.platform.agents import sessions_of
+from executors.platform.agents import sessions_of, turns_carry_on
 from executors.platform.chat_clients import ProviderConfig
 from executors.platform.services import ChatClientFactory, Resources, RunServices
-from executors.platform.transcript import messages_of
+from executors.platform.transcript import history_of
 from human import text
 from human.access import can_see_run, check_can_cancel, viewer_of
 from human.effects import EffectLedger
@@ -367,7 +367,8 @@ class Runtime:
                 # adapters show people the conversation and read the run's state from it
                 services.transcript.history = await self.store.list_transcript(run.id)
             earlier = await self.conversations_before(run) if deliver is None else []
-            history = [m for _, entries in earlier for m in messages_of(entries)]
+            turns = turns_carry_on(built.workflow)
+            history = [m for _, entries in earlier for m in history_of(entries, turns=turns)]
             drive = Drive(
                 self.store,
                 run,
