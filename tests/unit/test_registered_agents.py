@@ -199,3 +199,18 @@ def test_an_unnamed_orchestrator_agent_is_named_by_the_executor_that_runs_it() -
         r"[0-9a-f-]{36} \(AgentBasedGroupChatOrchestrator\) in the next \(.*\)",
         changed,
     ), changed
+
+
+async def test_a_structured_reply_s_value_is_in_the_output_beside_its_text(parts: Parts) -> None:
+    """An agent with a `response_format`: MAF's response's `value` is the parsed model; the run's
+    output carries it as JSON, beside the text it was parsed from."""
+    run = await parts.runtime.start("structured_agent", {"question": "Kites"}, actor="sam")
+    await parts.worker.drain()
+    done = await parts.runtime.get(run.id)
+
+    assert done.status == "completed", done.error
+    assert done.output == {
+        "agent": "BriefAgent",
+        "text": '{"title": "Kites", "points": ["light", "cheap"]}',
+        "value": {"title": "Kites", "points": ["light", "cheap"]},
+    }

@@ -479,6 +479,19 @@ UNNAMED: Final = "UnnamedAgent"
 """What MAF calls an agent without a name (`Agent.display_name`): Baton names it by its executor."""
 
 
+def _value_of(response: AgentResponse) -> dict[str, Any]:
+    """`{"value": ...}`: a structured reply's parsed value (`response_format`), if it has one.
+
+    A reply that does not parse as its format keeps its text alone, as MAF's `value` would
+    raise only when read.
+    """
+    try:
+        value = response.value
+    except (ValueError, TypeError):
+        return {}
+    return {} if value is None else {"value": as_json(value, fallback=maf_value)}
+
+
 def _plain(output: Any, executor: str | None = None) -> Any:
     """One output as JSON; an unnamed agent's reply under the executor that yielded it.
 
@@ -492,10 +505,11 @@ def _plain(output: Any, executor: str | None = None) -> Any:
         if len(authors) > 1:  # several agents' replies (a concurrent run's)
             return [{"agent": m.author_name, "text": m.text} for m in said]
         author = output.messages[-1].author_name if output.messages else None
-        return {
+        reply = {
             "agent": executor if author in (None, UNNAMED) and executor else author,
             "text": output.text,
         }
+        return reply | _value_of(output)
     if isinstance(output, str | int | float | bool | None):
         return output
     return as_json(output, fallback=maf_value)  # a dataclass by its fields, MAF's by theirs
