@@ -422,8 +422,13 @@ def readable(entry: Entry) -> str:
             f"{entry.get('by')} answered the {entry.get('kind')} with {entry.get('decision')}"
             f"{stands}{said}"
         )
-    if kind == "input":
-        return f"input: {json.dumps(entry.get('input'), default=str)}"
+    if kind == "input":  # an input of one text field is what the user said (an agent's run)
+        values = entry.get("input")
+        if isinstance(values, dict) and len(values) == 1:
+            [value] = values.values()
+            if isinstance(value, str):
+                return f"user: {value}"
+        return f"input: {json.dumps(values, default=str)}"
     return ""
 
 

@@ -153,6 +153,17 @@ def test_excerpt_is_readable_lines() -> None:
             entry(type="handoff", **{"from": "triage", "to": "billing"}),
             entry(type="tool_call", agent="billing", tool="issue_refund", arguments={"amount": 5}),
             entry(type="answer", kind="approval", by="lee", decision="reject", text="no"),
+            entry(type="input", input={"text": "Send the notes."}),
+            entry(type="input", input={"city": "Kew", "days": 2}),
+            entry(
+                type="answer",
+                kind="approval",
+                by="ada",
+                decision="approve",
+                standing=True,
+                rule="notes.standing",
+                tool="send_note",
+            ),
         ]
     )
 
@@ -161,6 +172,10 @@ def test_excerpt_is_readable_lines() -> None:
         "triage hands the case to billing",
         "billing calls issue_refund(amount=5)",
         "lee answered the approval with reject: no",
+        "user: Send the notes.",  # an agent's run: its input of one text field is what was said
+        'input: {"city": "Kew", "days": 2}',
+        "ada answered the approval with approve, standing for the run's later send_note calls "
+        "under rule notes.standing",
     ]
 
 
