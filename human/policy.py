@@ -260,6 +260,14 @@ class Policy:
         self.default_team = default_team
         self.requests = tuple(requests)
 
+    @property
+    def standing(self) -> bool:
+        """Whether a rule lets an approval stand for a run's later calls.
+
+        A drive reads the run's conversation then: the approvals let stand are recorded there.
+        """
+        return any(r.standing for r in self.rules)
+
     def rule(self, rule_id: str | None) -> Rule | None:
         """The rule of this id, if the policy has one."""
         return next((r for r in self.rules if r.id == rule_id), None)

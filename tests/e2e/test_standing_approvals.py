@@ -76,6 +76,10 @@ async def test_an_approval_let_stand_runs_the_rest_of_the_run_s_calls_under_its_
         assert (await server.respond(first["id"], APPROVE, user="ada")).status_code == 200
         second = await pending_of(server, run["id"])
         assert (await server.respond(second["id"], STANDING, user="lee")).status_code == 200
+        # a memo is another tool (another rule): it asks; the note after it, in a later drive,
+        # runs on lee's standing approval
+        memo = await pending_of(server, run["id"])
+        assert (await server.respond(memo["id"], APPROVE, user="ada")).status_code == 200
         done = await server.wait_for_run(run["id"], status=("completed", "failed"))
         audit = await server.audit(run["id"])
         async with signed_in(server, "ada", passwords["ada"]) as ada:
@@ -90,9 +94,13 @@ async def test_an_approval_let_stand_runs_the_rest_of_the_run_s_calls_under_its_
         {"loc": ["body", "standing"], "msg": "not allowed when decision is 'reject'"}
     ]
     assert done["status"] == "completed", done
-    assert sorted(r["id"] for r in done["requests"]) == sorted([first["id"], second["id"]])
+    assert sorted(r["id"] for r in done["requests"]) == sorted(
+        [first["id"], second["id"], memo["id"]]
+    )
     assert second["proposed_action"]["arguments"] == {"to": "person-2"}
-    assert standing_approvals.SENT == ["person-1", "person-2", "person-3"]
+    assert memo["proposed_action"]["tool"] == "post_memo"
+    assert "standing" not in memo["response_schema"]["properties"]  # no rule offers it there
+    assert standing_approvals.SENT == ["person-1", "person-2", "memo to all", "person-3"]
     # the run's page: in its conversation, and in its audit trail for the call it let run
     assert "lee approved, and this run's later send_note calls too" in page
     assert "lee's standing approval decided: approve, under policy rule notes.standing" in page

@@ -363,8 +363,9 @@ class Runtime:
             built = await self.pool.take(spec, run.id, run.input, run.created_by)
             services = built.services
             scene = Scene(services)
-            if spec.adapters is not None:
-                # adapters show people the conversation and read the run's state from it
+            if spec.adapters is not None or services.policy.standing:
+                # adapters show people the conversation and read the run's state from it; the
+                # gates find there the approvals a person let stand (`tool_gate.stood_for`)
                 services.transcript.history = await self.store.list_transcript(run.id)
             earlier = await self.conversations_before(run) if deliver is None else []
             turns = turns_carry_on(built.workflow)
