@@ -27,7 +27,7 @@ RULE = """
     standing: true
 """
 APPROVE = {"decision": "approve"}
-STANDING = {"decision": "approve", "standing": True}
+STANDING = {"decision": "approve", "standing": True}  # the API's
 
 
 @pytest.fixture
@@ -75,7 +75,12 @@ async def test_an_approval_let_stand_runs_the_rest_of_the_run_s_calls_under_its_
         # a plain approval decides its own call only: the next call asks again
         assert (await server.respond(first["id"], APPROVE, user="ada")).status_code == 200
         second = await pending_of(server, run["id"])
-        assert (await server.respond(second["id"], STANDING, user="lee")).status_code == 200
+        async with signed_in(server, "lee", passwords["lee"]) as lee:  # on the page, as lee
+            form = text_of((await lee.http.get(f"/requests/{second['id']}")).text)
+            sent = await lee.post(
+                f"/requests/{second['id']}", {"decision": "approve", "standing": "true"}
+            )
+        assert sent.status_code == 303, sent.text
         # a memo is another tool (another rule): it asks; the note after it, in a later drive,
         # runs on lee's standing approval
         memo = await pending_of(server, run["id"])
@@ -101,6 +106,10 @@ async def test_an_approval_let_stand_runs_the_rest_of_the_run_s_calls_under_its_
     assert memo["proposed_action"]["tool"] == "post_memo"
     assert "standing" not in memo["response_schema"]["properties"]  # no rule offers it there
     assert standing_approvals.SENT == ["person-1", "person-2", "memo to all", "person-3"]
+    assert (
+        "Also approve this run's later send_note calls (optional) Yes No They run without asking "
+        "again, while rule notes.standing is the one that decides them."
+    ) in form
     # the run's page: in its conversation, and in its audit trail for the call it let run
     assert "lee approved, and this run's later send_note calls too" in page
     assert "lee's standing approval decided: approve, under policy rule notes.standing" in page
