@@ -245,6 +245,7 @@ async def open_parts(
     store = await open_store(settings.database_url, clock=clock)
     resources = Resources(settings.database_url)
     connector: BotConnector | None = None
+    runtime: Runtime | None = None
     try:
         connector = teams_connector(settings)
         channels = notification_channels(settings, store, teams=connector)
@@ -300,6 +301,8 @@ async def open_parts(
             teams=teams_bot(settings, store, requests, connector),
         )
     finally:
+        if runtime is not None:  # the agents of the workflows it keeps close their connections
+            await runtime.pool.close()
         if connector is not None:
             await connector.close()
         await resources.close()

@@ -62,7 +62,7 @@ from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
 from workflows.platform.attributes import refusal
 from workflows.platform.engine import Instance, NotAWorkflow, UnstableGraph, engine_for
-from workflows.platform.pool import WorkflowPool, new_instance
+from workflows.platform.pool import WorkflowPool, close_agents, new_instance
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.runtime import typed_input
 from workflows.platform.samples import answer_to, given_answer, sample_of
@@ -352,29 +352,44 @@ async def check_spec(
     script = _Script(answers or {})
     with tempfile.TemporaryDirectory(prefix="baton-check-") as directory, _saves() as failed_saves:
         check = _Check(spec, new_services, Path(directory), script, report, failed_saves)
-        if spec.run_kwargs is not None:  # as a drive gives them to every run
-            check.run_kwargs = dict(spec.run_kwargs(typed, new_services()))
         try:
-            await check.go(typed, max_pauses)
-        except (NotAWorkflow, UnstableGraph) as exc:  # as a drive's: its runs fail as they start
-            report.failures.append(str(exc))
-            report.final_state = "FAILED"
-            return report
-        report.shared_state = shared_state(check.classes)
-        report.reused = spec.reuse
-        report.functional = check.functional
-        if check.functional:
-            return report  # a kept one holds no executors, and its engine leaves it as built
-        kept = await check.reuse(check.message, report.input)
-        if spec.reuse and kept is None:
-            report.failures.append(
-                "a kept instance could not be reset: restoring the checkpoint taken as it was "
-                "built raised (the pool drops such an instance and builds another every drive)"
-            )
-        elif spec.reuse:
-            report.kept_state = kept or []
-        else:
-            report.could_reuse = kept == [] and not report.shared_state
+            return await _checked(check, spec, new_services, typed, report, max_pauses)
+        finally:  # an MCP tool's server, say, ends with the check (MAF's `async with agent`)
+            await close_agents(check.built)
+
+
+async def _checked(
+    check: _Check,
+    spec: WorkflowSpec,
+    new_services: ServicesFactory,
+    typed: BaseModel,
+    report: CheckReport,
+    max_pauses: int,
+) -> CheckReport:
+    """`check_spec`'s runs and findings, in `check`."""
+    if spec.run_kwargs is not None:  # as a drive gives them to every run
+        check.run_kwargs = dict(spec.run_kwargs(typed, new_services()))
+    try:
+        await check.go(typed, max_pauses)
+    except (NotAWorkflow, UnstableGraph) as exc:  # as a drive's: its runs fail as they start
+        report.failures.append(str(exc))
+        report.final_state = "FAILED"
+        return report
+    report.shared_state = shared_state(check.classes)
+    report.reused = spec.reuse
+    report.functional = check.functional
+    if check.functional:
+        return report  # a kept one holds no executors, and its engine leaves it as built
+    kept = await check.reuse(check.message, report.input)
+    if spec.reuse and kept is None:
+        report.failures.append(
+            "a kept instance could not be reset: restoring the checkpoint taken as it was "
+            "built raised (the pool drops such an instance and builds another every drive)"
+        )
+    elif spec.reuse:
+        report.kept_state = kept or []
+    else:
+        report.could_reuse = kept == [] and not report.shared_state
     return report
 
 
@@ -478,10 +493,14 @@ class _Check:
         """The executors' mutable class attributes as built (`class_state`)."""
         self.run_kwargs: dict[str, Any] = {}
         """The kwargs MAF's `run` takes, from the registration (`run_kwargs`)."""
+        self.built: list[Instance] = []
+        """Every instance it built: their agents close what they opened as the check ends."""
 
     def _build(self) -> Instance:
-        """An instance as a drive gets one (`pool.new_instance`)."""
-        return new_instance(self._spec, self._new_services())
+        """An instance as a drive gets one (`pool.new_instance`); closed as the check ends."""
+        built = new_instance(self._spec, self._new_services())
+        self.built.append(built)
+        return built
 
     def _graph(self) -> Workflow:
         """A new instance of a graph workflow (`go` checks which kind the builder builds)."""
@@ -621,6 +640,7 @@ class _Check:
         if not pool.idle(spec.name):
             return None
         again = await pool.take(spec, "check-kept-2", run_input, None)
+        self.built += [kept.workflow, again.workflow]  # closed as the check ends
         if not isinstance(again.workflow, Workflow):
             return None  # a functional workflow: nothing to compare (`check_spec` does not ask)
         new = self._graph()

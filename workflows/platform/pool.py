@@ -20,12 +20,19 @@ pending requests, every executor's state as built) and points its services at no
 of a run stays in memory between its drives. The next drive points them at its run
 (`RunServices.rebind`). A drive that raises does not give its instance back. Any other workflow
 is built for every drive.
+
+An instance's agents may hold connections they open as they first run (MAF's MCP tools: a
+server process each, or a session; MAF's `Agent` closes them in `close()`, which a script calls
+with `async with agent`). Baton closes an agent once no instance it keeps or has handed out
+holds it: an instance dropped after its drive (not reusable, no room, its reset failed, its
+drive raised), and every kept one when the pool closes with its process. An agent several
+instances share (one a module holds) stays open while any of them is out.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +63,23 @@ class Built:
     services: RunServices
     pristine: WorkflowCheckpoint | None = None
     """The checkpoint of the instance as built (reusable workflows only): what a reset restores."""
+    closable: tuple[Any, ...] = ()
+    """Its agents that close what they opened (`close()`: MAF's `Agent`): `WorkflowPool.drop`."""
+
+
+async def close_agents(instances: Iterable[Instance]) -> None:
+    """Close the agents of `instances` (each once): what they opened as they ran (`drop`)."""
+    seen: set[int] = set()
+    for instance in instances:
+        for agent in agents_of(instance):
+            close = getattr(agent, "close", None)
+            if id(agent) in seen or not callable(close):
+                continue
+            seen.add(id(agent))
+            try:
+                await close()
+            except Exception:  # a connection that fails to close is the server's loss, not a run's
+                logger.exception("an agent's connections did not close", extra={"agent": agent})
 
 
 def new_instance(spec: WorkflowSpec, services: RunServices) -> Instance:
@@ -94,6 +118,7 @@ class WorkflowPool:
         self._services = services
         self.keep = keep
         self._idle: dict[str, list[Built]] = {}
+        self._holders: dict[int, int] = {}  # by an agent's id: the instances out or kept with it
 
     async def take(
         self, spec: WorkflowSpec, run_id: str, run_input: dict[str, Any], started_by: str | None
@@ -108,8 +133,12 @@ class WorkflowPool:
         workflow = new_instance(spec, services)
         names = {id(agent): name for name, agent in held_agents(workflow).items()}
         names |= {id(agent): executor for executor, agent in agent_executors(workflow).items()}
-        services.transcript.follow(agents_of(workflow), names)
-        built = Built(workflow, services)
+        agents = agents_of(workflow)
+        services.transcript.follow(agents, names)
+        closable = tuple(a for a in agents if callable(getattr(a, "close", None)))
+        for agent in closable:
+            self._holders[id(agent)] = self._holders.get(id(agent), 0) + 1
+        built = Built(workflow, services, closable=closable)
         if spec.reuse and isinstance(workflow, Workflow):
             built.pristine = await workflow._runner.build_checkpoint()
         return built
@@ -124,13 +153,13 @@ class WorkflowPool:
         dropped. A functional workflow has nothing to reset: its engine leaves nothing of a run
         on it (`workflows.platform.engine.FunctionalEngine.run`).
         """
-        if not spec.reuse:
-            return
         idle = self._idle.setdefault(spec.name, [])
-        if len(idle) >= self.keep:
+        if not spec.reuse or len(idle) >= self.keep:
+            await self.drop(built)
             return
         if isinstance(built.workflow, Workflow):
             if built.pristine is None:
+                await self.drop(built)
                 return
             try:
                 await built.workflow._runner.restore_checkpoint(built.pristine)
@@ -138,9 +167,31 @@ class WorkflowPool:
                 logger.exception(
                     "a kept workflow could not be reset", extra={"workflow": spec.name}
                 )
+                await self.drop(built)
                 return
         built.services.rebind("", {}, None)  # no run: what the last one left goes with its lists
         idle.append(built)
+
+    async def drop(self, built: Built) -> None:
+        """Let go of an instance: close each of its agents that no other instance held holds."""
+        for agent in built.closable:
+            left = self._holders.get(id(agent), 1) - 1
+            if left > 0:
+                self._holders[id(agent)] = left
+                continue
+            self._holders.pop(id(agent), None)
+            try:
+                await agent.close()
+            except Exception:  # a connection that fails to close is the server's loss, not a run's
+                logger.exception("an agent's connections did not close", extra={"agent": agent})
+        built.closable = ()
+
+    async def close(self) -> None:
+        """Drop every kept instance (the process ends)."""
+        kept = [built for idle in self._idle.values() for built in idle]
+        self._idle.clear()
+        for built in kept:
+            await self.drop(built)
 
     def idle(self, workflow: str) -> list[Built]:
         """The instances of `workflow` kept idle, reset."""

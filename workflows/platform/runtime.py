@@ -14,6 +14,7 @@ import logging
 import secrets
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -355,12 +356,35 @@ class Runtime:
     async def _advance(
         self, state: InPlay, job_id: int | None, *, deliver: HumanRequest | None
     ) -> bool:
+        """Drive `state.run` once and commit what came of it; True if `job_id` was consumed.
+
+        The instance goes back to the pool once the drive's progress is committed (or refused);
+        one whose drive raised, or that is left for any other reason, is dropped (its agents'
+        connections closed: `WorkflowPool.drop`).
+        """
+        spec = registry.get(state.run.workflow)
+        held = _Held()
+        try:
+            return await self._drive(state, job_id, deliver, spec, held)
+        finally:
+            if held.built is not None and held.keep:
+                await self.pool.give_back(spec, held.built)
+            elif held.built is not None:
+                await self.pool.drop(held.built)
+
+    async def _drive(
+        self,
+        state: InPlay,
+        job_id: int | None,
+        deliver: HumanRequest | None,
+        spec: registry.WorkflowSpec,
+        held: _Held,
+    ) -> bool:
+        """`_advance`'s drive, on the instance it takes into `held` (`keep`: it may go back)."""
         run = state.run
-        spec = registry.get(run.workflow)
-        built: Built | None = None
         scene: Scene | None = None
         try:
-            built = await self.pool.take(spec, run.id, run.input, run.created_by)
+            built = held.built = await self.pool.take(spec, run.id, run.input, run.created_by)
             services = built.services
             scene = Scene(services)
             if spec.adapters is not None or services.policy.standing:
@@ -394,31 +418,33 @@ class Runtime:
             logger.exception("run held: its checkpoint is of other code", extra={"run_id": run.id})
             raise RunHeld(str(exc)) from exc
         except Exception as exc:  # a failing workflow fails its run, loudly and on record
-            if built is not None and built.services.store_failures:
+            if held.built is not None and held.built.services.store_failures:
                 # a tool met the store down: neither is the run's fault
-                raise built.services.store_failures[0] from exc
-            if built is not None and built.services.run_ended:
+                raise held.built.services.store_failures[0] from exc
+            if held.built is not None and held.built.services.run_ended:
                 return _ended_under(run)  # not kept: it stopped mid-superstep
             logger.exception("run failed", extra={"run_id": run.id})
-            progress = failed(
+            # an instance whose drive raised may be mid-superstep: not kept
+            return await self._commit(
                 run,
+                failed(
+                    run,
+                    job_id,
+                    deliver,
+                    f"{type(exc).__name__}: {exc}",
+                    scene.events if scene else (),
+                    held.built.services.transcript.entries if held.built else (),
+                    held.built.services.effects if held.built else (),
+                ),
                 job_id,
                 deliver,
-                f"{type(exc).__name__}: {exc}",
-                scene.events if scene else (),
-                built.services.transcript.entries if built else (),
-                built.services.effects if built else (),
             )
-            built = None  # an instance whose drive raised may be mid-superstep: not kept
-        if built is not None and built.services.store_failures:
-            raise built.services.store_failures[0]  # told to the model as the tool's error: void
-        try:
-            if built is not None and built.services.run_ended:
-                return _ended_under(run)  # MAF told the model; the drive ran to its end
-            return await self._commit(run, progress, job_id, deliver)
-        finally:
-            if built is not None:  # reset once its progress is committed (or refused)
-                await self.pool.give_back(spec, built)
+        if services.store_failures:
+            raise services.store_failures[0]  # told to the model as the tool's error: void
+        held.keep = True  # reset once its progress is committed (or refused)
+        if services.run_ended:
+            return _ended_under(run)  # MAF told the model; the drive ran to its end
+        return await self._commit(run, progress, job_id, deliver)
 
     async def _commit(
         self, run: Run, progress: Progress, job_id: int | None, deliver: HumanRequest | None
@@ -501,6 +527,14 @@ def typed_input(spec: registry.WorkflowSpec, run_input: Any) -> BaseModel:
         raise InvalidInput(
             f"invalid input for {spec.name}: {where}: {errors[0]['msg']}", errors
         ) from exc
+
+
+@dataclass
+class _Held:
+    """The instance a drive took from the pool, and whether it may go back (`Runtime._advance`)."""
+
+    built: Built | None = None
+    keep: bool = False
 
 
 def _ended_under(run: Run) -> bool:
