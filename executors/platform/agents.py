@@ -33,6 +33,7 @@ from agent_framework import (
     WorkflowEvent,
     handler,
 )
+from agent_framework._mcp import MCPTool
 from agent_framework._workflows._agent import _caller_facing_messages
 from agent_framework._workflows._functional import StepWrapper
 from agent_framework_orchestrations import MagenticOrchestrator
@@ -341,6 +342,34 @@ def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
             )
             continue
         session.state.update(restored.state)
+
+
+def loaded_tools(executor: object) -> dict[str, list[str]]:
+    """The tools each MCP tool of `executor`'s agent has loaded (progressive disclosure), by name.
+
+    MAF keeps them on the tool object (`load_tool` adds one for the model's next turns), in no
+    session or checkpoint: a restore into a fresh build loses them, and a call of a loaded tool
+    a person approved meanwhile would find no tool (MAF then drops it, on MAF alone too).
+    """
+    return {
+        tool.name: sorted(names)
+        for tool in _mcp_tools(executor)
+        if (names := getattr(tool, "_progressive_loaded_tool_names", None))
+    }
+
+
+def load_tools(executor: object, loaded: Mapping[str, Sequence[str]]) -> None:
+    """Load into `executor`'s agent's MCP tools what `loaded_tools` saved; the rest as built."""
+    for tool in _mcp_tools(executor):
+        names = getattr(tool, "_progressive_loaded_tool_names", None)
+        if isinstance(names, set):
+            names.clear()
+            names.update(str(n) for n in loaded.get(tool.name) or ())
+
+
+def _mcp_tools(executor: object) -> list[MCPTool]:
+    agent = getattr(executor, "agent", None) if isinstance(executor, AgentExecutor) else None
+    return [t for t in getattr(agent, "mcp_tools", None) or () if isinstance(t, MCPTool)]
 
 
 REPLIES: Final = "replies"

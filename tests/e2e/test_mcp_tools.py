@@ -79,3 +79,26 @@ async def test_a_server_leaves_no_mcp_server_running_after_its_runs(
             return not [p for p in servers() if p.status() != psutil.STATUS_ZOMBIE]
 
         await eventually(none_left, timeout=10, what="no MCP server left running")
+
+
+async def test_a_tool_an_mcp_tool_loaded_before_a_pause_runs_when_its_call_is_approved(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """MAF's progressive disclosure keeps what the model loaded on the MCP tool object, in no
+    checkpoint: the approved call of a loaded tool, resumed in a fresh build, found no tool and
+    MAF dropped it ("(no result)"). Baton carries the loaded tools with the agent's executor."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        run = await server.start_run({"workflow": "mcp_disclosing", "input": {"text": "Kew"}})
+        asked = await server.wait_for_request(run["id"])
+        reply = await server.respond(asked["id"], {"decision": "approve"}, user="ada")
+        assert reply.status_code == 200, reply.text
+        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+
+    assert asked["proposed_action"]["tool"] == "cities_city_alert"
+    assert done["status"] == "completed", done
+    said = done["output"]["text"].split(" | ")
+    assert said[1] == (
+        "cities_load_tool: Loaded MCP tool 'cities_city_alert'. It is available on the next "
+        "model iteration."
+    )
+    assert said[2] == 'cities_city_alert: {"result": "Alert sent to Kew."}'

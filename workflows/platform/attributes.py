@@ -39,13 +39,16 @@ from agent_framework._workflows._checkpoint_encoding import (
     encode_checkpoint_value,
 )
 
-from executors.platform.agents import executors_of
+from executors.platform.agents import executors_of, load_tools, loaded_tools
 from workflows.platform.snapshots import HOOKS, framework_names, machinery, own_attributes
 
 logger = logging.getLogger(__name__)
 
 KEY: Final = "baton.attributes"
 """Where in an executor's checkpointed state its carried attributes are."""
+
+LOADED: Final = "baton.loaded_tools"
+"""Where an agent executor's MCP tools' loaded tools are (`agents.loaded_tools`)."""
 
 
 def install(workflow: Workflow, allowed: frozenset[str]) -> None:
@@ -155,7 +158,8 @@ class _Carrier:
             self.refused.pop(name, None)
             carried[name] = json.dumps(encoded)
         state = await self._maf_save()
-        return {**state, KEY: carried} if carried else state
+        loaded = loaded_tools(self._executor)  # MAF's MCP tool keeps them in no checkpoint
+        return state | ({KEY: carried} if carried else {}) | ({LOADED: loaded} if loaded else {})
 
     async def restore(self, state: dict[str, Any]) -> None:
         """MAF's state; the carried attributes back; every other as built; none the build lacked.
@@ -164,7 +168,8 @@ class _Carrier:
         another executor, it stays shared); one changed in place is put back in place where it is
         a dict, list or set. A resource is left as it is.
         """
-        await self._maf_restore({k: v for k, v in state.items() if k != KEY})
+        await self._maf_restore({k: v for k, v in state.items() if k not in (KEY, LOADED)})
+        load_tools(self._executor, state.get(LOADED) or {})
         carried: dict[str, Any] = {}
         for name, text in (state.get(KEY) or {}).items():
             try:
