@@ -301,9 +301,15 @@ async def open_parts(
             teams=teams_bot(settings, store, requests, connector),
         )
     finally:
-        if runtime is not None:  # the agents of the workflows it keeps close their connections
-            await runtime.pool.close()
-        if connector is not None:
-            await connector.close()
-        await resources.close()
-        await store.close()
+        try:
+            if runtime is not None:  # the agents' MCP tools close their connections
+                await runtime.pool.close()
+        finally:
+            try:
+                if connector is not None:
+                    await connector.close()
+            finally:
+                try:
+                    await resources.close()
+                finally:
+                    await store.close()

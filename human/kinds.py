@@ -86,6 +86,8 @@ class _Answer(CheckpointedModel):
 
     requires: ClassVar[dict[str, tuple[str, ...]]] = {}
     optional: ClassVar[dict[str, tuple[str, ...]]] = {}
+    unticked: ClassVar[frozenset[str]] = frozenset()
+    """Fields a choice left at `false` gives no value (a form's No sends it with any decision)."""
 
     answered_by: SkipJsonSchema[list[str]] = Field(
         default_factory=list,
@@ -124,7 +126,7 @@ class _Answer(CheckpointedModel):
             if name not in allowed
             and name != "answered_by"
             and values.get(name) not in (None, "", {}, [])
-            and values.get(name) is not False  # an unticked choice is no value
+            and not (name in cls.unticked and values.get(name) is False)
         ]
         return problems
 
@@ -162,6 +164,7 @@ class ApprovalAnswer(_Answer):
         "approve": ("reason", "standing"),
         "edit": ("reason",),
     }
+    unticked: ClassVar[frozenset[str]] = frozenset({"standing"})
 
     decision: Literal["approve", "edit", "reject", "expired", "cancelled"] = Field(title="Decision")
     arguments: dict[str, Any] | None = Field(None, title="Changed arguments")

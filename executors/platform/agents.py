@@ -372,6 +372,20 @@ def _mcp_tools(executor: object) -> list[MCPTool]:
     return [t for t in getattr(agent, "mcp_tools", None) or () if isinstance(t, MCPTool)]
 
 
+def connections_of(workflow: object) -> list[Any]:
+    """The MCP tools of `workflow`'s agents, each once.
+
+    Each holds a connection it opens as its agent first runs (a server process for
+    `MCPStdioTool`), until its `close()`.
+    """
+    found: dict[int, Any] = {}
+    for agent in agents_of(workflow):
+        for tool in getattr(agent, "mcp_tools", None) or ():
+            if isinstance(tool, MCPTool):
+                found.setdefault(id(tool), tool)
+    return list(found.values())
+
+
 REPLIES: Final = "replies"
 """The conversation entry a drive notes its workflow's replies in (`replies_of`)."""
 

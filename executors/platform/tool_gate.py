@@ -194,7 +194,8 @@ def stood_for(services: RunServices, tool: str, decision: Decision) -> dict[str,
     """
     if decision.action != "approval" or not decision.standing or decision.approvals_required > 1:
         return {}
-    grant = standing_grant(services.transcript.everything(), decision.rule_id, tool)
+    team = decision.team or services.policy.default_team  # as the request is routed
+    grant = standing_grant(services.transcript.everything(), decision.rule_id, tool, team)
     if grant is None:
         return {}
     return {"standing_approval": grant.get("request_id"), "approved_by": grant.get("by")}

@@ -263,23 +263,30 @@ def _arguments(raw: Any) -> Any:
 
 
 def standing_of(request: HumanRequest) -> Entry:
-    """What an answer's entry keeps of an approval a person let stand: its rule and tool."""
+    """What an answer's entry keeps of an approval a person let stand: its rule, tool, team."""
     return {
         "standing": True,
         "rule": request.policy_rule,
         "tool": (request.proposed_action or {}).get("tool"),
+        "team": request.team,
     }
 
 
-def standing_grant(entries: Iterable[Entry], rule: str, tool: str) -> Entry | None:
-    """The first answer of the run that let its approval stand for `rule`'s calls of `tool`."""
+def standing_grant(
+    entries: Iterable[Entry], rule: str, tool: str, team: str | None
+) -> Entry | None:
+    """The first answer of the run that let its approval stand for `rule`'s calls of `tool`.
+
+    Only one its `team` answered: a rule the policies file has since sent to another team is
+    that team's to decide again.
+    """
     return next(
         (
             e
             for e in entries
             if e.get("type") == "answer"
             and e.get("standing") is True
-            and (e.get("rule"), e.get("tool")) == (rule, tool)
+            and (e.get("rule"), e.get("tool"), e.get("team")) == (rule, tool, team)
         ),
         None,
     )

@@ -280,3 +280,27 @@ async def test_a_workflows_own_approval_taken_over_is_resolved_or_handed_back(
         assert "Offer a voucher instead." in done.output["text"]
         assert "No refund was issued" in done.output["text"]
     assert await refunds(desk.db_url) == []
+
+
+def test_an_approval_let_stand_decides_only_its_rule_s_tool_in_the_team_that_gave_it() -> None:
+    from executors.platform.transcript import standing_grant
+
+    given = entry(
+        type="answer",
+        kind="approval",
+        by="lee",
+        decision="approve",
+        request_id="req_1",
+        standing=True,
+        rule="notes.standing",
+        tool="send_note",
+        team="support-leads",
+    )
+    plain = entry(type="answer", kind="approval", by="sam", decision="approve", request_id="r0")
+
+    assert standing_grant([plain, given], "notes.standing", "send_note", "support-leads") == given
+    assert standing_grant([given], "notes.other", "send_note", "support-leads") is None
+    assert standing_grant([given], "notes.standing", "post_memo", "support-leads") is None
+    # the policies file has since sent the rule to another team: that team decides again
+    assert standing_grant([given], "notes.standing", "send_note", "compliance") is None
+    assert standing_grant([plain], "notes.standing", "send_note", "support-leads") is None

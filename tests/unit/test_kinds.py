@@ -210,3 +210,12 @@ def test_a_checkpoint_type_is_blocked_under_an_empty_allow_list(model: type[Base
 
     with pytest.raises(WorkflowCheckpointException, match="blocked"):
         decode_checkpoint_value(encoded, allowed_types=frozenset())
+
+
+def test_only_a_choice_left_at_no_is_no_value_for_a_decision_that_does_not_take_it() -> None:
+    """A form's No sends `standing: false` with any decision; any other field's `false` is one."""
+    assert ApprovalAnswer.model_validate({"decision": "reject", "reason": "no", "standing": False})
+    with pytest.raises(ValidationError, match="standing: not allowed"):
+        ApprovalAnswer.model_validate({"decision": "reject", "reason": "no", "standing": True})
+    with pytest.raises(ValidationError, match="content: not allowed"):
+        ReviewAnswer.model_validate({"decision": "approve", "content": False})

@@ -62,7 +62,7 @@ from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
 from workflows.platform.attributes import refusal
 from workflows.platform.engine import Instance, NotAWorkflow, UnstableGraph, engine_for
-from workflows.platform.pool import WorkflowPool, close_agents, new_instance
+from workflows.platform.pool import WorkflowPool, close_connections, new_instance
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.runtime import typed_input
 from workflows.platform.samples import answer_to, given_answer, sample_of
@@ -355,7 +355,7 @@ async def check_spec(
         try:
             return await _checked(check, spec, new_services, typed, report, max_pauses)
         finally:  # an MCP tool's server, say, ends with the check (MAF's `async with agent`)
-            await close_agents(check.built)
+            await close_connections(check.built)
 
 
 async def _checked(

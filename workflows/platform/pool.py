@@ -22,15 +22,20 @@ of a run stays in memory between its drives. The next drive points them at its r
 is built for every drive.
 
 An instance's agents may hold connections they open as they first run (MAF's MCP tools: a
-server process each, or a session; MAF's `Agent` closes them in `close()`, which a script calls
-with `async with agent`). Baton closes an agent once no instance it keeps or has handed out
-holds it: an instance dropped after its drive (not reusable, no room, its reset failed, its
-drive raised), and every kept one when the pool closes with its process. An agent several
-instances share (one a module holds) stays open while any of them is out.
+server process each for `MCPStdioTool`, a session for the HTTP ones), which MAF closes with the
+agent (`async with agent` in a script). Baton closes each MCP tool once no instance it keeps or
+has handed out holds it: after the drive of an instance it drops (not reusable, no room, its
+reset failed, its drive raised), and as the pool closes with its process. A tool several
+instances share (one a module holds, or `services.resources.shared` builds) stays open while any
+of them is out; an instance taken while one of its tools closes waits for the close (its agent
+then connects again as it runs). A close is shielded from the drive's cancellation, and the
+pool's own close waits for every one under way.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -38,7 +43,13 @@ from typing import Any
 
 from agent_framework import Workflow, WorkflowCheckpoint
 
-from executors.platform.agents import agent_executors, agents_of, held_agents, workflows_of
+from executors.platform.agents import (
+    agent_executors,
+    agents_of,
+    connections_of,
+    held_agents,
+    workflows_of,
+)
 from executors.platform.services import RunServices
 from workflows.platform.attributes import install as carry_attributes
 from workflows.platform.engine import Instance
@@ -63,23 +74,23 @@ class Built:
     services: RunServices
     pristine: WorkflowCheckpoint | None = None
     """The checkpoint of the instance as built (reusable workflows only): what a reset restores."""
-    closable: tuple[Any, ...] = ()
-    """Its agents that close what they opened (`close()`: MAF's `Agent`): `WorkflowPool.drop`."""
+    connections: tuple[Any, ...] = ()
+    """Its agents' MCP tools (`agents.connections_of`), which `WorkflowPool.drop` closes."""
 
 
-async def close_agents(instances: Iterable[Instance]) -> None:
-    """Close the agents of `instances` (each once): what they opened as they ran (`drop`)."""
-    seen: set[int] = set()
-    for instance in instances:
-        for agent in agents_of(instance):
-            close = getattr(agent, "close", None)
-            if id(agent) in seen or not callable(close):
-                continue
-            seen.add(id(agent))
-            try:
-                await close()
-            except Exception:  # a connection that fails to close is the server's loss, not a run's
-                logger.exception("an agent's connections did not close", extra={"agent": agent})
+async def close_connections(instances: Iterable[Instance]) -> None:
+    """Close the MCP tools of `instances`' agents, each once (`baton check`, as it ends)."""
+    tools = {id(t): t for instance in instances for t in connections_of(instance)}
+    for tool in tools.values():
+        await _closed(tool)
+
+
+async def _closed(tool: Any) -> None:
+    """Close one MCP tool; one that fails to close is logged (the server's loss, not a run's)."""
+    try:
+        await tool.close()
+    except Exception:
+        logger.exception("an MCP tool's connection did not close", extra={"tool": tool.name})
 
 
 def new_instance(spec: WorkflowSpec, services: RunServices) -> Instance:
@@ -118,7 +129,8 @@ class WorkflowPool:
         self._services = services
         self.keep = keep
         self._idle: dict[str, list[Built]] = {}
-        self._holders: dict[int, int] = {}  # by an agent's id: the instances out or kept with it
+        self._holders: dict[int, int] = {}  # by an MCP tool's id: the instances out or kept with it
+        self._closing: dict[int, asyncio.Task[None]] = {}  # by an MCP tool's id: its close
 
     async def take(
         self, spec: WorkflowSpec, run_id: str, run_input: dict[str, Any], started_by: str | None
@@ -133,14 +145,16 @@ class WorkflowPool:
         workflow = new_instance(spec, services)
         names = {id(agent): name for name, agent in held_agents(workflow).items()}
         names |= {id(agent): executor for executor, agent in agent_executors(workflow).items()}
-        agents = agents_of(workflow)
-        services.transcript.follow(agents, names)
-        closable = tuple(a for a in agents if callable(getattr(a, "close", None)))
-        for agent in closable:
-            self._holders[id(agent)] = self._holders.get(id(agent), 0) + 1
-        built = Built(workflow, services, closable=closable)
+        services.transcript.follow(agents_of(workflow), names)
+        built = Built(workflow, services)
         if spec.reuse and isinstance(workflow, Workflow):
             built.pristine = await workflow._runner.build_checkpoint()
+        built.connections = tuple(connections_of(workflow))
+        for tool in built.connections:
+            self._holders[id(tool)] = self._holders.get(id(tool), 0) + 1
+            closing = self._closing.get(id(tool))
+            if closing is not None:  # another instance's drop is closing it: reconnect after
+                await asyncio.shield(closing)
         return built
 
     async def give_back(self, spec: WorkflowSpec, built: Built) -> None:
@@ -173,25 +187,28 @@ class WorkflowPool:
         idle.append(built)
 
     async def drop(self, built: Built) -> None:
-        """Let go of an instance: close each of its agents that no other instance held holds."""
-        for agent in built.closable:
-            left = self._holders.get(id(agent), 1) - 1
+        """Let go of an instance: close each of its MCP tools no other instance held holds."""
+        connections, built.connections = built.connections, ()
+        for tool in connections:
+            left = self._holders.get(id(tool), 1) - 1
             if left > 0:
-                self._holders[id(agent)] = left
+                self._holders[id(tool)] = left
                 continue
-            self._holders.pop(id(agent), None)
-            try:
-                await agent.close()
-            except Exception:  # a connection that fails to close is the server's loss, not a run's
-                logger.exception("an agent's connections did not close", extra={"agent": agent})
-        built.closable = ()
+            self._holders.pop(id(tool), None)
+            closing = self._closing[id(tool)] = asyncio.ensure_future(_closed(tool))
+            closing.add_done_callback(functools.partial(self._closed, id(tool)))
+            await asyncio.shield(closing)  # a cancelled drive leaves it closing, not half-closed
+
+    def _closed(self, key: int, _closing: asyncio.Task[None]) -> None:
+        self._closing.pop(key, None)
 
     async def close(self) -> None:
-        """Drop every kept instance (the process ends)."""
+        """Drop every kept instance, and wait for every close under way (the process ends)."""
         kept = [built for idle in self._idle.values() for built in idle]
         self._idle.clear()
         for built in kept:
             await self.drop(built)
+        await asyncio.gather(*self._closing.values(), return_exceptions=True)
 
     def idle(self, workflow: str) -> list[Built]:
         """The instances of `workflow` kept idle, reset."""
