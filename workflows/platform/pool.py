@@ -130,7 +130,7 @@ class WorkflowPool:
         self.keep = keep
         self._idle: dict[str, list[Built]] = {}
         self._holders: dict[int, int] = {}  # by an MCP tool's id: the instances out or kept with it
-        self._closing: dict[int, asyncio.Task[None]] = {}  # by an MCP tool's id: its close
+        self._closing: dict[int, asyncio.Future[None]] = {}  # by an MCP tool's id: its close
 
     async def take(
         self, spec: WorkflowSpec, run_id: str, run_input: dict[str, Any], started_by: str | None
@@ -189,6 +189,7 @@ class WorkflowPool:
     async def drop(self, built: Built) -> None:
         """Let go of an instance: close each of its MCP tools no other instance held holds."""
         connections, built.connections = built.connections, ()
+        closes: list[asyncio.Future[None]] = []
         for tool in connections:
             left = self._holders.get(id(tool), 1) - 1
             if left > 0:
@@ -197,9 +198,11 @@ class WorkflowPool:
             self._holders.pop(id(tool), None)
             closing = self._closing[id(tool)] = asyncio.ensure_future(_closed(tool))
             closing.add_done_callback(functools.partial(self._closed, id(tool)))
-            await asyncio.shield(closing)  # a cancelled drive leaves it closing, not half-closed
+            closes.append(closing)
+        if closes:  # a cancelled drive leaves them closing, not half-closed
+            await asyncio.shield(asyncio.gather(*closes))
 
-    def _closed(self, key: int, _closing: asyncio.Task[None]) -> None:
+    def _closed(self, key: int, _closing: asyncio.Future[None]) -> None:
         self._closing.pop(key, None)
 
     async def close(self) -> None:
