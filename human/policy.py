@@ -259,14 +259,9 @@ class Policy:
         self.rules = tuple(rules)
         self.default_team = default_team
         self.requests = tuple(requests)
-
-    @property
-    def standing(self) -> bool:
-        """Whether a rule lets an approval stand for a run's later calls.
-
-        A drive reads the run's conversation then: the approvals let stand are recorded there.
-        """
-        return any(r.standing for r in self.rules)
+        self.standing = any(r.standing for r in self.rules)
+        """Whether a rule lets an approval stand for a run's later calls (a drive then reads
+        the run's conversation, where the approvals let stand are recorded)."""
 
     def rule(self, rule_id: str | None) -> Rule | None:
         """The rule of this id, if the policy has one."""

@@ -304,12 +304,9 @@ def history_of(entries: Sequence[Entry], *, turns: bool) -> list[Message]:
         return messages_of(entries)
     messages: list[Message] = []
     for entry in entries:
-        kind = entry.get("type")
-        if kind == "message" and entry.get("role") == "user" and entry.get("text"):
-            messages.append(Message(role="user", contents=[str(entry["text"])]))
-        elif kind == "input" and isinstance(entry.get("input"), dict):
-            messages.append(Message(role="user", contents=[said_of(entry["input"])]))
-        elif kind == REPLIES:
+        if (said := _user_said(entry)) is not None:
+            messages.append(said)
+        elif entry.get("type") == REPLIES:
             messages += [
                 Message(role="assistant", contents=[str(r["text"])], author_name=r.get("agent"))
                 for r in entry.get("replies") or ()
@@ -359,16 +356,24 @@ def messages_of(entries: Iterable[Entry]) -> list[Message]:
                     Message(role="tool", contents=[done])
                 )
             continue
-        if kind == "message" and entry.get("role") == "user" and entry.get("text"):
-            messages.append(Message(role="user", contents=[str(entry["text"])]))
-        elif kind == "input" and isinstance(entry.get("input"), dict):
-            messages.append(Message(role="user", contents=[said_of(entry["input"])]))
+        if (said := _user_said(entry)) is not None:
+            messages.append(said)
         elif kind == "tool_result":
             pass  # placed after its call's message
         else:
             continue
         turn = None
     return [m for at, message in enumerate(messages) for m in (message, *results.get(at, ()))]
+
+
+def _user_said(entry: Entry) -> Message | None:
+    """The user's message an entry is (their words, a person's relayed ones, a run's input)."""
+    kind = entry.get("type")
+    if kind == "message" and entry.get("role") == "user" and entry.get("text"):
+        return Message(role="user", contents=[str(entry["text"])])
+    if kind == "input" and isinstance(entry.get("input"), dict):
+        return Message(role="user", contents=[said_of(entry["input"])])
+    return None
 
 
 def _paired(entries: Sequence[Entry]) -> dict[int, int]:

@@ -154,7 +154,8 @@ class Drive:
             finish = await self._deliver(deliver, known)
         if finish is None:
             finish = await self._settle(known)
-        if self._spec.converses(self._workflow) and not turns_carry_on(self._workflow):
+        converses = self._spec.converses(self._workflow)
+        if converses and not turns_carry_on(self._workflow):
             # what a run continuing this one starts on, as MAF's `WorkflowAgent` keeps it
             said = replies_of(e for r in self._results for e in r)
             self._scene.note({"type": REPLIES, "replies": said})
@@ -261,7 +262,7 @@ class Drive:
                 ],
                 **base,
             )
-        if self._spec.converses(self._workflow):  # what its agents' sessions carry on to the next
+        if converses:  # what its agents' sessions carry on to the next
             kept = kept_sessions(self._workflow)
             if kept:
                 self._scene.note({"type": SESSIONS, "sessions": kept})
