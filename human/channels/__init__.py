@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from human.records import HumanRequest, NotificationEvent
+from human.records import OPEN_STATUSES, HumanRequest, NotificationEvent
 
 
 @dataclass(frozen=True)
@@ -68,3 +68,26 @@ def key_context(request: HumanRequest, limit: int = 6) -> list[tuple[str, str]]:
 def _plain(value: Any) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def standing_offer(request: HumanRequest) -> str | None:
+    """What ticking a standing approval of `request` says, or None where it does not offer one.
+
+    The request's own answer schema holds the offer (`human.requests`, worded with the tool and
+    the rule: "Also approve this run's later send_note calls"), open and of one approver.
+    """
+    if request.status not in OPEN_STATUSES or request.approvals_required > 1:
+        return None
+    field = request.response_schema.get("properties", {}).get("standing")
+    return str(field["title"]) if isinstance(field, dict) and field.get("title") else None
+
+
+def approved_words(request: HumanRequest, answer: dict[str, Any]) -> str:
+    """An approval in words, followed by who gave it: `Approved`, or one let stand.
+
+    Let stand: `Approved, and this run's later send_note calls too,`.
+    """
+    if not answer.get("standing"):
+        return "Approved"
+    tool = (request.proposed_action or {}).get("tool") or "tool"
+    return f"Approved, and this run's later {tool} calls too,"

@@ -38,10 +38,12 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
     ButtonElement,
+    CheckboxesElement,
     ContextBlock,
     HeaderBlock,
     InputBlock,
     MarkdownTextObject,
+    Option,
     PlainTextInputElement,
     SectionBlock,
 )
@@ -52,7 +54,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from baton.errors import BatonError, NotificationFailed, Unauthenticated
 from human.access import check_can_answer
 from human.answer_schema import answer_schema, choices, option_label
-from human.channels import Notice, http, key_context
+from human.channels import Notice, approved_words, http, key_context, standing_offer
 from human.channels.links import LinkSigner
 from human.records import OPEN_STATUSES, HumanRequest, User
 from human.service import RequestService, refuse_closed
@@ -66,6 +68,9 @@ REJECT = "baton.reject"
 OPEN = "baton.open"
 ANSWER = "baton.answer"
 """The action id prefix of an input's answer buttons (`baton.answer.0`, `baton.answer.1`, ...)."""
+STANDING = "baton.standing"
+"""The block and the checkbox of an approval's standing (where its request offers one): ticked,
+Approve lets the approval stand for the run's later calls of the tool under the same rule."""
 REASON_VIEW = "baton.reject_reason"
 REASON_BLOCK = "reason"
 REASON_INPUT = "reason"
@@ -106,6 +111,11 @@ def request_blocks(request: HumanRequest, url: str, *, note: str | None = None) 
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_clip(note, 3000))]))
     buttons = [ButtonElement(text="Open in Baton", action_id=OPEN, url=url)]
     if request.status in OPEN_STATUSES and {"approve", "reject"} <= set(request.allowed_decisions):
+        offer = standing_offer(request)
+        if offer:
+            tick = Option(value="yes", text=_clip(offer, 75))
+            box = CheckboxesElement(action_id=STANDING, options=[tick])
+            blocks.append(ActionsBlock(block_id=STANDING, elements=[box]))
         buttons = [
             ButtonElement(text="Approve", action_id=APPROVE, value=request.id, style="primary"),
             ButtonElement(text="Reject", action_id=REJECT, value=request.id, style="danger"),
@@ -115,6 +125,20 @@ def request_blocks(request: HumanRequest, url: str, *, note: str | None = None) 
         buttons = [*answer_buttons(request), *buttons]
     blocks.append(ActionsBlock(block_id="baton", elements=buttons))
     return blocks
+
+
+def _ticked(payload: dict[str, Any]) -> bool:
+    """Whether the message's standing checkbox was ticked as its Approve was clicked.
+
+    Slack sends the state of a message's inputs with each click on it (`state.values`).
+    """
+    found: Any = payload
+    for key in ("state", "values", STANDING, STANDING, "selected_options"):
+        found = found.get(key) if isinstance(found, dict) else None
+    chosen = found
+    return isinstance(chosen, list) and any(
+        isinstance(o, dict) and o.get("value") == "yes" for o in chosen
+    )
 
 
 def answer_buttons(request: HumanRequest) -> list[ButtonElement]:
@@ -254,7 +278,7 @@ class SlackActions:
         if action["action_id"] == REJECT and self._web is not None:
             return await self._ask_reason(payload, request_id, user, response_url)
         answer: dict[str, Any] = (
-            {"decision": "approve"}
+            {"decision": "approve"} | ({"standing": True} if _ticked(payload) else {})
             if action["action_id"] == APPROVE
             else {"decision": "reject", "reason": f"Rejected from Slack by {user.name}"}
         )
@@ -375,7 +399,7 @@ class SlackActions:
         return self._outcome(result.request, user.name, answer)
 
     def _outcome(self, request: HumanRequest, who: str, answer: dict[str, Any]) -> dict[str, Any]:
-        verbs = {"approve": "Approved", "reject": "Rejected"}
+        verbs = {"approve": approved_words(request, answer), "reject": "Rejected"}
         verb = verbs.get(answer["decision"]) or f"Answered {option_label(answer.get('answer'))}"
         done = request.status not in OPEN_STATUSES
         note = f"*{verb}* by {escape(who)} from Slack" + (

@@ -29,7 +29,7 @@ from microsoft_agents.activity import Activity, Attachment, ResourceResponse
 from microsoft_agents.hosting.core.connector.client import ConnectorClient
 
 from baton.errors import NotificationFailed
-from human.channels import Notice, http, key_context
+from human.channels import Notice, approved_words, http, key_context, standing_offer
 from human.channels.links import LinkSigner
 from human.records import OPEN_STATUSES, HumanRequest, TeamsCard
 from human.store.base import TeamsStore
@@ -45,6 +45,8 @@ CONNECTOR_ERRORS: Final = (aiohttp.ClientError, AzureError, OSError, ValueError)
 APPROVE: Final = "approve"
 REJECT: Final = "reject"
 REASON_INPUT: Final = "reason"
+STANDING_INPUT: Final = "standing"
+"""The toggle of an approval's standing (where its request offers one), sent with Approve."""
 
 Tone = str
 """An Adaptive Card container style: `good`, `attention`, `warning`, `accent` or `emphasis`."""
@@ -95,6 +97,19 @@ def request_card(
             "facts": [{"title": name, "value": value} for name, value in facts_of(request)[:10]],
         },
     ]
+    offer = standing_offer(request)
+    if offer and any(action.get("verb") == APPROVE for action in actions):
+        body.append(
+            {
+                "type": "Input.Toggle",
+                "id": STANDING_INPUT,
+                "title": _clip(offer, 200),
+                "value": "false",
+                "valueOn": "true",
+                "valueOff": "false",
+                "wrap": True,
+            }
+        )
     return {
         "$schema": CARD_SCHEMA,
         "type": "AdaptiveCard",
@@ -195,6 +210,8 @@ def answered_card(request: HumanRequest, url: str) -> dict[str, Any]:
     else:
         last = request.answers[-1] if request.answers else None
         verb = _DONE.get(last.decision, "Answered") if last else "Answered"
+        if last and last.decision == APPROVE:
+            verb = approved_words(request, last.body)
         note = f"{verb} by {last.actor if last else request.answered_by or 'someone'}"
         if request.status in OPEN_STATUSES:
             note += f" ({len(request.answers)} of {request.approvals_required} approvals)"

@@ -51,6 +51,7 @@ from human.channels.teams import (
     CONNECTOR_ERRORS,
     REASON_INPUT,
     REJECT,
+    STANDING_INPUT,
     BotConnector,
     answered_card,
     bot_actions,
@@ -247,6 +248,8 @@ class TeamsBot:
             )
             return _invoke_reply(message_card(text, url=page))
         answer: dict[str, Any] = {"decision": verb}
+        if verb == APPROVE and str(data.get(STANDING_INPUT)).lower() == "true":
+            answer["standing"] = True  # the card's toggle (where the request offers a standing)
         if verb == REJECT:
             reason = str(data.get(REASON_INPUT) or "").strip()
             if not reason:
