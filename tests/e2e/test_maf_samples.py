@@ -359,6 +359,9 @@ async def _through_kill_9(
         if isinstance(expected, Said):  # a handoff's output is its conversation
             said = [e.get("text") for e in ended["conversation"]]
             assert said.count(expected) == 1, said
+            # its agents' turns that only handed the case on said nothing: no output of theirs
+            turns = ended["output"] if isinstance(ended["output"], list) else [ended["output"]]
+            assert all(turn["text"] for turn in turns), turns
         else:
             assert ended["output"] == expected, workflow
 

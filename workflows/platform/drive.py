@@ -281,7 +281,9 @@ class Drive:
 
         MAF gives a workflow's outputs run by run (`WorkflowRunResult.get_outputs()`); a run that
         outputs before it pauses (an agent's reply, then a question) keeps them in the checkpoint
-        it pauses at, so the output it ends with holds every one, as MAF alone would give them.
+        it pauses at, so the output it ends with holds every one, as MAF alone would give them,
+        less an agent's turn that said nothing (a handoff orchestration yields each turn that
+        only hands the case on).
         """
         return [
             *self._earlier_outputs,
@@ -289,7 +291,7 @@ class Drive:
                 _plain(e.data, e.executor_id)
                 for r in self._results
                 for e in r
-                if e.type == "output"
+                if e.type == "output" and not _silent(e.data)
             ),
         ]
 
@@ -491,6 +493,11 @@ def _value_of(response: AgentResponse) -> dict[str, Any]:
     except (ValueError, TypeError):
         return {}
     return {} if value is None else {"value": as_json(value, fallback=maf_value)}
+
+
+def _silent(output: Any) -> bool:
+    """Whether an output is an agent's turn with no words (its calls only, say a handoff)."""
+    return isinstance(output, AgentResponse) and not output.text and not _value_of(output)
 
 
 def _plain(output: Any, executor: str | None = None) -> Any:
