@@ -86,12 +86,17 @@ def held_agents(workflow: object) -> dict[str, Any]:
     """The agents executors of `workflow` hold by name, in a mapping, and run themselves.
 
     MAF's declarative workflows do so: each `InvokeAzureAgent` executor holds the workflow's
-    agents (`_agents`) and runs the one its action names. By the name they are held under.
+    agents (`_agents`) and runs the one its action names. By the name they are held under. And
+    an executor's manager's agent, under the executor's id: MAF's Magentic orchestrator runs
+    its manager's (`_manager._agent`) for the plan, the progress ledger and the final answer.
     """
     if isinstance(workflow, FunctionalWorkflow):
         return {}
     found: dict[str, Any] = {}
     for executor in executors_of(workflow):
+        manager = getattr(getattr(executor, "_manager", None), "_agent", None)
+        if manager is not None and hasattr(manager, "default_options"):
+            found.setdefault(str(executor.id), manager)
         for name in ("agents", "_agents"):
             held = getattr(executor, name, None)
             if isinstance(held, Mapping):

@@ -368,3 +368,49 @@ async def test_a_continued_orchestration_starts_on_what_maf_s_workflow_agent_kee
         ("user", "Make it shorter."),
     ]
     assert done["output"] == {"agent": "editor", "text": alone.text}
+
+
+async def test_a_magentic_manager_s_plan_ledger_and_answer_are_its_lines_and_it_takes_no_turn(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> None:
+    """MAF's Magentic orchestrator runs its manager's agent itself (not as an executor): its
+    plan, its progress ledger and the final answer the run ends with are the manager's lines.
+    A turn after it is refused (MAF's Magentic takes one task message), storing nothing."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        run = await server.start_run({"workflow": "research_team", "input": {"text": "Kites?"}})
+        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+        before = digest(db_url)
+        async with server.client("sam") as sam:
+            body = {"workflow": "research_team", "input": {"text": "More?"}, "continues": run["id"]}
+            refused = await sam.post("/api/runs", json=body)
+        after = digest(db_url)
+        async with signed_in(server, "sam", passwords["sam"]) as sam_page:
+            page = text_of((await sam_page.http.get(f"/runs/{run['id']}")).text)
+
+    assert done["status"] == "completed", done["error"]
+    said = [
+        (e.get("agent") or e.get("by"), e["text"])
+        for e in done["conversation"]
+        if e["type"] == "message"
+    ]
+    answer = "The team's answer, after 2 parts."
+    assert done["output"] == {"agent": "manager", "text": answer}
+    assert said[:3] == [
+        ("user", "Kites?"),
+        ("manager", "Facts: none given."),
+        ("manager", "Plan: the researcher, then the writer."),
+    ]
+    assert [who for who, _ in said[3:]] == [
+        "manager",
+        "researcher",
+        "manager",
+        "writer",
+        "manager",
+        "manager",
+    ]
+    assert said[-1] == ("manager", answer)
+    assert json.loads(said[-2][1])["is_request_satisfied"] == {"reason": "2 spoke", "answer": True}
+    assert f"Agent · manager {answer}" in page
+    assert "Continue this conversation" not in page
+    assert (refused.status_code, refused.json()["error"]) == (422, "invalid_continues")
+    assert after == before
