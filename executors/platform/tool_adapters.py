@@ -17,11 +17,15 @@ from typing import Any, ClassVar, Final, Protocol
 
 from agent_framework import (
     SKIP_PARSING,
+    AgentSession,
     Content,
+    ContextProvider,
     FunctionInvocationContext,
     FunctionMiddleware,
     FunctionTool,
     MiddlewareFailure,
+    SessionContext,
+    SupportsAgentRun,
     WorkflowEvent,
 )
 from pydantic import BaseModel
@@ -235,13 +239,18 @@ class PolicyGate:
         before: Decision | None = None,
         scope: str = "auto",
         origin: dict[str, Any] | None = None,
+        flagged: str | None = None,
     ) -> Outcome:
         """Act on the policy's decision: run the call, refuse it, or ask a person.
 
         A decision the policy took alone (not a re-check of a person's edit) is audited as
-        `request.auto_decided` with its rule.
+        `request.auto_decided` with its rule. `flagged`: what a security check found in the
+        call (`security_check`): no standing approval decides it, and its request says it first.
         """
-        stood = stood_for(self._services, self.name, decision) if before is None else {}
+        alone = before is None and flagged is None
+        if flagged:  # (nor does its approval offer to stand for later calls)
+            decision = decision.model_copy(update={"standing": False})
+        stood = stood_for(self._services, self.name, decision) if alone else {}
         if stood:  # a person's approval stands for this call (`stood_for`)
             decision = decision.model_copy(update={"action": "auto"})
         if decision.action in ("auto", "deny") and before is None:
@@ -268,6 +277,8 @@ class PolicyGate:
             "edited": before is not None,
         }
         title, reason = self._tool.wording(verdict.arguments, decision)
+        if flagged:
+            reason = f"{flagged} {reason}"
         if decision.action == "takeover":
             return Ask(
                 takeover_request(
@@ -504,15 +515,16 @@ class ToolApprovals:
         if verdict.error is not None or verdict.decision is None:
             return result_reply(call, verdict.error, scene)
         decision = verdict.decision
-        if decision.action == "auto" and self.declared:  # a person decides regardless
+        flagged = security_check(data)
+        if decision.action == "auto" and (self.declared or flagged):  # a person decides anyway
             decision = Decision(
                 action="approval",
-                rule_id=f"{call.name}.always_require",
+                rule_id=f"{call.name}.{'security_check' if flagged else 'always_require'}",
                 team=self._services.policy.default_team,
             )
         origin = _call_origin(call) | {"approval_request": data.to_dict()}
         return await PolicyGate(self._services, tool).route(
-            call, verdict, decision, scene, origin=origin
+            call, verdict, decision, scene, origin=origin, flagged=flagged
         )
 
     async def deliver(self, request: HumanRequest, answer: BaseModel, scene: Scene) -> Outcome:
@@ -542,6 +554,21 @@ class ToolApprovals:
             return Reply(approval.to_function_approval_response(approved=True))
         # an edit (or the approval of an edit's re-ask) runs the person's arguments: Baton runs it
         return await gate.deliver(call, request, answer, scene)
+
+
+def security_check(approval: Content) -> str | None:
+    """What a security check said in asking for `approval`, or None where none asked.
+
+    MAF's FIDES (`SecureAgentConfig(approval_on_violation=True)`) asks a host to approve a call
+    that breaks its information-flow policy (an untrusted context, private data bound for a
+    public tool), saying why (`policy_violation`, `reason`). No policy rule lets such a call
+    run unasked, nor a standing approval: a person decides, told what the check found.
+    """
+    extra = approval.additional_properties or {}
+    if not extra.get("policy_violation"):
+        return None
+    said = extra.get("reason") or extra.get("violation_type")
+    return str(said) if said else "A security check of the agent's flagged this call."
 
 
 class AgentToolApprovals(ToolApprovals):
@@ -686,7 +713,15 @@ class BatonCalls(FunctionMiddleware):
     ledger (`BATON_RUN`), inside the author's middleware, as MAF would run it; a refused one gets
     Baton's result (`BATON_RESULT`, the person's reason). Any other call runs as MAF runs it.
     Only these agents' calls get such answers (`RunServices.baton_calls`).
+
+    An agent's context providers may add function middleware of their own for each run (FIDES's
+    policy checks, `SecureAgentConfig`), which MAF runs inside the agent's. On such an agent this
+    one (`runs=False`) gives a refusal its result and passes an allowed call on; the one its last
+    provider adds (`BatonRuns`) runs it, so those checks see the call first, as on MAF alone.
     """
+
+    def __init__(self, *, runs: bool = True) -> None:
+        self._runs = runs
 
     async def process(
         self, context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
@@ -697,11 +732,13 @@ class BatonCalls(FunctionMiddleware):
         call = getattr(response, "function_call", None)
         if call is None or str(call.call_id) != str(context.metadata.get("call_id")):
             await call_next()
-        elif BATON_RUN in decided:
-            context.result = await _run_allowed(context, decided[BATON_RUN])
         elif BATON_RESULT in decided:  # noted in the conversation as Baton gave it
             context.result = as_text(decided[BATON_RESULT])
             context.metadata[NOTED] = True
+        elif not self._runs:  # run inside the middleware the agent's providers add
+            await call_next()
+        elif BATON_RUN in decided:
+            context.result = await _run_allowed(context, decided[BATON_RUN])
         elif BATON_ARGUMENTS in decided:  # a person's arguments: the run's kwargs and session
             edited = FunctionInvocationContext(
                 function=context.function,
@@ -768,13 +805,61 @@ def _approved_as_asked(function: FunctionTool, context: FunctionInvocationContex
 
 
 BATON_CALLS: Final = BatonCalls()
+BATON_PASSES: Final = BatonCalls(runs=False)
+
+
+class BatonRuns(ContextProvider):
+    """The last of an agent's context providers: adds the `BatonCalls` that runs allowed calls.
+
+    Added last, its middleware is innermost: inside what the agent's other providers add. It
+    keeps nothing in the session (MAF hands each provider a state of its own: left empty, it is
+    dropped again, so a checkpoint and a continued run carry nothing of it).
+    """
+
+    SOURCE: ClassVar[str] = "baton_runs"
+
+    def __init__(self) -> None:
+        super().__init__(self.SOURCE)
+
+    async def before_run(
+        self,
+        *,
+        agent: SupportsAgentRun,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
+    ) -> None:
+        """Add the `BatonCalls` that runs allowed calls, after every other provider's."""
+        context.extend_middleware(self.source_id, BATON_CALLS)
+        session.state.pop(self.source_id, None)
+
+    async def after_run(
+        self,
+        *,
+        agent: SupportsAgentRun,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
+    ) -> None:
+        """Leave nothing of this provider in the session."""
+        session.state.pop(self.source_id, None)
 
 
 def install_calls(agents: Sequence[Any]) -> None:
-    """Put `BatonCalls` on each agent (once: a kept instance keeps it)."""
+    """Put `BatonCalls` on each agent (once: a kept instance keeps it).
+
+    Innermost of the agent's function middleware; on an agent with context providers, innermost
+    of theirs too (`BatonRuns`), which MAF runs inside the agent's own.
+    """
     for agent in agents:
         middleware = list(getattr(agent, "middleware", None) or ())
-        if not any(isinstance(m, BatonCalls) for m in middleware):
+        if any(isinstance(m, BatonCalls) for m in middleware):
+            continue
+        providers = getattr(agent, "context_providers", None)
+        if isinstance(providers, list) and providers:
+            agent.middleware = [*middleware, BATON_PASSES]
+            providers.append(BatonRuns())
+        else:
             agent.middleware = [*middleware, BATON_CALLS]
 
 

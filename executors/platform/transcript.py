@@ -209,9 +209,9 @@ class _ToolNotes(FunctionMiddleware):
         try:
             await call_next()
         except MiddlewareTermination:  # the author's middleware ended the loop, maybe with a say
-            if context.result is not None:
+            if context.result is not None and not _asks_approval(context.result):
                 self._note(context, context.result)
-            raise
+            raise  # (an approval request is no result: security middleware asks, MAF asks on)
         except (MiddlewareFailure, UserInputRequiredException, ArgumentsChanged):
             raise  # (not a result: the run stops, or asks; MAF asks for a new approval)
         except ArgumentsInvalid as exc:  # MAF's error texts (without `include_detailed_errors`)
@@ -228,6 +228,11 @@ class _ToolNotes(FunctionMiddleware):
             return
         entry = tool_result(self._agent, name, context.metadata.get("call_id"), result)
         (DRIVING.get() or self._transcript).add(entry | more)
+
+
+def _asks_approval(result: Any) -> bool:
+    """Whether a call's result is an approval request (FIDES's, for a policy violation)."""
+    return getattr(result, "type", None) == "function_approval_request"
 
 
 def tool_result(agent: str | None, tool: str, call_id: Any, result: Any) -> Entry:
