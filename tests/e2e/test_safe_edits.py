@@ -24,6 +24,20 @@ MOVED_JSON = '{"arguments": {"order_id": "A-1005", "amount": 120}}'
 MOVED = "order_id may not be changed: rule refund.medium lets an approver change only amount"
 
 
+def edit_by_cli(
+    db_url: str, request_id: str, user: str, body: str
+) -> subprocess.CompletedProcess[str]:
+    """`baton requests answer` with an edit (`body`: its JSON), in a process of its own."""
+    return subprocess.run(
+        [*ANSWER, request_id, "--as", user, "--decision", "edit", "--body", body],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BATON_DATABASE_URL": db_url},
+        timeout=120,
+        check=False,
+    )
+
+
 def edit_form(order_id: str, amount: str) -> dict[str, str]:
     return {"decision": "edit", "arguments.order_id": order_id, "arguments.amount": amount}
 
@@ -45,14 +59,7 @@ async def test_moving_a_refund_to_another_order_is_refused_everywhere_and_change
         page = await lee.post(url, edit_form("A-1005", "120"))
         confirmed = await lee.post(url, edit_form("A-1005", "120") | {"confirm": "forged"})
         live = await lee.post(f"{url}/preview", edit_form("A-1005", "120"))
-    cli = subprocess.run(
-        [*ANSWER, pending["id"], "--as", "lee", "--decision", "edit", "--body", MOVED_JSON],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "BATON_DATABASE_URL": db_url},
-        timeout=120,
-        check=False,
-    )
+    cli = edit_by_cli(db_url, pending["id"], "lee", MOVED_JSON)
 
     assert api.status_code == 422, api.text
     assert api.json()["error"] == "edit_refused"
