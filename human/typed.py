@@ -271,7 +271,7 @@ def check(description: Any, schema: Mapping[str, Any], value: Any) -> tuple[Any,
     try:
         checker = adapter(description)
     except Exception:  # not here, or not a type pydantic can check: the stored schema judges
-        return value, _schema_problems(schema, value)
+        return value, schema_problems(schema, value)
     try:
         typed = checker.validate_python(value)
     except ValidationError as exc:
@@ -282,7 +282,8 @@ def check(description: Any, schema: Mapping[str, Any], value: Any) -> tuple[Any,
     return checker.dump_python(typed, mode="json"), []
 
 
-def _schema_problems(schema: Mapping[str, Any], value: Any) -> list[Problem]:
+def schema_problems(schema: Mapping[str, Any], value: Any) -> list[Problem]:
+    """What is wrong with `value` by the JSON Schema `schema`: `(location, message)` each."""
     validator = jsonschema.Draft202012Validator(dict(schema))
     found: list[Problem] = []
     for e in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):

@@ -15,7 +15,7 @@ import functools
 import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Never
 
 from agent_framework import (
@@ -40,7 +40,8 @@ from executors.platform.transcript import standing_grant, tool_result
 from human.effects import idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
 from human.policy import Decision, Policy
-from human.typed import as_json
+from human.text import where
+from human.typed import as_json, schema_problems
 
 AUDIT_EVENT = "baton_audit"
 
@@ -61,6 +62,8 @@ class GatedTool:
 
     `refuse(arguments)`, if given, names what makes a call impossible (an unknown order, an
     amount over its total) before any policy or person is asked; edits go through it too.
+    `schema` is the arguments' JSON Schema of a tool declared by one alone (`arguments` then
+    takes any object): the gate checks calls against it, and people edit by it.
     """
 
     name: str
@@ -69,6 +72,12 @@ class GatedTool:
     perform: Callable[[str, BaseModel], Awaitable[Any]]
     refuse: Callable[[BaseModel], Awaitable[str | None]] | None = None
     describe: Callable[[dict[str, Any], Decision], tuple[str, str]] | None = None
+    schema: dict[str, Any] | None = field(default=None, hash=False)
+
+    @property
+    def arguments_schema(self) -> dict[str, Any]:
+        """The arguments' JSON Schema: the one the tool was declared by, else its model's."""
+        return self.schema if self.schema is not None else schema_of(self.arguments)
 
     def declaration(self) -> FunctionTool:
         """The tool as the model sees it: a schema, no implementation (one per gated tool)."""
@@ -80,7 +89,7 @@ class GatedTool:
             name=self.name,
             description=self.description,
             func=None,
-            input_model=schema_of(self.arguments),
+            input_model=self.arguments_schema,
         )
 
     def always_require(self, services: RunServices) -> FunctionTool:
@@ -98,7 +107,7 @@ class GatedTool:
             name=self.name,
             description=self.description,
             func=invoke,
-            input_model=schema_of(self.arguments),
+            input_model=self.arguments_schema,
             approval_mode="always_require",
         )
 
@@ -106,10 +115,14 @@ class GatedTool:
     def of(cls, tool: FunctionTool) -> GatedTool:
         """A plain MAF tool (`@tool`) as a gated one: its own schema, run by Baton when allowed.
 
-        The call runs through the effect ledger like any gated call; the tool takes no key, so
-        only a crash between its run and the drive's commit (which records it) would run it again.
+        A tool declared by a JSON Schema alone (`FunctionTool.from_dict`, `input_model=<a dict>`)
+        keeps that schema (MAF's `parameters()`): what the model is told is what a call and a
+        person's edit are checked against. The call runs through the effect ledger like any gated
+        call; the tool takes no key, so only a crash between its run and the drive's commit
+        (which records it) would run it again.
         """
         arguments = tool.input_model or any_arguments(tool.name)
+        schema = None if tool.input_model is not None else tool.parameters() or None
 
         async def perform(key: str, typed: BaseModel) -> Any:
             context = FunctionInvocationContext(
@@ -125,6 +138,7 @@ class GatedTool:
             description=tool.description or "",
             arguments=arguments,
             perform=perform,
+            schema=schema,
         )
 
     def wording(self, arguments: dict[str, Any], decision: Decision) -> tuple[str, str]:
@@ -169,6 +183,10 @@ async def judge(
     With `before` (the decision a person answered), the arguments are a person's edit and the
     policy re-checks them: the edit stands if it needs no more than that person could give.
     """
+    problems = schema_problems(tool.schema, raw) if tool.schema is not None else []
+    if problems:
+        said = "; ".join(f"{where(loc)}: {msg}" for loc, msg in problems)
+        return Verdict(arguments=raw, error=f"Error: invalid arguments for {tool.name}: {said}")
     try:
         typed = tool.arguments.model_validate(raw)
     except ValidationError as exc:
@@ -219,7 +237,7 @@ def approval_request(
     if edited:
         reason = f"An edit changed the call, and the new arguments need approval. {reason}"
     action = ProposedAction(
-        tool=tool.name, arguments=arguments, arguments_schema=schema_of(tool.arguments)
+        tool=tool.name, arguments=arguments, arguments_schema=tool.arguments_schema
     )
     return routed_approval(
         action, decision, title=title, reason=reason, context=context, default_team=default_team
