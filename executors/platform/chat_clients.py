@@ -13,6 +13,7 @@ value is passed explicitly from `ProviderConfig`, so MAF reads nothing from the 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -152,6 +153,29 @@ class ProviderConfig:
 def _secret(value: Any) -> str | None:
     found = value.get_secret_value() if value is not None else None
     return found or None
+
+
+def own_copy(client: BaseChatClient) -> BaseChatClient:
+    """`client` for one build: the same connection, a configuration of its own.
+
+    MAF keeps a client's configuration on the client object (`function_invocation_configuration`,
+    its chat and function middleware, `additional_properties`), and a builder may change what it
+    is given (MAF's `control_total_tool_executions.py` sets `max_function_calls`): every dict and
+    list the client holds is copied, and the lists in those dicts (the tool loop's
+    `additional_tools`); the rest is shared (the provider's HTTP client and its connections, its
+    credential, a play, the telemetry instruments). A shallow copy: microseconds, nothing opened.
+    """
+    copied = copy.copy(client)
+    for name, value in list(vars(copied).items()):
+        if isinstance(value, dict):
+            setattr(copied, name, {k: _copied(v) for k, v in value.items()})
+        elif isinstance(value, list):
+            setattr(copied, name, list(value))
+    return copied
+
+
+def _copied(value: Any) -> Any:
+    return list(value) if isinstance(value, list) else value
 
 
 def make_chat_client(config: ProviderConfig | str, persona: str) -> BaseChatClient:

@@ -25,7 +25,11 @@ if TYPE_CHECKING:
 
 
 class ChatClientFactory:
-    """Makes the chat client an agent persona runs on (`BATON_MODEL`), once per process."""
+    """Makes the chat client an agent persona runs on (`BATON_MODEL`).
+
+    The provider's client (its HTTP connections, its credential) is made once per process and
+    persona; each `for_persona` hands out a copy whose configuration is its own (`own_copy`).
+    """
 
     def __init__(self, model: str, provider: ProviderConfig | None = None) -> None:
         from executors.platform.chat_clients import ProviderConfig
@@ -39,13 +43,19 @@ class ChatClientFactory:
         self.provider.check()
 
     def for_persona(self, persona: str) -> BaseChatClient:
-        """A chat client for the named agent persona (clients hold no conversation: shared)."""
-        from executors.platform.chat_clients import make_chat_client
+        """A chat client for the named agent persona, for the caller to configure as it likes.
+
+        MAF keeps a client's tool-loop configuration and middleware on the client object: a
+        builder that sets `function_invocation_configuration["max_function_calls"]` changes its
+        own copy, never another workflow's (or another build's) client of the same persona. The
+        copies share the process's connection to the provider.
+        """
+        from executors.platform.chat_clients import make_chat_client, own_copy
 
         client = self._clients.get(persona)
         if client is None:
             client = self._clients[persona] = make_chat_client(self.provider, persona)
-        return client
+        return own_copy(client)
 
 
 class Resource(Protocol):
