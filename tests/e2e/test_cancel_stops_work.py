@@ -8,6 +8,10 @@ working (a model call, a long computation) went on to its end. The subject is `s
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
+import time
 from pathlib import Path
 
 from tests.fixtures import slow_workflow
@@ -57,3 +61,40 @@ async def test_a_cancelled_run_s_step_stops_where_it_works_and_its_job_is_gone(
     assert ended["status"] == "cancelled"
     assert done["status"] == "completed", done["error"]
     assert done["output"] == f"{label}-next: all 3 steps"
+
+
+async def test_a_cli_drive_longer_than_its_lease_is_not_driven_again_by_a_worker_beside_it(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """`baton run` renews its drive's lease while it works, as a worker does: the worker of the
+    server beside it (this process, whose `STEPS` it would fill) never takes the job."""
+    label = f"cli-{len(slow_workflow.STEPS)}"
+    env = {
+        **os.environ,
+        **ENV,
+        "BATON_DATABASE_URL": db_url,
+        "BATON_JOB_LEASE_SECONDS": "0.6",
+    }
+    async with baton_server(db_url, tokens, server_log, ENV | {"BATON_WORKER_POLL_MS": "50"}):
+        started = time.monotonic()
+        cli = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "baton",
+            "run",
+            "slow_steps",
+            "--input",
+            json.dumps({"label": label, "steps": 50}),  # 2.5 s: four leases
+            "--json",
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(cli.communicate(), timeout=60)
+        took = time.monotonic() - started
+
+    assert cli.returncode == 0, err.decode()[-2000:]
+    run = json.loads(out)
+    assert (run["status"], run["output"]) == ("completed", f"{label}: all 50 steps")
+    assert took > 2.5
+    assert taken(label) == 0  # the server's worker never drove it

@@ -225,20 +225,32 @@ class Worker:
         return bool(done)  # woken: whoever woke it named the lanes
 
     async def run_until_idle(self) -> int:
-        """Run jobs until none is due (for the CLI, tests and benchmarks); how many ran."""
+        """Run jobs until none is due (for the CLI, tests and benchmarks); how many ran.
+
+        Its leases are renewed while it works, as `run_forever`'s are: a drive longer than a
+        lease (a slow model, a long step) stays this process's, never driven a second time by a
+        worker beside it, and a cancel of its run in another process stops it at a renewal.
+        """
+        renewer = asyncio.create_task(self._renew_forever())
         ran = 0
-        while True:
-            jobs = [
-                job
-                for lane, limit in self._limits.items()
-                for job in await self._store.lease_jobs(
-                    self.owner, limit=limit, lease_s=self._lease_s, lane=lane
-                )
-            ]
-            if not jobs:
-                return ran
-            await asyncio.gather(*(self._handle(job) for job in jobs))
-            ran += len(jobs)
+        try:
+            while True:
+                jobs = [
+                    job
+                    for lane, limit in self._limits.items()
+                    for job in await self._store.lease_jobs(
+                        self.owner, limit=limit, lease_s=self._lease_s, lane=lane
+                    )
+                ]
+                if not jobs:
+                    return ran
+                for job in jobs:
+                    self.accept(job)
+                ran += len(jobs)
+                await self.drain()
+        finally:
+            renewer.cancel()
+            await asyncio.gather(renewer, return_exceptions=True)
 
     async def _lease_round(self) -> int:
         """Lease what fits in the free slots of every lane; how many jobs started.
