@@ -291,6 +291,10 @@ SESSIONS: Final = "sessions"
 """The conversation entry a run that ended notes its agents' sessions in (`kept_sessions`)."""
 
 
+SESSION_ID: Final = "baton_session_id"
+"""The key a kept session's id rides under, beside its providers' state (`kept_sessions`)."""
+
+
 def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
     """What each agent executor's session holds that a run continuing this one carries on.
 
@@ -318,8 +322,8 @@ def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
             )
             continue
         carried = {key: value for key, value in state.items() if key not in history}
-        if carried:
-            kept[str(executor.id)] = carried
+        if carried:  # with its session's id: a provider may hold its state to it (FIDES does)
+            kept[str(executor.id)] = carried | {SESSION_ID: session.session_id}
     return kept
 
 
@@ -331,14 +335,25 @@ def sessions_of(earlier: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> d
 
 
 def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
-    """Give each agent executor of `workflow` the session state a run it continues kept."""
+    """Give each agent executor of `workflow` the session state a run it continues kept.
+
+    Under the session's id as it was (runs recorded before it was kept: a new one's), as MAF
+    goes on with one session: FIDES holds its security state to the session it began in.
+    """
     for executor in executors_of(workflow):
         saved = sessions.get(str(executor.id))
         session = getattr(executor, "_session", None)
         if not isinstance(saved, Mapping) or not isinstance(session, AgentSession):
             continue
+        state = {key: value for key, value in saved.items() if key != SESSION_ID}
+        same = saved.get(SESSION_ID)
+        if isinstance(same, str) and same and same != session.session_id:
+            built = session  # (a new build's: its state is what the build put there)
+            session = AgentSession(session_id=same, service_session_id=built.service_session_id)
+            session.state.update(built.state)
+            executor._session = session
         try:
-            restored = AgentSession.from_dict({"session_id": session.session_id, "state": saved})
+            restored = AgentSession.from_dict({"session_id": session.session_id, "state": state})
         except Exception:  # (a state type this code no longer registers): it starts afresh
             logger.warning(
                 "an agent's session state from the turn before cannot be restored",

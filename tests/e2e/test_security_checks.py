@@ -129,3 +129,27 @@ async def test_a_flagged_call_is_asked_even_where_the_policy_lets_the_tool_run_u
     assert "confidential" in first["reason"].lower(), first["reason"]
     assert "standing" not in first["response_schema"]["properties"]
     assert [e for e in audit if e["type"] == "request.auto_decided"] == []
+
+
+async def test_a_conversation_with_a_guarded_agent_goes_on_in_its_session(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """FIDES holds its security state to the session it began in: a run continuing one with
+    a FIDES agent carries its session's id with the state, as MAF goes on with one session."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        run = await server.start_run({"workflow": "fides_repo", "input": {}})
+        for count in (1, 2):
+            pending = await asked(server, run["id"], count)
+            reply = await server.respond(pending["id"], {"decision": "approve"}, user="lee")
+            assert reply.status_code == 200, reply.text
+        first = await server.wait_for_run(run["id"], status=("completed", "failed"))
+        body = {"workflow": "fides_repo", "input": {"text": "Thanks."}, "continues": run["id"]}
+        second = await server.start_run(body)
+        done = await server.wait_for_run(second["id"], status=("completed", "failed"))
+
+    assert first["status"] == "completed", first["error"]
+    assert done["status"] == "completed", done["error"]
+    assert done["output"]["text"] == first["output"]["text"]  # the posting's result, again
+    [kept] = [e["sessions"] for e in first["conversation"] if e["type"] == "sessions"]
+    [then] = [e["sessions"] for e in done["conversation"] if e["type"] == "sessions"]
+    assert kept["repo_assistant"]["baton_session_id"] == then["repo_assistant"]["baton_session_id"]

@@ -166,8 +166,9 @@ def test_whatever_was_recorded_every_result_answers_a_call_shown_before_it(
 
 
 def test_a_session_kept_for_the_next_turn_leaves_out_history_and_what_cannot_be_kept() -> None:
-    """`kept_sessions`: a session's state less its history provider's; one MAF cannot
-    serialize is not kept (logged), and the turn still ends; `carry_sessions` gives it back."""
+    """`kept_sessions`: a session's state less its history provider's, with the session's id;
+    one MAF cannot serialize is not kept (logged), and the turn still ends; `carry_sessions`
+    gives it back, in a session of the same id."""
     from agent_framework import Agent
 
     from executors.platform.agents import as_workflow, carry_sessions, kept_sessions
@@ -186,10 +187,12 @@ def test_a_session_kept_for_the_next_turn_leaves_out_history_and_what_cannot_be_
     later = build()
     carry_sessions(later, kept)
 
-    assert kept == {"Keeper": {"todos": {"items": [1, 2]}}}
+    same = executor._session.session_id  # kept with it: the next turn goes on in that session
+    assert kept == {"Keeper": {"todos": {"items": [1, 2]}, "baton_session_id": same}}
     assert unkept == {}
     [carried] = later.executors.values()
     assert carried._session.state == {"todos": {"items": [1, 2]}}
+    assert carried._session.session_id == same
 
 
 class Strict:
