@@ -485,3 +485,37 @@ async def test_a_context_provider_keeping_history_in_itself_is_named_in_the_sess
     assert custom.outputs == ["Done. I remember 1 messages."]  # the question alone
     assert session.clean, session.lines()
     assert session.outputs == ["Done. I remember 3 messages."]  # the question, call and result
+
+
+ONE_FOR_ALL = Collector(id="collector")  # a module's: af-hosting's `local_responses_workflow`
+
+
+def sharing(services: RunServices) -> Workflow:
+    return WorkflowBuilder(name="sharing", start_executor=ONE_FOR_ALL).build()
+
+
+async def test_an_executor_every_build_is_handed_is_a_finding_every_run_would_share(
+    tmp_path: Path,
+) -> None:
+    own = WorkflowSpec(name="sharing", description="", input_model=Fumble, build=sharing)
+    apart = WorkflowSpec(name="collecting", description="", input_model=Fumble, build=collecting)
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'check.db'}")
+
+    async with open_parts(settings, local_worker=False) as parts:
+        shared = await check_spec(
+            own, lambda: parts.runtime.services(own, "run_1"), run_input={"text": "x"}
+        )
+        Collector.results.clear()
+        built_apart = await check_spec(
+            apart, lambda: parts.runtime.services(apart, "run_2"), run_input={"text": "x"}
+        )
+    Collector.results.clear()
+
+    assert not shared.clean
+    assert not shared.could_reuse
+    assert shared.shared_executors[0].line() == (
+        "executor collector (Collector) is the same object in every build of the workflow: what "
+        "it keeps of a run (its attributes, an agent's session and messages) is every run's, and "
+        "runs at once share it — make a new one in the builder for each build"
+    )
+    assert built_apart.shared_executors == []

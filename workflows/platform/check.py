@@ -180,6 +180,33 @@ class SharedState:
         )
 
 
+@dataclass(frozen=True)
+class SharedExecutor:
+    """An executor the builder hands every build (a module's): one object for every run."""
+
+    executor_id: str
+    executor_class: str
+
+    def line(self) -> str:
+        """The finding in one line, with what to do about it."""
+        return (
+            f"executor {self.executor_id} ({self.executor_class}) is the same object in every "
+            "build of the workflow: what it keeps of a run (its attributes, an agent's session "
+            "and messages) is every run's, and runs at once share it — make a new one in the "
+            "builder for each build"
+        )
+
+
+def shared_executors(one: object, another: object) -> list[SharedExecutor]:
+    """The executors two builds of a workflow hold as the same object."""
+    theirs = {id(e) for e in executors_of(another)}
+    return [
+        SharedExecutor(str(e.id), type(e).__qualname__)
+        for e in executors_of(one)
+        if id(e) in theirs
+    ]
+
+
 MUTABLE: Final = (list, dict, set, bytearray)
 """The class attributes a run can change in place (`SharedState`)."""
 
@@ -255,6 +282,7 @@ class CheckReport:
     lost_state: list[LostState] = field(default_factory=list)
     kept_state: list[KeptState] = field(default_factory=list)
     shared_state: list[SharedState] = field(default_factory=list)
+    shared_executors: list[SharedExecutor] = field(default_factory=list)
     not_durable: list[NotDurable] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     final_state: str | None = None
@@ -275,6 +303,7 @@ class CheckReport:
             self.lost_state
             or self.kept_state
             or self.shared_state
+            or self.shared_executors
             or self.not_durable
             or self.failures
         )
@@ -285,6 +314,7 @@ class CheckReport:
             *(f.line() for f in self.lost_state),
             *(f.line() for f in self.kept_state),
             *(f.line() for f in self.shared_state),
+            *(f.line() for f in self.shared_executors),
             *(f.line() for f in self.not_durable),
             *(f"failed: {f}" for f in self.failures),
         ]
@@ -376,6 +406,7 @@ async def _checked(
         report.final_state = "FAILED"
         return report
     report.shared_state = shared_state(check.classes)
+    report.shared_executors = check.shared
     report.reused = spec.reuse
     report.functional = check.functional
     if check.functional:
@@ -389,7 +420,7 @@ async def _checked(
     elif spec.reuse:
         report.kept_state = kept or []
     else:
-        report.could_reuse = kept == [] and not report.shared_state
+        report.could_reuse = kept == [] and not (report.shared_state or report.shared_executors)
     return report
 
 
@@ -490,6 +521,7 @@ class _Check:
         self.message: Any = None
         """What the start executor received (`WorkflowSpec.first_message`)."""
         self.classes: dict[tuple[type, str], Any] = {}
+        self.shared: list[SharedExecutor] = []
         """The executors' mutable class attributes as built (`class_state`)."""
         self.run_kwargs: dict[str, Any] = {}
         """The kwargs MAF's `run` takes, from the registration (`run_kwargs`)."""
@@ -520,7 +552,9 @@ class _Check:
             self.functional = True
             await self._go_functional(workflow, message, max_pauses)
             return
-        self._fresh = (snapshot(workflow), snapshot(self._graph()))
+        another = self._graph()
+        self.shared = shared_executors(workflow, another)
+        self._fresh = (snapshot(workflow), snapshot(another))
         result = await self._run(workflow, message)
         pending = {str(e.request_id): e for e in _requests(result)}
         while result is not None and pending and not self._over(result):
