@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Never
+from typing import Any, Never
 
 import pytest
 from agent_framework import (
@@ -519,3 +519,42 @@ async def test_an_executor_every_build_is_handed_is_a_finding_every_run_would_sh
         "runs at once share it — make a new one in the builder for each build"
     )
     assert built_apart.shared_executors == []
+
+
+def ringing(services: RunServices) -> Any:
+    """An agent whose approved tool MAF lets run once (`max_invocations=1`)."""
+    from agent_framework import Agent, Content, tool
+
+    from executors.platform.chat_clients import ScriptedChatClient
+
+    @tool(approval_mode="always_require", max_invocations=1)
+    def ring(to: str) -> str:
+        """Ring someone."""
+        return f"rang {to}"
+
+    def play(messages: Any, options: Any) -> list[Content]:
+        done = any(c.type == "function_result" for m in messages for c in m.contents)
+        if done:
+            return [Content.from_text("Rang.")]
+        return [Content.from_function_call("c1", "ring", arguments={"to": "lee"})]
+
+    return Agent(client=ScriptedChatClient(play), name="Ringer", tools=[ring])
+
+
+async def test_a_tool_whose_calls_maf_counts_in_memory_is_named_where_the_run_pauses(
+    tmp_path: Path,
+) -> None:
+    own = WorkflowSpec(name="ringing", description="", input_model=Fumble, build=ringing)
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'check.db'}")
+
+    async with open_parts(settings, local_worker=False) as parts:
+        report = await check_spec(
+            own, lambda: parts.runtime.services(own, "run_1"), run_input={"text": "x"}
+        )
+
+    assert report.pauses == 1
+    assert report.findings() == [
+        "tool ring counts its calls on its tool object, in the process (max_invocations=1): a "
+        "resume in a fresh instance or another process counts from 0 again, so the limit holds "
+        "within one drive, not across a pause or a restart"
+    ]

@@ -56,7 +56,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from baton.errors import InvalidAnswer, InvalidInput
-from executors.platform.agents import executors_of
+from executors.platform.agents import agents_of, executors_of, tools_of
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
@@ -207,6 +207,36 @@ def shared_executors(one: object, another: object) -> list[SharedExecutor]:
     ]
 
 
+@dataclass(frozen=True)
+class CountedTool:
+    """A tool whose limit (`max_invocations`, ...) MAF counts on the tool object, in memory."""
+
+    tool: str
+    limits: str
+
+    def line(self) -> str:
+        """The finding in one line."""
+        return (
+            f"tool {self.tool} counts its calls on its tool object, in the process ({self.limits}):"
+            " a resume in a fresh instance or another process counts from 0 again, so the limit"
+            " holds within one drive, not across a pause or a restart"
+        )
+
+
+def counted_tools(workflow: object) -> list[CountedTool]:
+    """The tools of the workflow's agents that MAF limits by counting their calls."""
+    found = []
+    for name, tool in tools_of(agents_of(workflow)).items():
+        limits = [
+            f"{limit}={value}"
+            for limit in ("max_invocations", "max_invocation_exceptions")
+            if (value := getattr(tool, limit, None)) is not None
+        ]
+        if limits:
+            found.append(CountedTool(name, ", ".join(limits)))
+    return found
+
+
 MUTABLE: Final = (list, dict, set, bytearray)
 """The class attributes a run can change in place (`SharedState`)."""
 
@@ -283,6 +313,8 @@ class CheckReport:
     kept_state: list[KeptState] = field(default_factory=list)
     shared_state: list[SharedState] = field(default_factory=list)
     shared_executors: list[SharedExecutor] = field(default_factory=list)
+    counted_tools: list[CountedTool] = field(default_factory=list)
+    """Tools whose call limits a pause resets (found only in a workflow that paused)."""
     not_durable: list[NotDurable] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     final_state: str | None = None
@@ -304,6 +336,7 @@ class CheckReport:
             or self.kept_state
             or self.shared_state
             or self.shared_executors
+            or self.counted_tools
             or self.not_durable
             or self.failures
         )
@@ -315,6 +348,7 @@ class CheckReport:
             *(f.line() for f in self.kept_state),
             *(f.line() for f in self.shared_state),
             *(f.line() for f in self.shared_executors),
+            *(f.line() for f in self.counted_tools),
             *(f.line() for f in self.not_durable),
             *(f"failed: {f}" for f in self.failures),
         ]
@@ -407,6 +441,7 @@ async def _checked(
         return report
     report.shared_state = shared_state(check.classes)
     report.shared_executors = check.shared
+    report.counted_tools = check.counted if report.pauses else []
     report.reused = spec.reuse
     report.functional = check.functional
     if check.functional:
@@ -522,6 +557,7 @@ class _Check:
         """What the start executor received (`WorkflowSpec.first_message`)."""
         self.classes: dict[tuple[type, str], Any] = {}
         self.shared: list[SharedExecutor] = []
+        self.counted: list[CountedTool] = []
         """The executors' mutable class attributes as built (`class_state`)."""
         self.run_kwargs: dict[str, Any] = {}
         """The kwargs MAF's `run` takes, from the registration (`run_kwargs`)."""
@@ -554,6 +590,7 @@ class _Check:
             return
         another = self._graph()
         self.shared = shared_executors(workflow, another)
+        self.counted = counted_tools(workflow)
         self._fresh = (snapshot(workflow), snapshot(another))
         result = await self._run(workflow, message)
         pending = {str(e.request_id): e for e in _requests(result)}
