@@ -29,7 +29,7 @@ from baton.wiring import open_parts
 from executors.platform.services import RunServices
 from tests.unit.test_workflow_loading import baton
 from workflows.platform import registry
-from workflows.platform.check import check_spec, sample_input
+from workflows.platform.check import CheckReport, check_spec, sample_input
 from workflows.platform.registry import WorkflowSpec
 
 FIXTURE = "tests.fixtures.forgetful_workflow"
@@ -199,14 +199,18 @@ def fumbling(services: RunServices) -> Workflow:
     return WorkflowBuilder(name="fumbling", start_executor=Fumbler(id="fumbler")).build()
 
 
-async def test_a_workflow_that_fails_on_resume_is_a_failure(tmp_path: Path) -> None:
-    own = WorkflowSpec(name="fumbling", description="", input_model=Fumble, build=fumbling)
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'check.db'}")
-
+async def check_built(tmp_path: Path, name: str, build: Any) -> CheckReport:
+    """`check_spec` of a workflow `build` builds, on a Fumble input `{"text": "x"}`."""
+    own = WorkflowSpec(name=name, description="", input_model=Fumble, build=build)
+    settings = Settings(database_url=f"sqlite:///{tmp_path / name}.db")
     async with open_parts(settings, local_worker=False) as parts:
-        report = await check_spec(
-            own, lambda: parts.runtime.services(own, "run_1"), run_input={"text": "x"}
+        return await check_spec(
+            own, lambda: parts.runtime.services(own, f"run_{name}"), run_input={"text": "x"}
         )
+
+
+async def test_a_workflow_that_fails_on_resume_is_a_failure(tmp_path: Path) -> None:
+    report = await check_built(tmp_path, "fumbling", fumbling)
 
     assert not report.clean  # the made-up answer repeats the request's `text`, as a form would
     assert report.failures == ["after pause 1: RuntimeError: dropped x"]
@@ -442,13 +446,7 @@ def collecting(services: RunServices) -> Workflow:
 async def test_a_class_attribute_a_run_changes_is_a_finding_every_run_would_share(
     tmp_path: Path,
 ) -> None:
-    own = WorkflowSpec(name="collecting", description="", input_model=Fumble, build=collecting)
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'check.db'}")
-
-    async with open_parts(settings, local_worker=False) as parts:
-        report = await check_spec(
-            own, lambda: parts.runtime.services(own, "run_1"), run_input={"text": "x"}
-        )
+    report = await check_built(tmp_path, "collecting", collecting)
     Collector.results.clear()
 
     assert not report.clean
@@ -497,18 +495,9 @@ def sharing(services: RunServices) -> Workflow:
 async def test_an_executor_every_build_is_handed_is_a_finding_every_run_would_share(
     tmp_path: Path,
 ) -> None:
-    own = WorkflowSpec(name="sharing", description="", input_model=Fumble, build=sharing)
-    apart = WorkflowSpec(name="collecting", description="", input_model=Fumble, build=collecting)
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'check.db'}")
-
-    async with open_parts(settings, local_worker=False) as parts:
-        shared = await check_spec(
-            own, lambda: parts.runtime.services(own, "run_1"), run_input={"text": "x"}
-        )
-        Collector.results.clear()
-        built_apart = await check_spec(
-            apart, lambda: parts.runtime.services(apart, "run_2"), run_input={"text": "x"}
-        )
+    shared = await check_built(tmp_path, "sharing", sharing)
+    Collector.results.clear()
+    built_apart = await check_built(tmp_path, "collecting", collecting)
     Collector.results.clear()
 
     assert not shared.clean
@@ -544,13 +533,7 @@ def ringing(services: RunServices) -> Any:
 async def test_a_tool_whose_calls_maf_counts_in_memory_is_named_where_the_run_pauses(
     tmp_path: Path,
 ) -> None:
-    own = WorkflowSpec(name="ringing", description="", input_model=Fumble, build=ringing)
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'check.db'}")
-
-    async with open_parts(settings, local_worker=False) as parts:
-        report = await check_spec(
-            own, lambda: parts.runtime.services(own, "run_1"), run_input={"text": "x"}
-        )
+    report = await check_built(tmp_path, "ringing", ringing)
 
     assert report.pauses == 1
     assert report.findings() == [
