@@ -27,6 +27,8 @@ from baton.errors import InvalidAnswer, InvalidInput, WorkflowNotFound
 from baton.settings import Settings
 from baton.wiring import open_parts
 from executors.platform.services import RunServices
+from human.store.base import RequestFilter
+from tests.harness import seed
 from tests.unit.test_workflow_loading import baton
 from workflows.platform import registry
 from workflows.platform.check import CheckReport, check_spec, sample_input
@@ -540,4 +542,39 @@ async def test_a_tool_whose_calls_maf_counts_in_memory_is_named_where_the_run_pa
         "tool ring counts its calls on its tool object, in the process (max_invocations=1): a "
         "resume in a fresh instance or another process counts from 0 again, so the limit holds "
         "within one drive, not across a pause or a restart"
+    ]
+
+
+async def test_the_check_restores_a_pause_as_a_drive_does_and_fails_where_the_run_fails(
+    tmp_path: Path,
+) -> None:
+    """MAF's public restore (`run(checkpoint_id=)`) runs a superstep more than a drive's (the
+    runner's own restore, then the answer): against a superstep limit, the check failed at the
+    first answer where the run fails at the second."""
+    registry.load("tests.fixtures.looping_review")
+    revise = {"decision": "answer", "answer": "Shorter."}
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'run.db'}")
+    await seed(settings.database_url)
+    async with open_parts(settings, local_worker=False) as parts:
+        lee = await parts.store.get_user("lee")
+        assert lee is not None
+        run = await parts.runtime.start("looping_review", {}, actor="lee")
+        for _ in range(3):
+            await parts.worker.run_until_idle()
+            asked = (
+                await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))
+            ).items
+            if not asked:
+                break
+            await parts.requests.respond(asked[0].id, revise, responder=lee)
+        ended = await parts.runtime.get(run.id)
+        requests = (await parts.requests.list(RequestFilter(run_id=run.id))).items
+
+    report = await check_workflow("looping_review", answers={"Draft": ["Shorter."] * 3})
+
+    assert ended.status == "failed"
+    assert len(requests) == 2  # the run failed at its second answer
+    assert report.pauses == 2
+    assert report.failures == [
+        "after pause 2: WorkflowConvergenceException: Runner did not converge after 5 iterations."
     ]
