@@ -416,6 +416,13 @@ def _message(entry: Any) -> dict[str, Any] | None:
             "tool_result": result,
             "raw": _raw(result),
         }
+    if kind == "event":  # the workflow's own report (a custom event, an intermediate output)
+        data = entry.get("data")
+        shown = {"role": "note", "speaker": f"Event · {entry.get('event')}"}
+        by = f"from {entry.get('executor')}" if entry.get("executor") else "from the workflow"
+        if isinstance(data, dict | list):
+            return shown | {"text": by, "data": data, "raw": _raw(data)}
+        return shown | {"text": f"{data} ({by})"}
     if kind == "handoff":
         text = f"{entry.get('from')} hands the case to {entry.get('to')}"
         return {"role": "handoff", "speaker": "Handoff", "text": text}

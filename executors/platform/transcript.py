@@ -13,12 +13,13 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from agent_framework import (
     AgentContext,
     AgentMiddleware,
     AgentResponse,
+    AgentResponseUpdate,
     ChatContext,
     ChatMiddleware,
     ChatResponse,
@@ -28,14 +29,18 @@ from agent_framework import (
     Message,
     MiddlewareFailure,
     MiddlewareTermination,
+    WorkflowEvent,
 )
 from agent_framework._middleware import categorize_middleware
 from agent_framework._tools import _FunctionArgumentsChangedAfterApproval as ArgumentsChanged
 from agent_framework._tools import _FunctionArgumentValidationError as ArgumentsInvalid
+from agent_framework._workflows._events import WorkflowEventType
 from agent_framework.exceptions import UserInputRequiredException
 
 from executors.platform.agents import REPLIES, said_of
+from executors.platform.shown import maf_value
 from human.records import HumanRequest
+from human.typed import as_json
 
 Entry = dict[str, Any]
 
@@ -228,6 +233,38 @@ class _ToolNotes(FunctionMiddleware):
             return
         entry = tool_result(self._agent, name, context.metadata.get("call_id"), result)
         (DRIVING.get() or self._transcript).add(entry | more)
+
+
+MAF_EVENTS: Final = frozenset(get_args(WorkflowEventType)) - {"intermediate", "data"}
+"""MAF's own event types: a run's life, its outputs and requests, supersteps, orchestrations.
+What is left is the workflow's own report: a custom event (`ctx.add_event`) or an
+intermediate output (`intermediate_output_from`)."""
+
+SAID_MAX: Final = 2_000
+"""Characters of an event's data a transcript keeps (the rest is cut, said so)."""
+
+
+def reported(event: WorkflowEvent[Any], own: frozenset[str] = frozenset()) -> Entry | None:
+    """A workflow's own report (`MAF_EVENTS`) as an entry; None for MAF's and Baton's (`own`).
+
+    An agent's intermediate reply is left out: its turn is noted already, as its model said it.
+    """
+    kind = str(event.type)
+    if kind in MAF_EVENTS or kind in own:
+        return None
+    data = event.data
+    if isinstance(data, AgentResponse | AgentResponseUpdate) or data is None:
+        return None
+    value = as_json(data, fallback=maf_value)
+    said = value if isinstance(value, str) else json.dumps(value, default=str)
+    if len(said) > SAID_MAX:
+        value = said[:SAID_MAX] + f"… ({len(said) - SAID_MAX} more characters)"
+    return {
+        "type": "event",
+        "event": "output" if kind in ("intermediate", "data") else kind,
+        "executor": event.executor_id,
+        "data": value,
+    }
 
 
 def _asks_approval(result: Any) -> bool:
@@ -439,6 +476,10 @@ def readable(entry: Entry) -> str:
             f"{entry.get('by')} answered the {entry.get('kind')} with {entry.get('decision')}"
             f"{stands}{said}"
         )
+    if kind == "event":
+        data = entry.get("data")
+        said = data if isinstance(data, str) else json.dumps(data, default=str)
+        return f"{entry.get('executor') or 'the workflow'} reports {entry.get('event')}: {said}"
     if kind == "input":  # an input of one text field is what the user said (an agent's run)
         values = entry.get("input")
         if isinstance(values, dict) and len(values) == 1:

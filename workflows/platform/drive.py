@@ -42,7 +42,7 @@ from executors.platform.run_end import END_EVENT
 from executors.platform.services import DRIVING_SERVICES, RunServices
 from executors.platform.shown import maf_value
 from executors.platform.tool_gate import AUDIT_EVENT
-from executors.platform.transcript import DRIVING, standing_of
+from executors.platform.transcript import DRIVING, reported, standing_of
 from human.kinds import KINDS
 from human.records import HumanRequest, NewEvent, Run
 from human.requests import deciders, new_request, origin_of
@@ -311,6 +311,9 @@ class Drive:
             DRIVING_SERVICES.reset(serving)
             DRIVING.reset(driving)
         self._results.append(result)
+        for event in result:  # the workflow's own reports (`ctx.add_event`, intermediate outputs)
+            if (entry := reported(event, OWN_EVENTS)) is not None:
+                self._scene.note(entry)
         return result
 
     def _run_kwargs(self) -> dict[str, Any]:
@@ -477,6 +480,9 @@ def _jsonable(values: list[Any]) -> Any:
     """A run's outputs (JSON) as its `output`: the one, or the list of them."""
     return values[0] if len(values) == 1 else values
 
+
+OWN_EVENTS: Final = frozenset({AUDIT_EVENT, END_EVENT})
+"""Baton's own workflow events (an audit event, the run's end), not the workflow's reports."""
 
 UNNAMED: Final = "UnnamedAgent"
 """What MAF calls an agent without a name (`Agent.display_name`): Baton names it by its executor."""
