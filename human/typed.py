@@ -282,11 +282,33 @@ def check(description: Any, schema: Mapping[str, Any], value: Any) -> tuple[Any,
     return checker.dump_python(typed, mode="json"), []
 
 
+def checkable(schema: Mapping[str, Any]) -> bool:
+    """Whether `schema` is a JSON Schema a value can be checked against (`schema_problems`).
+
+    Not one with an unknown type (`"type": "int"`) or a `$ref` to nowhere: jsonschema raises on
+    those, where MAF's own check of a tool's arguments lets them pass.
+    """
+    try:
+        jsonschema.Draft202012Validator.check_schema(dict(schema))
+        for _ in jsonschema.Draft202012Validator(dict(schema)).iter_errors({}):
+            pass
+    except Exception:  # (SchemaError, UnknownType, a referencing error, ...)
+        return False
+    return True
+
+
 def schema_problems(schema: Mapping[str, Any], value: Any) -> list[Problem]:
-    """What is wrong with `value` by the JSON Schema `schema`: `(location, message)` each."""
+    """What is wrong with `value` by the JSON Schema `schema`: `(location, message)` each.
+
+    None found by a schema that cannot check it (`checkable`): the value is let be.
+    """
     validator = jsonschema.Draft202012Validator(dict(schema))
     found: list[Problem] = []
-    for e in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
+    try:
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    except Exception:  # a schema jsonschema cannot apply (`checkable`)
+        return []
+    for e in errors:
         loc = [str(p) for p in e.absolute_path]
         if e.validator == "required" and isinstance(e.instance, dict):
             missing = [str(n) for n in e.validator_value if n not in e.instance]

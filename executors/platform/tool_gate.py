@@ -41,7 +41,7 @@ from human.effects import idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
 from human.policy import Decision, Policy
 from human.text import where
-from human.typed import as_json, schema_problems
+from human.typed import as_json, checkable, schema_problems
 
 AUDIT_EVENT = "baton_audit"
 
@@ -117,12 +117,15 @@ class GatedTool:
 
         A tool declared by a JSON Schema alone (`FunctionTool.from_dict`, `input_model=<a dict>`)
         keeps that schema (MAF's `parameters()`): what the model is told is what a call and a
-        person's edit are checked against. The call runs through the effect ledger like any gated
+        person's edit are checked against (one jsonschema cannot apply, with an unknown type or a
+        `$ref` to nowhere, is left to MAF's own check, which lets such a schema pass). The call
+        runs through the effect ledger like any gated
         call; the tool takes no key, so only a crash between its run and the drive's commit
         (which records it) would run it again.
         """
         arguments = tool.input_model or any_arguments(tool.name)
-        schema = None if tool.input_model is not None else tool.parameters() or None
+        declared = None if tool.input_model is not None else tool.parameters() or None
+        schema = declared if declared is not None and checkable(declared) else None
 
         async def perform(key: str, typed: BaseModel) -> Any:
             context = FunctionInvocationContext(

@@ -7,10 +7,14 @@ before any policy or person is asked, as it checks a typed `@tool`'s call agains
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from agent_framework import FunctionTool
 
 from executors.platform.tool_gate import GatedTool, judge
 from human.policy import Policy
+from human.typed import schema_problems
 from tests.fixtures.schema_tools import DEFINITION, add
 
 POLICY = Policy([], default_team="support-leads")
@@ -42,3 +46,28 @@ async def test_a_call_that_breaks_the_schema_is_refused_naming_each_field() -> N
     )
     assert allowed.error is None
     assert allowed.arguments == {"a": 5, "b": 3}
+
+
+@pytest.mark.parametrize(
+    ("odd", "kept"),
+    [
+        ({"a": {"type": "int"}}, False),  # a type JSON Schema does not know: not a schema
+        ({"a": {"$ref": "#/$defs/nowhere"}}, True),  # a reference to nothing: checks nothing
+    ],
+)
+async def test_a_schema_jsonschema_cannot_apply_is_left_to_maf_as_before(
+    odd: dict[str, Any], kept: bool
+) -> None:
+    """MAF's own check lets such a schema pass (`_validate_arguments_against_schema`): the gate
+    neither raises on it nor refuses the call, and asks as for any call."""
+    definition = dict(DEFINITION, input_model={"properties": odd, "type": "object"})
+    tool = FunctionTool.from_dict(
+        definition, dependencies={"function_tool": {"name:add_numbers": {"func": add}}}
+    )
+    gated = GatedTool.of(tool)
+    judged = await judge(gated, {"a": 5, "b": 3}, POLICY)
+
+    assert (gated.schema is not None) is kept
+    assert judged.error is None
+    assert judged.decision is not None
+    assert schema_problems({"properties": odd}, {"a": 5}) == []
