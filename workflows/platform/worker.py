@@ -232,7 +232,7 @@ class Worker:
         worker beside it, and a cancel of its run in another process stops it at a renewal.
         """
         renewer = asyncio.create_task(self._renew_forever())
-        ran = 0
+        ran, mine = 0, list[asyncio.Task[None]]()
         try:
             while True:
                 jobs = [
@@ -246,11 +246,17 @@ class Worker:
                     return ran
                 for job in jobs:
                     self.accept(job)
+                mine = [self._active[job.id] for job in jobs if job.id in self._active]
                 ran += len(jobs)
                 await self.drain()
-        finally:
+                for task in mine:  # a job that failed fails the call, as it always has
+                    if not task.cancelled() and task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
+        finally:  # left early (cancelled, a job failed): its jobs stop with it, not unrenewed
             renewer.cancel()
-            await asyncio.gather(renewer, return_exceptions=True)
+            for task in mine:
+                task.cancel()
+            await asyncio.gather(renewer, *mine, return_exceptions=True)
 
     async def _lease_round(self) -> int:
         """Lease what fits in the free slots of every lane; how many jobs started.
