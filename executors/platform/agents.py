@@ -340,6 +340,7 @@ def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
     Under the session's id as it was (runs recorded before it was kept: a new one's), as MAF
     goes on with one session: FIDES holds its security state to the session it began in.
     """
+    again: dict[int, AgentSession] = {}  # a session executors share stays one, of the old id
     for executor in executors_of(workflow):
         saved = sessions.get(str(executor.id))
         session = getattr(executor, "_session", None)
@@ -349,8 +350,12 @@ def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
         same = saved.get(SESSION_ID)
         if isinstance(same, str) and same and same != session.session_id:
             built = session  # (a new build's: its state is what the build put there)
-            session = AgentSession(session_id=same, service_session_id=built.service_session_id)
-            session.state.update(built.state)
+            session = again.get(id(built)) or AgentSession(
+                session_id=same, service_session_id=built.service_session_id
+            )
+            if id(built) not in again:
+                session.state.update(built.state)
+                again[id(built)] = session
             executor._session = session
         try:
             restored = AgentSession.from_dict({"session_id": session.session_id, "state": state})

@@ -270,3 +270,30 @@ def test_a_continued_workflow_starts_on_the_user_s_messages_and_its_replies() ->
     # an agent registered as it is carries every turn; so does a run recorded before replies
     assert shape(history_of(entries, turns=True)) == shape(messages_of(entries))
     assert shape(history_of(entries[:2], turns=False)) == shape(messages_of(entries[:2]))
+
+
+def test_a_session_two_executors_share_stays_one_session_in_the_run_that_continues() -> None:
+    """Two agent executors built on one session: carried on, they still share one."""
+    from agent_framework import Agent, AgentExecutor, WorkflowBuilder
+
+    from executors.platform.agents import carry_sessions, kept_sessions
+    from executors.platform.chat_clients import ScriptedChatClient
+
+    def build() -> Any:
+        agent = Agent(client=ScriptedChatClient(lambda m, o: []), name="Keeper")
+        shared = agent.create_session()
+        first = AgentExecutor(agent, id="first", session=shared)
+        second = AgentExecutor(agent, id="second", session=shared)
+        return WorkflowBuilder(start_executor=first).add_edge(first, second).build()
+
+    workflow = build()
+    workflow.executors["first"]._session.state["notes"] = ["x"]
+    kept = kept_sessions(workflow)
+    later = build()
+    carry_sessions(later, kept)
+    first, second = later.executors["first"], later.executors["second"]
+    first._session.state["notes"].append("y")
+
+    assert first._session is second._session
+    assert first._session.session_id == kept["first"]["baton_session_id"]
+    assert second._session.state["notes"] == ["x", "y"]
