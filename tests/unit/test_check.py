@@ -17,6 +17,7 @@ from agent_framework import (
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
+    executor,
     handler,
     response_handler,
 )
@@ -487,29 +488,54 @@ async def test_a_context_provider_keeping_history_in_itself_is_named_in_the_sess
     assert session.outputs == ["Done. I remember 3 messages."]  # the question, call and result
 
 
-ONE_FOR_ALL = Collector(id="collector")  # a module's: af-hosting's `local_responses_workflow`
+class Keeper(Executor):
+    """Keeps what it was given on itself, as an agent's executor keeps its messages."""
+
+    def __init__(self, id: str) -> None:
+        super().__init__(id=id)
+        self.seen: list[str] = []
+
+    @handler
+    async def on_fumble(self, message: Fumble, ctx: WorkflowContext[Never, list[str]]) -> None:
+        self.seen.append(message.text)
+        await ctx.yield_output(list(self.seen))
+
+
+ONE_FOR_ALL = Keeper(id="keeper")  # a module's: af-hosting's `local_responses_workflow`
+
+
+@executor(id="shout")
+async def shout(message: Fumble, ctx: WorkflowContext[Never, str]) -> None:
+    """A module's function executor, as MAF's samples write them: it keeps nothing."""
+    await ctx.yield_output(message.text.upper())
 
 
 def sharing(services: RunServices) -> Workflow:
     return WorkflowBuilder(name="sharing", start_executor=ONE_FOR_ALL).build()
 
 
+def shouting(services: RunServices) -> Workflow:
+    return WorkflowBuilder(name="shouting", start_executor=shout).build()
+
+
 async def test_an_executor_every_build_is_handed_is_a_finding_every_run_would_share(
     tmp_path: Path,
 ) -> None:
     shared = await check_built(tmp_path, "sharing", sharing)
-    Collector.results.clear()
     built_apart = await check_built(tmp_path, "collecting", collecting)
     Collector.results.clear()
+    a_function = await check_built(tmp_path, "shouting", shouting)
 
     assert not shared.clean
     assert not shared.could_reuse
     assert shared.shared_executors[0].line() == (
-        "executor collector (Collector) is the same object in every build of the workflow: what "
+        "executor keeper (Keeper) is the same object in every build of the workflow: what "
         "it keeps of a run (its attributes, an agent's session and messages) is every run's, and "
         "runs at once share it — make a new one in the builder for each build"
     )
     assert built_apart.shared_executors == []
+    assert a_function.shared_executors == []  # a function keeps nothing of a run
+    assert a_function.clean
 
 
 def ringing(services: RunServices) -> Any:

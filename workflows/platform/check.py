@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agent_framework import (
+    AgentExecutor,
     AgentResponse,
     Content,
     FileCheckpointStorage,
@@ -71,6 +72,7 @@ from workflows.platform.snapshots import (
     Snapshot,
     kept_attributes,
     lost_attributes,
+    own_attributes,
     parts_of,
     snapshot,
 )
@@ -198,12 +200,17 @@ class SharedExecutor:
 
 
 def shared_executors(one: object, another: object) -> list[SharedExecutor]:
-    """The executors two builds of a workflow hold as the same object."""
+    """The executors two builds of a workflow hold as the same object, that keep a run's state.
+
+    An agent's executor (its session, its messages), or one whose own class sets attributes
+    on it; not a function's (`@executor` at a module's level, as MAF's samples write them),
+    which keeps nothing of a run.
+    """
     theirs = {id(e) for e in executors_of(another)}
     return [
         SharedExecutor(str(e.id), type(e).__qualname__)
         for e in executors_of(one)
-        if id(e) in theirs
+        if id(e) in theirs and (isinstance(e, AgentExecutor) or own_attributes(e))
     ]
 
 
@@ -556,9 +563,9 @@ class _Check:
         self.message: Any = None
         """What the start executor received (`WorkflowSpec.first_message`)."""
         self.classes: dict[tuple[type, str], Any] = {}
+        """The executors' mutable class attributes as built (`class_state`)."""
         self.shared: list[SharedExecutor] = []
         self.counted: list[CountedTool] = []
-        """The executors' mutable class attributes as built (`class_state`)."""
         self.run_kwargs: dict[str, Any] = {}
         """The kwargs MAF's `run` takes, from the registration (`run_kwargs`)."""
         self.built: list[Instance] = []
