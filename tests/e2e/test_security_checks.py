@@ -153,3 +153,36 @@ async def test_a_conversation_with_a_guarded_agent_goes_on_in_its_session(
     [kept] = [e["sessions"] for e in first["conversation"] if e["type"] == "sessions"]
     [then] = [e["sessions"] for e in done["conversation"] if e["type"] == "sessions"]
     assert kept["repo_assistant"]["baton_session_id"] == then["repo_assistant"]["baton_session_id"]
+
+
+async def test_a_standing_approval_does_not_decide_a_call_fides_flags(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    """`announce` asks a person every call (`always_require`), under a rule that lets an
+    approval stand. The greeting is approved so, standing; the secrets are announced next, read
+    from an untrusted source: the standing approval decides MAF's own ask, and FIDES, checking
+    the call as it runs, flags it. A person decides that one, told what FIDES found."""
+    policies = tmp_path / "policies.yaml"
+    policies.write_text(
+        "version: 1\ndefault_team: support-leads\nrules:\n"
+        "  - id: announce.standing\n    tool: announce\n"
+        "    action: approval(support-leads)\n    standing: true\n"
+    )
+    fides_agents.POSTED.clear()
+    env = ENV | {"BATON_POLICIES": str(policies)}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        run = await server.start_run({"workflow": "fides_standing", "input": {}})
+        greeting = await asked(server, run["id"], 1)
+        stands = {"decision": "approve", "standing": True}
+        assert (await server.respond(greeting["id"], stands, user="lee")).status_code == 200
+        flagged = await asked(server, run["id"], 2)
+        audit = await server.audit(run["id"])
+
+    assert "standing" in greeting["response_schema"]["properties"]  # the rule offers it
+    assert fides_agents.POSTED == ["#devops: hello"]  # the secrets wait for a person
+    assert flagged["proposed_action"]["arguments"]["message"] == "config from secrets.env"
+    assert flagged["policy_rule"] == "announce.standing"
+    assert "untrusted" in flagged["reason"].lower(), flagged["reason"]
+    assert "standing" not in flagged["response_schema"]["properties"]
+    stood = [e["data"] for e in audit if e["type"] == "request.auto_decided"]
+    assert [d["arguments"]["message"] for d in stood] == ["config from secrets.env"]  # MAF's ask
