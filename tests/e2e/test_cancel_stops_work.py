@@ -73,7 +73,7 @@ async def test_a_cli_drive_longer_than_its_lease_is_not_driven_again_by_a_worker
         **os.environ,
         **ENV,
         "BATON_DATABASE_URL": db_url,
-        "BATON_JOB_LEASE_SECONDS": "0.6",
+        "BATON_JOB_LEASE_SECONDS": "1.5",  # renewed every 0.5 s: a second of slack
     }
     async with baton_server(db_url, tokens, server_log, ENV | {"BATON_WORKER_POLL_MS": "50"}):
         started = time.monotonic()
@@ -84,7 +84,7 @@ async def test_a_cli_drive_longer_than_its_lease_is_not_driven_again_by_a_worker
             "run",
             "slow_steps",
             "--input",
-            json.dumps({"label": label, "steps": 50}),  # 2.5 s: four leases
+            json.dumps({"label": label, "steps": 80}),  # 4 s: over two leases
             "--json",
             env=env,
             stdout=asyncio.subprocess.PIPE,
@@ -95,6 +95,6 @@ async def test_a_cli_drive_longer_than_its_lease_is_not_driven_again_by_a_worker
 
     assert cli.returncode == 0, err.decode()[-2000:]
     run = json.loads(out)
-    assert (run["status"], run["output"]) == ("completed", f"{label}: all 50 steps")
-    assert took > 2.5
+    assert (run["status"], run["output"]) == ("completed", f"{label}: all 80 steps")
+    assert took > 4
     assert taken(label) == 0  # the server's worker never drove it
