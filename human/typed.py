@@ -285,14 +285,18 @@ def check(description: Any, schema: Mapping[str, Any], value: Any) -> tuple[Any,
 def checkable(schema: Mapping[str, Any]) -> bool:
     """Whether `schema` is a JSON Schema a value can be checked against (`schema_problems`).
 
-    Not one with an unknown type (`"type": "int"`) or a `$ref` to nowhere: jsonschema raises on
-    those, where MAF's own check of a tool's arguments lets them pass.
+    Not one with an unknown type (`"type": "int"`): jsonschema refuses it, where MAF's own check
+    of a tool's arguments lets it pass. Worked out once a schema (a metaschema check costs a
+    millisecond).
     """
+    return _checkable(json.dumps(schema, sort_keys=True, default=str))
+
+
+@functools.lru_cache(maxsize=512)
+def _checkable(text: str) -> bool:
     try:
-        jsonschema.Draft202012Validator.check_schema(dict(schema))
-        for _ in jsonschema.Draft202012Validator(dict(schema)).iter_errors({}):
-            pass
-    except Exception:  # (SchemaError, UnknownType, a referencing error, ...)
+        jsonschema.Draft202012Validator.check_schema(json.loads(text))
+    except Exception:  # (SchemaError, UnknownType, ...)
         return False
     return True
 

@@ -76,8 +76,13 @@ class GatedTool:
 
     @property
     def arguments_schema(self) -> dict[str, Any]:
-        """The arguments' JSON Schema: the one the tool was declared by, else its model's."""
-        return self.schema if self.schema is not None else schema_of(self.arguments)
+        """The arguments' JSON Schema: the one the tool was declared by, else its model's.
+
+        A declared one jsonschema cannot apply (`checkable`) is not shown: its model's is.
+        """
+        if self.schema is not None and checkable(self.schema):
+            return self.schema
+        return schema_of(self.arguments)
 
     def declaration(self) -> FunctionTool:
         """The tool as the model sees it: a schema, no implementation (one per gated tool)."""
@@ -124,8 +129,7 @@ class GatedTool:
         (which records it) would run it again.
         """
         arguments = tool.input_model or any_arguments(tool.name)
-        declared = None if tool.input_model is not None else tool.parameters() or None
-        schema = declared if declared is not None and checkable(declared) else None
+        schema = None if tool.input_model is not None else tool.parameters() or None
 
         async def perform(key: str, typed: BaseModel) -> Any:
             context = FunctionInvocationContext(
