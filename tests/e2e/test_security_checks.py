@@ -26,6 +26,14 @@ PRIVATE = "max_allowed_confidentiality"
 UNTRUSTED = "untrusted_context"
 
 
+def ruled(tmp_path: Path, rules: str) -> dict[str, str]:
+    """The server's settings with a policies file of `rules` (YAML list items); nothing posted."""
+    policies = tmp_path / "policies.yaml"
+    policies.write_text(f"version: 1\ndefault_team: support-leads\nrules:\n{rules}")
+    fides_agents.POSTED.clear()
+    return ENV | {"BATON_POLICIES": str(policies)}
+
+
 async def asked(server: Server, run_id: str, count: int) -> dict[str, Any]:
     """The run's pending request, once it has asked `count` in all."""
 
@@ -108,13 +116,7 @@ async def test_an_approved_call_is_checked_again_and_its_second_finding_asked(
 async def test_a_flagged_call_is_asked_even_where_the_policy_lets_the_tool_run_unasked(
     db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
 ) -> None:
-    policies = tmp_path / "policies.yaml"
-    policies.write_text(
-        "version: 1\ndefault_team: support-leads\nrules:\n"
-        "  - id: slack.routine\n    tool: post_to_slack\n    action: auto\n"
-    )
-    fides_agents.POSTED.clear()
-    env = ENV | {"BATON_POLICIES": str(policies)}
+    env = ruled(tmp_path, "  - id: slack.routine\n    tool: post_to_slack\n    action: auto\n")
     async with baton_server(db_url, tokens, server_log, env) as server:
         run = await server.start_run({"workflow": "fides_repo", "input": {}})
         first = await asked(server, run["id"], 1)
@@ -162,14 +164,11 @@ async def test_a_standing_approval_does_not_decide_a_call_fides_flags(
     approval stand. The greeting is approved so, standing; the secrets are announced next, read
     from an untrusted source: the standing approval decides MAF's own ask, and FIDES, checking
     the call as it runs, flags it. A person decides that one, told what FIDES found."""
-    policies = tmp_path / "policies.yaml"
-    policies.write_text(
-        "version: 1\ndefault_team: support-leads\nrules:\n"
+    env = ruled(
+        tmp_path,
         "  - id: announce.standing\n    tool: announce\n"
-        "    action: approval(support-leads)\n    standing: true\n"
+        "    action: approval(support-leads)\n    standing: true\n",
     )
-    fides_agents.POSTED.clear()
-    env = ENV | {"BATON_POLICIES": str(policies)}
     async with baton_server(db_url, tokens, server_log, env) as server:
         run = await server.start_run({"workflow": "fides_standing", "input": {}})
         greeting = await asked(server, run["id"], 1)
