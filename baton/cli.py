@@ -20,6 +20,7 @@ from baton.settings import Settings
 from baton.telemetry import configure_logging
 from human.policy import Rule, load_policy
 from human.records import HumanRequest, NewEvent, Run
+from human.service import run_requests
 from human.store import open_store
 from human.store.base import RequestFilter, Store
 
@@ -432,8 +433,7 @@ async def _run_and_requests(store: Store, run_id: str) -> tuple[Run, list[HumanR
     run = await store.get_run(run_id)
     if run is None:
         raise RunNotFound(f"no run {run_id}")
-    asked = await store.list_requests(RequestFilter(run_id=run_id, limit=200))
-    return run, sorted(asked.items, key=lambda r: r.created_at)
+    return run, await run_requests(store, run_id)
 
 
 @main.group()

@@ -124,6 +124,10 @@ class RequestService:
         """A page of requests matching `flt` (of the runs `viewer` may see, when given)."""
         return await self._store.list_requests(_seen_by(flt, viewer))
 
+    async def of_run(self, run_id: str) -> builtins.list[HumanRequest]:
+        """A run's requests in the order they were asked (who may see the run sees them all)."""
+        return await run_requests(self._store, run_id)
+
     async def count(self, flt: RequestFilter, *, viewer: User | None = None) -> dict[str, int]:
         """How many requests match `flt` per status (of the runs `viewer` may see)."""
         return await self._store.count_requests(_seen_by(flt, viewer))
@@ -682,3 +686,9 @@ async def close_feed(
         with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
             await pending
     await feed.aclose()
+
+
+async def run_requests(store: Store, run_id: str) -> list[HumanRequest]:
+    """A run's requests (its newest 500), oldest first: one model turn's calls in its order."""
+    newest_first = await store.list_requests(RequestFilter(run_id=run_id, limit=500))
+    return newest_first.items[::-1]

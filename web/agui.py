@@ -57,7 +57,6 @@ from fastapi import Request
 from baton.wiring import Parts
 from executors.platform import maf_agui
 from human.records import OPEN_STATUSES, HumanRequest, Run, User
-from human.store.base import RequestFilter
 from web.views import chat_text
 from web.watch import Ended, audit_feed
 
@@ -84,11 +83,9 @@ class View:
 async def view_of(parts: Parts, run_id: str) -> View:
     """The run, its open requests and its conversation, as stored now."""
     run = await parts.runtime.get(run_id)
-    requests = await parts.requests.list(RequestFilter(run_id=run_id, limit=500))
+    requests = await parts.requests.of_run(run_id)
     conversation = await parts.runtime.conversation(run_id)
-    return View(
-        run, tuple(r for r in requests.items if r.status in OPEN_STATUSES), tuple(conversation)
-    )
+    return View(run, tuple(r for r in requests if r.status in OPEN_STATUSES), tuple(conversation))
 
 
 def messages_of(run_id: str, conversation: Sequence[dict[str, Any]]) -> list[Message]:

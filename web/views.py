@@ -542,7 +542,7 @@ async def request_page(
         for e in await parts.runtime.events(run.id, viewer=user)
         if e.type == "effect.executed"
     ]
-    run_requests = (await parts.requests.list(RequestFilter(run_id=run.id, limit=500))).items
+    run_requests = await parts.requests.of_run(run.id)
     outcome = summary.outcome_of(run, run_requests, run_effects)
     queue = (await parts.requests.list(_my_work(user, now, 12), viewer=user)).items
     return {
@@ -731,7 +731,7 @@ async def run_page(
     after = await parts.store.last_event_id()  # first: what is written from now on goes live
     run = await parts.runtime.get(run_id, viewer=user)
     # as the API's run: who may see a run sees all of its requests
-    requests = (await parts.requests.list(RequestFilter(run_id=run_id, limit=500))).items
+    requests = await parts.requests.of_run(run_id)
     events = await parts.runtime.events(run_id, viewer=user)
     try:
         check_can_cancel(user)

@@ -9,7 +9,6 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from human.records import AuditEvent, Run
-from human.store.base import RequestFilter
 from web.deps import PartsDep, RunnerDep, UserDep
 from web.errors import sent_in
 from web.openapi import created, refusals
@@ -130,12 +129,12 @@ async def list_runs(
 async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> RunDetail:
     """A run with its requests and its agent conversation."""
     run = await parts.runtime.get(run_id, viewer=user)
-    requests = await parts.requests.list(RequestFilter(run_id=run_id, limit=500))
+    requests = await parts.requests.of_run(run_id)
     conversation = await parts.runtime.conversation(run_id)
     retrying = await parts.store.run_retrying(run_id)
     return RunDetail(
         **dict(run),
-        requests=requests.items,
+        requests=requests,
         conversation=conversation,
         continued_by=[r.id for r in await parts.runtime.continued_by(run_id, viewer=user)],
         retrying=retrying,
