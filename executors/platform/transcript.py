@@ -113,11 +113,12 @@ class _TurnNotes(ChatMiddleware):
         self._agent = agent
 
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
+        transcript = DRIVING.get() or self._transcript
+        _note_given_results(transcript, context.messages)
         await call_next()
         result = context.result
         if not isinstance(result, ChatResponse):
             return  # Baton drives runs without streaming
-        transcript = DRIVING.get() or self._transcript
         for message in result.messages:
             for content in message.contents:
                 if content.type == "text" and content.text:
@@ -265,6 +266,29 @@ def reported(event: WorkflowEvent[Any], own: frozenset[str] = frozenset()) -> En
         "executor": event.executor_id,
         "data": value,
     }
+
+
+def _note_given_results(transcript: Transcript, messages: Sequence[Message]) -> None:
+    """Note the results of noted calls that no tool gave, as the model is handed them.
+
+    MAF's own: a call of a tool the agent does not have gets "Error: Requested function … not
+    found." without any function middleware running. Each is noted once, under its call's agent.
+    """
+    given = {
+        c.call_id: c.result
+        for m in messages
+        for c in m.contents
+        if c.type == "function_result" and c.call_id
+    }
+    if not given:
+        return
+    entries = transcript.everything()
+    noted = {e.get("call_id") for e in entries if e.get("type") == "tool_result"}
+    for entry in entries:
+        call_id = entry.get("call_id")
+        if entry.get("type") == "tool_call" and call_id in given and call_id not in noted:
+            noted.add(call_id)
+            transcript.add(tool_result(entry.get("agent"), entry["tool"], call_id, given[call_id]))
 
 
 def _asks_approval(result: Any) -> bool:

@@ -414,3 +414,28 @@ async def test_a_magentic_manager_s_plan_ledger_and_answer_are_its_lines_and_it_
     assert "Continue this conversation" not in page
     assert (refused.status_code, refused.json()["error"]) == (422, "invalid_continues")
     assert after == before
+
+
+async def test_the_result_maf_gives_a_call_of_no_tool_is_noted_and_carried_on(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        first = await turn(server, "summon the cat")
+        second = await turn(server, "and?", first["id"])
+
+    missing = 'Error: Requested function "summon" not found.'
+    assert first["output"]["text"] == f"Done: {missing}"
+    assert [e for e in first["conversation"] if e["type"] == "tool_result"] == [
+        {
+            "type": "tool_result",
+            "agent": "Notetaker",
+            "tool": "summon",
+            "call_id": "call-summon-1",
+            "result": missing,
+        }
+    ]
+    # the next turn's model is handed the call and its result, as MAF alone keeps them
+    assert second["output"]["text"] == (
+        "You said ['summon the cat', 'and?']. I called ['summon(the cat)'], which returned "
+        f"['{missing}']. I replied ['Done: {missing}']."
+    )
