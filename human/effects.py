@@ -45,6 +45,7 @@ class EffectLedger:
         arguments: dict[str, Any],
         call: Callable[[str], Awaitable[Any]],
         performed: list[NewEffect],
+        record_now: bool = False,
     ) -> Any:
         """Return the result recorded for `key`, or call the system once and note the record.
 
@@ -54,7 +55,10 @@ class EffectLedger:
 
         The called system receives `key` and must dedupe on it: a crash between its call and the
         drive's commit replays the call, which then returns the first result instead of acting
-        again.
+        again. `record_now`: the system takes no key (a plain tool), so the record is committed
+        as soon as the call returns, not with the drive (whose model turns may take seconds): a
+        crash after that finds it; only one in the moment between the return and the commit
+        would call again.
         """
         attributes = {"baton.run_id": run_id, "baton.tool": tool, "baton.idempotency_key": key}
         with span("baton.effect", attributes) as effect_span:
@@ -78,7 +82,10 @@ class EffectLedger:
                 )
                 raise RunEnded(f"run {run_id} is {run_status}: {tool} is not called")
             result = await call(key)
-            performed.append(
-                NewEffect(key=key, run_id=run_id, tool=tool, arguments=arguments, result=result)
+            effect = NewEffect(
+                key=key, run_id=run_id, tool=tool, arguments=arguments, result=result
             )
+            if record_now and run_status is not None:  # (None: a check's run, never stored)
+                await self._store.record_effect(effect)
+            performed.append(effect)  # (the drive's commit finds its key recorded, if it is)
             return result

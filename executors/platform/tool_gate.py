@@ -63,7 +63,9 @@ class GatedTool:
     `refuse(arguments)`, if given, names what makes a call impossible (an unknown order, an
     amount over its total) before any policy or person is asked; edits go through it too.
     `schema` is the arguments' JSON Schema of a tool declared by one alone (`arguments` then
-    takes any object): the gate checks calls against it, and people edit by it.
+    takes any object): the gate checks calls against it, and people edit by it. `keyed`: the
+    called system gets the call's idempotency key and dedupes on it; a tool that takes none (a
+    plain MAF tool) has its call's record committed as soon as it returns (`EffectLedger`).
     """
 
     name: str
@@ -73,6 +75,7 @@ class GatedTool:
     refuse: Callable[[BaseModel], Awaitable[str | None]] | None = None
     describe: Callable[[dict[str, Any], Decision], tuple[str, str]] | None = None
     schema: dict[str, Any] | None = field(default=None, hash=False)
+    keyed: bool = True
 
     @property
     def arguments_schema(self) -> dict[str, Any]:
@@ -124,9 +127,9 @@ class GatedTool:
         keeps that schema (MAF's `parameters()`): what the model is told is what a call and a
         person's edit are checked against (one jsonschema cannot apply, with an unknown type or a
         `$ref` to nowhere, is left to MAF's own check, which lets such a schema pass). The call
-        runs through the effect ledger like any gated
-        call; the tool takes no key, so only a crash between its run and the drive's commit
-        (which records it) would run it again.
+        runs through the effect ledger like any gated call; the tool takes no key, so its
+        record is committed as soon as it returns (`keyed=False`): only a crash in the moment
+        between its return and that commit would run it again.
         """
         arguments = tool.input_model or any_arguments(tool.name)
         schema = None if tool.input_model is not None else tool.parameters() or None
@@ -146,6 +149,7 @@ class GatedTool:
             arguments=arguments,
             perform=perform,
             schema=schema,
+            keyed=False,
         )
 
     def wording(self, arguments: dict[str, Any], decision: Decision) -> tuple[str, str]:
@@ -323,6 +327,7 @@ async def perform_keyed(services: RunServices, tool: GatedTool, typed: BaseModel
             arguments=typed.model_dump(mode="json"),
             call=lambda k: tool.perform(k, typed),
             performed=services.effects,
+            record_now=not tool.keyed,
         )
     except StoreError as exc:  # the ledger could not be read or written: not the tool's failure
         services.store_failures.append(exc)

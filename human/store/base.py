@@ -525,6 +525,14 @@ class EffectStore(Protocol):
         """
         ...
 
+    async def record_effect(self, effect: NewEffect) -> None:
+        """Record an effect now, durably, with its `effect.executed` event (once per key).
+
+        For a call whose system was handed no key (a plain tool): the record is all that
+        remembers it, so it is not left to the drive's commit.
+        """
+        ...
+
 
 class PeopleStore(Protocol):
     """Teams, users, API tokens and failed sign-ins."""

@@ -757,6 +757,12 @@ class SqlStore:
         recorded = None if row["key"] is None else _effect_of(row)
         return EffectLookup(recorded=recorded, run_status=row["run_status"])
 
+    async def record_effect(self, effect: NewEffect) -> None:
+        """Record an effect now, durably, with its event (nothing if its key is recorded)."""
+        now = self._clock()
+        await self._write_tx(lambda tx: _insert_effect(tx, effect, now))
+        failpoints.hit("effect.recorded")
+
     # people and sign-in ---------------------------------------------------------------------
 
     async def add_team(

@@ -1103,6 +1103,18 @@ async def test_a_drives_effects_are_recorded_with_its_progress_once_each(store: 
     assert executed[0].data["result"] == {"id": "R-1"}
 
 
+def first_pause(run_id: str, effects: Sequence[NewEffect]) -> Progress:
+    """A drive's progress to its first pause, with the effects it performed."""
+    return Progress(
+        run_id=run_id,
+        expected_checkpoint_id=None,
+        job_id=None,
+        status="waiting",
+        checkpoint=checkpoint("cp-1"),
+        effects=effects,
+    )
+
+
 async def test_the_ledger_calls_a_key_once_per_drive_and_its_record_rides_the_drive(
     store: Store,
 ) -> None:
@@ -1127,16 +1139,7 @@ async def test_the_ledger_calls_a_key_once_per_drive_and_its_record_rides_the_dr
     drive: list[NewEffect] = []
     first, again = await perform(drive), await perform(drive)
     unrecorded = await store.get_effect("bk_1")  # nothing is written until the drive commits
-    committed = await store.record_progress(
-        Progress(
-            run_id=run.id,
-            expected_checkpoint_id=None,
-            job_id=None,
-            status="waiting",
-            checkpoint=checkpoint("cp-1"),
-            effects=drive,
-        )
-    )
+    committed = await store.record_progress(first_pause(run.id, drive))
     later: list[NewEffect] = []
     replayed = await perform(later)
 
@@ -1144,6 +1147,44 @@ async def test_the_ledger_calls_a_key_once_per_drive_and_its_record_rides_the_dr
     assert calls == ["bk_1"]
     assert [e.key for e in drive] == ["bk_1"]
     assert (unrecorded, committed, later) == (None, True, [])
+
+
+async def test_the_ledger_records_a_keyless_call_at_once_and_the_drive_adds_no_second_record(
+    store: Store,
+) -> None:
+    run = await started(store)
+    ledger = EffectLedger(store)
+    calls: list[str] = []
+
+    async def send(key: str) -> str:
+        calls.append(key)
+        return f"sent #{len(calls)}"
+
+    def perform(run_id: str, key: str, performed: list[NewEffect]) -> Any:
+        return ledger.perform(
+            key=key,
+            run_id=run_id,
+            tool="send_note",
+            arguments={"text": "hello"},
+            call=send,
+            performed=performed,
+            record_now=True,
+        )
+
+    drive: list[NewEffect] = []
+    first = await perform(run.id, "bk_1", drive)
+    recorded = await store.get_effect("bk_1")  # before the drive commits
+    lost_drive = await perform(run.id, "bk_1", [])  # a drive after this one's crash
+    committed = await store.record_progress(first_pause(run.id, drive))
+    checked = await perform("check_unstored", "bk_check", [])  # `baton check`'s: not stored
+
+    assert (first, lost_drive, checked) == ("sent #1", "sent #1", "sent #2")
+    assert calls == ["bk_1", "bk_check"]
+    assert (recorded or {})["result"] == "sent #1"
+    assert committed is True
+    assert await store.get_effect("bk_check") is None
+    executed = [e for e in await store.list_events(run_id=run.id) if e.type == "effect.executed"]
+    assert [e.data["idempotency_key"] for e in executed] == ["bk_1"]
 
 
 async def test_the_ledger_calls_nothing_for_a_run_that_has_ended(store: Store) -> None:

@@ -121,6 +121,23 @@ async def resume_with_an_answer_to_the_end(s: Clocked) -> Write:
     return lambda: _committed(s.store.record_progress(progress))
 
 
+async def record_a_plain_tool_s_effect_at_once(s: Clocked) -> Write:
+    request = await paused(s)
+    effect = NewEffect(
+        key=f"{request.run_id}:call-2",
+        run_id=request.run_id,
+        tool="send_note",
+        arguments={"text": "hello"},
+        result="sent: hello",
+    )
+
+    async def write() -> bool:
+        await s.store.record_effect(effect)
+        return True
+
+    return write
+
+
 async def answer_that_closes_a_request(s: Clocked) -> Write:
     request = await paused(s, channels=("webhook",))
     answer = an_answer(request.id, "lee", at=s.clock.now)
@@ -197,6 +214,7 @@ WRITES: dict[str, Callable[[Clocked], Awaitable[Write]]] = {
         start_a_run_once_leased_to_its_worker,
         pause_on_two_requests_with_timers_and_notifications,
         resume_with_an_answer_to_the_end,
+        record_a_plain_tool_s_effect_at_once,
         answer_that_closes_a_request,
         first_of_two_approvals_by_the_claim_holder,
         claim,

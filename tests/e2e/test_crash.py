@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from baton.failpoints import KNOWN
+from tests.e2e import test_plain_tool_crash
 from tests.harness import (
     REFUND_120,
     baton_server,
@@ -61,7 +62,7 @@ def _what_the_crash_left(failpoint: str, stored: dict[str, Any], refunded: int) 
 
 
 def test_every_known_failpoint_is_exercised() -> None:
-    assert set(KNOWN) == {*PAUSE_POINTS, *ANSWER_POINTS}
+    assert set(KNOWN) == {*PAUSE_POINTS, *ANSWER_POINTS, *test_plain_tool_crash.POINTS}
 
 
 @pytest.mark.parametrize("failpoint", [*PAUSE_POINTS, *ANSWER_POINTS])

@@ -1,0 +1,49 @@
+"""A plain tool a person approved acts once through a crash of the drive that ran it.
+
+The tool (`tests.fixtures.plain_effects`' `send_note`, a MAF `@tool` that takes no idempotency
+key) writes outside Baton. Its call's record is committed as soon as it returns, not with the
+drive, whose model turns can take seconds: a process that dies at the drive's commit leaves the
+record, and the next drive gives the model the recorded result without running the tool again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.harness import baton_server, fired_failpoints, jobs, types_of
+
+pytestmark = pytest.mark.process
+
+# the record committed as the tool returned; the drive's own commit, after its last model turn
+POINTS = ("effect.recorded", "effect.before_commit")
+
+
+@pytest.mark.parametrize("failpoint", POINTS)
+async def test_an_approved_plain_tool_acts_once_through_a_crash_after_it_ran(
+    failpoint: str, db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    sent = tmp_path / "sent.txt"
+    env = {"BATON_WORKFLOWS": "tests.fixtures.plain_effects", "BATON_TEST_EFFECTS": str(sent)}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        run = await server.start_run({"workflow": "courier", "input": {"text": "hello"}})
+        approval = await server.wait_for_request(run["id"])
+    armed = env | {"BATON_FAILPOINTS": f"{failpoint}=exit"}
+    async with baton_server(db_url, tokens, server_log, armed) as server:
+        reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
+        assert reply.status_code == 200, reply.text
+        assert await server.wait_exit() == 137
+
+    assert fired_failpoints(server_log) == [failpoint]
+    assert sent.read_text() == "hello\n"  # the tool acted, then the process died
+
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+        events = await server.audit(run["id"])
+
+    assert done["status"] == "completed", done["error"]
+    assert sent.read_text() == "hello\n"  # not again
+    assert done["output"]["text"] == "Done: sent: hello"
+    assert types_of(events).count("effect.executed") == 1
+    assert jobs(db_url) == []
