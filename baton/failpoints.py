@@ -17,6 +17,7 @@ KNOWN = frozenset(
         "resume.after_restore",
         "effect.before_commit",
         "effect.after_commit",
+        "effect.started",
         "effect.recorded",
         "resume.after_commit",
     }

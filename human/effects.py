@@ -7,7 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from baton.errors import RunEnded
+from baton.errors import RunEnded, StoreError
 from baton.telemetry import span
 from human.records import TERMINAL_RUN
 from human.store.base import EffectStore, NewEffect
@@ -55,20 +55,24 @@ class EffectLedger:
 
         The called system receives `key` and must dedupe on it: a crash between its call and the
         drive's commit replays the call, which then returns the first result instead of acting
-        again. `record_now`: the system takes no key (a plain tool), so the record is committed
-        as soon as the call returns, not with the drive (whose model turns may take seconds): a
-        crash after that finds it; only one in the moment between the return and the commit
-        would call again.
+        again. `record_now`: the system takes no key (a plain tool), so nothing but Baton can
+        remember the call: its start is committed before it runs and its record as soon as it
+        returns, not with the drive (whose model turns may take seconds). A later drive that
+        finds the record gives its result; one that finds only the start (the process stopped
+        while the call ran, or before its record) cannot tell whether it acted, so it does not
+        call again: it records `uncertain(tool)` as the result, which the model is given, with
+        an `effect.uncertain` event. A call that raised forgets its start (the tool failed; a
+        replay may call it again).
         """
         attributes = {"baton.run_id": run_id, "baton.tool": tool, "baton.idempotency_key": key}
         with span("baton.effect", attributes) as effect_span:
             noted = next((e for e in performed if e.key == key), None)
-            run_status = None
+            run_status, started = None, False
             if noted is not None:
                 recorded: dict[str, Any] | None = {"result": noted.result}
             else:
                 found = await self._store.effect_in_run(key, run_id)
-                recorded, run_status = found.recorded, found.run_status
+                recorded, run_status, started = found.recorded, found.run_status, found.started
             effect_span.set_attribute("baton.replayed", recorded is not None)
             if recorded is not None:
                 logger.info("effect replayed from ledger", extra={"tool": tool, "key": key})
@@ -81,11 +85,41 @@ class EffectLedger:
                     extra={"run_id": run_id, "tool": tool, "key": key, "status": run_status},
                 )
                 raise RunEnded(f"run {run_id} is {run_status}: {tool} is not called")
-            result = await call(key)
-            effect = NewEffect(
-                key=key, run_id=run_id, tool=tool, arguments=arguments, result=result
-            )
-            if record_now and run_status is not None:  # (None: a check's run, never stored)
+            effect = NewEffect(key=key, run_id=run_id, tool=tool, arguments=arguments)
+            kept = record_now and run_status is not None  # (None: a check's run, never stored)
+            if kept and started:
+                logger.warning(
+                    "effect uncertain: not called again",
+                    extra={"run_id": run_id, "tool": tool, "key": key},
+                )
+                effect = effect.model_copy(update={"result": uncertain(tool)})
+                await self._store.record_effect(effect, uncertain=True)
+                performed.append(effect)
+                return effect.result
+            if kept:
+                await self._store.start_effect(effect)
+            try:
+                result = await call(key)
+            except Exception:
+                if kept:
+                    await self._forget_start(key)
+                raise
+            effect = effect.model_copy(update={"result": result})
+            if kept:
                 await self._store.record_effect(effect)
             performed.append(effect)  # (the drive's commit finds its key recorded, if it is)
             return result
+
+    async def _forget_start(self, key: str) -> None:
+        try:
+            await self._store.drop_effect_start(key)
+        except StoreError:  # kept: a replay finds the call uncertain, and does not call again
+            logger.warning("effect start not forgotten", extra={"key": key}, exc_info=True)
+
+
+def uncertain(tool: str) -> str:
+    """What a model is told of a call started and never recorded, instead of a second call."""
+    return (
+        f"Error: {tool} may or may not have acted: the process running it stopped before it "
+        "returned. It was not run again; check what it did before calling it again."
+    )

@@ -174,6 +174,8 @@ def gist(event: AuditEvent) -> str:
         return f"policy rule {data.get('rule')} decided: {data.get('decision')}"
     if event.type == "effect.executed":
         return f"{data.get('tool')} ran"
+    if event.type == "effect.uncertain":
+        return f"{data.get('tool')} may have run: its process stopped while it ran; not run again"
     if event.type == "run.resumed":
         return f"resumed with {data.get('decision')}"
     if event.type == "run.failed":

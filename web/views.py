@@ -231,6 +231,7 @@ RUN_EVENTS: Final = (
     "request.escalated",
     "request.auto_decided",
     "effect.executed",
+    "effect.uncertain",
 )
 
 

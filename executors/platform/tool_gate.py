@@ -65,7 +65,7 @@ class GatedTool:
     `schema` is the arguments' JSON Schema of a tool declared by one alone (`arguments` then
     takes any object): the gate checks calls against it, and people edit by it. `keyed`: the
     called system gets the call's idempotency key and dedupes on it; a tool that takes none (a
-    plain MAF tool) has its call's record committed as soon as it returns (`EffectLedger`).
+    plain MAF tool) has its call's start and record committed around it (`EffectLedger`).
     """
 
     name: str
@@ -127,9 +127,9 @@ class GatedTool:
         keeps that schema (MAF's `parameters()`): what the model is told is what a call and a
         person's edit are checked against (one jsonschema cannot apply, with an unknown type or a
         `$ref` to nowhere, is left to MAF's own check, which lets such a schema pass). The call
-        runs through the effect ledger like any gated call; the tool takes no key, so its
-        record is committed as soon as it returns (`keyed=False`): only a crash in the moment
-        between its return and that commit would run it again.
+        runs through the effect ledger like any gated call; the tool takes no key
+        (`keyed=False`), so the ledger commits the call's start before it runs and its record as
+        soon as it returns: a call cut off between them is never run again (at most once).
         """
         arguments = tool.input_model or any_arguments(tool.name)
         schema = None if tool.input_model is not None else tool.parameters() or None

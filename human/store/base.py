@@ -139,6 +139,8 @@ class EffectLookup:
     """`get_effect`'s answer: the key, tool and result recorded, or None."""
     run_status: RunStatus | None
     """The run's status now (None: no such run)."""
+    started: bool = False
+    """A drive started the call (`start_effect`) and nothing recorded its end."""
 
 
 @dataclass(frozen=True)
@@ -525,12 +527,25 @@ class EffectStore(Protocol):
         """
         ...
 
-    async def record_effect(self, effect: NewEffect) -> None:
-        """Record an effect now, durably, with its `effect.executed` event (once per key).
+    async def start_effect(self, effect: NewEffect) -> None:
+        """Note durably that a call whose system takes no key is about to run (its `result` unused).
+
+        Until `record_effect` ends it, a later drive that finds it knows the call may have acted.
+        """
+        ...
+
+    async def record_effect(self, effect: NewEffect, *, uncertain: bool = False) -> None:
+        """Record an effect now, durably, with its event (once per key), ending its start.
 
         For a call whose system was handed no key (a plain tool): the record is all that
-        remembers it, so it is not left to the drive's commit.
+        remembers it, so it is not left to the drive's commit. `uncertain`: the call was started
+        and never recorded (its process stopped): its event is `effect.uncertain`, and `result`
+        is what the model is told instead of a second call.
         """
+        ...
+
+    async def drop_effect_start(self, key: str) -> None:
+        """Forget a started call that failed (the tool raised): a replay may call it again."""
         ...
 
 

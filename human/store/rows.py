@@ -355,11 +355,21 @@ def cancelled_events(run_id: str, request_ids: Iterable[str], actor: str) -> lis
 
 
 def effect_event(
-    *, run_id: str, tool: str, key: str, arguments: dict[str, Any], result: Any
+    *,
+    run_id: str,
+    tool: str,
+    key: str,
+    arguments: dict[str, Any],
+    result: Any,
+    uncertain: bool = False,
 ) -> NewEvent:
-    """The single `effect.executed` event of an effect."""
+    """The single event of an effect: `effect.executed`, or `effect.uncertain`.
+
+    `effect.uncertain`: a call started and never recorded; its `result` is what the model was
+    told instead of a second call.
+    """
     return NewEvent(
-        type="effect.executed",
+        type="effect.uncertain" if uncertain else "effect.executed",
         run_id=run_id,
         data={"tool": tool, "idempotency_key": key, "arguments": arguments, "result": result},
     )

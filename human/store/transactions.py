@@ -748,6 +748,7 @@ class SqlStore:
         """The recorded effect for `key` and the status of run `run_id`: one statement."""
         row = await self._one(
             "SELECT (SELECT status FROM runs WHERE id = :run_id) AS run_status, "
+            "(SELECT COUNT(*) FROM effect_starts WHERE key = :key) AS started, "
             "e.key, e.tool, e.result FROM (SELECT 1 AS one) o "
             "LEFT JOIN effects e ON e.key = :key",
             key=key,
@@ -755,13 +756,42 @@ class SqlStore:
         )
         assert row is not None  # one row, whatever is stored
         recorded = None if row["key"] is None else _effect_of(row)
-        return EffectLookup(recorded=recorded, run_status=row["run_status"])
+        started = bool(row["started"])
+        return EffectLookup(recorded=recorded, run_status=row["run_status"], started=started)
 
-    async def record_effect(self, effect: NewEffect) -> None:
+    async def start_effect(self, effect: NewEffect) -> None:
+        """Note durably that a keyless call is about to run (nothing if it was noted)."""
+        now = self._clock()
+        await self._write_tx(
+            lambda tx: tx.run(
+                "INSERT INTO effect_starts (key, run_id, tool, arguments, at) "
+                "VALUES (:key, :run_id, :tool, :arguments, :now) ON CONFLICT DO NOTHING",
+                key=effect.key,
+                run_id=effect.run_id,
+                tool=effect.tool,
+                arguments=dumps(effect.arguments),
+                now=now,
+            )
+        )
+        failpoints.hit("effect.started")
+
+    async def record_effect(self, effect: NewEffect, *, uncertain: bool = False) -> None:
         """Record an effect now, durably, with its event (nothing if its key is recorded)."""
         now = self._clock()
-        await self._write_tx(lambda tx: _insert_effect(tx, effect, now))
+
+        async def write(tx: Tx) -> None:
+            await _insert_effect(tx, effect, now, uncertain=uncertain)
+            await tx.run("DELETE FROM effect_starts WHERE key = :key", key=effect.key)
+
+        await self._write_tx(write)
         failpoints.hit("effect.recorded")
+
+    async def drop_effect_start(self, key: str) -> None:
+        """Forget a started call that failed; need not wait for the disk (lost: it is uncertain)."""
+        await self._write_tx(
+            lambda tx: tx.run("DELETE FROM effect_starts WHERE key = :key", key=key),
+            durable=False,
+        )
 
     # people and sign-in ---------------------------------------------------------------------
 
@@ -1264,8 +1294,13 @@ async def _events(tx: Tx, events: Sequence[NewEvent], at: datetime) -> None:
         )
 
 
-async def _insert_effect(tx: Tx, effect: NewEffect, at: datetime) -> None:
-    """Record an effect and its single `effect.executed` event, unless its key is recorded."""
+async def _insert_effect(
+    tx: Tx, effect: NewEffect, at: datetime, *, uncertain: bool = False
+) -> None:
+    """Record an effect and its single event, unless its key is recorded.
+
+    The event is `effect.executed`, or `effect.uncertain` for a call started and never recorded.
+    """
     inserted = await tx.run(
         "INSERT INTO effects (key, run_id, tool, arguments, result, at) "
         "VALUES (:key, :run_id, :tool, :arguments, :result, :now) ON CONFLICT DO NOTHING",
@@ -1283,6 +1318,7 @@ async def _insert_effect(tx: Tx, effect: NewEffect, at: datetime) -> None:
             key=effect.key,
             arguments=effect.arguments,
             result=effect.result,
+            uncertain=uncertain,
         )
         await _events(tx, [event], at)
 

@@ -17,7 +17,7 @@ import pytest
 
 from baton.errors import Invalid, RunEnded, StoreError
 from baton.telemetry import correlation_id
-from human.effects import EffectLedger
+from human.effects import EffectLedger, uncertain
 from human.kinds import KINDS
 from human.records import AnswerRecord, HumanRequest, Job, NewEvent, RequestStatus, Run
 from human.routing import notifications_for
@@ -1185,6 +1185,55 @@ async def test_the_ledger_records_a_keyless_call_at_once_and_the_drive_adds_no_s
     assert await store.get_effect("bk_check") is None
     executed = [e for e in await store.list_events(run_id=run.id) if e.type == "effect.executed"]
     assert [e.data["idempotency_key"] for e in executed] == ["bk_1"]
+
+
+async def test_a_keyless_call_started_and_never_recorded_is_not_called_again(
+    store: Store,
+) -> None:
+    run = await started(store)
+    ledger = EffectLedger(store)
+    calls: list[str] = []
+
+    async def send(key: str) -> str:
+        calls.append(key)
+        if calls.count("bk_fails") == 1 and key == "bk_fails":  # (its first call only)
+            raise TimeoutError("the mail server did not answer")
+        return "sent"
+
+    def perform(key: str, performed: list[NewEffect]) -> Any:
+        return ledger.perform(
+            key=key,
+            run_id=run.id,
+            tool="send_note",
+            arguments={"text": "hello"},
+            call=send,
+            performed=performed,
+            record_now=True,
+        )
+
+    # a drive that died while its call ran left the call's start, and no record
+    cut_off = NewEffect(key="bk_cut", run_id=run.id, tool="send_note", arguments={"text": "hi"})
+    await store.start_effect(cut_off)
+    looked = await store.effect_in_run("bk_cut", run.id)
+    told = await perform("bk_cut", [])
+    told_again = await perform("bk_cut", [])  # a later drive: the record, as the first got it
+    with pytest.raises(TimeoutError):
+        await perform("bk_fails", [])
+    failed = await store.effect_in_run("bk_fails", run.id)
+    retried = await perform("bk_fails", [])  # a failed call's start is forgotten: called again
+
+    assert (looked.started, looked.recorded) == (True, None)
+    assert told == told_again == uncertain("send_note")
+    assert told.startswith("Error: send_note may or may not have acted")
+    assert calls == ["bk_fails", "bk_fails"]  # never bk_cut
+    assert (failed.started, failed.recorded, retried) == (False, None, "sent")
+    assert (await store.effect_in_run("bk_cut", run.id)).started is False  # ended by its record
+    events = [e for e in await store.list_events(run_id=run.id) if e.type.startswith("effect.")]
+    assert [(e.type, e.data["idempotency_key"]) for e in events] == [
+        ("effect.uncertain", "bk_cut"),
+        ("effect.executed", "bk_fails"),
+    ]
+    assert events[0].data["result"] == uncertain("send_note")
 
 
 async def test_the_ledger_calls_nothing_for_a_run_that_has_ended(store: Store) -> None:
