@@ -23,7 +23,7 @@ from executors.shipped.tools import (
 )
 from human.effects import EffectLedger
 from human.policy import Policy
-from human.store.base import EffectLookup
+from human.store.base import EffectLookup, NewEffect
 
 
 def services(run_id: str, resources: Resources) -> RunServices:
@@ -89,6 +89,15 @@ class _NoEffectYet:
 
     async def effect_in_run(self, key: str, run_id: str) -> EffectLookup:
         return EffectLookup(recorded=None, run_status="running")
+
+    async def start_effect(self, effect: NewEffect) -> None:
+        return None
+
+    async def record_effect(self, effect: NewEffect, *, uncertain: bool = False) -> None:
+        return None
+
+    async def drop_effect_start(self, key: str) -> None:
+        return None
 
 
 @tool(approval_mode="always_require")
