@@ -22,12 +22,16 @@ ENV = {"BATON_WORKFLOWS": "tests.fixtures.mcp_agent"}
 
 
 def servers() -> list[psutil.Process]:
-    """The MCP servers this process's children started (`python -m tests.fixtures.mcp_cities`)."""
-    return [
-        child
-        for child in psutil.Process().children(recursive=True)
-        if "tests.fixtures.mcp_cities" in " ".join(child.cmdline())
-    ]
+    """The MCP servers this process's children started (`python -m tests.fixtures.mcp_cities`)
+    and are still running: an ended child, reaped or a zombie, has no command line to read."""
+    running = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "tests.fixtures.mcp_cities" in " ".join(child.cmdline()):
+                running.append(child)
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            continue
+    return running
 
 
 def test_baton_run_and_check_end_once_done_their_agent_s_mcp_server_closed(
@@ -76,7 +80,7 @@ async def test_a_server_leaves_no_mcp_server_running_after_its_runs(
             assert done["output"]["text"] == f'It says: {{"result": "Sunny in {city}."}}', done
 
         async def none_left() -> bool:
-            return not [p for p in servers() if p.status() != psutil.STATUS_ZOMBIE]
+            return not servers()
 
         await eventually(none_left, timeout=10, what="no MCP server left running")
 
