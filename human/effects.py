@@ -7,12 +7,21 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from opentelemetry.trace import Span
+
 from baton.errors import RunEnded, StoreError
 from baton.telemetry import span
 from human.records import TERMINAL_RUN
 from human.store.base import EffectStore, NewEffect
 
 logger = logging.getLogger(__name__)
+
+
+class HandedOn(Exception):
+    """Raised by a ledger's `call` that does not act but hands the call on to run elsewhere.
+
+    Not a failure: the ledger records nothing for it, and its span says so (`baton.handed_on`).
+    """
 
 
 def idempotency_key(run_id: str, request_id: str, call_id: str) -> str:
@@ -66,49 +75,71 @@ class EffectLedger:
         """
         attributes = {"baton.run_id": run_id, "baton.tool": tool, "baton.idempotency_key": key}
         with span("baton.effect", attributes) as effect_span:
-            noted = next((e for e in performed if e.key == key), None)
-            run_status, started = None, False
-            if noted is not None:
-                recorded: dict[str, Any] | None = {"result": noted.result}
-            else:
-                found = await self._store.effect_in_run(key, run_id)
-                recorded, run_status, started = found.recorded, found.run_status, found.started
-            effect_span.set_attribute("baton.replayed", recorded is not None)
-            if recorded is not None:
-                logger.info("effect replayed from ledger", extra={"tool": tool, "key": key})
-                return recorded["result"]
-            if run_status in TERMINAL_RUN:
-                # Cancelled (or ended otherwise) while this drive ran: its progress will be fenced
-                # off, and a call now would act for a run nobody waits on any more.
-                logger.warning(
-                    "effect refused: run ended",
-                    extra={"run_id": run_id, "tool": tool, "key": key, "status": run_status},
-                )
-                raise RunEnded(f"run {run_id} is {run_status}: {tool} is not called")
-            effect = NewEffect(key=key, run_id=run_id, tool=tool, arguments=arguments)
-            kept = record_now and run_status is not None  # (None: a check's run, never stored)
-            if kept and started:
-                logger.warning(
-                    "effect uncertain: not called again",
-                    extra={"run_id": run_id, "tool": tool, "key": key},
-                )
-                effect = effect.model_copy(update={"result": uncertain(tool)})
-                await self._store.record_effect(effect, uncertain=True)
-                performed.append(effect)
-                return effect.result
-            if kept:
-                await self._store.start_effect(effect)
             try:
-                result = await call(key)
-            except Exception:
-                if kept:
-                    await self._forget_start(key)
-                raise
-            effect = effect.model_copy(update={"result": result})
+                return await self._perform(
+                    effect_span, key, run_id, tool, arguments, call, performed, record_now
+                )
+            except HandedOn as handed:  # (not the span's failure: raised after it ends)
+                effect_span.set_attribute("baton.handed_on", True)
+                handing = handed
+        raise handing
+
+    async def _perform(
+        self,
+        effect_span: Span,
+        key: str,
+        run_id: str,
+        tool: str,
+        arguments: dict[str, Any],
+        call: Callable[[str], Awaitable[Any]],
+        performed: list[NewEffect],
+        record_now: bool,
+    ) -> Any:
+        noted = next((e for e in performed if e.key == key), None)
+        run_status, started = None, False
+        if noted is not None:
+            recorded: dict[str, Any] | None = {"result": noted.result}
+        else:
+            found = await self._store.effect_in_run(key, run_id)
+            recorded, run_status, started = found.recorded, found.run_status, found.started
+        effect_span.set_attribute("baton.replayed", recorded is not None)
+        if recorded is not None:
+            logger.info("effect replayed from ledger", extra={"tool": tool, "key": key})
+            return recorded["result"]
+        if run_status in TERMINAL_RUN:
+            # Cancelled (or ended otherwise) while this drive ran: its progress will be fenced
+            # off, and a call now would act for a run nobody waits on any more.
+            logger.warning(
+                "effect refused: run ended",
+                extra={"run_id": run_id, "tool": tool, "key": key, "status": run_status},
+            )
+            raise RunEnded(f"run {run_id} is {run_status}: {tool} is not called")
+        effect = NewEffect(key=key, run_id=run_id, tool=tool, arguments=arguments)
+        kept = record_now and run_status is not None  # (None: a check's run, never stored)
+        if kept and started:
+            logger.warning(
+                "effect uncertain: not called again",
+                extra={"run_id": run_id, "tool": tool, "key": key},
+            )
+            effect = effect.model_copy(update={"result": uncertain(tool)})
+            await self._store.record_effect(effect, uncertain=True)
+            performed.append(effect)
+            return effect.result
+        if kept:
+            await self._store.start_effect(effect)
+        try:
+            result = await call(key)
+        except HandedOn:
+            raise  # (acted on nothing: no start was kept for it, `GatedTool.keyed`)
+        except Exception:
             if kept:
-                await self._store.record_effect(effect)
-            performed.append(effect)  # (the drive's commit finds its key recorded, if it is)
-            return result
+                await self._forget_start(key)
+            raise
+        effect = effect.model_copy(update={"result": result})
+        if kept:
+            await self._store.record_effect(effect)
+        performed.append(effect)  # (the drive's commit finds its key recorded, if it is)
+        return result
 
     async def _forget_start(self, key: str) -> None:
         try:

@@ -54,6 +54,7 @@ from executors.platform.tool_gate import (
     stood_for,
 )
 from executors.platform.transcript import NOTED, as_text, tool_result
+from human.effects import HandedOn
 from human.kinds import (
     ApprovalAnswer,
     InputAnswer,
@@ -612,7 +613,7 @@ BATON_ARGUMENTS: Final = "baton_arguments"
 """The property that holds the arguments MAF runs a provided tool with (a person's edit)."""
 
 
-class _RunByMaf(Exception):
+class _RunByMaf(HandedOn):
     """A call is allowed, and MAF runs it, not Baton.
 
     A provided tool's (Baton has no implementation of it), or one whose approval `BatonCalls`
@@ -624,7 +625,7 @@ class _RunByMaf(Exception):
         self.arguments = arguments
 
 
-class _RunInLoop(Exception):
+class _RunInLoop(HandedOn):
     """A call is allowed, and Baton runs it in the agent's tool loop (`BatonCalls`), not now.
 
     Raised by the ledger's call of an `_in_loop` tool: a call the ledger has a result of is not
@@ -646,7 +647,9 @@ def _in_loop(tool: GatedTool) -> GatedTool:
     async def perform(key: str, typed: BaseModel) -> Any:
         raise _RunInLoop(key, typed.model_dump(mode="json"))
 
-    return dataclasses.replace(tool, perform=perform)
+    # keyed: this perform acts on nothing (the loop runs the call, through the ledger again,
+    # where a plain tool's start and record are kept around the run itself)
+    return dataclasses.replace(tool, perform=perform, keyed=True)
 
 
 def _run_by_maf(name: str) -> GatedTool:

@@ -82,6 +82,30 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         return
 
 
+async def _plain_tool_cycle(db_url: str) -> dict[str, str]:
+    """A MAF agent's approved plain tool (`tests.fixtures.plain_effects`), run in MAF's loop."""
+    from baton.settings import Settings
+    from baton.wiring import open_parts
+    from human.store.base import RequestFilter
+    from tests.harness import seed
+    from workflows.platform import registry
+
+    registry.load("tests.fixtures.plain_effects")
+    os.environ["BATON_TEST_EFFECTS"] = str(Path(db_url.removeprefix("sqlite:///")).parent / "sent")
+    await seed(db_url)
+    async with open_parts(Settings(database_url=db_url), local_worker=False) as parts:
+        run = await parts.runtime.start("courier", {"text": "hello"}, actor="sue")
+        await parts.worker.run_until_idle()
+        [pending] = (await parts.requests.list(RequestFilter(run_id=run.id))).items
+        lee = await parts.store.get_user("lee")
+        assert lee is not None
+        await parts.requests.respond(pending.id, {"decision": "approve"}, responder=lee)
+        await parts.worker.run_until_idle()
+        done = await parts.runtime.get(run.id)
+        assert done.status == "completed", done.error
+        return {"run_id": run.id, "request_id": pending.id}
+
+
 async def _refund_cycle(db_url: str) -> dict[str, str]:
     from baton.settings import Settings
     from baton.wiring import open_parts
@@ -165,8 +189,9 @@ def _azure_items(posts: list[tuple[str, bytes]]) -> list[dict[str, Any]]:
     return items
 
 
-def child_main(mode: str, db_url: str) -> None:
-    """Run one refund cycle with telemetry set up as `mode` says; print what was recorded."""
+def child_main(mode: str, db_url: str, cycle: str = "refund") -> None:
+    """Run one refund cycle (or `cycle`'s) with telemetry set up as `mode` says; print what was
+    recorded."""
     receiver = _Receiver()
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
     if mode == "memory":
@@ -192,7 +217,8 @@ def child_main(mode: str, db_url: str) -> None:
             )
         decided = configure_telemetry(Settings(_env_file=None))  # type: ignore[call-arg]
         assert decided == ("otlp" if mode == "otlp" else "azure-monitor"), decided
-    ids = asyncio.run(_refund_cycle(db_url))
+    cycles = {"refund": _refund_cycle, "plain_tool": _plain_tool_cycle}
+    ids = asyncio.run(cycles[cycle](db_url))
 
     from opentelemetry import metrics, trace
 
@@ -218,7 +244,9 @@ def child_main(mode: str, db_url: str) -> None:
 # the test's side ----------------------------------------------------------------------------
 
 
-def _run_child(mode: str, tmp_path: Path, *, netns: bool = False) -> dict[str, Any]:
+def _run_child(
+    mode: str, tmp_path: Path, *, netns: bool = False, cycle: str = "refund"
+) -> dict[str, Any]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -236,7 +264,7 @@ def _run_child(mode: str, tmp_path: Path, *, netns: bool = False) -> dict[str, A
         "TMPDIR": str(tmp_path),  # the distro keeps unsent telemetry in folders of its own there
     }
     db = f"sqlite:///{tmp_path / 'baton.db'}"
-    code = f"from tests.unit.test_otel import child_main; child_main({mode!r}, {db!r})"
+    code = f"from tests.unit.test_otel import child_main; child_main({mode!r}, {db!r}, {cycle!r})"
     command = [sys.executable, "-c", code]
     if netns:
         command = ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "-", *command]
@@ -316,6 +344,28 @@ def test_a_refund_cycle_records_batons_spans_with_their_attributes(tmp_path: Pat
         s["name"] for s in maf_under_resume
     ]
     assert any(s["name"].startswith("invoke_agent") for s in maf_under_resume)
+
+
+def test_an_approved_maf_tool_call_is_one_effect_span_and_its_hand_on_no_failure(
+    tmp_path: Path,
+) -> None:
+    report = _run_child("memory", tmp_path, cycle="plain_tool")
+    effects = [s for s in report["spans"] if s["name"] == "baton.effect"]
+
+    # decided where the approval is answered, the call is handed on to MAF's tool loop, where
+    # it runs: two spans of its key, neither a failure, one of them the tool's run
+    assert {s["attributes"]["baton.tool"] for s in effects} == {"send_note"}
+    assert len({s["attributes"]["baton.idempotency_key"] for s in effects}) == 1
+    assert [s["status"] for s in effects] == ["UNSET", "UNSET"]
+    assert [s["events"] for s in effects] == [[], []]
+    handed, ran = effects
+    assert handed["attributes"]["baton.handed_on"] is True
+    assert "baton.handed_on" not in ran["attributes"]
+    assert any(
+        s["name"].startswith("execute_tool")
+        for s in report["spans"]
+        if ran["name"] in _ancestors(s, report["spans"])
+    )
 
 
 def test_an_otlp_endpoint_gets_batons_and_mafs_spans_and_metrics(tmp_path: Path) -> None:
