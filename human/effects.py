@@ -76,9 +76,8 @@ class EffectLedger:
         attributes = {"baton.run_id": run_id, "baton.tool": tool, "baton.idempotency_key": key}
         with span("baton.effect", attributes) as effect_span:
             try:
-                return await self._perform(
-                    effect_span, key, run_id, tool, arguments, call, performed, record_now
-                )
+                asked = NewEffect(key=key, run_id=run_id, tool=tool, arguments=arguments)
+                return await self._perform(effect_span, asked, call, performed, record_now)
             except HandedOn as handed:  # (not the span's failure: raised after it ends)
                 effect_span.set_attribute("baton.handed_on", True)
                 handing = handed
@@ -87,14 +86,13 @@ class EffectLedger:
     async def _perform(
         self,
         effect_span: Span,
-        key: str,
-        run_id: str,
-        tool: str,
-        arguments: dict[str, Any],
+        effect: NewEffect,
         call: Callable[[str], Awaitable[Any]],
         performed: list[NewEffect],
         record_now: bool,
     ) -> Any:
+        """`perform`'s work, in its span: `effect` is the call asked for, its result unknown."""
+        key, run_id, tool = effect.key, effect.run_id, effect.tool
         noted = next((e for e in performed if e.key == key), None)
         run_status, started = None, False
         if noted is not None:
@@ -114,7 +112,6 @@ class EffectLedger:
                 extra={"run_id": run_id, "tool": tool, "key": key, "status": run_status},
             )
             raise RunEnded(f"run {run_id} is {run_status}: {tool} is not called")
-        effect = NewEffect(key=key, run_id=run_id, tool=tool, arguments=arguments)
         kept = record_now and run_status is not None  # (None: a check's run, never stored)
         if kept and started:
             logger.warning(
