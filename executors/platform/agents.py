@@ -11,7 +11,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import CodeType, UnionType
-from typing import Any, Final, Union, get_args, get_origin
+from typing import Any, Final, Union, get_args, get_origin, get_type_hints
 
 from agent_framework import (
     AgentExecutor,
@@ -233,13 +233,31 @@ def _one_task(workflow: Workflow) -> bool:
     return isinstance(start, MagenticOrchestrator)
 
 
-def _taken(workflow: Workflow) -> list[Any]:
-    """The types `workflow`'s start executor takes, a handler's union taken apart into each."""
+def _taken(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
+    """The types `workflow`'s start executor takes, a handler's union taken apart into each.
+
+    A functional workflow's: its function's one parameter besides its context, by its
+    annotation (none: `Any`, the typed input as it is).
+    """
+    if isinstance(workflow, FunctionalWorkflow):
+        kinds = [_annotation(workflow._func, name) for name in workflow._non_ctx_param_names]
+    else:
+        kinds = list(workflow.get_start_executor().input_types)
     return [
         member
-        for kind in workflow.get_start_executor().input_types
+        for kind in kinds
         for member in (get_args(kind) if get_origin(kind) in (Union, UnionType) else (kind,))
     ]
+
+
+def _annotation(func: Any, name: str) -> Any:
+    """The type of `func`'s parameter `name` (`Any` where it has none, or none resolves)."""
+    try:
+        hints = get_type_hints(func)
+    except Exception:  # (a name the annotation's module cannot resolve: as MAF, the raw one)
+        hints = {}
+    found = hints.get(name, inspect.signature(func).parameters[name].annotation)
+    return Any if found is inspect.Parameter.empty or isinstance(found, str) else found
 
 
 def _a_mapping(kind: Any) -> bool:
@@ -255,7 +273,9 @@ def _message_list(kind: Any) -> bool:
     return any(arg is Message or Message in get_args(arg) for arg in get_args(kind))
 
 
-def start_input(workflow: Workflow, typed: BaseModel, history: Sequence[Message] = ()) -> Any:
+def start_input(
+    workflow: Workflow | FunctionalWorkflow, typed: BaseModel, history: Sequence[Message] = ()
+) -> Any:
     """The run's typed input as `workflow`'s start executor takes it.
 
     With `history` (the messages of the conversation the run continues), those messages and the

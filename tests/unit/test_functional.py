@@ -42,7 +42,10 @@ from workflows.platform.checkpoints import checkpoint_types_of
 from workflows.platform.engine import ANSWERS, engine_for
 from workflows.platform.graph import describe
 
-registry.load("tests.samples.functional_rounds, tests.samples.functional_review")
+registry.load(
+    "tests.samples.functional_rounds, tests.samples.functional_review, "
+    "tests.samples.functional_basics"
+)
 
 ROUNDS = [
     {"decision": "answer", "answer": {"approved": False, "note": "shorter"}},
@@ -69,6 +72,16 @@ async def _answer(parts: Parts, run_id: str, answer: dict[str, Any]) -> Any:
     await parts.requests.respond(request.id, answer, responder=lee)
     await parts.worker.drain()
     return request
+
+
+async def test_a_function_of_a_text_gets_the_input_s_one_text_field(parts: Parts) -> None:
+    """As a graph's start executor that takes a `str` does: MAF's own basics sample, registered
+    with its input model alone, runs as `text_workflow.run("hello world")` does."""
+    run = await parts.runtime.start("functional_basics", {"text": "hello world"}, actor="sam")
+    await parts.worker.drain()
+
+    done = await parts.runtime.get(run.id)
+    assert (done.status, done.output) == ("completed", "DLROW OLLEH")
 
 
 async def test_a_run_asking_in_rounds_replays_every_answer_from_its_checkpoint(

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_framework import Message, Workflow
+from agent_framework import FunctionalWorkflow, Message, Workflow
 from pydantic import BaseModel
 
 from baton.errors import WorkflowNotFound
@@ -206,8 +206,9 @@ class WorkflowSpec:
         """What the workflow's start executor receives for this input.
 
         `start_message(input)` if the registration gives one; else, for a graph `workflow`, the
-        input as its start executor takes it (`start_input`: the user's message to an
-        orchestration or a workflow made an agent; after `history`, the messages of the
+        input as its start executor takes it, and for a functional one as its function takes it
+        (`start_input`: the user's message to an orchestration or a workflow made an agent, the
+        one text field's value to a function of a `str`; after `history`, the messages of the
         conversation the run continues); else the typed input.
         """
         from executors.platform.agents import NoConversation, start_input
@@ -219,7 +220,7 @@ class WorkflowSpec:
             )
         if self.start_message:
             return self.start_message(typed_input)
-        if isinstance(workflow, Workflow):
+        if isinstance(workflow, Workflow | FunctionalWorkflow):
             return start_input(workflow, typed_input, history)
         return typed_input
 
