@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from baton.errors import InvalidAnswer
 from human.records import HumanRequest
 from human.requests import origin_of
 
@@ -80,8 +81,9 @@ def answer_body(request: HumanRequest, payload: Any) -> Any:
     """A resume payload as the API's answer body (module docstring).
 
     Read as MAF's endpoint reads them: an approval's (or a review's) `approved` (or `accepted`)
-    flag, MAF's `function_approval_response` included; an approval's `arguments` that differ
-    from the call's are an edit, and a rejection keeps its `reason` (else says none was given).
+    flag, MAF's `function_approval_response` included; an approval's edit, in any form MAF's
+    endpoint (`agent_framework_ag_ui` 1.7) or Baton takes (`_edited`), that differs from the
+    call's arguments is an edit; and a rejection keeps its `reason` (else says none was given).
     A question's reply: a text, a message (`content` or MAF's `contents`) or a list of them (a
     handoff's `list[Message]`), whose user text is the answer. An input's answer: the value
     itself, or a host tool's `function_result`'s result.
@@ -96,9 +98,9 @@ def answer_body(request: HumanRequest, payload: Any) -> Any:
         reason = payload.get("reason")
         if not verdict:
             return {"decision": "reject", "reason": reason or NO_REASON}
-        arguments = payload.get("arguments")
-        proposed = (request.proposed_action or {}).get("arguments")
-        if kind == "approval" and isinstance(arguments, dict) and arguments != proposed:
+        proposed = (request.proposed_action or {}).get("arguments") or {}
+        arguments = _edited(payload, proposed) if kind == "approval" else None
+        if arguments is not None and arguments != proposed:
             return {"decision": "edit", "arguments": arguments} | _reason(reason)
         return {"decision": "approve"} | _reason(reason)
     if kind == "question":
@@ -109,6 +111,42 @@ def answer_body(request: HumanRequest, payload: Any) -> Any:
             return {"decision": "answer", "answer": str(payload.get("result", ""))}
         return {"decision": "answer", "answer": payload}
     return payload
+
+
+_FLAGS: Final = frozenset({"approved", "accepted", "reason"})
+_WHOLE: Final = ("editedArgs", "arguments")
+"""An approval's edit given whole: MAF's `editedArgs` (its endpoint's response schema), Baton's
+`arguments`."""
+
+
+def _edited(payload: dict[str, Any], proposed: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments an approval's payload edits the call to (None: no edit).
+
+    Given whole (`editedArgs`, `arguments`), or as the changed arguments by name beside
+    `approved` (MAF's endpoint advertises each argument so), merged onto the call's. MAF's own
+    `function_approval_response` content carries no edit. Two forms at once, a whole one that is
+    no object, or a name the call has no argument of is refused, naming it: an edit a front end
+    sent is never dropped, and the call never runs as the model asked in its stead.
+    """
+    if payload.get("type") == "function_approval_response":
+        return None
+    direct = {k: v for k, v in payload.items() if k not in _FLAGS and k not in _WHOLE}
+    given = [k for k in _WHOLE if k in payload] + (["the arguments by name"] if direct else [])
+    if len(given) > 1:
+        msg = f"an approval's edit is given one way, not as {' and '.join(given)}"
+        raise InvalidAnswer(msg, [{"loc": [k for k in _WHOLE if k in payload][:1], "msg": msg}])
+    for name in sorted(set(direct) - set(proposed)):
+        msg = f"the call has no argument {name!r} to edit (its arguments: {sorted(proposed)})"
+        raise InvalidAnswer(msg, [{"loc": [name], "msg": msg}])
+    if direct:
+        return {**proposed, **direct}
+    for name in _WHOLE:
+        if name in payload:
+            if not isinstance(payload[name], dict):
+                msg = f"{name} must be an object: the call's arguments, edited"
+                raise InvalidAnswer(msg, [{"loc": [name], "msg": msg}])
+            return dict(payload[name])
+    return None
 
 
 def _reason(reason: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from baton.errors import InvalidAnswer
 from executors.platform.maf_agui import NO_REASON, answer_body, asked, tool_call_id
 from human.kinds import (
     ApprovalRequest,
@@ -158,6 +159,16 @@ def test_a_typed_request_shows_its_type_and_data_a_host_call_its_call() -> None:
             {"accepted": True, "arguments": {"a": 2}},
             {"decision": "edit", "arguments": {"a": 2}},
         ),
+        # MAF's endpoint's own edits (agent_framework_ag_ui 1.7's response schema): whole, or
+        # the changed arguments by name, merged onto the call's
+        (
+            APPROVAL,
+            {"approved": True, "editedArgs": {"a": 2}},
+            {"decision": "edit", "arguments": {"a": 2}},
+        ),
+        (APPROVAL, {"approved": True, "a": 3}, {"decision": "edit", "arguments": {"a": 3}}),
+        (APPROVAL, {"approved": True, "a": 1}, {"decision": "approve"}),
+        (APPROVAL, {"approved": False, "a": 3}, {"decision": "reject", "reason": NO_REASON}),
         (QUESTION, "A-1", {"decision": "answer", "answer": "A-1"}),
         (QUESTION, {"role": "user", "content": "A-1"}, {"decision": "answer", "answer": "A-1"}),
         (
@@ -200,6 +211,21 @@ def test_what_is_not_maf_s_answer_passes_as_it_is(request_: HumanRequest, payloa
     assert answer_body(request_, payload) == payload
 
 
+@pytest.mark.parametrize(
+    ("payload", "said"),
+    [
+        ({"approved": True, "amount": 50}, "the call has no argument 'amount' to edit"),
+        ({"approved": True, "editedArgs": {"a": 2}, "a": 3}, "not as editedArgs and the argum"),
+        ({"approved": True, "editedArgs": {"a": 2}, "arguments": {"a": 2}}, "given one way"),
+        ({"approved": True, "editedArgs": "a=2"}, "editedArgs must be an object"),
+    ],
+)
+def test_an_edit_baton_cannot_read_is_refused_not_dropped(payload: Any, said: str) -> None:
+    """A front end that sent an edit must not see the call run as the model asked it."""
+    with pytest.raises(InvalidAnswer, match=said):
+        answer_body(APPROVAL, payload)
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
@@ -228,8 +254,16 @@ MAFLIKE = st.recursive(
 
 
 @given(payload=MAFLIKE, request_=st.sampled_from([APPROVAL, QUESTION, INPUT, HOST_CALL, TAKEOVER]))
-def test_any_json_is_read_or_passed_on_never_raised(request_: HumanRequest, payload: Any) -> None:
-    body = answer_body(request_, payload)
+def test_any_json_is_read_passed_on_or_refused(request_: HumanRequest, payload: Any) -> None:
+    refusal: InvalidAnswer | None = None
+    try:
+        body = answer_body(request_, payload)
+    except InvalidAnswer as refused:  # an approval's edit it cannot read: named, not dropped
+        refusal = refused
+    if refusal is not None:
+        assert request_ is APPROVAL
+        assert [e["msg"] for e in refusal.errors] == [str(refusal)]
+        return
     if body is not payload:  # read as MAF's: then it is Baton's shape
         assert isinstance(body, dict)
         assert body["decision"] in request_.allowed_decisions
