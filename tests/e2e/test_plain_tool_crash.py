@@ -11,12 +11,14 @@ told so, and the audit trail has `effect.uncertain`.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from human.effects import uncertain
 from tests.harness import baton_server, fired_failpoints, jobs, types_of
+from tests.pages import signed_in, text_of
 
 pytestmark = pytest.mark.process
 
@@ -56,7 +58,11 @@ async def test_an_approved_plain_tool_acts_once_through_a_crash_after_it_ran(
 
 
 async def test_a_plain_tool_cut_off_before_its_record_is_not_run_again_and_the_model_is_told(
-    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+    db_url: str,
+    tokens: dict[str, str],
+    passwords: dict[str, str],
+    server_log: Path,
+    tmp_path: Path,
 ) -> None:
     sent = tmp_path / "sent.txt"
     env = ENV | {"BATON_TEST_EFFECTS": str(sent)}
@@ -75,9 +81,18 @@ async def test_a_plain_tool_cut_off_before_its_record_is_not_run_again_and_the_m
     async with baton_server(db_url, tokens, server_log, env) as server:
         done = await server.wait_for_run(run["id"], status=("completed", "failed"))
         events = await server.audit(run["id"])
+        async with signed_in(server, "lee", passwords["lee"]) as lee:
+            page = text_of((await lee.http.get(f"/runs/{run['id']}")).text)
 
     assert done["status"] == "completed", done["error"]
     assert not sent.exists()  # not run again
+    notice = (
+        r"send_note may or may not have acted \( ?\d{4}-\d\d-\d\d \d\d:\d\d UTC ?\): the process "
+        r"running it stopped before it returned, so Baton cannot tell\. It was not run again, "
+        r"and the agent was told so\. Check whether it acted\."
+    )
+    assert re.search(notice, page), page
+    assert "effect.uncertain by system — send_note may have run" in page
     told = uncertain("send_note")
     assert done["output"]["text"] == f"Done: {told}"
     assert [e["result"] for e in done["conversation"] if e["type"] == "tool_result"] == [told]
