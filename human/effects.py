@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -113,17 +114,10 @@ class EffectLedger:
             )
             raise RunEnded(f"run {run_id} is {run_status}: {tool} is not called")
         kept = record_now and run_status is not None  # (None: a check's run, never stored)
-        if kept and started:
-            logger.warning(
-                "effect uncertain: not called again",
-                extra={"run_id": run_id, "tool": tool, "key": key},
-            )
-            effect = effect.model_copy(update={"result": uncertain(tool)})
-            await self._store.record_effect(effect, uncertain=True)
-            performed.append(effect)
-            return effect.result
-        if kept:
-            await self._store.start_effect(effect)
+        # the start is the claim: a drive that did not insert it (another's is there, left by a
+        # process that stopped or still running) does not call
+        if kept and (started or not await self._store.start_effect(effect)):
+            return await self._unsure(effect, performed)
         try:
             result = await call(key)
         except HandedOn:
@@ -132,11 +126,42 @@ class EffectLedger:
             if kept:
                 await self._forget_start(key)
             raise
+        except asyncio.CancelledError:  # (cut off where it awaited: it may have acted)
+            if kept:
+                await asyncio.shield(self._cut_off(effect))
+            raise
         effect = effect.model_copy(update={"result": result})
         if kept:
-            await self._store.record_effect(effect)
+            try:  # (over an `uncertain` another drive recorded meanwhile: the truth replaces it)
+                await self._store.record_effect(effect, replaces=uncertain(tool))
+            except StoreError:  # the call's result is known: it rides the drive's commit instead
+                logger.warning("effect record deferred", extra={"key": key}, exc_info=True)
+                effect = effect.model_copy(update={"started": True})
         performed.append(effect)  # (the drive's commit finds its key recorded, if it is)
         return result
+
+    async def _unsure(self, effect: NewEffect, performed: list[NewEffect]) -> Any:
+        """Record `uncertain` as the result of a call another drive started and never ended."""
+        logger.warning(
+            "effect uncertain: not called again",
+            extra={"run_id": effect.run_id, "tool": effect.tool, "key": effect.key},
+        )
+        effect = effect.model_copy(update={"result": uncertain(effect.tool)})
+        await self._store.record_effect(effect, uncertain=True)
+        performed.append(effect)
+        return effect.result
+
+    async def _cut_off(self, effect: NewEffect) -> None:
+        """A call cancelled as it ran (its run cancelled, its drive stopped): said uncertain now.
+
+        A cancelled run has no later drive to find its start; a stopped drive's successor would
+        find the same.
+        """
+        unsure = effect.model_copy(update={"result": uncertain(effect.tool)})
+        try:
+            await self._store.record_effect(unsure, uncertain=True)
+        except StoreError:  # kept: a later drive finds the start, and says the same
+            logger.warning("effect cut off, not recorded", extra={"key": effect.key})
 
     async def _forget_start(self, key: str) -> None:
         try:
@@ -148,6 +173,7 @@ class EffectLedger:
 def uncertain(tool: str) -> str:
     """What a model is told of a call started and never recorded, instead of a second call."""
     return (
-        f"Error: {tool} may or may not have acted: the process running it stopped before it "
-        "returned. It was not run again; check what it did before calling it again."
+        f"Error: {tool} may or may not have acted: it was cut off before it returned (its "
+        "process stopped, or its run was cancelled or taken over). It was not run again; check "
+        "what it did before calling it again."
     )

@@ -175,7 +175,7 @@ def gist(event: AuditEvent) -> str:
     if event.type == "effect.executed":
         return f"{data.get('tool')} ran"
     if event.type == "effect.uncertain":
-        return f"{data.get('tool')} may have run: its process stopped while it ran; not run again"
+        return f"{data.get('tool')} may have run: it was cut off while it ran; not run again"
     if event.type == "run.resumed":
         return f"resumed with {data.get('decision')}"
     if event.type == "run.failed":

@@ -83,6 +83,8 @@ class NewEffect(BaseModel):
     tool: str
     arguments: dict[str, Any]
     result: Any = None
+    started: bool = False
+    """Its start was kept (`EffectStore.start_effect`): its record ends it."""
 
 
 class Progress(BaseModel):
@@ -527,20 +529,26 @@ class EffectStore(Protocol):
         """
         ...
 
-    async def start_effect(self, effect: NewEffect) -> None:
+    async def start_effect(self, effect: NewEffect) -> bool:
         """Note durably that a call whose system takes no key is about to run (its `result` unused).
 
-        Until `record_effect` ends it, a later drive that finds it knows the call may have acted.
+        Until `record_effect` (or a drive's progress with the effect) ends it, a later drive that
+        finds it knows the call may have acted. False: a start of the key was there (another
+        drive's claim): the caller must not call.
         """
         ...
 
-    async def record_effect(self, effect: NewEffect, *, uncertain: bool = False) -> None:
+    async def record_effect(
+        self, effect: NewEffect, *, uncertain: bool = False, replaces: Any = None
+    ) -> None:
         """Record an effect now, durably, with its event (once per key), ending its start.
 
         For a call whose system was handed no key (a plain tool): the record is all that
         remembers it, so it is not left to the drive's commit. `uncertain`: the call was started
         and never recorded (its process stopped): its event is `effect.uncertain`, and `result`
-        is what the model is told instead of a second call.
+        is what the model is told instead of a second call. `replaces`: a recorded result this
+        one replaces, with its `effect.executed` event (the uncertain one another drive recorded
+        while this call still ran).
         """
         ...
 

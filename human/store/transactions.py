@@ -361,6 +361,8 @@ class SqlStore:
                 )
             for effect in progress.effects:
                 await _insert_effect(tx, effect, now)
+                if effect.started:  # (a record deferred: its start ends here)
+                    await tx.run("DELETE FROM effect_starts WHERE key = :key", key=effect.key)
             await _events(tx, progress.events, now)
             await _append_transcript(tx, run_id, progress.transcript, now)
             if progress.status in TERMINAL_RUN:
@@ -759,10 +761,10 @@ class SqlStore:
         started = bool(row["started"])
         return EffectLookup(recorded=recorded, run_status=row["run_status"], started=started)
 
-    async def start_effect(self, effect: NewEffect) -> None:
-        """Note durably that a keyless call is about to run (nothing if it was noted)."""
+    async def start_effect(self, effect: NewEffect) -> bool:
+        """Note durably that a keyless call is about to run; False if a start was there."""
         now = self._clock()
-        await self._write_tx(
+        inserted = await self._write_tx(
             lambda tx: tx.run(
                 "INSERT INTO effect_starts (key, run_id, tool, arguments, at) "
                 "VALUES (:key, :run_id, :tool, :arguments, :now) ON CONFLICT DO NOTHING",
@@ -774,13 +776,29 @@ class SqlStore:
             )
         )
         failpoints.hit("effect.started")
+        return bool(inserted)
 
-    async def record_effect(self, effect: NewEffect, *, uncertain: bool = False) -> None:
-        """Record an effect now, durably, with its event (nothing if its key is recorded)."""
+    async def record_effect(
+        self, effect: NewEffect, *, uncertain: bool = False, replaces: Any = None
+    ) -> None:
+        """Record an effect now, durably, with its event; nothing if its key is recorded.
+
+        But for a record whose result is `replaces`: the effect's result replaces it.
+        """
         now = self._clock()
 
         async def write(tx: Tx) -> None:
-            await _insert_effect(tx, effect, now, uncertain=uncertain)
+            inserted = await _insert_effect(tx, effect, now, uncertain=uncertain)
+            if not inserted and replaces is not None:
+                replaced = await tx.run(
+                    "UPDATE effects SET result = :result "
+                    "WHERE key = :key AND CAST(result AS TEXT) = :replaces",
+                    key=effect.key,
+                    result=dumps(effect.result),
+                    replaces=dumps(replaces),
+                )
+                if replaced:
+                    await _events(tx, [_effect_event(effect)], now)
             await tx.run("DELETE FROM effect_starts WHERE key = :key", key=effect.key)
 
         await self._write_tx(write)
@@ -1296,8 +1314,8 @@ async def _events(tx: Tx, events: Sequence[NewEvent], at: datetime) -> None:
 
 async def _insert_effect(
     tx: Tx, effect: NewEffect, at: datetime, *, uncertain: bool = False
-) -> None:
-    """Record an effect and its single event, unless its key is recorded.
+) -> bool:
+    """Record an effect and its single event, unless its key is recorded (False).
 
     The event is `effect.executed`, or `effect.uncertain` for a call started and never recorded.
     """
@@ -1312,15 +1330,19 @@ async def _insert_effect(
         now=at,
     )
     if inserted:
-        event = effect_event(
-            run_id=effect.run_id,
-            tool=effect.tool,
-            key=effect.key,
-            arguments=effect.arguments,
-            result=effect.result,
-            uncertain=uncertain,
-        )
-        await _events(tx, [event], at)
+        await _events(tx, [_effect_event(effect, uncertain=uncertain)], at)
+    return bool(inserted)
+
+
+def _effect_event(effect: NewEffect, *, uncertain: bool = False) -> NewEvent:
+    return effect_event(
+        run_id=effect.run_id,
+        tool=effect.tool,
+        key=effect.key,
+        arguments=effect.arguments,
+        result=effect.result,
+        uncertain=uncertain,
+    )
 
 
 def _effect_of(row: Row) -> dict[str, Any]:

@@ -1224,7 +1224,7 @@ async def test_a_keyless_call_started_and_never_recorded_is_not_called_again(
 
     assert (looked.started, looked.recorded) == (True, None)
     assert told == told_again == uncertain("send_note")
-    assert told.startswith("Error: send_note may or may not have acted")
+    assert told.startswith("Error: send_note may or may not have acted: it was cut off")
     assert calls == ["bk_fails", "bk_fails"]  # never bk_cut
     assert (failed.started, failed.recorded, retried) == (False, None, "sent")
     assert (await store.effect_in_run("bk_cut", run.id)).started is False  # ended by its record
@@ -1234,6 +1234,145 @@ async def test_a_keyless_call_started_and_never_recorded_is_not_called_again(
         ("effect.executed", "bk_fails"),
     ]
     assert events[0].data["result"] == uncertain("send_note")
+
+
+def sending(ledger: EffectLedger, run_id: str, key: str, call: Any) -> Any:
+    """`ledger.perform` of a plain tool's call (`record_now`), `send_note(text="hi")`."""
+    return ledger.perform(
+        key=key,
+        run_id=run_id,
+        tool="send_note",
+        arguments={"text": "hi"},
+        call=call,
+        performed=[],
+        record_now=True,
+    )
+
+
+async def _effect_events(store: Store, run_id: str) -> list[tuple[str, Any]]:
+    events = await store.list_events(run_id=run_id)
+    return [(e.type, e.data["result"]) for e in events if e.type.startswith("effect.")]
+
+
+async def test_of_two_drives_racing_to_a_keyless_call_one_calls(store: Store) -> None:
+    """Two drives of one run (one whose lease ran out under it, and its successor) reach the same
+    call at once: the start is the claim, so the other is told the call may have acted."""
+    run = await started(store)
+    ledger = EffectLedger(store)
+    calls: list[str] = []
+
+    async def send(key: str) -> str:
+        calls.append(key)
+        await asyncio.sleep(0.05)
+        return "sent: hi"
+
+    results = await asyncio.gather(*(sending(ledger, run.id, "bk_race", send) for _ in "ab"))
+
+    assert calls == ["bk_race"]
+    assert sorted(results) == sorted(["sent: hi", uncertain("send_note")])
+
+
+async def test_a_call_that_ends_after_another_drive_said_it_uncertain_is_recorded_as_it_ran(
+    store: Store,
+) -> None:
+    run = await started(store)
+    ledger = EffectLedger(store)
+    inside, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_send(key: str) -> str:
+        inside.set()
+        await release.wait()
+        return "sent: hi"
+
+    async def never(key: str) -> str:
+        raise AssertionError("a call another drive runs is not called again")
+
+    first = asyncio.ensure_future(sending(ledger, run.id, "bk_flight", slow_send))
+    await inside.wait()
+    told = await sending(ledger, run.id, "bk_flight", never)
+    release.set()
+
+    assert (told, await first) == (uncertain("send_note"), "sent: hi")
+    assert (await store.get_effect("bk_flight") or {})["result"] == "sent: hi"
+    assert await _effect_events(store, run.id) == [
+        ("effect.uncertain", uncertain("send_note")),
+        ("effect.executed", "sent: hi"),
+    ]
+
+
+class _RecordFailsOnce:
+    """A store whose first write of a call's record fails (a locked file, a dropped connection)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store, self.failed = store, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def record_effect(self, effect: NewEffect, **how: Any) -> None:
+        if not self.failed:
+            self.failed = True
+            raise StoreError("database is locked")
+        await self._store.record_effect(effect, **how)
+
+
+async def test_a_keyless_call_whose_record_write_failed_rides_the_drive_s_commit(
+    store: Store,
+) -> None:
+    run = await started(store)
+    ledger = EffectLedger(_RecordFailsOnce(store))  # type: ignore[arg-type]
+    calls: list[str] = []
+
+    async def send(key: str) -> str:
+        calls.append(key)
+        return "sent: hi"
+
+    drive: list[NewEffect] = []
+    result = await ledger.perform(
+        key="bk_rec",
+        run_id=run.id,
+        tool="send_note",
+        arguments={"text": "hi"},
+        call=send,
+        performed=drive,
+        record_now=True,
+    )
+    before = await store.effect_in_run("bk_rec", run.id)
+    committed = await store.record_progress(first_pause(run.id, drive))
+    after = await store.effect_in_run("bk_rec", run.id)
+    replayed = await sending(ledger, run.id, "bk_rec", send)
+
+    assert (result, replayed, calls) == ("sent: hi", "sent: hi", ["bk_rec"])
+    assert (before.started, before.recorded) == (True, None)
+    assert committed is True
+    assert after.started is False
+    assert await _effect_events(store, run.id) == [("effect.executed", "sent: hi")]
+
+
+async def test_a_keyless_call_cancelled_as_it_runs_is_said_uncertain_at_once(store: Store) -> None:
+    """Its run cancelled (or its drive stopped) while the tool awaited: no later drive of a
+    cancelled run would find its start, so the ledger says it now."""
+    run = await started(store)
+    ledger = EffectLedger(store)
+    inside = asyncio.Event()
+
+    async def send(key: str) -> str:
+        inside.set()
+        await asyncio.sleep(30)
+        return "sent: hi"
+
+    task = asyncio.ensure_future(sending(ledger, run.id, "bk_cut", send))
+    await inside.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    looked = await store.effect_in_run("bk_cut", run.id)
+    assert (looked.started, (looked.recorded or {}).get("result")) == (
+        False,
+        uncertain("send_note"),
+    )
+    assert await _effect_events(store, run.id) == [("effect.uncertain", uncertain("send_note"))]
 
 
 async def test_the_ledger_calls_nothing_for_a_run_that_has_ended(store: Store) -> None:

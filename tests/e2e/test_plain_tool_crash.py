@@ -87,12 +87,15 @@ async def test_a_plain_tool_cut_off_before_its_record_is_not_run_again_and_the_m
     assert done["status"] == "completed", done["error"]
     assert not sent.exists()  # not run again
     notice = (
-        r"send_note may or may not have acted \( ?\d{4}-\d\d-\d\d \d\d:\d\d UTC ?\): the process "
-        r"running it stopped before it returned, so Baton cannot tell\. It was not run again, "
-        r"and the agent was told so\. Check whether it acted\."
+        r"send_note may or may not have acted \( ?\d{4}-\d\d-\d\d \d\d:\d\d UTC ?\): it was cut "
+        r"off before it returned \(its process stopped, or its run was cancelled or taken over\), "
+        r"so Baton cannot tell\. It was not run again, and the agent was told so\. Check whether "
+        r"it acted\."
     )
     assert re.search(notice, page), page
-    assert "effect.uncertain by system — send_note may have run" in page
+    assert (
+        "effect.uncertain by system — send_note may have run: it was cut off while it ran" in page
+    )
     told = uncertain("send_note")
     assert done["output"]["text"] == f"Done: {told}"
     assert [e["result"] for e in done["conversation"] if e["type"] == "tool_result"] == [told]

@@ -7,6 +7,7 @@ tool declared by a JSON schema alone is made once per tool name."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from agent_framework import FunctionInvocationContext, FunctionTool, tool
 
@@ -90,10 +91,12 @@ class _NoEffectYet:
     async def effect_in_run(self, key: str, run_id: str) -> EffectLookup:
         return EffectLookup(recorded=None, run_status="running")
 
-    async def start_effect(self, effect: NewEffect) -> None:
-        return None
+    async def start_effect(self, effect: NewEffect) -> bool:
+        return True
 
-    async def record_effect(self, effect: NewEffect, *, uncertain: bool = False) -> None:
+    async def record_effect(
+        self, effect: NewEffect, *, uncertain: bool = False, replaces: Any = None
+    ) -> None:
         return None
 
     async def drop_effect_start(self, key: str) -> None:
