@@ -100,6 +100,8 @@ def answer_body(request: HumanRequest, payload: Any) -> Any:
             return {"decision": "reject", "reason": reason or NO_REASON}
         proposed = (request.proposed_action or {}).get("arguments") or {}
         arguments = _edited(payload, proposed) if kind == "approval" else None
+        if kind == "approval" and "reason" in proposed:  # (an edit of it by name, as MAF's)
+            reason = None
         if arguments is not None and arguments != proposed:
             return {"decision": "edit", "arguments": arguments} | _reason(reason)
         return {"decision": "approve"} | _reason(reason)
@@ -113,7 +115,9 @@ def answer_body(request: HumanRequest, payload: Any) -> Any:
     return payload
 
 
-_FLAGS: Final = frozenset({"approved", "accepted", "reason"})
+_FLAGS: Final = frozenset({"approved", "accepted"})
+"""The flags MAF's endpoint reserves; `reason` (Baton's note) too, unless the call has an
+argument of that name (MAF's by-name edit of it)."""
 _WHOLE: Final = ("editedArgs", "arguments")
 """An approval's edit given whole: MAF's `editedArgs` (its endpoint's response schema), Baton's
 `arguments`."""
@@ -123,14 +127,20 @@ def _edited(payload: dict[str, Any], proposed: dict[str, Any]) -> dict[str, Any]
     """The arguments an approval's payload edits the call to (None: no edit).
 
     Given whole (`editedArgs`, `arguments`), or as the changed arguments by name beside
-    `approved` (MAF's endpoint advertises each argument so), merged onto the call's. MAF's own
-    `function_approval_response` content carries no edit. Two forms at once, a whole one that is
-    no object, or a name the call has no argument of is refused, naming it: an edit a front end
-    sent is never dropped, and the call never runs as the model asked in its stead.
+    `approved` (MAF's endpoint advertises each argument so), merged onto the call's; MAF's own
+    `function_approval_response` content (whose other keys are its own: `id`, `function_call`)
+    only whole. Two forms at once, a whole one that is no object, or a name the call has no
+    argument of is refused, naming it: an edit a front end sent is never dropped, and the call
+    never runs as the model asked in its stead.
     """
-    if payload.get("type") == "function_approval_response":
-        return None
-    direct = {k: v for k, v in payload.items() if k not in _FLAGS and k not in _WHOLE}
+    flags = _FLAGS if "reason" in proposed else _FLAGS | {"reason"}
+    direct = {
+        k: v
+        for k, v in payload.items()
+        if k not in flags
+        and k not in _WHOLE
+        and payload.get("type") != "function_approval_response"
+    }
     given = [k for k in _WHOLE if k in payload] + (["the arguments by name"] if direct else [])
     if len(given) > 1:
         msg = f"an approval's edit is given one way, not as {' and '.join(given)}"

@@ -50,6 +50,12 @@ APPROVAL = asking(
     ),
     {"adapter": "agent_tool_approvals", **CALL, "approval_request": MAF_APPROVAL},
 )
+WITH_REASON = asking(
+    ApprovalRequest(
+        **WORDS, proposed_action=ProposedAction(tool="refund", arguments={"reason": "late"})
+    ),
+    {"adapter": "agent_tool_approvals", **CALL, "approval_request": MAF_APPROVAL},
+)
 QUESTION = asking(
     QuestionRequest(**WORDS, question="Which order is it?"),
     {"adapter": "user_turns", "agent": "refund_agent"},
@@ -169,6 +175,26 @@ def test_a_typed_request_shows_its_type_and_data_a_host_call_its_call() -> None:
         (APPROVAL, {"approved": True, "a": 3}, {"decision": "edit", "arguments": {"a": 3}}),
         (APPROVAL, {"approved": True, "a": 1}, {"decision": "approve"}),
         (APPROVAL, {"approved": False, "a": 3}, {"decision": "reject", "reason": NO_REASON}),
+        (
+            APPROVAL,
+            {
+                **MAF_APPROVAL,
+                "type": "function_approval_response",
+                "approved": True,
+                "arguments": {"a": 2},
+            },
+            {"decision": "edit", "arguments": {"a": 2}},
+        ),
+        (  # a call with an argument named `reason`: edited by name, as MAF's endpoint reads it
+            WITH_REASON,
+            {"approved": True, "reason": "goodwill"},
+            {"decision": "edit", "arguments": {"reason": "goodwill"}},
+        ),
+        (
+            WITH_REASON,
+            {"approved": False, "reason": "no"},
+            {"decision": "reject", "reason": "no"},
+        ),
         (QUESTION, "A-1", {"decision": "answer", "answer": "A-1"}),
         (QUESTION, {"role": "user", "content": "A-1"}, {"decision": "answer", "answer": "A-1"}),
         (

@@ -361,11 +361,18 @@ def test_an_approved_maf_tool_call_is_one_effect_span_and_its_hand_on_no_failure
     handed, ran = effects
     assert handed["attributes"]["baton.handed_on"] is True
     assert "baton.handed_on" not in ran["attributes"]
-    assert any(
-        s["name"].startswith("execute_tool")
-        for s in report["spans"]
-        if ran["name"] in _ancestors(s, report["spans"])
-    )
+    by_id = {s["span_id"]: s for s in report["spans"]}
+
+    def under(span: dict[str, Any], ancestor: dict[str, Any]) -> bool:
+        while span["parent_id"] in by_id:
+            span = by_id[span["parent_id"]]
+            if span["span_id"] == ancestor["span_id"]:
+                return True
+        return False
+
+    tools = [s for s in report["spans"] if s["name"].startswith("execute_tool")]
+    assert [under(s, ran) for s in tools] == [True]  # the tool ran in the second span
+    assert [under(s, handed) for s in tools] == [False]
 
 
 def test_an_otlp_endpoint_gets_batons_and_mafs_spans_and_metrics(tmp_path: Path) -> None:
