@@ -1149,6 +1149,21 @@ async def test_the_ledger_calls_a_key_once_per_drive_and_its_record_rides_the_dr
     assert (unrecorded, committed, later) == (None, True, [])
 
 
+def sending(
+    ledger: EffectLedger, run_id: str, key: str, call: Any, performed: list[NewEffect] | None = None
+) -> Any:
+    """`ledger.perform` of a plain tool's call (`record_now`), `send_note(text="hi")`."""
+    return ledger.perform(
+        key=key,
+        run_id=run_id,
+        tool="send_note",
+        arguments={"text": "hi"},
+        call=call,
+        performed=[] if performed is None else performed,
+        record_now=True,
+    )
+
+
 async def test_the_ledger_records_a_keyless_call_at_once_and_the_drive_adds_no_second_record(
     store: Store,
 ) -> None:
@@ -1161,15 +1176,7 @@ async def test_the_ledger_records_a_keyless_call_at_once_and_the_drive_adds_no_s
         return f"sent #{len(calls)}"
 
     def perform(run_id: str, key: str, performed: list[NewEffect]) -> Any:
-        return ledger.perform(
-            key=key,
-            run_id=run_id,
-            tool="send_note",
-            arguments={"text": "hello"},
-            call=send,
-            performed=performed,
-            record_now=True,
-        )
+        return sending(ledger, run_id, key, send, performed)
 
     drive: list[NewEffect] = []
     first = await perform(run.id, "bk_1", drive)
@@ -1201,15 +1208,7 @@ async def test_a_keyless_call_started_and_never_recorded_is_not_called_again(
         return "sent"
 
     def perform(key: str, performed: list[NewEffect]) -> Any:
-        return ledger.perform(
-            key=key,
-            run_id=run.id,
-            tool="send_note",
-            arguments={"text": "hello"},
-            call=send,
-            performed=performed,
-            record_now=True,
-        )
+        return sending(ledger, run.id, key, send, performed)
 
     # a drive that died while its call ran left the call's start, and no record
     cut_off = NewEffect(key="bk_cut", run_id=run.id, tool="send_note", arguments={"text": "hi"})
@@ -1234,19 +1233,6 @@ async def test_a_keyless_call_started_and_never_recorded_is_not_called_again(
         ("effect.executed", "bk_fails"),
     ]
     assert events[0].data["result"] == uncertain("send_note")
-
-
-def sending(ledger: EffectLedger, run_id: str, key: str, call: Any) -> Any:
-    """`ledger.perform` of a plain tool's call (`record_now`), `send_note(text="hi")`."""
-    return ledger.perform(
-        key=key,
-        run_id=run_id,
-        tool="send_note",
-        arguments={"text": "hi"},
-        call=call,
-        performed=[],
-        record_now=True,
-    )
 
 
 async def _effect_events(store: Store, run_id: str) -> list[tuple[str, Any]]:
@@ -1328,15 +1314,7 @@ async def test_a_keyless_call_whose_record_write_failed_rides_the_drive_s_commit
         return "sent: hi"
 
     drive: list[NewEffect] = []
-    result = await ledger.perform(
-        key="bk_rec",
-        run_id=run.id,
-        tool="send_note",
-        arguments={"text": "hi"},
-        call=send,
-        performed=drive,
-        record_now=True,
-    )
+    result = await sending(ledger, run.id, "bk_rec", send, drive)
     before = await store.effect_in_run("bk_rec", run.id)
     committed = await store.record_progress(first_pause(run.id, drive))
     after = await store.effect_in_run("bk_rec", run.id)
