@@ -273,13 +273,15 @@ def _note_given_results(transcript: Transcript, messages: Sequence[Message]) -> 
 
     MAF's own: a call of a tool the agent does not have gets "Error: Requested function … not
     found." without any function middleware running. Each is noted once, under its call's agent.
+    Only the results since the model's last turn are new: earlier ones were looked at then.
     """
-    given = {
-        c.call_id: c.result
-        for m in messages
-        for c in m.contents
-        if c.type == "function_result" and c.call_id
-    }
+    given: dict[Any, Any] = {}
+    for message in reversed(messages):
+        if message.role == "assistant":
+            break
+        for c in message.contents:
+            if c.type == "function_result" and c.call_id:
+                given[c.call_id] = c.result
     if not given:
         return
     entries = transcript.everything()
