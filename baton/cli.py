@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
@@ -146,11 +147,26 @@ def serve(host: str | None, port: int | None, no_worker: bool) -> None:
 
 @main.command()
 def worker() -> None:
-    """Run only the background parts: resume jobs, deadlines, notifications."""
+    """Run only the background parts: resume jobs, deadlines, notifications.
+
+    SIGTERM or SIGINT stops it as `baton serve` stops: it leases nothing more, lets its drives
+    under way reach their next commit (`BATON_SHUTDOWN_GRACE_SECONDS`), then cancels the rest.
+    """
     settings = _settings()
 
     async def work(parts: Parts) -> None:
-        await parts.worker.run_forever()
+        running = asyncio.create_task(parts.worker.run_forever())
+        stopped = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stopped.set)
+        waiting = asyncio.create_task(stopped.wait())
+        await asyncio.wait({running, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if not running.done():
+            await parts.worker.stop(settings.shutdown_grace_seconds)
+            running.cancel()
+        waiting.cancel()
+        await asyncio.gather(running, waiting, return_exceptions=True)
 
     _run(_with_parts(settings, work))
 

@@ -85,6 +85,12 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(4, ge=1, le=64)
     worker_poll_ms: int = Field(500, ge=10)
     job_lease_seconds: float = Field(30.0, gt=0)
+    shutdown_grace_seconds: float = Field(
+        20.0,
+        ge=0,
+        description="How long a stopping process lets its drives under way reach their next "
+        "commit before it cancels them.",
+    )
     log_level: str = "INFO"
     failpoints: str = ""
     bench_postgres_url: str | None = Field(

@@ -146,6 +146,8 @@ class Server:
             "BATON_DATABASE_URL": db_url,
             "BATON_WORKER_POLL_MS": "50",
             "BATON_JOB_LEASE_SECONDS": "2",
+            # a test that ends with a drive under way does not wait the default 20 s for it
+            "BATON_SHUTDOWN_GRACE_SECONDS": "2",
             "BATON_LOG_LEVEL": "INFO",
             **env,
         }

@@ -98,7 +98,8 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
                 yield
             finally:
                 await app.state.mcp.stop()  # MCP's sessions end first, and their calls' waits
-                if task is not None:
+                if task is not None:  # drives under way reach their next commit, within a grace
+                    await parts.worker.stop(settings.shutdown_grace_seconds)
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await task

@@ -249,6 +249,12 @@ var sharedEnv = [
     value: string(jobLeaseSeconds)
   }
   {
+    // A stopped revision's drives reach their next commit first: within Container Apps' 30 s
+    // termination grace period, which then kills the container.
+    name: 'BATON_SHUTDOWN_GRACE_SECONDS'
+    value: '20'
+  }
+  {
     name: 'BATON_LOG_LEVEL'
     value: logLevel
   }

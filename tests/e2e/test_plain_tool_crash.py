@@ -11,13 +11,26 @@ told so, and the audit trail has `effect.uncertain`.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from human.effects import uncertain
-from tests.harness import baton_server, fired_failpoints, jobs, types_of
+from tests.harness import (
+    Server,
+    baton_server,
+    eventually,
+    fired_failpoints,
+    jobs,
+    stored_run,
+    types_of,
+)
 from tests.pages import signed_in, text_of
 
 pytestmark = pytest.mark.process
@@ -103,3 +116,95 @@ async def test_a_plain_tool_cut_off_before_its_record_is_not_run_again_and_the_m
     assert cut_off["type"] == "effect.uncertain"
     assert cut_off["data"]["arguments"] == {"text": "hello"}
     assert jobs(db_url) == []
+
+
+async def approved_until_the_tool_begins(server: Server, approval_id: str, sent: Path) -> None:
+    """Lee approves the courier's call; back once the (slow) tool has begun."""
+    reply = await server.respond(approval_id, {"decision": "approve"}, user="lee")
+    assert reply.status_code == 200, reply.text
+    started = Path(f"{sent}.started")
+
+    async def tool_began() -> bool:
+        return started.exists()
+
+    await eventually(tool_began, what="the tool to begin")
+
+
+@pytest.mark.parametrize(("grace", "said"), [("20", "sent: hello"), ("0", None)])
+async def test_a_stopped_server_lets_a_running_tool_finish_within_its_grace(
+    grace: str,
+    said: str | None,
+    db_url: str,
+    tokens: dict[str, str],
+    server_log: Path,
+    tmp_path: Path,
+) -> None:
+    """SIGTERM (a deploy) while an approved plain tool runs: the server leases nothing more and
+    lets the drive reach its commit within `BATON_SHUTDOWN_GRACE_SECONDS`; with no grace it
+    cancels the drive, and the call it cut off is recorded uncertain, never run again."""
+    sent = tmp_path / "sent.txt"
+    env = ENV | {"BATON_TEST_EFFECTS": str(sent), "BATON_TEST_SLOW_SEND": "2"}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        run = await server.start_run({"workflow": "courier", "input": {"text": "hello"}})
+        approval = await server.wait_for_request(run["id"])
+    stopping = env | {"BATON_SHUTDOWN_GRACE_SECONDS": grace}
+    async with baton_server(db_url, tokens, server_log, stopping) as server:
+        await approved_until_the_tool_begins(server, approval["id"], sent)
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGTERM)
+        # uvicorn shuts down, then raises the signal again: the process ends as SIGTERM's
+        assert await server.wait_exit() == -signal.SIGTERM
+        assert "Application shutdown complete." in server.log_tail(200)
+    stopped = await stored_run(db_url, run["id"])
+
+    async with baton_server(
+        db_url, tokens, server_log, ENV | {"BATON_TEST_EFFECTS": str(sent)}
+    ) as server:
+        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+        events = await server.audit(run["id"])
+
+    kinds = [e["type"] for e in events if e["type"].startswith("effect.")]
+    if said is not None:  # the drive ended before the process: the tool acted, recorded once
+        assert stopped["status"] == "completed"
+        assert sent.read_text() == "hello\n"
+        assert kinds == ["effect.executed"]
+    else:  # cut off as it slept: it did not act, and is not run again
+        assert not sent.exists()
+        assert kinds == ["effect.uncertain"]
+        said = uncertain("send_note")
+    assert done["output"]["text"] == f"Done: {said}"
+    assert jobs(db_url) == []
+
+
+async def test_a_stopped_worker_lets_a_running_tool_finish_within_its_grace(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    """`baton worker` beside a `serve --no-worker`, stopped (SIGTERM) while the tool runs."""
+    sent = tmp_path / "sent.txt"
+    env = ENV | {"BATON_TEST_EFFECTS": str(sent), "BATON_TEST_SLOW_SEND": "2"}
+    async with baton_server(db_url, tokens, server_log, env, args=["--no-worker"]) as server:
+        with server_log.open("ab") as out:
+            worker = subprocess.Popen(
+                [sys.executable, "-m", "baton", "worker"],
+                env={**os.environ, "BATON_DATABASE_URL": db_url, "BATON_WORKER_POLL_MS": "50"}
+                | env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            run = await server.start_run({"workflow": "courier", "input": {"text": "hello"}})
+            approval = await server.wait_for_request(run["id"])
+            await approved_until_the_tool_begins(server, approval["id"], sent)
+            worker.send_signal(signal.SIGTERM)
+            assert await asyncio.to_thread(worker.wait, 30) == 0
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+        done = await server.run(run["id"])
+        events = await server.audit(run["id"])
+
+    assert done["status"] == "completed", done
+    assert done["output"]["text"] == "Done: sent: hello"
+    assert sent.read_text() == "hello\n"
+    assert [e["type"] for e in events if e["type"].startswith("effect.")] == ["effect.executed"]

@@ -89,6 +89,7 @@ class Worker:
         self._slots = {lane: asyncio.Semaphore(n) for lane, n in self._limits.items()}
         self._look: set[JobLane] = set(self._limits)  # lanes that may hold a job due
         self._running = False
+        self._stopping = asyncio.Event()  # set by `stop`: no more leases
         self._beat = time.monotonic()
         self._failing: str | None = None
         self._store_wait_s = 0.0
@@ -170,6 +171,21 @@ class Worker:
         ]:
             await asyncio.wait(tasks)
 
+    async def stop(self, grace_s: float) -> None:
+        """Lease nothing more, and wait up to `grace_s` for the jobs under way to end.
+
+        So a process that is stopped (a deploy's SIGTERM) lets a drive reach its next commit: a
+        tool it runs finishes and is recorded, where a drive cancelled in the middle of a plain
+        tool's call leaves that call uncertain (`EffectLedger`), and a model call's work is not
+        done twice. Their leases are renewed meanwhile; the caller then cancels `run_forever`,
+        which cancels what is still running.
+        """
+        self._stopping.set()
+        self._wake.set()
+        if self._active and grace_s > 0:
+            logger.info("worker stopping", extra={"jobs": len(self._active), "grace_s": grace_s})
+            await asyncio.wait(list(self._active.values()), timeout=grace_s)
+
     async def run_forever(self) -> None:
         """Lease and run jobs until cancelled; a failing store is waited out, never fatal.
 
@@ -181,6 +197,8 @@ class Worker:
         try:
             while True:
                 self._beat = time.monotonic()
+                if self._stopping.is_set():  # (stopping: the jobs under way end, none begins)
+                    await asyncio.Future()
                 try:
                     started = await self._lease_round()
                     if not started and not self._to_look():
@@ -279,6 +297,8 @@ class Worker:
         # it: a busy lane, waking only itself, never keeps the other waiting for a poll.
         self._look -= free.keys()  # a wake from now on looks again
         due = await self._store.lanes_due()
+        if self._stopping.is_set():  # (stopped while it read: it leases nothing)
+            return 0
         started = 0
         for lane, room in free.items():
             if lane not in due:
