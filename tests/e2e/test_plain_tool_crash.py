@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,22 +42,36 @@ POINTS = ("effect.started", *AFTER)
 ENV = {"BATON_WORKFLOWS": "tests.fixtures.plain_effects"}
 
 
+async def courier_waiting(
+    db_url: str, tokens: dict[str, str], log: Path, env: dict[str, str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A courier run sending "hello", and its approval, pending (a server of its own, stopped)."""
+    async with baton_server(db_url, tokens, log, env) as server:
+        run = await server.start_run({"workflow": "courier", "input": {"text": "hello"}})
+        return run, await server.wait_for_request(run["id"])
+
+
+async def approved_into(
+    failpoint: str, db_url: str, tokens: dict[str, str], log: Path, env: dict[str, str]
+) -> dict[str, Any]:
+    """A courier run, approved on a server armed to die at `failpoint`, which it did."""
+    run, approval = await courier_waiting(db_url, tokens, log, env)
+    armed = env | {"BATON_FAILPOINTS": f"{failpoint}=exit"}
+    async with baton_server(db_url, tokens, log, armed) as server:
+        reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
+        assert reply.status_code == 200, reply.text
+        assert await server.wait_exit() == 137
+    assert fired_failpoints(log) == [failpoint]
+    return run
+
+
 @pytest.mark.parametrize("failpoint", AFTER)
 async def test_an_approved_plain_tool_acts_once_through_a_crash_after_it_ran(
     failpoint: str, db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
 ) -> None:
     sent = tmp_path / "sent.txt"
     env = ENV | {"BATON_TEST_EFFECTS": str(sent)}
-    async with baton_server(db_url, tokens, server_log, env) as server:
-        run = await server.start_run({"workflow": "courier", "input": {"text": "hello"}})
-        approval = await server.wait_for_request(run["id"])
-    armed = env | {"BATON_FAILPOINTS": f"{failpoint}=exit"}
-    async with baton_server(db_url, tokens, server_log, armed) as server:
-        reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
-        assert reply.status_code == 200, reply.text
-        assert await server.wait_exit() == 137
-
-    assert fired_failpoints(server_log) == [failpoint]
+    run = await approved_into(failpoint, db_url, tokens, server_log, env)
     assert sent.read_text() == "hello\n"  # the tool acted, then the process died
 
     async with baton_server(db_url, tokens, server_log, env) as server:
@@ -79,16 +94,7 @@ async def test_a_plain_tool_cut_off_before_its_record_is_not_run_again_and_the_m
 ) -> None:
     sent = tmp_path / "sent.txt"
     env = ENV | {"BATON_TEST_EFFECTS": str(sent)}
-    async with baton_server(db_url, tokens, server_log, env) as server:
-        run = await server.start_run({"workflow": "courier", "input": {"text": "hello"}})
-        approval = await server.wait_for_request(run["id"])
-    armed = env | {"BATON_FAILPOINTS": "effect.started=exit"}
-    async with baton_server(db_url, tokens, server_log, armed) as server:
-        reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
-        assert reply.status_code == 200, reply.text
-        assert await server.wait_exit() == 137
-
-    assert fired_failpoints(server_log) == ["effect.started"]
+    run = await approved_into("effect.started", db_url, tokens, server_log, env)
     assert not sent.exists()  # (here the tool had not acted; Baton cannot know that)
 
     async with baton_server(db_url, tokens, server_log, env) as server:
@@ -144,9 +150,7 @@ async def test_a_stopped_server_lets_a_running_tool_finish_within_its_grace(
     cancels the drive, and the call it cut off is recorded uncertain, never run again."""
     sent = tmp_path / "sent.txt"
     env = ENV | {"BATON_TEST_EFFECTS": str(sent), "BATON_TEST_SLOW_SEND": "2"}
-    async with baton_server(db_url, tokens, server_log, env) as server:
-        run = await server.start_run({"workflow": "courier", "input": {"text": "hello"}})
-        approval = await server.wait_for_request(run["id"])
+    run, approval = await courier_waiting(db_url, tokens, server_log, env)
     stopping = env | {"BATON_SHUTDOWN_GRACE_SECONDS": grace}
     async with baton_server(db_url, tokens, server_log, stopping) as server:
         await approved_until_the_tool_begins(server, approval["id"], sent)
