@@ -154,11 +154,15 @@ async def agui(
 
 
 async def refused(server: Server, user: str | None, workflow: str, body: Any) -> httpx.Response:
-    """A call that must be refused before any stream starts."""
+    """A call that must be refused before any stream starts (`body` as JSON, or bytes as sent)."""
     client = server.anonymous()
     if user is not None:
         client.headers["Authorization"] = f"Bearer {server.tokens[user]}"
-    reply = await client.post(f"/agui/{workflow}", json=body)
+    if isinstance(body, bytes):
+        json_type = {"content-type": "application/json"}
+        reply = await client.post(f"/agui/{workflow}", content=body, headers=json_type)
+    else:
+        reply = await client.post(f"/agui/{workflow}", json=body)
     assert reply.headers["content-type"].startswith("application/json"), reply.text
     return reply
 
@@ -420,6 +424,18 @@ async def test_a_front_end_written_for_maf_s_ag_ui_endpoint_reads_and_answers_un
     unreadable = answer(approval.id, {"approved": "yes"})  # neither MAF's answer nor Baton's
     refusal = await refused(server, "lee", "agui_handoff", run_input(run_id, resume=unreadable))
     assert refusal.status_code == 422, refusal.text
+    # an edit of no argument of the call (MAF's by-name form), a lone surrogate's too: named,
+    # never dropped into a plain approval
+    for stray, said in (
+        ("amount_usd", "the call has no argument 'amount_usd'"),
+        ("\ud800", "field name is not valid Unicode text (a lone surrogate)"),
+    ):
+        body = run_input(run_id, resume=answer(approval.id, {}))
+        body["resume"][0]["payload"] = {"approved": True, stray: "$1.00"}
+        sent = json.dumps(body).encode()  # (escaped as `\ud800`, as a client's JSON may be)
+        refusal = await refused(server, "lee", "agui_handoff", sent)
+        assert refusal.status_code == 422, refusal.text
+        assert said in refusal.text, refusal.text
     assert digest(db_url) == before
 
     approve = {  # App.tsx's resumeApproval: MAF's function_approval_response
