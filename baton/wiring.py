@@ -11,6 +11,7 @@ with `BATON_SECRET_KEY`.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -29,7 +30,7 @@ from human.channels.webhook import WebhookChannel
 from human.notify import Dispatcher
 from human.people import PeopleService
 from human.policy import Policy, load_policy
-from human.service import RequestService
+from human.service import RequestService, fixed_arguments
 from human.store import open_store
 from human.store.base import Store
 from human.timers import TimerRunner
@@ -85,7 +86,11 @@ def teams_connector(settings: Settings) -> BotConnector | None:
 
 
 def notification_channels(
-    settings: Settings, store: Store, *, teams: BotConnector | None = None
+    settings: Settings,
+    store: Store,
+    *,
+    teams: BotConnector | None = None,
+    policy: Policy | None = None,
 ) -> dict[str, Channel]:
     """The channels the settings configure, by name (none: no outbox rows are written)."""
     timeout = settings.notify_timeout_seconds
@@ -115,7 +120,9 @@ def notification_channels(
     if teams is not None:
         from human.channels.teams import TeamsBotChannel
 
-        channels["teams-bot"] = TeamsBotChannel(store, teams, link_signer(settings))
+        channels["teams-bot"] = TeamsBotChannel(
+            store, teams, link_signer(settings), fixed=functools.partial(fixed_arguments, policy)
+        )
     return channels
 
 
@@ -248,7 +255,7 @@ async def open_parts(
     runtime: Runtime | None = None
     try:
         connector = teams_connector(settings)
-        channels = notification_channels(settings, store, teams=connector)
+        channels = notification_channels(settings, store, teams=connector, policy=policy)
         wake: list[Worker] = []
 
         def on_change(kind: str, ident: str) -> None:

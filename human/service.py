@@ -459,14 +459,7 @@ class RequestService:
 
     def fixed_arguments(self, request: HumanRequest) -> dict[str, str]:
         """The proposed arguments an edit of `request` may not change, each with why (forms)."""
-        action = request.proposed_action
-        if self._policy is None or request.kind != "approval" or not action:
-            return {}
-        arguments: dict[str, Any] = action.get("arguments") or {}
-        rule = self._policy.asking_rule(request.policy_rule, str(action.get("tool")), arguments)
-        if rule is None:
-            return {}
-        return {arg: why for arg in arguments if (why := rule.fixed(arg)) is not None}
+        return fixed_arguments(self._policy, request)
 
     async def _broken(self, name: str, call: EditedCall) -> str | None:
         """Why `call` breaks the invariant `name`, or None; a check that fails refuses."""
@@ -478,6 +471,18 @@ class RequestService:
         except Exception as exc:  # a workflow's own check: whatever it raises refuses the edit
             logger.exception("invariant check failed", extra={"invariant": name})
             return f"it could not be checked ({type(exc).__name__}); nothing was changed"
+
+
+def fixed_arguments(policy: Policy | None, request: HumanRequest) -> dict[str, str]:
+    """The proposed arguments an edit of `request` may not change under `policy`, with why."""
+    action = request.proposed_action
+    if policy is None or request.kind != "approval" or not action:
+        return {}
+    arguments: dict[str, Any] = action.get("arguments") or {}
+    rule = policy.asking_rule(request.policy_rule, str(action.get("tool")), arguments)
+    if rule is None:
+        return {}
+    return {arg: why for arg in arguments if (why := rule.fixed(arg)) is not None}
 
 
 def _seen_by(flt: RequestFilter, viewer: User | None) -> RequestFilter:

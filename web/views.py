@@ -31,6 +31,7 @@ from human.access import (
     check_four_eyes,
     release_scope,
 )
+from human.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from human.kinds import KINDS
 from human.records import (
     OPEN_STATUSES,
@@ -44,7 +45,6 @@ from human.records import (
 )
 from human.routing import claim_is_live
 from human.store.base import RequestFilter, Viewer
-from web.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from web.graph import GraphLayout, lay_out
 from web.templating import decided
 from workflows.platform import registry

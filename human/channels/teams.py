@@ -9,8 +9,12 @@ first, as Slack's message does), its team, priority and deadline, and buttons. T
   grants nothing, the page still asks for sign-in.
 - **Baton's bot** (`BATON_TEAMS_APP_ID`, channel `teams-bot`): the card is posted through the Bot
   Connector to the Teams channel linked to the request's team (`teams_bot.py` links it), with
-  `Action.Execute` buttons that answer in place: Approve, and Reject with a reason typed in the
-  card. The posted card is remembered, so that once answered it can be updated for everyone.
+  `Action.Execute` buttons that answer in place, one per decision the request takes, each from
+  the same form the request's page shows (`human.forms`): Approve at once; Reject, Edit, Answer,
+  Resolve or Return with their fields typed in the card (an edit's arguments filled in, those
+  it may not change said, not asked); a yes/no or a short list of values a button per value.
+  A form a card cannot hold (JSON to type, many fields) is the page's. The posted card is
+  remembered, so that once answered it can be updated for everyone.
 
 Cards are Adaptive Cards 1.4 (the version `Action.Execute` needs); they are plain JSON, checked in
 the tests against the official schema.
@@ -19,6 +23,7 @@ the tests against the official schema.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import aiohttp
@@ -31,6 +36,7 @@ from microsoft_agents.hosting.core.connector.client import ConnectorClient
 from baton.errors import NotificationFailed
 from human.channels import Notice, approved_words, http, key_context, standing_offer
 from human.channels.links import LinkSigner
+from human.forms import OTHER, DecisionForm, Field, answer_forms
 from human.records import OPEN_STATUSES, HumanRequest, TeamsCard
 from human.store.base import TeamsStore
 
@@ -44,12 +50,17 @@ CONNECTOR_ERRORS: Final = (aiohttp.ClientError, AzureError, OSError, ValueError)
 """What a Bot Connector call can fail with: HTTP, the token, the network, a malformed answer."""
 APPROVE: Final = "approve"
 REJECT: Final = "reject"
-REASON_INPUT: Final = "reason"
 STANDING_INPUT: Final = "standing"
 """The toggle of an approval's standing (where its request offers one), sent with Approve."""
+CARD_INPUTS_MAX: Final = 12
+"""A decision whose form has more fields than this is given on the page, not in the card."""
+QUICK_CHOICES_MAX: Final = 5
+"""An answer of at most this many values (a yes/no, a short enum) is a button per value."""
 
 Tone = str
 """An Adaptive Card container style: `good`, `attention`, `warning`, `accent` or `emphasis`."""
+Fixed = Callable[[HumanRequest], dict[str, str]]
+"""What an edit of a request may not change, with why (`RequestService.fixed_arguments`)."""
 
 
 def _clip(text: str, limit: int) -> str:
@@ -70,8 +81,9 @@ def request_card(
     actions: list[dict[str, Any]],
     note: str | None = None,
     tone: Tone = "emphasis",
+    form: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The Adaptive Card for a request: title, note, reason, facts, then `actions`."""
+    """The Adaptive Card for a request: title, note, reason, facts, `form` open, then `actions`."""
     body: list[dict[str, Any]] = [
         {
             "type": "TextBlock",
@@ -96,6 +108,7 @@ def request_card(
             "type": "FactSet",
             "facts": [{"title": name, "value": value} for name, value in facts_of(request)[:10]],
         },
+        *form,
     ]
     offer = standing_offer(request)
     if offer and any(action.get("verb") == APPROVE for action in actions):
@@ -135,49 +148,216 @@ def open_action(url: str, title: str = "Open in Baton") -> dict[str, Any]:
     return {"type": "Action.OpenUrl", "title": title, "url": url}
 
 
-def answer_actions(request: HumanRequest) -> list[dict[str, Any]]:
-    """Approve and Reject (with a reason typed in the card) while the request takes them."""
-    if request.status not in OPEN_STATUSES or not {APPROVE, REJECT} <= set(
-        request.allowed_decisions
-    ):
+def answer_actions(
+    request: HumanRequest,
+    *,
+    fixed: Mapping[str, str] | None = None,
+    shown: DecisionForm | None = None,
+) -> list[dict[str, Any]]:
+    """A button per decision the request takes, each from its form (`human.forms`, as the page's).
+
+    Approve answers at once. A decision with fields opens them under its button (`Reject…`,
+    `Edit…`, `Answer…`) and sends them with its own; an answer of a few values (a yes/no, a
+    short enum) is a button per value instead. A decision whose form a card cannot hold (JSON to
+    type, or more than `CARD_INPUTS_MAX` fields) is left to the page (the card's Details).
+    `fixed`: the arguments an edit may not change, with why (`RequestService.fixed_arguments`).
+    `shown`: a decision form the card shows open in its body (a refused answer, as typed): its
+    button sends it, and it has no button of its own here.
+    """
+    if request.status not in OPEN_STATUSES:
         return []
     data = {"request_id": request.id}
-    return [
-        {
-            "type": "Action.Execute",
-            "title": "Approve",
-            "verb": APPROVE,
-            "data": data,
-            "style": "positive",
-        },
-        {
-            "type": "Action.ShowCard",
-            "title": "Reject…",
-            "card": {
-                "type": "AdaptiveCard",
-                "body": [
-                    {
-                        "type": "Input.Text",
-                        "id": REASON_INPUT,
-                        "label": "Why? The agent is told.",
-                        "isMultiline": True,
-                        "isRequired": True,
-                        "maxLength": 2000,
-                        "errorMessage": "A reason is required: the agent is told why.",
-                    }
-                ],
-                "actions": [
-                    {
-                        "type": "Action.Execute",
-                        "title": "Reject",
-                        "verb": REJECT,
-                        "data": data,
-                        "style": "destructive",
-                    }
-                ],
-            },
-        },
-    ]
+    actions: list[dict[str, Any]] = []
+    for form in answer_forms(request, fixed=fixed):
+        if shown is not None and form.decision == shown.decision:
+            continue
+        if form.decision == APPROVE:
+            actions.append(_execute("Approve", APPROVE, data, style="positive"))
+            continue
+        quick = _quick(form)
+        if quick is not None:
+            name, options = quick
+            actions += [
+                _execute(title, form.decision, {**data, _input_id(form, name): value})
+                for value, title in options
+            ]
+            continue
+        inputs = form_inputs(form)
+        if inputs is None:
+            continue
+        body, sent = inputs
+        button = _execute(form.submit, form.decision, {**data, **sent}, style=_style(form))
+        actions.append(
+            {
+                "type": "Action.ShowCard",
+                "title": f"{form.label}…",
+                "card": {"type": "AdaptiveCard", "body": body, "actions": [button]},
+            }
+        )
+    return actions
+
+
+def shown_form(
+    request: HumanRequest, form: DecisionForm
+) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+    """A decision form open in a card's body, and the button that sends it.
+
+    None where a card cannot hold the form (see `answer_actions`).
+    """
+    inputs = form_inputs(form)
+    if inputs is None:
+        return None
+    body, sent = inputs
+    data = {"request_id": request.id, **sent}
+    return body, _execute(form.submit, form.decision, data, style=_style(form))
+
+
+def _execute(
+    title: str, verb: str, data: dict[str, Any], *, style: str | None = None
+) -> dict[str, Any]:
+    action: dict[str, Any] = {"type": "Action.Execute", "title": title, "verb": verb, "data": data}
+    if style:
+        action["style"] = style
+    return action
+
+
+def _style(form: DecisionForm) -> str | None:
+    return "destructive" if form.decision == REJECT else None
+
+
+def _input_id(form: DecisionForm, name: str) -> str:
+    """A field's input id: its dotted path under its decision (`edit:arguments.amount`).
+
+    Each decision's fields are apart, so that a card's two forms (Reject's reason, Edit's) never
+    share an id; the bot reads back only the fields of the decision sent.
+    """
+    return f"{form.decision}:{name}"
+
+
+def _quick(form: DecisionForm) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """The one field and its few values of an answer given by a button per value, or None."""
+    if form.decision != "answer" or len(form.fields) != 1:
+        return None
+    [only] = form.fields
+    if only.control != "radio" or only.other is not None or not only.options:
+        return None
+    return (only.name, only.options) if len(only.options) <= QUICK_CHOICES_MAX else None
+
+
+def form_inputs(form: DecisionForm) -> tuple[list[dict[str, Any]], dict[str, str]] | None:
+    """A decision form as a card's elements, and the values it sends as they are (fixed ones).
+
+    None where a card cannot hold it: a field that takes JSON, or more than `CARD_INPUTS_MAX`.
+    A field's help and the error a refused answer left on it follow it in words.
+    """
+    body: list[dict[str, Any]] = []
+    if form.errors:
+        body.append(_words(" ".join(form.errors), color="attention"))
+    sent: dict[str, str] = {}
+    count = 0
+
+    def add(field: Field) -> bool:
+        nonlocal count
+        if field.control == "fieldset":
+            body.append(_words(field.label, weight="Bolder"))
+            if field.help:
+                body.append(_words(field.help, subtle=True))
+            return all(add(child) for child in field.children)
+        if field.control == "json":
+            return False
+        count += 1
+        if "readonly" in dict(field.attrs):  # an argument an edit may not change: said, and sent
+            body.append(_words(f"{field.label}: {field.value}"))
+            sent[_input_id(form, field.name)] = field.value
+        else:
+            body.extend(_inputs(form, field))
+        if field.help:
+            body.append(_words(field.help, subtle=True))
+        if field.error:
+            body.append(_words(field.error, color="attention"))
+        return True
+
+    if not all(add(field) for field in form.fields) or count > CARD_INPUTS_MAX:
+        return None
+    return body, sent
+
+
+def _words(
+    text: str, *, color: str | None = None, subtle: bool = False, weight: str | None = None
+) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "TextBlock", "text": _clip(text, 1000), "wrap": True}
+    if color:
+        block["color"] = color
+    if subtle:
+        block |= {"isSubtle": True, "size": "Small", "spacing": "None"}
+    if weight:
+        block["weight"] = weight
+    return block
+
+
+def _inputs(form: DecisionForm, field: Field) -> list[dict[str, Any]]:
+    """The card input(s) of one field: as the page's control, in Adaptive Card terms."""
+    attrs = dict(field.attrs)
+    name = _input_id(form, field.name)
+    label = f"{field.label} ({field.unit})" if field.unit else field.label
+    base: dict[str, Any] = {"id": name, "label": _clip(label, 200)}
+    if field.required and not field.if_filled:  # in an optional group: the server judges
+        base |= {"isRequired": True, "errorMessage": f"{field.label} is required."}
+    if field.control in ("radio", "select"):
+        choices = [{"title": _clip(t, 200), "value": v} for v, t in field.options]
+        if field.other is not None:
+            choices.append({"title": "Something else", "value": OTHER})
+        made = {
+            "type": "Input.ChoiceSet",
+            **base,
+            "choices": choices,
+            "style": "expanded" if field.control == "radio" else "compact",
+            "wrap": True,
+        }
+        if field.value:
+            made["value"] = field.value
+        if field.other is None:
+            return [made]
+        typed = {
+            "type": "Input.Text",
+            "id": f"{name}_other",
+            "label": "Something else (if chosen)",
+            "maxLength": 2000,
+            "value": field.other,
+        }
+        return [made, typed]
+    if field.control == "number":
+        made = {"type": "Input.Number", **base}
+        for key in ("min", "max"):
+            if key in attrs:
+                made[key] = _number(attrs[key])
+        number = _number(field.value) if field.value else None
+        if number is not None:
+            made["value"] = number
+        return [made]
+    if attrs.get("type") == "date":
+        return [{"type": "Input.Date", **base, **({"value": field.value} if field.value else {})}]
+    made = {"type": "Input.Text", **base, "value": field.value}
+    if field.control in ("textarea", "lines"):
+        made["isMultiline"] = True
+    if field.control == "lines":
+        made["placeholder"] = "One per line"
+    if "maxlength" in attrs:
+        made["maxLength"] = int(attrs["maxlength"])
+    if "pattern" in attrs:
+        made["regex"] = f"^(?:{attrs['pattern']})$"
+    style = {"email": "Email", "url": "Url"}.get(attrs.get("type", ""))
+    if style:
+        made["style"] = style
+    return [made]
+
+
+def _number(text: str) -> float | int | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() else value
 
 
 _DONE: Final = {
@@ -197,7 +377,9 @@ _CLOSED: Final = {
 """A request's end with no answer: the card's word for it, why, and its note's style."""
 
 
-def answered_card(request: HumanRequest, url: str) -> dict[str, Any]:
+def answered_card(
+    request: HumanRequest, url: str, *, fixed: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The card once someone answered, or the request closed unanswered, the same for everyone.
 
     It says who answered what (or that it expired, or was cancelled with its run), and keeps its
@@ -216,17 +398,24 @@ def answered_card(request: HumanRequest, url: str) -> dict[str, Any]:
         if request.status in OPEN_STATUSES:
             note += f" ({len(request.answers)} of {request.approvals_required} approvals)"
         tone = "attention" if last and last.decision == "reject" else "good"
-    return request_card(request, actions=bot_actions(request, url), note=note, tone=tone)
+    actions = bot_actions(request, url, fixed=fixed)
+    return request_card(request, actions=actions, note=note, tone=tone)
 
 
-def bot_actions(request: HumanRequest, url: str) -> list[dict[str, Any]]:
-    """The bot card's buttons: Approve and Reject while open, and the page.
+def bot_actions(
+    request: HumanRequest,
+    url: str,
+    *,
+    fixed: Mapping[str, str] | None = None,
+    shown: DecisionForm | None = None,
+) -> list[dict[str, Any]]:
+    """The bot card's buttons: the request's decisions while open (`answer_actions`), the page.
 
-    Beside Approve and Reject the page's button is "Details", short enough for the three to fit
-    a phone's width; alone it says "Open in Baton".
+    Beside the decisions the page's button is "Details", short enough for three to fit a phone's
+    width; alone it says "Open in Baton".
     """
-    answers = answer_actions(request)
-    return [*answers, open_action(url, "Details" if answers else "Open in Baton")]
+    answers = answer_actions(request, fixed=fixed, shown=shown)
+    return [*answers, open_action(url, "Details" if answers or shown else "Open in Baton")]
 
 
 def attachment(card: dict[str, Any]) -> dict[str, Any]:
@@ -339,10 +528,13 @@ class TeamsBotChannel:
         store: TeamsStore,
         connector: BotConnector,
         links: LinkSigner,
+        *,
+        fixed: Fixed | None = None,
     ) -> None:
         self._store = store
         self._connector = connector
         self._links = links
+        self._fixed = fixed or (lambda request: {})
 
     async def send(self, notice: Notice) -> str | None:
         """Post the card and remember it; why not, when no channel is linked to the team.
@@ -359,7 +551,8 @@ class TeamsBotChannel:
                 f"no Teams channel is linked to team {request.team} "
                 f"(a Baton admin says '@Baton link {request.team}' in one)"
             )
-        actions = bot_actions(request, self._links.signed(request.id, notice.delivery_id))
+        page = self._links.signed(request.id, notice.delivery_id)
+        actions = bot_actions(request, page, fixed=self._fixed(request))
         card = notice_card(request, notice.event, actions)
         try:
             activity_id = await self._connector.post(
@@ -382,7 +575,7 @@ class TeamsBotChannel:
         posted = await self._store.teams_cards(request.id)
         if not posted:
             return "no card was posted about this request"
-        card = answered_card(request, self._links.page(request.id))
+        card = answered_card(request, self._links.page(request.id), fixed=self._fixed(request))
         said = _CLOSED[request.status][0] if request.status in _CLOSED else "Answered"
         activity = card_activity(card, summary=f"{said}: {request.title}")
         for each in posted:

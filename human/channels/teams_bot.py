@@ -39,7 +39,7 @@ import jwt
 from microsoft_agents.activity import Activity, AdaptiveCardInvokeValue
 from pydantic import ValidationError
 
-from baton.errors import BatonError, Invalid, NotPermitted, Unauthenticated
+from baton.errors import BatonError, Invalid, InvalidAnswer, NotPermitted, Unauthenticated
 from human.access import check_can_manage_people
 from human.channels import http
 from human.channels.links import LinkSigner
@@ -49,16 +49,16 @@ from human.channels.teams import (
     CARD_TYPE,
     CARD_VERSION,
     CONNECTOR_ERRORS,
-    REASON_INPUT,
-    REJECT,
     STANDING_INPUT,
     BotConnector,
     answered_card,
     bot_actions,
     open_action,
     request_card,
+    shown_form,
 )
-from human.records import NewEvent, TeamsConversation, User
+from human.forms import DECISION_LABELS, FormValues, answer_forms, answer_from_form, control_text
+from human.records import OPEN_STATUSES, NewEvent, TeamsConversation, User
 from human.service import RequestService
 from human.store.base import PeopleStore, TeamsStore
 
@@ -238,7 +238,7 @@ class TeamsBot:
         verb = value.action.verb or ""
         request_id = str(data.get("request_id") or "")
         page = self._links.page(request_id) if request_id else None
-        if verb not in (APPROVE, REJECT) or not request_id:
+        if verb not in DECISION_LABELS or not request_id:
             return _invoke_reply(message_card("This button is not one of Baton's."))
         user, who = await self._user_of(activity)
         if user is None:
@@ -247,40 +247,63 @@ class TeamsBot:
                 "to set your Entra object id (`baton users add NAME --entra-id …`)."
             )
             return _invoke_reply(message_card(text, url=page))
-        answer: dict[str, Any] = {"decision": verb}
-        if verb == APPROVE and str(data.get(STANDING_INPUT)).lower() == "true":
-            answer["standing"] = True  # the card's toggle (where the request offers a standing)
-        if verb == REJECT:
-            reason = str(data.get(REASON_INPUT) or "").strip()
-            if not reason:
-                return await self._refused(
-                    request_id, user, "A reason is required to reject: the agent is told why."
-                )
-            answer["reason"] = reason
+        typed = posted(verb, data)
         try:
+            request = await self._requests.get(request_id, viewer=user)
+            answer = answer_from_form(request, typed)
             result = await self._requests.respond(request_id, answer, responder=user)
         except BatonError as exc:
             logger.info(
                 "teams answer refused",
                 extra={"request_id": request_id, "user": user.name, "error": exc.code},
             )
-            return await self._refused(request_id, user, f"Could not {verb}: {exc}")
+            refused = (verb, typed, exc.errors) if isinstance(exc, InvalidAnswer) else None
+            return await self._refused(request_id, user, f"Could not {verb}: {exc}", refused)
         logger.info(
             "teams answer applied",
             extra={"request_id": request_id, "user": user.name, "outcome": result.outcome},
         )
         # Everyone's cards are updated through the outbox (event `answered`, written with the
         # answer): the same for an answer given here, on the web, by the API or in Slack.
-        return _invoke_reply(answered_card(result.request, self._links.page(request_id)))
+        fixed = self._requests.fixed_arguments(result.request)
+        return _invoke_reply(
+            answered_card(result.request, self._links.page(request_id), fixed=fixed)
+        )
 
-    async def _refused(self, request_id: str, user: User, why: str) -> dict[str, Any]:
-        """The card as `user` may see it now, with why their click did nothing (only theirs)."""
+    async def _refused(
+        self,
+        request_id: str,
+        user: User,
+        why: str,
+        answer: tuple[str, FormValues, list[dict[str, Any]]] | None = None,
+    ) -> dict[str, Any]:
+        """The card as `user` may see it now, with why their click did nothing (only theirs).
+
+        A refused `answer` (its decision, the fields as typed, the errors) is shown open in the
+        card, as typed, each error beside its field, to send again (where a card can hold it).
+        """
         try:
             request = await self._requests.get(request_id, viewer=user)
         except BatonError:
             return _invoke_reply(message_card(why))
-        actions = bot_actions(request, self._links.page(request.id))
-        return _invoke_reply(request_card(request, actions=actions, note=why, tone="attention"))
+        fixed = self._requests.fixed_arguments(request)
+        form, body, send = None, list[dict[str, Any]](), list[dict[str, Any]]()
+        if answer is not None and request.status in OPEN_STATUSES:
+            verb, typed, errors = answer
+            typed = _kept(typed, request.proposed_action, fixed)
+            forms = answer_forms(request, submitted=verb, raw=typed, errors=errors, fixed=fixed)
+            mine = next((f for f in forms if f.decision == verb), None)
+            shown = shown_form(request, mine) if mine is not None else None
+            if mine is not None and shown is not None:
+                form, (body, button) = mine, shown
+                send = [button]
+                why = f"Not sent: change what is marked below, then press {mine.submit}."
+        actions = [
+            *send,
+            *bot_actions(request, self._links.page(request.id), fixed=fixed, shown=form),
+        ]
+        card = request_card(request, actions=actions, note=why, tone="attention", form=body)
+        return _invoke_reply(card)
 
     async def _user_of(self, activity: Activity) -> tuple[User | None, str]:
         """The Baton person behind a Teams user: by Entra object id, else by email."""
@@ -386,6 +409,43 @@ def _tenant_of(activity: Activity) -> str | None:
         return str(tenant["id"])
     conversation = activity.conversation
     return conversation.tenant_id if conversation is not None else None
+
+
+def posted(verb: str, data: Mapping[str, Any]) -> FormValues:
+    """The fields a card sent for decision `verb`, named as the page's form names them.
+
+    A card's inputs come keyed by `verb:path` (`human.channels.teams.answer_actions`); the
+    inputs of the card's other decisions are not read. Approve's standing toggle is its own.
+    Teams sends each value as text; a number or a yes/no sent as JSON is read as its text.
+    """
+    items: list[tuple[str, Any]] = [("decision", verb)]
+    for key, value in data.items():
+        name = key.removeprefix(f"{verb}:") if key.startswith(f"{verb}:") else None
+        if name is None and verb == APPROVE and key == STANDING_INPUT:
+            name = "standing"
+        if name is None:
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, int | float):
+            value = str(value)
+        items.append((name, value))
+    return FormValues(items)
+
+
+def _kept(
+    typed: FormValues, action: Mapping[str, Any] | None, fixed: Mapping[str, str]
+) -> FormValues:
+    """A refused edit as typed, but each argument it may not change as proposed.
+
+    A card sends what it shows: a changed one, shown again, would be refused again, with no
+    field to fix it in.
+    """
+    arguments = (action or {}).get("arguments") or {}
+    proposed = {
+        f"arguments.{name}": control_text(arguments[name]) for name in fixed if name in arguments
+    }
+    return FormValues([*((n, typed.get(n)) for n in typed.names()), *proposed.items()])
 
 
 def _errors(exc: ValidationError) -> list[dict[str, Any]]:

@@ -168,6 +168,11 @@ async def _send(server: Server, activity: dict[str, Any], token: str | None) -> 
         return await client.post("/integrations/teams/messages", json=activity, headers=headers)
 
 
+def _inputs(card: dict[str, Any]) -> dict[str, str]:
+    """A card's inputs in its body (a form shown open), by id: their type."""
+    return {e["id"]: e["type"] for e in card["body"] if str(e.get("type")).startswith("Input.")}
+
+
 def _card_of(reply: httpx.Response) -> dict[str, Any]:
     """The card an invoke response shows the clicker, checked against the schema."""
     assert reply.status_code == 200, reply.text
@@ -304,7 +309,9 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
         reason = "the parcel was found; no refund"
         rejected = _card_of(
             await _send(
-                server, _click(connector, "lee", None, reject, reason=reason), _token(connector)
+                server,
+                _click(connector, "lee", None, reject, **{"reject:reason": reason}),
+                _token(connector),
             )
         )
         closed = await server.wait_for_run(second["id"], status="completed")
@@ -316,7 +323,9 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
         stranger_updates = len(connector.updates())
         late = _card_of(
             await _send(
-                server, _click(connector, "lee", None, reject, reason="x"), _token(connector)
+                server,
+                _click(connector, "lee", None, reject, **{"reject:reason": "x"}),
+                _token(connector),
             )
         )
         assert len(connector.updates()) == stranger_updates
@@ -367,7 +376,14 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     assert buttons["Approve"]["data"] == {"request_id": rid}
     assert buttons["Reject…"]["card"]["body"][0]["type"] == "Input.Text"
     assert buttons["Reject…/Reject"]["verb"] == "reject"
-    assert list(buttons) == ["Approve", "Reject…", "Reject…/Reject", "Details"]
+    assert list(buttons) == [
+        "Approve",
+        "Edit…",
+        "Edit…/Send edit",
+        "Reject…",
+        "Reject…/Reject",
+        "Details",
+    ]
     assert buttons["Details"]["url"].startswith(f"{BASE}/requests/{rid}?sig=")
 
     # refusals say why, to the clicker only
@@ -384,7 +400,12 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     # sam started the run and is in another team: he sees the card, and why he may not answer
     assert "Could not approve: sam is not in team support-leads" in texts_of(starter)
     assert "Refund 120.00 on order A-1002" in texts_of(starter)
-    assert "A reason is required" in texts_of(no_reason)
+    # a reject sent without its reason (Teams checks the field first; an old card may not): the
+    # form is shown open to the clicker, the error beside the field
+    assert "Not sent: change what is marked below, then press Reject." in texts_of(no_reason)
+    assert "required when decision is 'reject'" in texts_of(no_reason)
+    assert _inputs(no_reason) == {"reject:reason": "Input.Text"}
+    assert list(actions_of(no_reason))[:2] == ["Reject", "Approve"]
 
     # the answer: one, by lee; the card says so, for the clicker and (updated) for everyone
     assert "Approved by lee" in texts_of(approved)
@@ -480,3 +501,140 @@ async def test_a_bot_with_a_client_secret_gets_its_tokens_from_entra_and_answers
     assert asked["client_secret"] == "the-bots-client-secret"
     assert asked["scope"] == "https://api.botframework.com/.default"
     assert connector.tokens_asked == []  # no managed identity was asked
+
+
+async def _by_lee(
+    server: Server, connector: BotConnectorStandIn, action: dict[str, Any], **inputs: str
+) -> dict[str, Any]:
+    """lee presses `action` with `inputs` typed: the card the invoke response shows him."""
+    click = _click(connector, "lee", None, action, **inputs)
+    return _card_of(await _send(server, click, _token(connector)))
+
+
+def _field(card_or_form: dict[str, Any], input_id: str) -> dict[str, Any]:
+    """The input of this id in a card's body or a ShowCard's card."""
+    [found] = [e for e in card_or_form["body"] if e.get("id") == input_id]
+    return found
+
+
+async def test_the_bot_takes_edits_typed_answers_and_choices_in_the_card(
+    db_url: str, tokens: dict[str, str], server_log: Path, teams_env: Any
+) -> None:
+    """Every decision a request takes is answered in the card, from the page's own form."""
+    connector, env = teams_env
+    env = {**env, "BATON_WORKFLOWS": "tests.samples.typed_review,tests.fixtures.triage_workflow"}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        await _link_people(server)
+        say = _activity(connector, "ada", ADA, type="message", text="link support-leads")
+        assert (await _send(server, say, _token(connector))).status_code == 200
+        await _posts(connector, 1)
+
+        # an approval edited in the card: the amount is asked, the order (policy: keep) is said
+        run = await server.start_run(REFUND_120)
+        rid = (await server.wait_for_request(run["id"]))["id"]
+        [card] = cards_in((await _posts(connector, 2))[1])
+        buttons = actions_of(card)
+        edit_form = buttons["Edit…"]["card"]
+        send_edit = buttons["Edit…/Send edit"]
+        before = await server.snapshot(rid)
+        negative = await _by_lee(server, connector, send_edit, **{"edit:arguments.amount": "-5"})
+        other_order = await _by_lee(
+            server,
+            connector,
+            send_edit,
+            **{"edit:arguments.amount": "80", "edit:arguments.order_id": "A-9999"},
+        )
+        assert await server.snapshot(rid) == before
+        edited = await _by_lee(
+            server,
+            connector,
+            send_edit,
+            **{"edit:arguments.amount": "80", "edit:reason": "half was found"},
+        )
+        done = await server.wait_for_run(run["id"], status="completed")
+
+        # a typed answer (a dataclass with an enum, bounds, a list and an optional group)
+        review = await server.start_run(
+            {"workflow": "typed_review", "input": {"title": "Spring launch post"}}
+        )
+        draft = (await server.wait_for_request(review["id"]))["id"]
+        [review_card] = cards_in((await _posts(connector, 3))[2])
+        answer_form = actions_of(review_card)["Answer…"]["card"]
+        send = actions_of(review_card)["Answer…/Send answer"]
+        typed = {
+            "answer:answer.verdict": "publish",
+            "answer:answer.score": "9",
+            "answer:answer.tags": "launch\nspring",
+            "answer:answer.followup.owner": "kim",
+        }
+        before = await server.snapshot(draft)
+        too_high = await _by_lee(server, connector, send, **typed)
+        assert await server.snapshot(draft) == before
+        resent = actions_of(too_high)["Send answer"]
+        typed["answer:answer.score"] = "4"
+        answered = await _by_lee(server, connector, resent, **typed)
+        reviewed = await server.wait_for_run(review["id"], status="completed")
+
+        # a choice of a few values: a button each
+        triage = await server.start_run({"workflow": "triage", "input": {"service": "mail"}})
+        await server.wait_for_request(triage["id"])
+        [triage_card] = cards_in((await _posts(connector, 4))[3])
+        choices = actions_of(triage_card)
+        urgent = await _by_lee(server, connector, choices["Urgent"])
+        triaged = await server.wait_for_run(triage["id"], status="completed")
+        the_refunds = await refunds(db_url)
+
+    # the edit form: the page's fields, the proposed values filled in, the kept one said
+    amount = _field(edit_form, "edit:arguments.amount")
+    assert (amount["type"], amount["value"], amount["isRequired"]) == ("Input.Number", 120, True)
+    assert "Order ID: A-1002" in texts_of(edit_form)
+    assert "Fixed: rule refund.medium lets an approver change only amount." in texts_of(edit_form)
+    assert send_edit["data"] == {"request_id": rid, "edit:arguments.order_id": "A-1002"}
+    # refused edits: the form open again as typed, the error beside its field; nothing stored
+    assert "Not sent: change what is marked below, then press Send edit." in texts_of(negative)
+    assert _field(negative, "edit:arguments.amount")["value"] == -5
+    assert "-5 is less than or equal to the minimum of 0" in texts_of(negative)
+    # an order changed by hand (the card does not offer it): refused beside the field, and the
+    # form shown again sends the order proposed
+    assert "rule refund.medium lets an approver change only amount" in texts_of(other_order)
+    resend = actions_of(other_order)["Send edit"]
+    assert resend["data"]["edit:arguments.order_id"] == "A-1002"
+    # the edit: recorded with its reason, refunded 80, the card says so
+    assert "Edited by lee" in texts_of(edited)
+    [request] = done["requests"]
+    assert request["answer"]["arguments"] == {"order_id": "A-1002", "amount": 80}
+    assert request["answer"]["reason"] == "half was found"
+    assert [r["amount"] for r in the_refunds] == [80.0]
+
+    # the typed answer's form, as the page's: a choice, a bounded number, a list, a group
+    verdict = _field(answer_form, "answer:answer.verdict")
+    assert (verdict["type"], verdict["style"]) == ("Input.ChoiceSet", "expanded")
+    assert [c["title"] for c in verdict["choices"]] == ["Publish", "Revise", "Drop"]
+    score = _field(answer_form, "answer:answer.score")
+    assert (score["type"], score["min"], score["max"]) == ("Input.Number", 1, 5)
+    assert _field(answer_form, "answer:answer.tags")["isMultiline"] is True
+    assert _field(answer_form, "answer:answer.followup.due_in_days")["value"] == 7
+    assert "Followup" in texts_of(answer_form)
+    # required only once its optional group is begun: Teams must not insist on it
+    assert "isRequired" not in _field(answer_form, "answer:answer.followup.owner")
+    assert _field(too_high, "answer:answer.score")["value"] == 9
+    assert _field(too_high, "answer:answer.verdict")["value"] == "publish"
+    assert "less than or equal to 5" in texts_of(too_high)
+    assert "Answered by lee" in texts_of(answered)
+    assert reviewed["output"] == {
+        "title": "Spring launch post",
+        "verdict": "publish",
+        "score": 4,
+        "tags": ["launch", "spring"],
+        "followup": "kim",
+        "due_in_days": 7,
+    }
+
+    # the short enum: a button per value, no form
+    assert list(choices) == ["Low", "Needs care", "Urgent", "Details"]
+    assert choices["Urgent"]["data"] == {
+        "request_id": choices["Urgent"]["data"]["request_id"],
+        "answer:answer": "urgent",
+    }
+    assert "Answered by lee" in texts_of(urgent)
+    assert triaged["output"] == "mail: URGENT"

@@ -1,4 +1,4 @@
-"""Forms from JSON Schema and back (web/forms.py): one control per field with its type and hints."""
+"""Forms from JSON Schema and back (human/forms.py): a control per field, with its type, hints."""
 
 from __future__ import annotations
 
@@ -12,11 +12,7 @@ from pydantic import BaseModel, Field
 
 from baton.errors import InvalidAnswer, InvalidInput
 from human import typed
-from human.kinds import KINDS, schema_of
-from human.records import HumanRequest
-from human.service import validate_answer
-from tests.samples.typed_review import ReviewDecision
-from web.forms import (
+from human.forms import (
     OTHER,
     FormValues,
     answer_forms,
@@ -28,9 +24,13 @@ from web.forms import (
     input_from_form,
     values_of,
 )
-from web.forms import (
+from human.forms import (
     Field as FormField,
 )
+from human.kinds import KINDS, schema_of
+from human.records import HumanRequest
+from human.service import validate_answer
+from tests.samples.typed_review import ReviewDecision
 
 
 class RefundArgs(BaseModel):

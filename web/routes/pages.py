@@ -17,12 +17,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from baton.errors import BatonError, InvalidAnswer
 from baton.wiring import Parts
 from human import summary
+from human.forms import FormValues, answer_from_form, confirmation, errors_by_field
 from human.records import HumanRequest, User
 from web import views
 from web.auth import csrf_checked_form
 from web.deps import PageUserDep, PartsDep
 from web.errors import PAGE_PROBLEMS, problem_page
-from web.forms import FormValues, answer_from_form, confirmation, errors_by_field
 from web.templating import notify, render
 
 router = APIRouter(include_in_schema=False)

@@ -9,11 +9,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from baton.errors import Invalid, InvalidInput
 from human.access import check_can_run
+from human.forms import FormValues, input_from_form
 from web import views
 from web.auth import csrf_checked_form
 from web.deps import PageUserDep, PartsDep
 from web.errors import PAGE_PROBLEMS, problem_page
-from web.forms import FormValues, input_from_form
 from web.templating import notify, render
 from workflows.platform import registry
 

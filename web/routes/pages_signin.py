@@ -8,9 +8,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from baton.errors import BadCredentials, TooManySignIns
+from human.forms import FormValues
 from web.auth import authenticator_of, csrf_checked_form, page_user_of, sign_in, sign_out
 from web.deps import PartsDep
-from web.forms import FormValues
 from web.templating import render
 
 router = APIRouter(include_in_schema=False)

@@ -1,4 +1,8 @@
-"""HTML forms from JSON Schema, and form posts back to JSON: answers and run inputs.
+"""Forms from JSON Schema, and form posts back to JSON: answers and run inputs.
+
+One form model serves every place a person types an answer: the web pages render its fields as
+HTML, the Teams bot's cards as Adaptive Card inputs (`human.channels.teams`), and both read
+what comes back through `answer_from_form`.
 
 A request's `response_schema` (its kind's answer model, with an approval's `arguments` replaced by
 the tool's own schema, an input's `answer` by the workflow's answer type) and a workflow's input
@@ -360,6 +364,11 @@ def _string_hints(schema: dict[str, Any], *, long: bool) -> tuple[tuple[str, str
             hints.append(("pattern", schema["pattern"]))
         hints.append(("type", _FORMATS.get(str(schema.get("format")), "text")))
     return tuple(hints)
+
+
+def control_text(value: Any) -> str:
+    """A value as a form's control shows it (`true`, `120`, JSON for an object or a list)."""
+    return _text(value)
 
 
 def _text(value: Any) -> str:
