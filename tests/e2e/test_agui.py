@@ -625,3 +625,35 @@ async def test_a_chat_s_next_message_is_the_next_turn_on_the_whole_conversation(
     later = await server.run(started.value["run_id"])
     assert later["continues"] is not None
     assert (await server.run(later["continues"]))["continued_by"] == [later["id"]]
+
+
+async def test_the_same_words_sent_alone_again_are_the_next_turn_and_a_retry_is_not(
+    server: Server,
+) -> None:
+    """A front end that sends each turn's new message alone and without an id (MAF's AG-UI
+    demos): "continue" twice is two turns, as on MAF; the same request sent again (its `run_id`
+    kept: a retry) is not a third."""
+    thread = f"alone-{uuid.uuid4().hex[:8]}"
+
+    def said(text: str, request: str) -> dict[str, Any]:
+        return {
+            "thread_id": thread,
+            "run_id": request,
+            "messages": [{"role": "user", "content": text}],
+        }
+
+    first = "My name is Alex and I'm learning about machine learning."
+    again = "What was my name again, and what am I learning about?"
+    before = await server.run_count()
+    results = []
+    for text, request in ((first, "r1"), (again, "r2"), (again, "r3"), (again, "r3")):
+        async with agui(server, "sam", "workflow_session", said(text, request)) as stream:
+            ending = (await stream.until(finished))[-1]
+        assert isinstance(ending, RunFinishedEvent)
+        results.append((ending.result or {}).get("text"))
+    runs = await server.run_count() - before
+
+    assert results[1].startswith("After 2 questions:")
+    assert results[2].startswith("After 3 questions:")  # a turn of its own, on the whole chat
+    assert results[3] == results[2]  # the retry follows that turn
+    assert runs == 3

@@ -150,19 +150,28 @@ def _canonical(body: Any) -> Any:
             canonical["resume"] = [_resume_entry(e) for e in entries]
     messages = body.get("messages")
     if isinstance(messages, list):
+        lone = len(messages) == 1
+        request = body.get("runId", body.get("run_id")) if lone else None
         canonical["messages"] = [
-            {**m, "id": _unnamed(n, m)} if isinstance(m, dict) and "id" not in m else m
+            {**m, "id": _unnamed(n, m, request)} if isinstance(m, dict) and "id" not in m else m
             for n, m in enumerate(messages)
         ]
     return canonical
 
 
-def _unnamed(place: int, message: dict[str, Any]) -> str:
+def _unnamed(place: int, message: dict[str, Any], request: Any = None) -> str:
     """An id for a message sent without one: its place and what it says.
 
-    The same when the message is sent again, so that it is known as such (`_key`).
+    The same when the message is sent again, so that it is known as such (`_key`). A front end
+    that sends each turn's new message alone (MAF's AG-UI demos) sends every one at place 0: the
+    same words twice ("continue", "yes") are two turns there. A lone message's id is then also
+    that of the body's `runId`, which the client makes new for each turn it asks for and keeps
+    when it sends the same request again (a retry).
     """
     said = json.dumps([message.get("role"), message.get("content")], sort_keys=True, default=str)
+    if request is not None:
+        said = json.dumps([str(request), said])
+        return f"message-run-{hashlib.sha256(said.encode()).hexdigest()[:24]}"
     return f"message-{place}-{hashlib.sha256(said.encode()).hexdigest()[:16]}"
 
 
@@ -198,8 +207,10 @@ def _new_message(spec: registry.WorkflowSpec, agui: RunAgentInput, latest: Run) 
     """The id of the chat's last user message if it may start the thread's next turn, else None.
 
     Not a message Baton showed (a snapshot's, `<run id>-<n>`: the chat reloaded or resent), nor,
-    when it is the chat's only user message, the one the thread's latest run started on (a first
-    message sent again); only for a workflow whose input is one text field, with no `state`.
+    when it is the chat's only user message, the one the thread's first run started on while it
+    is the thread's latest (a first message sent again; on a later turn the same words alone are
+    a new message, from a front end that sends each turn's message alone); only for a workflow
+    whose input is one text field, with no `state`.
     """
     field = spec.text_field()
     if field is None or agui.state:
@@ -207,7 +218,8 @@ def _new_message(spec: registry.WorkflowSpec, agui: RunAgentInput, latest: Run) 
     sent = [m for m in agui.messages if m.role == "user" and _text_of(m)]
     if not sent or _SHOWN.match(sent[-1].id):
         return None
-    if len(sent) == 1 and _text_of(sent[-1]) == latest.input.get(field):
+    first = latest.continues is None
+    if first and len(sent) == 1 and _text_of(sent[-1]) == latest.input.get(field):
         return None
     return str(sent[-1].id)
 
