@@ -6,6 +6,7 @@ And a MAF agent a builder returns as it is, as the workflow Baton drives (`as_wo
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 import logging
@@ -292,6 +293,9 @@ def start_input(
     takes = _taken(workflow)
     if any(isinstance(t, type) and isinstance(typed, t) for t in takes) or Any in takes:
         return typed
+    as_taken = _as_taken(typed, takes)
+    if as_taken is not None:
+        return as_taken[0]
     values = typed.model_dump(mode="json")
     one_text = len(values) == 1 and all(isinstance(v, str) for v in values.values())
     if any(_a_mapping(t) for t in takes) and not (one_text and str in takes):
@@ -302,9 +306,30 @@ def start_input(
     message = Message(role="user", contents=[text])
     if Message in takes:
         return message
-    if any(get_origin(t) is list for t in takes):
+    if any(_message_list(t) for t in takes):
         return [message]
     return typed
+
+
+def _as_taken(typed: BaseModel, takes: Sequence[Any]) -> tuple[Any] | None:
+    """The input made what the start executor takes, where its shape says how; else None.
+
+    An input of one field whose type the executor takes (`numbers: list[int]` for a handler of
+    `list[int]`) gives that field's value, as one text field gives its text; an input whose
+    fields are a dataclass's that it takes builds that dataclass, as a script would
+    (`Email(sender=..., body=...)`). (In a tuple: the value may itself be None.)
+    """
+    fields = type(typed).model_fields
+    if len(fields) == 1:
+        [(name, info)] = fields.items()
+        if info.annotation in takes and info.annotation is not str:  # (text: `said`, below)
+            return (getattr(typed, name),)
+    for kind in takes:
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+            wanted = {f.name for f in dataclasses.fields(kind) if f.init}
+            if wanted and wanted == set(fields):
+                return (kind(**{n: getattr(typed, n) for n in wanted}),)
+    return None
 
 
 SESSIONS: Final = "sessions"

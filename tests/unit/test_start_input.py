@@ -8,6 +8,7 @@ values (several fields), or its text (one text field); and it takes a conversati
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Never
 
 from agent_framework import (
@@ -89,3 +90,50 @@ def test_a_magentic_orchestration_takes_no_conversation_made_an_agent_or_not() -
     assert not takes_conversation(as_workflow(magentic.as_agent(name="mag"), "mag"))
     assert takes_conversation(sequential)
     assert takes_conversation(as_workflow(sequential.as_agent(name="seq"), "seq"))
+
+
+class Sum(Executor):
+    """MAF's `aggregate_results_of_different_types.py` dispatcher's shape: a list of numbers."""
+
+    @handler
+    async def start(self, numbers: list[int], ctx: WorkflowContext[Never, int]) -> None:
+        await ctx.yield_output(sum(numbers))
+
+
+@dataclass
+class Email:
+    sender: str
+    body: str
+
+
+class Inbox(Executor):
+    """`agents_with_approval_requests.py`'s start: a dataclass."""
+
+    @handler
+    async def start(self, email: Email, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(f"{email.sender}: {email.body}")
+
+
+class Numbers(BaseModel):
+    numbers: list[int]
+
+
+class IncomingEmail(BaseModel):
+    sender: str
+    body: str
+
+
+async def first_output(executor: Executor, model: type[BaseModel], value: BaseModel) -> Any:
+    workflow = WorkflowBuilder(name="w", start_executor=executor).build()
+    spec = WorkflowSpec(name="w", description="", input_model=model, build=lambda s: workflow)
+    [output] = (await workflow.run(spec.first_message(value, workflow))).get_outputs()
+    return output
+
+
+async def test_one_field_of_the_type_the_start_takes_comes_as_its_value() -> None:
+    assert await first_output(Sum(id="sum"), Numbers, Numbers(numbers=[5, 6, 7])) == 18
+
+
+async def test_fields_of_a_dataclass_the_start_takes_build_it() -> None:
+    email = IncomingEmail(sender="kim", body="Hello")
+    assert await first_output(Inbox(id="inbox"), IncomingEmail, email) == "kim: Hello"
