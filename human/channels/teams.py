@@ -23,6 +23,7 @@ the tests against the official schema.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -353,9 +354,12 @@ def _inputs(form: DecisionForm, field: Field) -> list[dict[str, Any]]:
 
 
 def _number(text: str) -> float | int | None:
+    """A number input's value from its text; None for text that is no finite number."""
     try:
         value = float(text)
     except ValueError:
+        return None
+    if not math.isfinite(value):  # (`8e400` typed: a card cannot carry it, JSON has no inf)
         return None
     return int(value) if value.is_integer() else value
 

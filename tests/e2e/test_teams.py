@@ -544,6 +544,20 @@ async def test_the_bot_takes_edits_typed_answers_and_choices_in_the_card(
             send_edit,
             **{"edit:arguments.amount": "80", "edit:arguments.order_id": "A-9999"},
         )
+        # hostile clicks: a decision the request does not take, values that are no text, fields
+        # of no form: each a card saying why, nothing stored
+        odd = [
+            {**send_edit, "verb": "answer"},
+            {**send_edit, "verb": "delete"},
+        ]
+        strange = [await _by_lee(server, connector, action) for action in odd]
+        shapes = [
+            {"edit:arguments.amount": {"$gt": 0}},
+            {"edit:arguments.amount": ["80"], "edit:arguments.extra": "1"},
+            {"edit:arguments.amount": "8e400"},
+        ]
+        for typed in shapes:
+            strange.append(await _by_lee(server, connector, send_edit, **typed))
         assert await server.snapshot(rid) == before
         edited = await _by_lee(
             server,
@@ -599,6 +613,10 @@ async def test_the_bot_takes_edits_typed_answers_and_choices_in_the_card(
     assert "rule refund.medium lets an approver change only amount" in texts_of(other_order)
     resend = actions_of(other_order)["Send edit"]
     assert resend["data"]["edit:arguments.order_id"] == "A-1002"
+    said = [texts_of(card) for card in strange]
+    assert "Could not answer" in said[0]
+    assert "This button is not one of Baton's." in said[1]
+    assert all("Not sent" in text or "Could not edit" in text for text in said[2:]), said
     # the edit: recorded with its reason, refunded 80, the card says so
     assert "Edited by lee" in texts_of(edited)
     [request] = done["requests"]
