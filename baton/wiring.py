@@ -101,7 +101,11 @@ def notification_channels(
     if settings.slack_webhook_url:
         from human.channels.slack import SlackChannel
 
-        channels["slack"] = SlackChannel(settings.slack_webhook_url, timeout_s=timeout)
+        bot = all(  # modals need Slack's Web API, and clicks a verified endpoint
+            secret is not None and secret.get_secret_value()
+            for secret in (settings.slack_bot_token, settings.slack_signing_secret)
+        )
+        channels["slack"] = SlackChannel(settings.slack_webhook_url, timeout_s=timeout, forms=bot)
     if settings.smtp_url:
         channels["email"] = EmailChannel(
             SmtpRelay.parse(settings.smtp_url),

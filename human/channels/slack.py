@@ -40,22 +40,35 @@ from slack_sdk.models.blocks import (
     ButtonElement,
     CheckboxesElement,
     ContextBlock,
+    DatePickerElement,
     HeaderBlock,
     InputBlock,
     MarkdownTextObject,
+    NumberInputElement,
     Option,
     PlainTextInputElement,
+    RadioButtonsElement,
     SectionBlock,
+    StaticSelectElement,
 )
 from slack_sdk.models.views import View
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
-from baton.errors import BatonError, NotificationFailed, Unauthenticated
+from baton.errors import BatonError, InvalidAnswer, NotificationFailed, Unauthenticated
 from human.access import check_can_answer
 from human.answer_schema import answer_schema, choices, option_label
 from human.channels import Notice, approved_words, http, key_context, standing_offer
 from human.channels.links import LinkSigner
+from human.forms import (
+    DECISION_LABELS,
+    OTHER,
+    DecisionForm,
+    Field,
+    FormValues,
+    answer_forms,
+    answer_from_form,
+)
 from human.records import OPEN_STATUSES, HumanRequest, User
 from human.service import RequestService, refuse_closed
 from human.store.base import PeopleStore
@@ -71,6 +84,13 @@ ANSWER = "baton.answer"
 STANDING = "baton.standing"
 """The block and the checkbox of an approval's standing (where its request offers one): ticked,
 Approve lets the approval stand for the run's later calls of the tool under the same rule."""
+FORM = "baton.form"
+"""The action id prefix of a decision's button that opens its form in a modal (`baton.form.edit`),
+and the modal's callback id."""
+FORM_INPUTS_MAX = 12
+"""A decision whose form has more fields than this is given on the page, not in a modal."""
+VALUE = "value"
+"""Each form input's action id (its block id is the field's dotted path, as the page names it)."""
 REASON_VIEW = "baton.reject_reason"
 REASON_BLOCK = "reason"
 REASON_INPUT = "reason"
@@ -85,8 +105,14 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def request_blocks(request: HumanRequest, url: str, *, note: str | None = None) -> list[Block]:
-    """The message for a request: title, reason, key facts, buttons (while it is open)."""
+def request_blocks(
+    request: HumanRequest, url: str, *, note: str | None = None, forms: bool = False
+) -> list[Block]:
+    """The message for a request: title, reason, key facts, buttons (while it is open).
+
+    With `forms` (Baton has a bot token: it can open modals), a decision with fields of its own
+    (Edit, Answer, Resolve, Return) is a button too, which opens its form (`form_button`).
+    """
     facts = [
         ("team", request.team),
         ("priority", request.priority),
@@ -123,7 +149,112 @@ def request_blocks(request: HumanRequest, url: str, *, note: str | None = None) 
         ]
     elif request.status in OPEN_STATUSES and request.kind == "input":
         buttons = [*answer_buttons(request), *buttons]
+    if forms and request.status in OPEN_STATUSES:
+        opens = form_buttons(request, answered=bool(answer_buttons(request)))
+        buttons = [*buttons[:-1], *opens, buttons[-1]]  # the page's button stays last
     blocks.append(ActionsBlock(block_id="baton", elements=buttons))
+    return blocks
+
+
+def form_buttons(request: HumanRequest, *, answered: bool) -> list[ButtonElement]:
+    """A button per decision whose fields a modal asks for: Edit…, Answer…, Resolve…, Return….
+
+    Not Approve and Reject (buttons of their own), nor an answer given by a button per value
+    (`answered`), nor a form a modal cannot hold (`form_blocks`).
+    """
+    return [
+        ButtonElement(text=f"{form.label}…", action_id=f"{FORM}.{form.decision}", value=request.id)
+        for form in answer_forms(request)
+        if form.decision not in ("approve", "reject")
+        and not (form.decision == "answer" and answered)
+        and form_blocks(form) is not None
+    ]
+
+
+def form_blocks(form: DecisionForm) -> list[Block] | None:
+    """A decision form as a modal's blocks: an input per field, as the page's control.
+
+    Each input's block id is the field's dotted path, so a refusal's errors land beside their
+    field. An argument an edit may not change is said, not asked (and sent as proposed). None
+    where a modal cannot hold the form: a field that takes JSON, or more than `FORM_INPUTS_MAX`.
+    """
+    blocks: list[Block] = []
+    count = 0
+
+    def add(field: Field) -> bool:
+        nonlocal count
+        if field.control == "fieldset":
+            words = f"*{escape(field.label)}*" + (f"\n{escape(field.help)}" if field.help else "")
+            blocks.append(SectionBlock(text=MarkdownTextObject(text=_clip(words, 3000))))
+            return all(add(child) for child in field.children)
+        if field.control == "json":
+            return False
+        count += 1
+        if "readonly" in dict(field.attrs):
+            said = f"*{escape(field.label)}:* {escape(field.value)}"
+            if field.help:
+                said += f"\n{escape(field.help)}"
+            blocks.append(SectionBlock(text=MarkdownTextObject(text=_clip(said, 3000))))
+            return True
+        blocks.extend(_input_blocks(field))
+        return True
+
+    if not all(add(field) for field in form.fields) or count > FORM_INPUTS_MAX:
+        return None
+    return blocks
+
+
+def _input_blocks(field: Field) -> list[Block]:
+    """One field's input block(s)."""
+    attrs = dict(field.attrs)
+    label = f"{field.label} ({field.unit})" if field.unit else field.label
+    element: Any
+    if field.control in ("radio", "select"):
+        options = [Option(value=v, text=_clip(t, 75)) for v, t in field.options]
+        if field.other is not None:
+            options.append(Option(value=OTHER, text="Something else"))
+        chosen = next((o for o in options if o.value == field.value), None)
+        kind = RadioButtonsElement if len(options) <= 10 else StaticSelectElement
+        element = kind(action_id=VALUE, options=options[:100], initial_option=chosen)
+    elif field.control == "number":
+        element = NumberInputElement(
+            action_id=VALUE,
+            is_decimal_allowed=field.kind != "integer",
+            initial_value=field.value or None,
+            min_value=attrs.get("min"),
+            max_value=attrs.get("max"),
+        )
+    elif attrs.get("type") == "date":
+        element = DatePickerElement(action_id=VALUE, initial_date=field.value or None)
+    else:
+        element = PlainTextInputElement(
+            action_id=VALUE,
+            multiline=field.control in ("textarea", "lines"),
+            initial_value=_clip(field.value, 3000) or None,
+            max_length=min(int(attrs.get("maxlength", 3000)), 3000),
+            placeholder="One per line" if field.control == "lines" else None,
+        )
+    hint = field.help
+    blocks: list[Block] = [
+        InputBlock(
+            block_id=field.name,
+            label=_clip(label, 2000),
+            element=element,
+            optional=not field.required or field.if_filled,
+            hint=_clip(hint, 2000) if hint else None,
+        )
+    ]
+    if field.other is not None:
+        blocks.append(
+            InputBlock(
+                block_id=f"{field.name}_other",
+                label="Something else (if chosen)",
+                element=PlainTextInputElement(
+                    action_id=VALUE, initial_value=field.other or None, max_length=2000
+                ),
+                optional=True,
+            )
+        )
     return blocks
 
 
@@ -156,15 +287,15 @@ def answer_buttons(request: HumanRequest) -> list[ButtonElement]:
     ]
 
 
-def message_of(notice: Notice) -> dict[str, Any]:
-    """The incoming-webhook body for a notice."""
+def message_of(notice: Notice, *, forms: bool = False) -> dict[str, Any]:
+    """The incoming-webhook body for a notice (`forms`: see `request_blocks`)."""
     request = notice.request
     notes = {
         "escalated": f":rotating_light: Escalated to *{escape(request.team)}*",
         "reassigned": f":arrow_right: Reassigned to *{escape(request.assignee or request.team)}*",
     }
     note = notes.get(notice.event)
-    blocks = request_blocks(request, notice.url, note=note)
+    blocks = request_blocks(request, notice.url, note=note, forms=forms)
     return {"text": notice.headline, "blocks": [b.to_dict() for b in blocks]}
 
 
@@ -174,15 +305,16 @@ class SlackChannel:
     name = "slack"
     follows_answers = False
 
-    def __init__(self, webhook_url: str, *, timeout_s: float = 10.0) -> None:
+    def __init__(self, webhook_url: str, *, timeout_s: float = 10.0, forms: bool = False) -> None:
         self._url = webhook_url
         self._timeout_s = timeout_s
+        self._forms = forms  # a bot token opens the forms' modals (`SlackActions`)
 
     async def send(self, notice: Notice) -> str | None:
         """POST the message; `NotificationFailed` unless Slack answers 2xx."""
         try:
             async with http.client(self._timeout_s) as client:
-                reply = await client.post(self._url, json=message_of(notice))
+                reply = await client.post(self._url, json=message_of(notice, forms=self._forms))
         except httpx.HTTPError as exc:
             raise NotificationFailed(f"slack: {type(exc).__name__}: {exc}") from exc
         if not reply.is_success:
@@ -265,7 +397,9 @@ class SlackActions:
         response_url = payload.get("response_url")
         action_id = str(action.get("action_id") or "")
         answering = action_id.startswith(f"{ANSWER}.")
-        if (action_id not in (APPROVE, REJECT) and not answering) or not isinstance(
+        decision = action_id.removeprefix(f"{FORM}.") if action_id.startswith(f"{FORM}.") else ""
+        opening = decision in DECISION_LABELS and self._web is not None
+        if (action_id not in (APPROVE, REJECT) and not answering and not opening) or not isinstance(
             response_url, str
         ):
             return SlackResult()
@@ -274,6 +408,9 @@ class SlackActions:
             return SlackResult(reply=_only_you(response_url, _not_linked(slack_user)))
         if answering:
             return await self._answer_clicked(str(action.get("value") or ""), user, response_url)
+        if opening:
+            request_id = str(action.get("value") or "")
+            return await self._open_form(payload, request_id, decision, user, response_url)
         request_id = str(action.get("value") or "")
         if action["action_id"] == REJECT and self._web is not None:
             return await self._ask_reason(payload, request_id, user, response_url)
@@ -305,6 +442,13 @@ class SlackActions:
             return SlackResult(reply=_only_you(response_url, f"Could not answer: {exc}"))
         return SlackResult(reply=SlackReply(response_url, outcome))
 
+    async def _answerable(self, request_id: str, user: User) -> HumanRequest:
+        """The request, if `user` may answer it now (else the service's refusal, raised)."""
+        request = await self._requests.get(request_id, viewer=user)
+        refuse_closed(request)
+        check_can_answer(user, request)
+        return request
+
     async def _ask_reason(
         self, payload: dict[str, Any], request_id: str, user: User, response_url: str
     ) -> SlackResult:
@@ -313,11 +457,8 @@ class SlackActions:
         Someone who could not reject it (a viewer, another team, the request closed) is told so
         at once rather than after typing a reason.
         """
-        assert self._web is not None
         try:
-            request = await self._requests.get(request_id, viewer=user)
-            refuse_closed(request)
-            check_can_answer(user, request)
+            request = await self._answerable(request_id, user)
         except BatonError as exc:
             return SlackResult(reply=_only_you(response_url, f"Could not reject: {exc}"))
         view = View(
@@ -340,6 +481,57 @@ class SlackActions:
                 ),
             ],
         )
+        return await self._show(payload, view, response_url)
+
+    async def _open_form(
+        self,
+        payload: dict[str, Any],
+        request_id: str,
+        decision: str,
+        user: User,
+        response_url: str,
+    ) -> SlackResult:
+        """Open the modal of a decision's form (its fields as the page's), within three seconds.
+
+        Someone who could not answer is told so at once; a form a modal cannot hold is the
+        page's. The arguments an edit may not change ride in the modal's metadata, as proposed.
+        """
+        try:
+            request = await self._answerable(request_id, user)
+        except BatonError as exc:
+            return SlackResult(reply=_only_you(response_url, f"Could not {decision}: {exc}"))
+        fixed = self._requests.fixed_arguments(request)
+        form = next((f for f in answer_forms(request, fixed=fixed) if f.decision == decision), None)
+        blocks = form_blocks(form) if form is not None else None
+        kept = {
+            f"arguments.{name}": value
+            for name, value in ((request.proposed_action or {}).get("arguments") or {}).items()
+            if name in fixed
+        }
+        meta = json.dumps(
+            {"request_id": request.id, "decision": decision, "response_url": response_url}
+            | ({"kept": kept} if kept else {})
+        )
+        if form is None or blocks is None or len(meta) > 3000:
+            page = self._links.page(request.id)
+            return SlackResult(
+                reply=_only_you(response_url, f"Give this answer on its page: {page}")
+            )
+        title = SectionBlock(text=MarkdownTextObject(text=f"*{escape(_clip(request.title, 200))}*"))
+        view = View(
+            type="modal",
+            callback_id=FORM,
+            title=_clip(form.label, 24),
+            submit=_clip(form.submit, 24),
+            close="Cancel",
+            private_metadata=meta,
+            blocks=[title, *blocks],
+        )
+        return await self._show(payload, view, response_url)
+
+    async def _show(self, payload: dict[str, Any], view: View, response_url: str) -> SlackResult:
+        """Open `view` for the click's trigger; a failure is told to the clicker."""
+        assert self._web is not None
         try:
             async with asyncio.timeout(self._timeout_s):
                 await self._web.views_open(
@@ -347,14 +539,47 @@ class SlackActions:
                 )
         except (SlackApiError, SlackClientError, OSError, TimeoutError) as exc:
             logger.warning("slack views.open failed", extra={"error": str(exc)})
-            return SlackResult(
-                reply=_only_you(response_url, f"Could not open the form for a reason: {exc}")
-            )
+            return SlackResult(reply=_only_you(response_url, f"Could not open the form: {exc}"))
         return SlackResult()
 
+    async def _form_sent(self, payload: dict[str, Any], view: dict[str, Any]) -> SlackResult:
+        """A decision's modal sent: answer with its fields, or keep it open, errors beside them."""
+        try:
+            meta = json.loads(view.get("private_metadata") or "{}")
+        except json.JSONDecodeError:
+            meta = {}
+        meta = meta if isinstance(meta, dict) else {}
+        request_id, decision = str(meta.get("request_id") or ""), str(meta.get("decision") or "")
+        found = meta.get("kept")
+        kept: dict[str, Any] = found if isinstance(found, dict) else {}
+        values = (view.get("state") or {}).get("values") or {}
+        typed = FormValues(
+            [("decision", decision), *_typed(values), *((k, _text(v)) for k, v in kept.items())]
+        )
+        user, slack_user = await self._user_of(payload)
+        if user is None:
+            return _errors_in(values, {"": _not_linked(slack_user)})
+        try:
+            request = await self._requests.get(request_id, viewer=user)
+            answer = answer_from_form(request, typed)
+            outcome = await self._answer(request_id, user, answer)
+        except InvalidAnswer as exc:
+            placed = {
+                ".".join(str(p) for p in e.get("loc", [])): str(e.get("msg", "is invalid"))
+                for e in exc.errors
+            }
+            return _errors_in(values, placed or {"": str(exc)})
+        except BatonError as exc:
+            return _errors_in(values, {"": f"Could not {decision}: {exc}"})
+        response_url = meta.get("response_url")
+        reply = SlackReply(response_url, outcome) if isinstance(response_url, str) else None
+        return SlackResult(reply=reply)
+
     async def _submitted(self, payload: dict[str, Any]) -> SlackResult:
-        """A reason modal sent: reject with its reason, or say in the modal why not."""
+        """A modal sent: a decision's form, or a reason to reject (else, say in it why not)."""
         view = payload.get("view") or {}
+        if isinstance(view, dict) and view.get("callback_id") == FORM:
+            return await self._form_sent(payload, view)
         if not isinstance(view, dict) or view.get("callback_id") != REASON_VIEW:
             return SlackResult()
         try:
@@ -399,13 +624,24 @@ class SlackActions:
         return self._outcome(result.request, user.name, answer)
 
     def _outcome(self, request: HumanRequest, who: str, answer: dict[str, Any]) -> dict[str, Any]:
-        verbs = {"approve": approved_words(request, answer), "reject": "Rejected"}
-        verb = verbs.get(answer["decision"]) or f"Answered {option_label(answer.get('answer'))}"
+        verbs = {
+            "approve": approved_words(request, answer),
+            "reject": "Rejected",
+            "edit": "Approved with changes" if request.kind == "approval" else "Edited",
+            "resolve": "Resolved",
+            "return": "Handed back",
+        }
+        answered = answer.get("answer")
+        plain = answered is None or isinstance(answered, str | int | float | bool)
+        said = f"Answered {option_label(answered)}" if plain else "Answered"
+        verb = verbs.get(answer["decision"]) or said
         done = request.status not in OPEN_STATUSES
         note = f"*{verb}* by {escape(who)} from Slack" + (
             "" if done else f" ({len(request.answers)} of {request.approvals_required} approvals)"
         )
-        blocks = request_blocks(request, self._links.page(request.id), note=note)
+        blocks = request_blocks(
+            request, self._links.page(request.id), note=note, forms=self._web is not None
+        )
         return {
             "replace_original": True,
             "text": f"{verb} by {who}: {request.title}",
@@ -440,6 +676,48 @@ def _not_linked(slack_user: str) -> str:
     return (
         f"Your Slack account ({slack_user or 'unknown'}) is not linked to a Baton user: "
         "ask an admin to set your Slack id (`baton users add NAME --slack-id ...`)."
+    )
+
+
+def _typed(values: Any) -> list[tuple[str, str]]:
+    """A modal's inputs as a form post: each block's (its field's path) one value, as text."""
+    typed: list[tuple[str, str]] = []
+    for block_id, elements in values.items() if isinstance(values, dict) else ():
+        element = (elements or {}).get(VALUE) if isinstance(elements, dict) else None
+        if not isinstance(element, dict):
+            continue
+        kind = element.get("type")
+        found: Any = element.get("value")
+        if kind in ("radio_buttons", "static_select"):
+            found = (element.get("selected_option") or {}).get("value")
+        elif kind == "datepicker":
+            found = element.get("selected_date")
+        if isinstance(found, str):
+            typed.append((str(block_id), found))
+    return typed
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def _errors_in(values: Any, errors: Mapping[str, str]) -> SlackResult:
+    """A sent modal kept open, each error under its field's input (else under the first one).
+
+    Slack places an error only under an input block of the modal: one naming no field, or a
+    field the modal has no input for, goes under the first input.
+    """
+    inputs = list(values) if isinstance(values, dict) else []
+    placed: dict[str, str] = {}
+    for path, message in errors.items():
+        where = path if path in inputs else (inputs[0] if inputs else "")
+        said = message if where == path else (f"{path}: {message}" if path else message)
+        placed[where] = f"{placed[where]}; {said}" if where in placed else said
+    return SlackResult(
+        response={
+            "response_action": "errors",
+            "errors": {k: _clip(v, 150) for k, v in placed.items() if k},
+        }
     )
 
 

@@ -18,7 +18,15 @@ import pytest
 
 from baton.wiring import open_parts
 from human.channels.links import LinkSigner
-from tests.harness import REFUND_120, InProcessServer, Server, baton_server, eventually, types_of
+from tests.harness import (
+    REFUND_120,
+    InProcessServer,
+    Server,
+    baton_server,
+    eventually,
+    refunds,
+    types_of,
+)
 from tests.receivers import HttpReceiver, http_receiver, smtp_server, stalling_receiver
 
 WEBHOOK_SECRET = "webhook-secret-for-tests"
@@ -348,17 +356,22 @@ def _reason_sent(view: dict[str, Any], slack_user: str, reason: str | None) -> b
     return urlencode({"payload": json.dumps(payload)}).encode()
 
 
+def _with_bot(slack: HttpReceiver) -> dict[str, str]:
+    """Slack with a bot token: its Web API (`views.open`) is the receiver's `/api/`."""
+    return {
+        "BATON_SLACK_WEBHOOK_URL": f"{slack.url}/incoming",
+        "BATON_SLACK_SIGNING_SECRET": SLACK_SECRET,
+        "BATON_SLACK_BOT_TOKEN": "xoxb-test-token",
+        "BATON_SLACK_API_URL": f"{slack.url}/api/",
+    }
+
+
 async def test_slack_reject_asks_for_the_reason_in_a_modal_when_baton_has_a_bot_token(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     opened = {"ok": True, "view": {"id": "V0REASON"}}
     with http_receiver(answers={"/api/views.open": opened}) as slack:
-        env = {
-            "BATON_SLACK_WEBHOOK_URL": f"{slack.url}/incoming",
-            "BATON_SLACK_SIGNING_SECRET": SLACK_SECRET,
-            "BATON_SLACK_BOT_TOKEN": "xoxb-test-token",
-            "BATON_SLACK_API_URL": f"{slack.url}/api/",
-        }
+        env = _with_bot(slack)
         async with baton_server(db_url, tokens, server_log, env) as server:
             await _link_slack(server, lee="U0LEE", val="U0VAL")
             run = await server.start_run(REFUND_120)
@@ -417,6 +430,130 @@ async def test_slack_reject_asks_for_the_reason_in_a_modal_when_baton_has_a_bot_
     assert update["text"].startswith("Rejected by lee")
     assert told["response_type"] == "ephemeral"
     assert told["text"] == "Could not reject: val is a viewer and cannot answer requests"
+
+
+def _form_sent(view: dict[str, Any], slack_user: str, values: dict[str, Any]) -> bytes:
+    """The `view_submission` of a decision's modal: each input block's value as Slack sends it.
+
+    `values` maps a block id (a field's path) to text, or to `("radio", value)` for a choice.
+    """
+    state = {}
+    for block_id, value in values.items():
+        if isinstance(value, tuple):
+            element = {"type": "radio_buttons", "selected_option": {"value": value[1]}}
+        else:
+            element = {"type": "plain_text_input", "value": value}
+        state[block_id] = {"value": element}
+    payload = {
+        "type": "view_submission",
+        "user": {"id": slack_user},
+        "view": {
+            "id": "V0FORM",
+            "callback_id": view["callback_id"],
+            "private_metadata": view["private_metadata"],
+            "state": {"values": state},
+        },
+    }
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+async def _sent(server: Server, body: bytes) -> httpx.Response:
+    reply = await _click(server, body, _slack_headers(body))
+    assert reply.status_code == 200, reply.text
+    return reply
+
+
+async def test_slack_opens_an_edit_or_a_typed_answer_as_the_page_s_form_in_a_modal(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    opened = {"ok": True, "view": {"id": "V0FORM"}}
+    with http_receiver(answers={"/api/views.open": opened}) as slack:
+        env = _with_bot(slack) | {"BATON_WORKFLOWS": "tests.samples.typed_review"}
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            await _link_slack(server, lee="U0LEE", val="U0VAL")
+            reply_to = f"{slack.url}/response"
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            refund_buttons = await eventually(lambda: _buttons(slack, rid), what="a message")
+            await _notified(server, rid, "sent")  # the message went out: nothing else moves
+            before = await server.snapshot(rid)
+            # a viewer is told at once; lee's click opens the edit's modal
+            looked = _slack_click(rid, "U0VAL", "baton.form.edit", reply_to, trigger_id="T0VAL")
+            await _sent(server, looked)
+            [told] = await _replies(slack, 1)
+            click = _slack_click(rid, "U0LEE", "baton.form.edit", reply_to, trigger_id="T0EDIT")
+            await _sent(server, click)
+            [asked] = slack.at("/api/views.open")
+            edit = asked.json()["view"]
+            below_zero = (
+                await _sent(server, _form_sent(edit, "U0LEE", {"arguments.amount": "-5"}))
+            ).json()
+            assert await server.snapshot(rid) == before
+            typed = {"arguments.amount": "80", "reason": "half was found"}
+            closed = await _sent(server, _form_sent(edit, "U0LEE", typed))
+            done = await server.wait_for_run(run["id"], status="completed")
+            [_, edited] = await _replies(slack, 2)
+
+            review = await server.start_run(
+                {"workflow": "typed_review", "input": {"title": "Spring launch post"}}
+            )
+            draft = (await server.wait_for_request(review["id"]))["id"]
+            review_buttons = await eventually(lambda: _buttons(slack, draft), what="review")
+            click = _slack_click(draft, "U0LEE", "baton.form.answer", reply_to, trigger_id="T0ANS")
+            await _sent(server, click)
+            answer = slack.at("/api/views.open")[-1].json()["view"]
+            values: dict[str, Any] = {
+                "answer.verdict": ("radio", "publish"),
+                "answer.score": "9",
+                "answer.tags": "launch\nspring",
+                "answer.followup.owner": "kim",
+                "answer.followup.due_in_days": "7",
+            }
+            too_high = (await _sent(server, _form_sent(answer, "U0LEE", values))).json()
+            values["answer.score"] = "4"
+            await _sent(server, _form_sent(answer, "U0LEE", values))
+            reviewed = await server.wait_for_run(review["id"], status="completed")
+            the_refunds = await refunds(db_url)
+
+    assert list(refund_buttons) == ["Approve", "Reject", "Edit…", "Open in Baton"]
+    assert told["text"] == "Could not edit: val is a viewer and cannot answer requests"
+    assert asked.json()["trigger_id"] == "T0EDIT"
+    assert edit["callback_id"] == "baton.form"
+    assert json.loads(edit["private_metadata"]) == {
+        "request_id": rid,
+        "decision": "edit",
+        "response_url": reply_to,
+        "kept": {"arguments.order_id": "A-1002"},
+    }
+    by_block = {b.get("block_id"): b for b in edit["blocks"]}
+    amount = by_block["arguments.amount"]["element"]
+    assert (amount["type"], amount["initial_value"], amount["is_decimal_allowed"]) == (
+        "number_input",
+        "120.00",  # money, as the page shows it
+        True,
+    )
+    assert any("Order ID:* A-1002" in str(b.get("text")) for b in edit["blocks"])
+    assert below_zero == {
+        "response_action": "errors",
+        "errors": {"arguments.amount": "-5 is less than or equal to the minimum of 0"},
+    }
+    assert closed.content == b""  # the modal closes
+    [request] = done["requests"]
+    assert request["answer"]["arguments"] == {"order_id": "A-1002", "amount": 80}
+    assert request["answer"]["reason"] == "half was found"
+    assert [r["amount"] for r in the_refunds] == [80.0]
+    assert edited["text"].startswith("Approved with changes by lee")
+
+    assert list(review_buttons) == ["Answer…", "Open in Baton"]
+    fields = {b.get("block_id"): b for b in answer["blocks"]}
+    assert fields["answer.verdict"]["element"]["type"] == "radio_buttons"
+    assert fields["answer.score"]["element"]["min_value"] == "1"
+    assert fields["answer.tags"]["element"]["multiline"] is True
+    assert fields["answer.followup.owner"]["optional"] is True  # only once its group is begun
+    assert "answer.score" in too_high["errors"]
+    assert reviewed["output"]["score"] == 4
+    assert reviewed["output"]["tags"] == ["launch", "spring"]
+    assert reviewed["output"]["followup"] == "kim"
 
 
 async def test_slack_actions_without_a_signing_secret_is_not_there(
