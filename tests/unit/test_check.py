@@ -17,6 +17,7 @@ from agent_framework import (
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowExecutor,
     executor,
     handler,
     response_handler,
@@ -604,3 +605,56 @@ async def test_the_check_restores_a_pause_as_a_drive_does_and_fails_where_the_ru
     assert report.failures == [
         "after pause 2: WorkflowConvergenceException: Runner did not converge after 5 iterations."
     ]
+
+
+class Asker(Executor):
+    """A sub-workflow's executor that asks a person (durabletask's `12_subworkflow_hitl`)."""
+
+    @handler
+    async def on_text(self, text: str, ctx: WorkflowContext) -> None:
+        await ctx.request_info(text, str)
+
+    @response_handler
+    async def on_answer(self, asked: str, answer: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(f"{asked}: {answer}")
+
+
+class Forward(Executor):
+    @handler
+    async def on_fumble(self, message: Fumble, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(message.text)
+
+    @handler
+    async def on_result(self, result: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(result)
+
+
+def with_sub_workflow(propagate: bool) -> Any:
+    def build(services: RunServices) -> Workflow:
+        inner = WorkflowBuilder(name="inner", start_executor=Asker(id="asker")).build()
+        sub = WorkflowExecutor(inner, id="review_sub", propagate_request=propagate)
+        parent = Forward(id="forward")
+        return (
+            WorkflowBuilder(name="outer", start_executor=parent)
+            .add_edge(parent, sub)
+            .add_edge(sub, parent)
+            .build()
+        )
+
+    return build
+
+
+async def test_a_sub_workflow_whose_requests_nobody_takes_is_a_finding(tmp_path: Path) -> None:
+    kept = await check_built(tmp_path, "kept", with_sub_workflow(False))
+    passed_on = await check_built(tmp_path, "passed_on", with_sub_workflow(True))
+
+    # MAF's runner drops the inner request: the run ends asking nobody, and the check says why
+    assert (kept.pauses, kept.outputs) == (0, [])
+    assert kept.findings() == [
+        "sub-workflow review_sub keeps its requests to itself (propagate_request=False) and no "
+        "executor it sends to takes them (SubWorkflowRequestMessage): its request_info is "
+        "dropped, and the run ends asking nobody — pass propagate_request=True, or add an "
+        "executor after it that handles SubWorkflowRequestMessage"
+    ]
+    assert passed_on.clean, passed_on.lines()
+    assert passed_on.pauses == 1

@@ -48,8 +48,10 @@ from agent_framework import (
     FunctionalWorkflow,
     InMemoryCheckpointStorage,
     Message,
+    SubWorkflowRequestMessage,
     Workflow,
     WorkflowEvent,
+    WorkflowExecutor,
     WorkflowRunResult,
     WorkflowRunState,
 )
@@ -272,6 +274,50 @@ def shared_state(before: Mapping[tuple[type, str], Any]) -> list[SharedState]:
 
 
 @dataclass(frozen=True)
+class DroppedRequests:
+    """A sub-workflow that keeps its requests to itself, and no executor after it takes them.
+
+    MAF's `WorkflowExecutor(..., propagate_request=False)` sends its inner workflow's
+    `request_info` on as a `SubWorkflowRequestMessage`, for an executor of the parent workflow to
+    answer; with none there to take it, MAF's runner drops it, and the run ends asking nobody.
+    """
+
+    executor_id: str
+
+    def line(self) -> str:
+        """The finding in one line, with what to do about it."""
+        return (
+            f"sub-workflow {self.executor_id} keeps its requests to itself "
+            "(propagate_request=False) and no executor it sends to takes them "
+            "(SubWorkflowRequestMessage): its request_info is dropped, and the run ends asking "
+            "nobody — pass propagate_request=True, or add an executor after it that handles "
+            "SubWorkflowRequestMessage"
+        )
+
+
+def dropped_requests(workflow: object) -> list[DroppedRequests]:
+    """The sub-workflows of `workflow` (at any depth) whose requests no executor takes."""
+    if not isinstance(workflow, Workflow):
+        return []
+    targets: dict[str, list[str]] = {}
+    for group in workflow.edge_groups:
+        for edge in group.edges:
+            targets.setdefault(edge.source_id, []).append(edge.target_id)
+    found = []
+    for executor in workflow.executors.values():
+        if not isinstance(executor, WorkflowExecutor):
+            continue
+        found += dropped_requests(executor.workflow)
+        asks = SubWorkflowRequestMessage in executor.output_types
+        if not asks or getattr(executor, "_propagate_request", True):
+            continue
+        takers = [workflow.executors.get(t) for t in targets.get(executor.id, [])]
+        if not any(t is not None and SubWorkflowRequestMessage in t.input_types for t in takers):
+            found.append(DroppedRequests(str(executor.id)))
+    return found
+
+
+@dataclass(frozen=True)
 class NotDurable:
     """A pause no saved checkpoint covers: a restart would lose it (Baton fails the run)."""
 
@@ -322,6 +368,7 @@ class CheckReport:
     shared_executors: list[SharedExecutor] = field(default_factory=list)
     counted_tools: list[CountedTool] = field(default_factory=list)
     """Tools whose call limits a pause resets (found only in a workflow that paused)."""
+    dropped_requests: list[DroppedRequests] = field(default_factory=list)
     not_durable: list[NotDurable] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     final_state: str | None = None
@@ -344,6 +391,7 @@ class CheckReport:
             or self.shared_state
             or self.shared_executors
             or self.counted_tools
+            or self.dropped_requests
             or self.not_durable
             or self.failures
         )
@@ -356,6 +404,7 @@ class CheckReport:
             *(f.line() for f in self.shared_state),
             *(f.line() for f in self.shared_executors),
             *(f.line() for f in self.counted_tools),
+            *(f.line() for f in self.dropped_requests),
             *(f.line() for f in self.not_durable),
             *(f"failed: {f}" for f in self.failures),
         ]
@@ -448,6 +497,7 @@ async def _checked(
         return report
     report.shared_state = shared_state(check.classes)
     report.shared_executors = check.shared
+    report.dropped_requests = check.dropped
     report.counted_tools = check.counted if report.pauses else []
     report.reused = spec.reuse
     report.functional = check.functional
@@ -566,6 +616,7 @@ class _Check:
         """The executors' mutable class attributes as built (`class_state`)."""
         self.shared: list[SharedExecutor] = []
         self.counted: list[CountedTool] = []
+        self.dropped: list[DroppedRequests] = []
         self.run_kwargs: dict[str, Any] = {}
         """The kwargs MAF's `run` takes, from the registration (`run_kwargs`)."""
         self.built: list[Instance] = []
@@ -597,6 +648,7 @@ class _Check:
             return
         another = self._graph()
         self.shared = shared_executors(workflow, another)
+        self.dropped = dropped_requests(workflow)
         self.counted = counted_tools(workflow)
         self._fresh = (snapshot(workflow), snapshot(another))
         result = await self._run(workflow, message)
