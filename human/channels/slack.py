@@ -59,6 +59,7 @@ from baton.errors import BatonError, InvalidAnswer, NotificationFailed, Unauthen
 from human.access import check_can_answer
 from human.answer_schema import answer_schema, choices, option_label
 from human.channels import Notice, approved_words, http, key_context, standing_offer
+from human.channels.edits import CONFIRM, EditCheck, said, unconfirmed
 from human.channels.links import LinkSigner
 from human.forms import (
     DECISION_LABELS,
@@ -500,34 +501,61 @@ class SlackActions:
             request = await self._answerable(request_id, user)
         except BatonError as exc:
             return SlackResult(reply=_only_you(response_url, f"Could not {decision}: {exc}"))
+        base = {"request_id": request.id, "decision": decision, "response_url": response_url}
+        view = self._form_view(request, decision, base)
+        if view is None:
+            page = self._links.page(request.id)
+            return SlackResult(
+                reply=_only_you(response_url, f"Give this answer on its page: {page}")
+            )
+        return await self._show(payload, view, response_url)
+
+    def _form_view(
+        self,
+        request: HumanRequest,
+        decision: str,
+        meta: dict[str, Any],
+        *,
+        typed: FormValues | None = None,
+        check: EditCheck | None = None,
+    ) -> View | None:
+        """The modal of a decision's form; None where a modal cannot hold it.
+
+        `typed`: the fields as sent, shown again; `check`: an edit's check, shown above them,
+        its digest in the metadata and Confirm edit the modal's button. The arguments an edit
+        may not change ride in the metadata, as proposed.
+        """
         fixed = self._requests.fixed_arguments(request)
-        form = next((f for f in answer_forms(request, fixed=fixed) if f.decision == decision), None)
+        forms = answer_forms(request, submitted=decision, raw=typed, fixed=fixed)
+        form = next((f for f in forms if f.decision == decision), None)
         blocks = form_blocks(form) if form is not None else None
         kept = {
             f"arguments.{name}": value
             for name, value in ((request.proposed_action or {}).get("arguments") or {}).items()
             if name in fixed
         }
-        meta = json.dumps(
-            {"request_id": request.id, "decision": decision, "response_url": response_url}
-            | ({"kept": kept} if kept else {})
-        )
-        if form is None or blocks is None or len(meta) > 3000:
-            page = self._links.page(request.id)
-            return SlackResult(
-                reply=_only_you(response_url, f"Give this answer on its page: {page}")
+        meta = meta | ({"kept": kept} if kept else {})
+        if check is not None:
+            meta[CONFIRM] = check.digest
+        text = json.dumps(meta)
+        if form is None or blocks is None or len(text) > 3000:
+            return None
+        heading = f"*{escape(_clip(request.title, 200))}*"
+        if check is not None:
+            heading += (
+                "\n*Check your edit, then confirm it:* nothing is recorded until you do; "
+                f"change a field to check it again.\n{escape(said(check))}"
             )
-        title = SectionBlock(text=MarkdownTextObject(text=f"*{escape(_clip(request.title, 200))}*"))
-        view = View(
+        title = SectionBlock(text=MarkdownTextObject(text=_clip(heading, 3000)))
+        return View(
             type="modal",
             callback_id=FORM,
             title=_clip(form.label, 24),
-            submit=_clip(form.submit, 24),
+            submit="Confirm edit" if check is not None else _clip(form.submit, 24),
             close="Cancel",
-            private_metadata=meta,
+            private_metadata=text,
             blocks=[title, *blocks],
         )
-        return await self._show(payload, view, response_url)
 
     async def _show(self, payload: dict[str, Any], view: View, response_url: str) -> SlackResult:
         """Open `view` for the click's trigger; a failure is told to the clicker."""
@@ -553,8 +581,14 @@ class SlackActions:
         found = meta.get("kept")
         kept: dict[str, Any] = found if isinstance(found, dict) else {}
         values = (view.get("state") or {}).get("values") or {}
+        checked = meta.get(CONFIRM)
         typed = FormValues(
-            [("decision", decision), *_typed(values), *((k, _text(v)) for k, v in kept.items())]
+            [
+                ("decision", decision),
+                *_typed(values),
+                *((k, _text(v)) for k, v in kept.items()),
+                *([(CONFIRM, checked)] if isinstance(checked, str) else []),
+            ]
         )
         user, slack_user = await self._user_of(payload)
         if user is None:
@@ -562,6 +596,14 @@ class SlackActions:
         try:
             request = await self._requests.get(request_id, viewer=user)
             answer = answer_from_form(request, typed)
+            check = await unconfirmed(self._requests, request_id, answer, typed, user)
+            if check is not None:  # an edit is checked first, as on the request's page
+                base = {k: v for k, v in meta.items() if k not in ("kept", CONFIRM)}
+                again = self._form_view(request, decision, base, typed=typed, check=check)
+                if again is None:  # (never recorded unchecked)
+                    page = self._links.page(request.id)
+                    return _errors_in(values, {"": f"Check this edit on its page: {page}"})
+                return SlackResult(response={"response_action": "update", "view": again.to_dict()})
             outcome = await self._answer(request_id, user, answer)
         except InvalidAnswer as exc:
             placed = {

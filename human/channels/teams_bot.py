@@ -42,6 +42,7 @@ from pydantic import ValidationError
 from baton.errors import BatonError, Invalid, InvalidAnswer, NotPermitted, Unauthenticated
 from human.access import check_can_manage_people
 from human.channels import http
+from human.channels.edits import CONFIRM, EditCheck, unconfirmed
 from human.channels.links import LinkSigner
 from human.channels.teams import (
     APPROVE,
@@ -58,7 +59,7 @@ from human.channels.teams import (
     shown_form,
 )
 from human.forms import DECISION_LABELS, FormValues, answer_forms, answer_from_form, control_text
-from human.records import OPEN_STATUSES, NewEvent, TeamsConversation, User
+from human.records import OPEN_STATUSES, HumanRequest, NewEvent, TeamsConversation, User
 from human.service import RequestService
 from human.store.base import PeopleStore, TeamsStore
 
@@ -71,6 +72,7 @@ KEYS_MAX_AGE_S: Final = 24 * 3600
 KEYS_MIN_REFETCH_S: Final = 300
 """An unknown key id fetches the keys again, but not more often than this (no amplification)."""
 TEAMS_CHANNEL: Final = "msteams"
+EDIT: Final = "edit"
 _MENTION = re.compile(r"<at>.*?</at>", re.S)
 
 
@@ -251,6 +253,9 @@ class TeamsBot:
         try:
             request = await self._requests.get(request_id, viewer=user)
             answer = answer_from_form(request, typed)
+            check = await unconfirmed(self._requests, request_id, answer, typed, user)
+            if check is not None:  # an edit is checked first, as on the request's page
+                return self._checked(request, typed, check)
             result = await self._requests.respond(request_id, answer, responder=user)
         except BatonError as exc:
             logger.info(
@@ -269,6 +274,44 @@ class TeamsBot:
         return _invoke_reply(
             answered_card(result.request, self._links.page(request_id), fixed=fixed)
         )
+
+    def _checked(
+        self, request: HumanRequest, typed: FormValues, check: EditCheck
+    ) -> dict[str, Any]:
+        """An edit's check, to the clicker: what it changes and leads to, and Confirm edit.
+
+        The edit form stays open as typed: Confirm edit sends it with the digest of the edit
+        checked, and an edit changed since is checked again rather than recorded.
+        """
+        fixed = self._requests.fixed_arguments(request)
+        typed = _kept(typed, request.proposed_action, fixed)
+        forms = answer_forms(request, submitted=EDIT, raw=typed, fixed=fixed)
+        form = next((f for f in forms if f.decision == EDIT), None)
+        shown = shown_form(request, form) if form is not None else None
+        body = shown[0] if shown is not None else []
+        sent = {f"{EDIT}:{n}": typed.get(n) for n in typed.names() if n != "decision"}
+        confirm = {
+            "type": "Action.Execute",
+            "title": "Confirm edit",
+            "verb": EDIT,
+            "data": {"request_id": request.id, **sent, f"{EDIT}:{CONFIRM}": check.digest},
+            "style": "positive",
+        }
+        changes = {
+            "type": "FactSet",
+            "facts": [{"title": n, "value": f"{b} → {a}"} for n, b, a in check.changes[:10]],
+        }
+        then = [{"type": "TextBlock", "text": c, "wrap": True} for c in check.consequences]
+        note = (
+            "Check your edit, then press Confirm edit: nothing is recorded until you do. "
+            "Change a field to check it again."
+        )
+        page = self._links.page(request.id)
+        actions = [confirm, *bot_actions(request, page, fixed=fixed, shown=form)]
+        card = request_card(
+            request, actions=actions, note=note, tone="accent", form=[changes, *then, *body]
+        )
+        return _invoke_reply(card)
 
     async def _refused(
         self,

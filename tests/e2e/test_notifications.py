@@ -490,7 +490,11 @@ async def test_slack_opens_an_edit_or_a_typed_answer_as_the_page_s_form_in_a_mod
             ).json()
             assert await server.snapshot(rid) == before
             typed = {"arguments.amount": "80", "reason": "half was found"}
-            closed = await _sent(server, _form_sent(edit, "U0LEE", typed))
+            # checked first, as on the page: the modal shows what it changes, then Confirm edit
+            checked = (await _sent(server, _form_sent(edit, "U0LEE", typed))).json()
+            assert await server.snapshot(rid) == before
+            confirm = checked["view"]
+            closed = await _sent(server, _form_sent(confirm, "U0LEE", typed))
             done = await server.wait_for_run(run["id"], status="completed")
             [_, edited] = await _replies(slack, 2)
 
@@ -537,6 +541,12 @@ async def test_slack_opens_an_edit_or_a_typed_answer_as_the_page_s_form_in_a_mod
         "response_action": "errors",
         "errors": {"arguments.amount": "-5 is less than or equal to the minimum of 0"},
     }
+    assert checked["response_action"] == "update"
+    assert confirm["submit"]["text"] == "Confirm edit"
+    assert "Amount: 120 → 80" in confirm["blocks"][0]["text"]["text"]
+    assert "your approval is enough" in confirm["blocks"][0]["text"]["text"]
+    confirm_fields = {b.get("block_id"): b for b in confirm["blocks"]}
+    assert confirm_fields["arguments.amount"]["element"]["initial_value"] == "80"  # as typed
     assert closed.content == b""  # the modal closes
     [request] = done["requests"]
     assert request["answer"]["arguments"] == {"order_id": "A-1002", "amount": 80}

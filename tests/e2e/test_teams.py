@@ -536,6 +536,7 @@ async def test_the_bot_takes_edits_typed_answers_and_choices_in_the_card(
         buttons = actions_of(card)
         edit_form = buttons["Edit…"]["card"]
         send_edit = buttons["Edit…/Send edit"]
+        await _notified(server, rid, "teams-bot", "sent")  # nothing else moves after this
         before = await server.snapshot(rid)
         negative = await _by_lee(server, connector, send_edit, **{"edit:arguments.amount": "-5"})
         other_order = await _by_lee(
@@ -559,12 +560,17 @@ async def test_the_bot_takes_edits_typed_answers_and_choices_in_the_card(
         for typed in shapes:
             strange.append(await _by_lee(server, connector, send_edit, **typed))
         assert await server.snapshot(rid) == before
-        edited = await _by_lee(
+        # an edit is checked first, as on the page: what it changes, then Confirm edit
+        checked = await _by_lee(
             server,
             connector,
             send_edit,
             **{"edit:arguments.amount": "80", "edit:reason": "half was found"},
         )
+        confirm = actions_of(checked)["Confirm edit"]
+        changed = await _by_lee(server, connector, confirm, **{"edit:arguments.amount": "90"})
+        assert await server.snapshot(rid) == before  # checked twice, recorded never
+        edited = await _by_lee(server, connector, confirm)
         done = await server.wait_for_run(run["id"], status="completed")
 
         # a typed answer (a dataclass with an enum, bounds, a list and an optional group)
@@ -581,6 +587,7 @@ async def test_the_bot_takes_edits_typed_answers_and_choices_in_the_card(
             "answer:answer.tags": "launch\nspring",
             "answer:answer.followup.owner": "kim",
         }
+        await _notified(server, draft, "teams-bot", "sent")
         before = await server.snapshot(draft)
         too_high = await _by_lee(server, connector, send, **typed)
         assert await server.snapshot(draft) == before
@@ -617,6 +624,12 @@ async def test_the_bot_takes_edits_typed_answers_and_choices_in_the_card(
     assert "Could not answer" in said[0]
     assert "This button is not one of Baton's." in said[1]
     assert all("Not sent" in text or "Could not edit" in text for text in said[2:]), said
+    assert "Check your edit, then press Confirm edit" in texts_of(checked)
+    assert "Amount: 120 → 80" in texts_of(checked)
+    assert "your approval is enough; the changed call runs" in texts_of(checked)
+    assert _field(checked, "edit:arguments.amount")["value"] == 80  # the form as typed
+    assert confirm["data"]["edit:arguments.amount"] == "80"
+    assert "Amount: 120 → 90" in texts_of(changed)  # changed after its check: checked again
     # the edit: recorded with its reason, refunded 80, the card says so
     assert "Edited by lee" in texts_of(edited)
     [request] = done["requests"]
