@@ -45,20 +45,6 @@ class Escalation(BaseModel):
     expires_in_s: float | None = Field(None, gt=0)
 
 
-class Routing(BaseModel):
-    """Who sees a request and how urgently; shared by every request kind."""
-
-    title: str
-    reason: str = Field(description="Why the agent stopped.")
-    context: dict[str, Any] = Field(default_factory=dict)
-    team: str
-    priority: Priority = "normal"
-    approvals_required: int = Field(1, ge=1, le=5)
-    expires_in_s: float | None = Field(None, gt=0, description="Deadline, from creation.")
-    escalation: list[Escalation] = Field(default_factory=list)
-    policy_rule: str | None = None
-
-
 class CheckpointedModel(BaseModel):
     """A pydantic model whose instances in checkpoints made before a field was added still read.
 
@@ -79,6 +65,29 @@ class CheckpointedModel(BaseModel):
         }
         if missing:
             self.__dict__.update(missing)
+
+
+class Routing(CheckpointedModel):
+    """Who sees a request and how urgently; shared by every request kind.
+
+    A checkpointed model: a run paused before a field was added still reads its request.
+    """
+
+    title: str
+    reason: str = Field(description="Why the agent stopped.")
+    context: dict[str, Any] = Field(default_factory=dict)
+    team: str
+    priority: Priority = "normal"
+    approvals_required: int = Field(1, ge=1, le=5)
+    expires_in_s: float | None = Field(None, gt=0, description="Deadline, from creation.")
+    escalation: list[Escalation] = Field(default_factory=list)
+    policy_rule: str | None = None
+    outcomes: dict[str, str] = Field(
+        default_factory=dict,
+        description="What a decision leads to, in words, where the workflow knows better than "
+        'Baton\'s sentence for it (`{"approve": "The order goes to Contoso."}`): shown '
+        "beside that decision to the person who decides.",
+    )
 
 
 class _Answer(CheckpointedModel):

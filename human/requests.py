@@ -27,6 +27,8 @@ ORIGIN = "origin"
 """The key of a HumanRequest's payload that says which adapter asked, for which MAF request."""
 
 _ROUTING_FIELDS = set(Routing.model_fields)
+OUTCOMES = "outcomes"
+"""The request's payload entry of what its decisions lead to, as its workflow says it."""
 
 
 def deciders(request: HumanRequest) -> list[str]:
@@ -84,6 +86,8 @@ def new_request(
     )
     if origin:
         payload[ORIGIN] = origin
+    if data.outcomes:  # (a decision the kind does not take is no outcome to show)
+        payload[OUTCOMES] = {d: t for d, t in data.outcomes.items() if d in kind.decisions}
     return HumanRequest(
         id=f"req_{secrets.token_urlsafe(16)}",
         run_id=run_id,

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from human.records import HumanRequest, Run
+from human.requests import OUTCOMES
 
 MONEY_KEYS: Final = frozenset({"amount", "total", "price", "cost", "sum", "value"})
 """Argument names whose numbers are money, shown with two decimals and the currency found."""
@@ -137,6 +138,9 @@ def choices(request: HumanRequest) -> dict[str, str]:
         "input": {"answer": "The workflow receives your answer and carries on with it."},
     }
     said = by_kind.get(request.kind, {})
+    told = request.payload.get(OUTCOMES)  # the workflow's own words, where it gave them
+    if isinstance(told, dict):
+        said = said | {d: t for d, t in told.items() if isinstance(t, str) and t.strip()}
     return {d: said.get(d, f"The workflow receives your {d}.") for d in request.allowed_decisions}
 
 

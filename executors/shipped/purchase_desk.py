@@ -119,6 +119,7 @@ class ApprovalDesk(Executor):
                 expires_in_s=deadline_s,
                 escalation=[Escalation(after_s=deadline_s / 2, team=ESCALATE_TO, priority="high")],
                 policy_rule="purchase.approval",
+                outcomes=desk_outcomes(self.team, message.vendor),
                 proposed_action=ProposedAction(
                     tool="place_order",
                     arguments=terms.model_dump(mode="json"),
@@ -179,6 +180,11 @@ class OrderDesk(Executor):
                 context={"terms": terms, "approved_by": signed},
                 team=REVIEWERS,
                 policy_rule="purchase.review",
+                outcomes={
+                    "approve": f"The order goes to {terms['vendor']} as drafted.",
+                    "edit": f"Your edited order goes to {terms['vendor']} instead of the draft.",
+                    "reject": "No order is placed; the purchase ends with your reason.",
+                },
                 draft=draft,
             ),
             ReviewAnswer,
@@ -209,6 +215,20 @@ class OrderDesk(Executor):
             else f"the review was {answer.decision}"
         )
         await ctx.yield_output(not_placed(REVIEWERS, answer.decision, reason))
+
+
+def desk_outcomes(team: str, vendor: str) -> dict[str, str]:
+    """What a desk's decision leads to, in words: no order is placed by an approval alone."""
+    others = " and ".join(t for t in APPROVERS if t != team)
+    after = (
+        f"Once {others} approves too, an order to {vendor} is drafted for {REVIEWERS} to review "
+        "before it goes out."
+    )
+    return {
+        "approve": f"Records {team}'s approval; nothing is ordered yet. {after}",
+        "edit": f"Records {team}'s approval of the terms as you change them. {after}",
+        "reject": "The purchase ends: no order is placed, and the other desk's request closes.",
+    }
 
 
 def not_placed(by: str, decision: str, reason: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from human.records import HumanRequest, Run, User
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import RequestFilter, Store
+from human.summary import choices
 from human.timers import TimerRunner
 from tests.harness import seed
 from workflows.platform.runtime import Runtime
@@ -102,6 +103,9 @@ async def test_both_approvals_in_either_order_then_the_review_places_the_order(
 
     [review] = (await desk.open(run.id)).values()
     assert (review.kind, review.team) == ("review", "finance")
+    # what each decision leads to, in the workflow's words: a desk's approval orders nothing
+    assert choices(pending[first])["approve"].startswith(f"Records {first}'s approval; nothing")
+    assert choices(review)["approve"] == "The order goes to Contoso as drafted."
     assert "Approved by: fay (finance); lex (legal)" in review.payload["draft"]
     assert review.context["approved_by"] == ["fay (finance)", "lex (legal)"]
     await desk.answer(review, "fin", {"decision": "approve"})

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import pickle
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+from pydantic import BaseModel
+
+from human.kinds import ApprovalRequest, ProposedAction
 from human.records import AnswerRecord, HumanRequest, Run
+from human.requests import new_request
 from human.summary import choices, key_arguments, outcome_of, outcome_tone, snippet
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -108,3 +114,51 @@ def test_a_snippet_is_one_line_cut_at_a_word() -> None:
     cut = snippet(text, 30)
     assert "\n" not in cut
     assert cut == "First line second word word…"
+
+
+def test_a_workflow_s_own_words_for_a_decision_come_before_baton_s() -> None:
+    """A workflow's approval need not run the call it shows (a purchase's desk approval only
+    records the desk's word): its `outcomes` say what a decision leads to."""
+    data = ApprovalRequest(
+        title="Purchase of a laptop",
+        reason="Every purchase needs finance.",
+        team="finance",
+        proposed_action=ProposedAction(tool="place_order", arguments={"item": "laptop"}),
+        outcomes={"approve": "Records finance's approval; nothing is ordered yet.", "answer": "x"},
+    )
+    request = new_request(data, run_id="run_1", label="m1", now=T0)
+    said = choices(request)
+
+    assert said["approve"] == "Records finance's approval; nothing is ordered yet."
+    assert said["reject"] == "place_order does not run; the agent is told your reason."
+    assert request.payload["outcomes"] == {  # a decision the kind does not take is dropped
+        "approve": "Records finance's approval; nothing is ordered yet."
+    }
+
+
+def test_a_request_a_run_paused_with_before_outcomes_reads_them_as_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # MAF pickles a paused run's pending request: one pickled by the code before `outcomes`
+    # must still read after the deploy, and make a request.
+    from human import kinds
+
+    class ApprovalRequest(BaseModel):  # the class as it was, under the same module and name
+        title: str
+        reason: str
+        team: str
+        proposed_action: ProposedAction
+
+    ApprovalRequest.__module__, ApprovalRequest.__qualname__ = kinds.__name__, "ApprovalRequest"
+    monkeypatch.setattr(kinds, "ApprovalRequest", ApprovalRequest)
+    action = ProposedAction(tool="pay_out", arguments={"amount": 1})
+    saved = pickle.dumps(
+        ApprovalRequest(title="t", reason="r", team="finance", proposed_action=action)
+    )
+    monkeypatch.undo()
+
+    read = pickle.loads(saved)
+
+    assert type(read) is kinds.ApprovalRequest
+    assert read.outcomes == {}
+    assert "outcomes" not in new_request(read, run_id="run_1", label="m1", now=T0).payload
