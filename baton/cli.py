@@ -560,14 +560,24 @@ def requests() -> None:
 @click.option("--status", default=None)
 @click.option("--team", default=None)
 @click.option("--kind", default=None)
+@click.option(
+    "--search",
+    default=None,
+    help="Only requests whose title, reason or context holds this text (any case), or whose "
+    "id or run id it is.",
+)
 @click.option("--limit", default=50, type=int)
-def requests_list(status: str | None, team: str | None, kind: str | None, limit: int) -> None:
+def requests_list(
+    status: str | None, team: str | None, kind: str | None, search: str | None, limit: int
+) -> None:
     """List requests, newest first."""
     settings = _settings()
+    if search is not None and not 1 <= len(search) <= 200:
+        raise click.BadParameter("1 to 200 characters", param_hint="--search")
 
     async def work(store: Store) -> None:
         page = await store.list_requests(
-            RequestFilter(status=status, team=team, kind=kind, limit=limit)
+            RequestFilter(status=status, team=team, kind=kind, search=search, limit=limit)
         )
         for r in page.items:
             _say(f"{r.id}  {r.status:<9} {r.kind:<9} {r.team:<15} {r.title}")

@@ -264,6 +264,13 @@ class RequestFilter(BaseModel):
         None, description="Only requests this person answered (an approval of two counts)."
     )
     unassigned: bool = Field(False, description="Only requests nobody is assigned or claims.")
+    search: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Only requests whose title, reason or context holds this text (any case), "
+        "or whose id or run id it is: `A-1005`, `customer-05`.",
+    )
     waiting_for: Viewer | None = Field(
         None,
         description="Only requests of the viewer's teams, assigned to them or claimed by them.",

@@ -1668,6 +1668,9 @@ def _request_where(
         params["answered_by"] = flt.answered_by
     if flt.unassigned:
         where.append("r.assignee IS NULL AND r.claimed_by IS NULL")
+    if flt.search:
+        where.append(_SEARCHED)
+        params |= {"search": f"%{_like(flt.search.strip().lower())}%", "search_id": flt.search}
     if flt.waiting_for is not None:
         where.append(
             f"({dialect.any_of('r.team', 'mine_teams')} OR r.assignee = :mine "
@@ -1688,6 +1691,20 @@ def _request_where(
     if flt.sort == "urgent":
         params["far"] = NO_DEADLINE
     return " AND ".join(where), params
+
+
+_SEARCHED: Final = (
+    "(lower(r.title) LIKE :search ESCAPE '\\' OR lower(r.reason) LIKE :search ESCAPE '\\' "
+    "OR lower(CAST(r.context AS TEXT)) LIKE :search ESCAPE '\\' "
+    "OR r.id = :search_id OR r.run_id = :search_id)"
+)
+"""A request list's text search: its words in the title, the reason or the context (a scan of
+the rows the other filters leave: an inbox's page, not a search engine), or its exact id."""
+
+
+def _like(text: str) -> str:
+    """`text` for a LIKE pattern, its own percent, underscore and backslash taken literally."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _visible(dialect: Dialect, run_id: str, viewer: Viewer, params: dict[str, Any]) -> str:

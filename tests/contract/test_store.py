@@ -684,6 +684,35 @@ async def test_list_requests_filters_by_status_team_kind_run_and_teams(store: St
     assert await ids(teams=("legal",), status="pending") == set()
 
 
+async def test_list_requests_searches_titles_reasons_context_and_ids(store: Store) -> None:
+    one = await started(store)
+    two = await started(store)
+    refund = a_request(one.id).model_copy(
+        update={"title": "Refund 120.00 on order A-1005", "context": {"customer": "customer-05"}}
+    )
+    odd = a_request(two.id, team="finance").model_copy(
+        update={"reason": "Discount of 50% for vip_customers", "context": {"order_id": "B-7"}}
+    )
+    plain = a_request(two.id, team="legal")
+    await paused(store, one.id, [refund], at="cp-one")
+    await paused(store, two.id, [odd, plain], at="cp-two")
+
+    async def ids(search: str, **filters: Any) -> set[str]:
+        page = await store.list_requests(RequestFilter(search=search, **filters))
+        return {r.id for r in page.items}
+
+    assert await ids("a-1005") == {refund.id}  # the title, any case
+    assert await ids("CUSTOMER-05") == {refund.id}  # a context value
+    assert await ids("50%") == {odd.id}  # the reason; `%` and `_` are taken literally
+    assert await ids("vip_c") == {odd.id}
+    assert await ids("5_%") == set()
+    assert await ids("%") == {odd.id}
+    assert await ids(refund.id) == {refund.id}  # its own id, or its run's
+    assert await ids(two.id) == {odd.id, plain.id}
+    assert await ids("B-7", team="legal") == set()  # with the other filters
+    assert await ids("nothing like it") == set()
+
+
 async def test_list_requests_pages_newest_first_without_duplicates_or_gaps(store: Store) -> None:
     run = await started(store)
     requests = [a_request(run.id, team="finance") for _ in range(5)]

@@ -63,6 +63,29 @@ async def test_a_cursor_this_api_did_not_issue_is_a_422_on_the_query(
         assert reply.json()["errors"] == [{"loc": ["query", "cursor"], "msg": "invalid cursor"}]
 
 
+async def test_requests_are_searched_by_their_words_and_only_among_those_one_may_see(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    async with baton_server(db_url, tokens, server_log) as server:
+        run = await server.start_run(REFUND_120)
+        request = await server.wait_for_request(run["id"])
+        async with server.client("lee") as lee, server.client("fay") as fay:
+            by_order = (await lee.get("/api/requests", params={"q": "a-1002"})).json()
+            by_run = (await lee.get("/api/requests", params={"q": run["id"]})).json()
+            none = (await lee.get("/api/requests", params={"q": "A-9999"})).json()
+            foreign = (await fay.get("/api/requests", params={"q": "A-1002"})).json()
+            too_long = await lee.get("/api/requests", params={"q": "x" * 201})
+            empty = await lee.get("/api/requests", params={"q": ""})
+
+    assert [r["id"] for r in by_order["items"]] == [request["id"]]
+    assert [r["id"] for r in by_run["items"]] == [request["id"]]
+    assert none["items"] == []
+    assert foreign["items"] == []  # fay's team owns nothing of that run: not hers to find
+    for refused in (too_long, empty):
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["errors"][0]["loc"] == ["query", "q"]
+
+
 async def test_an_edit_is_audited_with_its_before_and_after(
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:

@@ -26,12 +26,19 @@ async def list_requests(
     team: str | None = None,
     kind: str | None = None,
     run_id: str | None = None,
+    q: str | None = Query(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Only requests whose title, reason or context holds this text (any case), "
+        "or whose id or run id it is.",
+    ),
     cursor: str | None = None,
     limit: int = Query(50, ge=1, le=500),
 ) -> RequestPage:
     """Requests, newest first: `{"items": [...], "next_cursor": ...}`."""
     flt = RequestFilter(
-        status=status, team=team, kind=kind, run_id=run_id, cursor=cursor, limit=limit
+        status=status, team=team, kind=kind, run_id=run_id, search=q, cursor=cursor, limit=limit
     )
     with sent_in("query"):
         page = await parts.requests.list(flt, viewer=user)
