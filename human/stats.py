@@ -1,7 +1,9 @@
 """A team lead's figures, computed from the requests' recorded facts (`Store.request_facts`).
 
-Per team: the open requests by age, how many are overdue and escalated, and how long answers
-took (p50 and p90 of created → answered, over the requests answered in the period). Per policy
+Per team: the open requests by age, how many are overdue and escalated, how long answers took
+(p50 and p90 of created → answered, over the requests a person answered in the period) and how
+many expired unanswered in it (an expiry fills `answered_at` too, with "system": it is no
+answer, and neither is a cancellation). Per policy
 rule: how its requests were decided (approve, edit, reject, ...) in the period. Nothing is
 estimated: each figure counts requests as stored.
 """
@@ -17,6 +19,9 @@ from typing import Final
 
 from human.records import OPEN_STATUSES
 from human.store.base import RequestFact
+
+ANSWERED: Final = ("answered", "resumed")
+"""The statuses of a request a person answered (an expired or cancelled one is neither)."""
 
 AGES: Final = (
     ("under 1 h", timedelta(hours=1)),
@@ -36,6 +41,7 @@ class TeamFigures:
     overdue: int
     escalated: int
     answered: int
+    expired: int
     p50_s: float | None
     p90_s: float | None
 
@@ -86,7 +92,7 @@ def dashboard(
     rules: dict[str, Counter[str]] = defaultdict(Counter)
     for fact in facts:
         by_team[fact.team].append(fact)
-        settled = fact.answered_at or (fact.expires_at if fact.status == "expired" else None)
+        settled = _settled_at(fact)
         if fact.policy_rule and settled is not None and settled >= since:
             rules[fact.policy_rule][fact.decision or fact.status] += 1
     return Dashboard(
@@ -113,14 +119,23 @@ def _team(team: str, facts: list[RequestFact], now: datetime, since: datetime) -
     took = [
         (f.answered_at - f.created_at).total_seconds()
         for f in facts
-        if f.answered_at is not None and f.answered_at >= since
+        if f.status in ANSWERED and f.answered_at is not None and f.answered_at >= since
     ]
+    expired = [f for f in facts if f.status == "expired" and (_settled_at(f) or since) >= since]
     return TeamFigures(
         team=team,
         open_by_age=tuple(ages),
         overdue=sum(1 for f in waiting if f.expires_at is not None and f.expires_at < now),
         escalated=sum(1 for f in waiting if f.escalation_level > 0 or f.status == "escalated"),
         answered=len(took),
+        expired=len(expired),
         p50_s=percentile(took, 0.5),
         p90_s=percentile(took, 0.9),
     )
+
+
+def _settled_at(fact: RequestFact) -> datetime | None:
+    """When an answer or an expiry closed the request; None while open or when cancelled."""
+    if fact.status == "expired":
+        return fact.answered_at or fact.expires_at
+    return fact.answered_at if fact.status in ANSWERED else None

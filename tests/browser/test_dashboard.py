@@ -56,7 +56,7 @@ async def test_a_lead_sees_their_teams_open_work_answer_times_and_decisions(
     await expect(open_row.get_by_role("cell")).to_have_text(["0", "1", "0", "0", "0", "0"])
     times = lee.get_by_role("table").filter(has_text="From asked to answered")
     await expect(times.get_by_role("row").nth(1).get_by_role("cell")).to_have_text(
-        ["2", "10 min", "30 min"]
+        ["2", "10 min", "30 min", "0"]
     )
     rules = lee.get_by_role("table").filter(has_text="How the requests each rule raised")
     await expect(rules.get_by_role("row").nth(1)).to_contain_text("refund.medium")

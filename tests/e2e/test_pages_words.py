@@ -156,6 +156,28 @@ async def test_closed_requests_have_no_deadline_and_resumed_reads_answered(
     assert "closed" in text_of(row.group(0))
 
 
+async def test_the_dashboard_counts_an_expiry_apart_from_the_answers(
+    server: Server, passwords: dict[str, str], clock: MovableClock
+) -> None:
+    run = await server.start_run(LATE_PURCHASE)  # its approvals expire unanswered at 3 min
+    await server.wait_for_request(run["id"])
+    clock.jump(minutes=4)
+    await server.wait_for_run(run["id"], status="completed")
+    expired = [r for r in (await server.run(run["id"]))["requests"] if r["status"] == "expired"]
+    assert expired, "the purchase's approvals expired"
+
+    async with signed_in(server, "ada", passwords["ada"]) as ada:
+        page = (await ada.http.get("/dashboard")).text
+    times = re.search(r"From asked to answered.*?</table>", page, re.DOTALL)
+    assert times
+    for team in {r["team"] for r in expired}:
+        row = re.search(rf"<tr>\s*<th scope=\"row\"[^>]*>{team}</th>.*?</tr>", times.group(0), re.S)
+        assert row, team
+        count = sum(1 for r in expired if r["team"] == team)
+        # Nobody answered: no answer, no time to answer; the expiry is its own figure.
+        assert text_of(row.group(0)) == f"{team} 0 \N{EN DASH} \N{EN DASH} {count}"
+
+
 async def test_a_held_run_says_why_and_when_it_is_tried_again_until_the_rollback(
     server: Server, passwords: dict[str, str], monkeypatch: pytest.MonkeyPatch, db_url: str
 ) -> None:

@@ -90,3 +90,30 @@ def test_decisions_are_counted_per_rule_with_expiries_apart() -> None:
         4,
     )
     assert (medium.rule, medium.decisions, medium.total) == ("refund.medium", {"edit": 1}, 1)
+
+
+def test_expired_and_cancelled_requests_are_not_answered_and_not_timed() -> None:
+    facts = [
+        fact(status="resumed", asked=timedelta(hours=2), took=timedelta(seconds=18)),
+        fact(status="answered", asked=timedelta(hours=2), took=timedelta(minutes=5)),
+        # An expiry fills `answered_at` (with "system"): nobody answered it.
+        fact(status="expired", asked=timedelta(hours=2), took=timedelta(minutes=76)),
+        fact(status="cancelled", asked=timedelta(hours=2), took=timedelta(minutes=90)),
+    ]
+
+    [team] = dashboard(facts, teams=["finance"], now=NOW, days=7).teams
+
+    assert (team.answered, team.expired) == (2, 1)
+    assert (team.p50_s, team.p90_s) == (18, 5 * 60)
+
+
+def test_an_expiry_counts_when_it_expired_in_the_period() -> None:
+    # An expiry whose `answered_at` is missing (as a cancelled run's may be) counts by its deadline.
+    facts = [
+        fact(status="expired", asked=timedelta(days=3), due_in=-timedelta(days=2)),
+        fact(status="expired", asked=timedelta(days=12), due_in=-timedelta(days=10)),  # before
+    ]
+
+    [team] = dashboard(facts, teams=["finance"], now=NOW, days=7).teams
+
+    assert (team.answered, team.expired, team.p50_s) == (0, 1, None)
