@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from human.records import HumanRequest, Run
+from human.records import AuditEvent, HumanRequest, Run
 from human.requests import OUTCOMES
 
 MONEY_KEYS: Final = frozenset({"amount", "total", "price", "cost", "sum", "value"})
@@ -165,17 +165,71 @@ def _said(output: Any) -> str | None:
     return None
 
 
+def run_about(run: Run, first_request: HumanRequest | None = None, *, most: int = 3) -> str:
+    """What a run is about, in a line: its input's first short values, else its first request.
+
+    `order id A-1008 · amount 450.00 · reason never arrived`: the input's values that are text,
+    numbers or yes/no (a long text cut at a word), as the run was started with them, a lone one
+    without its name; a run started without any says its first request's title; else nothing.
+    """
+    values = run.input.items() if isinstance(run.input, dict) else [("", run.input)]
+    said = [
+        (humanize(k), shown)
+        for k, v in values
+        if isinstance(v, str | int | float) and (shown := snippet(shown_value(k, v), 40))
+    ]
+    if len(said) == 1:  # a lone value needs no name
+        return said[0][1]
+    if said:
+        return " · ".join(f"{k} {v}" for k, v in said[:most])
+    return first_request.title if first_request is not None else ""
+
+
+def uncertain_calls(events: Iterable[AuditEvent]) -> list[AuditEvent]:
+    """A run's calls that may or may not have acted, from its audit events.
+
+    Each `effect.uncertain` event (a call cut off while it ran, not run again), but for those of
+    a call a later record says ran after all (`effect.executed`, same key).
+    """
+    events = list(events)
+    ran = {e.data.get("idempotency_key") for e in events if e.type == "effect.executed"}
+    return [
+        e
+        for e in events
+        if e.type == "effect.uncertain" and e.data.get("idempotency_key") not in ran
+    ]
+
+
+def effects_of(events: Iterable[AuditEvent]) -> tuple[list[str], list[str]]:
+    """The tools of a run's calls recorded as carried out, and of those it cannot tell of.
+
+    From its audit events, in order: `effect.executed`, and `uncertain_calls`.
+    """
+    events = list(events)
+    executed = [str(e.data.get("tool")) for e in events if e.type == "effect.executed"]
+    return executed, [str(e.data.get("tool")) for e in uncertain_calls(events)]
+
+
 def outcome_of(
-    run: Run, requests: Iterable[HumanRequest], effects: Iterable[str] = ()
+    run: Run,
+    requests: Iterable[HumanRequest],
+    effects: Iterable[str] = (),
+    uncertain: Iterable[str] = (),
 ) -> str | None:
     """What happened to the business when the run completed, from what was recorded.
 
-    The output's own `status` word when it has one (`ordered`, `rejected`, ...); else the last
-    request's end when it stopped the work (`rejected`, `expired`); else the effects that ran
-    (`issue_refund done`); else nothing. A run that has not completed has no outcome.
+    A call that may or may not have acted (`uncertain`, from `effects_of`) first, with the calls
+    that ran (`send_note uncertain`): nothing else the run says settles it. Else the output's own
+    `status` word when it has one (`ordered`, `rejected`, ...); else the last request's end when
+    it stopped the work (`rejected`, `expired`); else the effects that ran (`issue_refund done`);
+    else nothing. A run that has not completed has no outcome.
     """
     if run.status != "completed":
         return None
+    done = list(dict.fromkeys(effects))
+    unsure = list(dict.fromkeys(uncertain))
+    if unsure:
+        return ", ".join([*(f"{tool} done" for tool in done), *(f"{t} uncertain" for t in unsure)])
     said = _said(run.output)
     if said:
         return said
@@ -183,7 +237,6 @@ def outcome_of(
         (r for r in requests if r.answered_at or r.status == "expired"),
         key=lambda r: r.answered_at or r.expires_at or r.created_at,
     )
-    done = list(dict.fromkeys(effects))
     if closed and not done:
         last = closed[-1]
         if last.status == "expired":
@@ -200,6 +253,8 @@ def outcome_tone(outcome: str | None) -> str:
     if outcome is None:
         return "neutral"
     word = outcome.lower()
+    if word.endswith(" uncertain"):
+        return "bad"
     if word.endswith(" done"):
         return "good"
     if word in GOOD_OUTCOMES:

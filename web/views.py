@@ -44,7 +44,7 @@ from human.records import (
     User,
 )
 from human.routing import claim_is_live
-from human.store.base import RequestFilter, Viewer
+from human.store.base import RequestFilter, RunBrief, Viewer
 from web.graph import GraphLayout, lay_out
 from web.templating import decided
 from workflows.platform import registry
@@ -538,13 +538,9 @@ async def request_page(
             )
         forms = tuple(allowed)
     approvers = summary.approvers(request)
-    run_effects = [
-        str(e.data.get("tool"))
-        for e in await parts.runtime.events(run.id, viewer=user)
-        if e.type == "effect.executed"
-    ]
+    run_effects = summary.effects_of(await parts.runtime.events(run.id, viewer=user))
     run_requests = await parts.requests.of_run(run.id)
-    outcome = summary.outcome_of(run, run_requests, run_effects)
+    outcome = summary.outcome_of(run, run_requests, *run_effects)
     queue = (await parts.requests.list(_my_work(user, now, 12), viewer=user)).items
     return {
         "after": after,
@@ -713,15 +709,27 @@ async def runs_page(parts: Parts, user: User, query: RunsQuery) -> dict[str, Any
         viewer=user,
     )
     retrying = await parts.store.runs_retrying([r.id for r in page.items])
+    briefs = await parts.store.run_briefs([r.id for r in page.items])
     return {
         "query": query,
-        "runs": page.items,
+        "runs": [_run_row(run, briefs[run.id]) for run in page.items],
         "held": {run_id: bool(held_for(found.error)) for run_id, found in retrying.items()},
         "next_link": query.link(cursor=page.next_cursor) if page.next_cursor else None,
         "first_link": query.link() if query.cursor else None,
         "statuses": RUN_STATUSES,
         "workflows": [w.name for w in registry.all_workflows()],
         "section": "runs",
+    }
+
+
+def _run_row(run: Run, brief: RunBrief) -> dict[str, Any]:
+    """A run as the runs list shows it: what it is about, and what it did (as its page says)."""
+    outcome = summary.outcome_of(run, brief.requests, *summary.effects_of(brief.effect_events))
+    return {
+        "run": run,
+        "about": summary.run_about(run, brief.requests[0] if brief.requests else None),
+        "outcome": outcome,
+        "outcome_tone": summary.outcome_tone(outcome),
     }
 
 
@@ -742,8 +750,7 @@ async def run_page(
     faults = [f"the run's {f}" for f in run.faults]
     faults += [f"request {r.id}'s {f}" for r in requests for f in r.faults]
     recorded = await parts.runtime.conversation(run_id)
-    effects = [str(e.data.get("tool")) for e in events if e.type == "effect.executed"]
-    outcome = summary.outcome_of(run, requests, effects)
+    outcome = summary.outcome_of(run, requests, *summary.effects_of(events))
     retrying = await parts.store.run_retrying(run_id)
     now = parts.requests.now()
     continues = None
@@ -765,6 +772,8 @@ async def run_page(
         "after": after,
         "outcome": outcome,
         "outcome_tone": summary.outcome_tone(outcome),
+        "unsure": summary.uncertain_calls(events),
+        "about": summary.run_about(run, requests[0] if requests else None),
         "run": run,
         "requests": requests,
         "events": events,

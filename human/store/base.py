@@ -299,6 +299,22 @@ class RequestFact(BaseModel):
     decision: str | None
 
 
+class RunBrief(BaseModel):
+    """What a list of runs says of each beyond its row: its requests and its effects' events.
+
+    Enough for `human.summary.outcome_of`, the one derivation of what a run did, read for a
+    page of runs at once.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    requests: list[HumanRequest] = Field(default_factory=list, description="Oldest first.")
+    effect_events: list[AuditEvent] = Field(
+        default_factory=list,
+        description="Its `effect.executed` and `effect.uncertain` events, in the order written.",
+    )
+
+
 class RunKey(BaseModel):
     """A client's idempotency key for starting a run, and a digest of what it asked."""
 
@@ -351,6 +367,10 @@ class RunStore(Protocol):
 
     async def runs_retrying(self, run_ids: Sequence[str]) -> dict[str, Retrying]:
         """`run_retrying` of many runs: those of `run_ids` with one, by run id."""
+        ...
+
+    async def run_briefs(self, run_ids: Sequence[str]) -> dict[str, RunBrief]:
+        """Each of `run_ids`' requests and effect events, by run id, in a fixed few statements."""
         ...
 
     async def list_runs(

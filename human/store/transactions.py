@@ -64,6 +64,7 @@ from human.store.base import (
     Progress,
     RequestFact,
     RequestFilter,
+    RunBrief,
     RunKey,
     TimerOutcome,
     Viewer,
@@ -108,6 +109,7 @@ DRIVE: Final = "('start', 'resume')"
 _DELIVERY: Final = "(" + ", ".join(f"'{kind}'" for kind in DELIVERY_KINDS) + ")"
 OPEN: Final = "('pending', 'claimed', 'escalated')"
 _ENDED: Final = "('completed', 'failed', 'cancelled')"
+_EFFECT_EVENTS: Final = "('effect.executed', 'effect.uncertain')"
 
 _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
@@ -274,6 +276,42 @@ class SqlStore:
             )
             for row in found  # newest first: the oldest of a run's is the one kept
         }
+
+    async def run_briefs(self, run_ids: Sequence[str]) -> dict[str, RunBrief]:
+        """Of `run_ids`, each run's requests (oldest first) and effect events, in one read.
+
+        Three statements at most, however many runs: the requests, the answers of those that
+        have some, their outbox rows where they have some; and one for the events.
+        """
+        if not run_ids:
+            return {}
+        ids = list(dict.fromkeys(run_ids))
+
+        async def read(tx: Tx) -> dict[str, RunBrief]:
+            found = await tx.all(
+                f"{_SELECT_FLAGGED_REQUESTS} WHERE {tx.dialect.any_of('r.run_id', 'ids')} "
+                "ORDER BY r.seq",
+                ids=ids,
+            )
+            requests = await _requests_of(tx, found)
+            events = await tx.all(
+                f"SELECT * FROM audit_events WHERE {tx.dialect.any_of('run_id', 'ids')} "
+                f"AND type IN {_EFFECT_EVENTS} ORDER BY id",
+                ids=ids,
+            )
+            briefs: dict[str, tuple[list[HumanRequest], list[AuditEvent]]] = {
+                run_id: ([], []) for run_id in ids
+            }
+            for request in requests:
+                briefs[request.run_id][0].append(request)
+            for row in events:
+                briefs[row["run_id"]][1].append(event_of(row))
+            return {
+                run_id: RunBrief(requests=asked, effect_events=done)
+                for run_id, (asked, done) in briefs.items()
+            }
+
+        return await self._read_tx(read)
 
     async def list_runs(
         self,

@@ -128,6 +128,55 @@ async def test_a_rejected_refund_is_not_shown_as_a_success(
     assert re.search(r'class="badge outcome-good" id="run-outcome"[^>]*>issue_refund done<', page)
 
 
+async def test_the_runs_list_says_what_each_run_is_about_and_what_it_did(
+    server: Server, passwords: dict[str, str], clock: MovableClock
+) -> None:
+    rejected = await server.start_run(REFUND_300_LATE)
+    refused = await server.wait_for_request(rejected["id"])
+    no = {"decision": "reject", "reason": "Delivered on time."}
+    assert (await server.respond(refused["id"], no, user="lee")).is_success
+    refunded = await server.start_run(REFUND_120)
+    granted = await server.wait_for_request(refunded["id"])
+    assert (await server.respond(granted["id"], {"decision": "approve"}, user="lee")).is_success
+    expired = await server.start_run(LATE_PURCHASE)
+    await server.wait_for_request(expired["id"])
+    clock.jump(minutes=4)  # its approvals expire unanswered
+    for run in (rejected, refunded, expired):
+        await server.wait_for_run(run["id"], status="completed")
+
+    async with signed_in(server, "ada", passwords["ada"]) as ada:
+        listed = (await ada.http.get("/runs")).text
+        run_page = (await ada.http.get(f"/runs/{rejected['id']}")).text
+
+    def row_of(run_id: str) -> str:
+        found = re.search(rf'data-run-id="{run_id}".*?</tr>', listed, re.DOTALL)
+        assert found, run_id
+        return found.group(0)
+
+    expected = {
+        rejected["id"]: ("order id A-1004 · amount 300.00 · reason late", "bad", "rejected"),
+        refunded["id"]: (
+            "order id A-1002 · amount 120.00 · reason broken",
+            "good",
+            "issue_refund done",
+        ),
+        expired["id"]: ("item laptop · amount 2400.00 · vendor Contoso", "bad", "expired"),
+    }
+    for run_id, (about, tone, outcome) in expected.items():
+        row = row_of(run_id)
+        # the link says what the run is about; its id comes second
+        link = re.search(rf'<a href="/runs/{run_id}">([^<]*)</a>', row)
+        assert link, row
+        assert link.group(1) == about
+        assert f"<code>{run_id}</code>" in row
+        # what the run did, as its own page says it: a rejection is never a green "completed"
+        assert re.search(r'class="badge status-completed quiet">completed<', row), row
+        assert re.search(rf'class="badge outcome-{tone}"[^>]*>{outcome}<', row), row
+    assert "<h1>order id A-1004 · amount 300.00 · reason late</h1>" in run_page
+    assert "<title>order id A-1004 · amount 300.00 · reason late" in run_page
+    assert f"Run <code>{rejected['id']}</code>" in run_page
+
+
 async def test_closed_requests_have_no_deadline_and_resumed_reads_answered(
     server: Server, passwords: dict[str, str]
 ) -> None:

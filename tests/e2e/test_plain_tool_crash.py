@@ -102,9 +102,15 @@ async def test_a_plain_tool_cut_off_before_its_record_is_not_run_again_and_the_m
         events = await server.audit(run["id"])
         async with signed_in(server, "lee", passwords["lee"]) as lee:
             page = text_of((await lee.http.get(f"/runs/{run['id']}")).text)
+            listed = (await lee.http.get("/runs")).text
 
     assert done["status"] == "completed", done["error"]
     assert not sent.exists()  # not run again
+    # the runs list, as the run's page: completed, but the call is to be checked (never green)
+    row = re.search(rf'data-run-id="{run["id"]}".*?</tr>', listed, re.DOTALL)
+    assert row, listed
+    assert re.search(r'class="badge outcome-bad"[^>]*>send_note uncertain<', row.group(0))
+    assert "send_note uncertain" in page
     notice = (
         r"send_note may or may not have acted \( ?\d{4}-\d\d-\d\d \d\d:\d\d UTC ?\): it was cut "
         r"off before it returned \(its process stopped, or its run was cancelled or taken over\), "

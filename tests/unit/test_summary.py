@@ -10,9 +10,17 @@ import pytest
 from pydantic import BaseModel
 
 from human.kinds import ApprovalRequest, ProposedAction
-from human.records import AnswerRecord, HumanRequest, Run
+from human.records import AnswerRecord, AuditEvent, HumanRequest, Run
 from human.requests import new_request
-from human.summary import choices, key_arguments, outcome_of, outcome_tone, snippet
+from human.summary import (
+    choices,
+    effects_of,
+    key_arguments,
+    outcome_of,
+    outcome_tone,
+    run_about,
+    snippet,
+)
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -107,6 +115,44 @@ def test_the_outcome_is_the_outputs_word_else_the_last_decision_else_the_effects
         "neutral",
         "neutral",
     ]
+
+
+def effect(kind: str, tool: str, key: str) -> AuditEvent:
+    data = {"tool": tool, "idempotency_key": key}
+    return AuditEvent(
+        id=1, type=kind, at=T0, run_id="run_1", request_id=None, actor="system", data=data
+    )
+
+
+def test_a_call_that_may_have_acted_is_the_outcome_and_never_reads_as_a_success() -> None:
+    events = [
+        effect("effect.uncertain", "send_note", "k1"),
+        effect("effect.executed", "issue_refund", "k2"),
+        effect("effect.uncertain", "ping", "k3"),
+        effect("effect.executed", "ping", "k3"),  # it returned after all: it ran
+    ]
+    assert effects_of(events) == (["issue_refund", "ping"], ["send_note"])
+    approved = asked(status="resumed", answer={"decision": "approve"}, answered_at=T0)
+    said = outcome_of(ran({"text": "Done: Error: send_note may or may not have acted"}), [approved])
+    assert said is None  # what it was, from the output and requests alone
+    unsure = outcome_of(ran({"status": "sent"}), [approved], *effects_of(events))
+    assert unsure == "issue_refund done, ping done, send_note uncertain"
+    assert outcome_tone(unsure) == "bad"
+    assert outcome_of(ran({"status": "sent"}, status="waiting"), [], [], ["send_note"]) is None
+
+
+def test_a_run_is_named_by_the_values_it_was_started_with() -> None:
+    refund = ran(None).model_copy(
+        update={"input": {"order_id": "A-1008", "amount": 450, "reason": "never arrived", "x": 1}}
+    )
+    assert run_about(refund) == "order id A-1008 · amount 450.00 · reason never arrived"
+    long = ran(None).model_copy(update={"input": {"message": "word " * 30, "to": "kim"}})
+    assert run_about(long) == "message word word word word word word word word… · to kim"
+    assert run_about(ran(None).model_copy(update={"input": "Hello there"})) == "Hello there"
+    lone = ran(None).model_copy(update={"input": {"text": "Ships Monday", "on": None}})
+    assert run_about(lone) == "Ships Monday"
+    assert run_about(ran(None), asked()) == "Send 120.00"  # no input: its first request
+    assert run_about(ran(None)) == ""
 
 
 def test_a_snippet_is_one_line_cut_at_a_word() -> None:
