@@ -9,7 +9,12 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from baton.errors import Unauthenticated
 from baton.wiring import Parts
-from human.access import check_can_manage_people, check_can_reassign, check_can_run
+from human.access import (
+    check_can_cancel,
+    check_can_manage_people,
+    check_can_reassign,
+    check_can_run,
+)
 from human.records import User
 from web.auth import page_user_of, user_from_request
 
@@ -76,7 +81,15 @@ async def reassigner(request_id: str, user: UserDep, request: Request) -> User:
     return user
 
 
+async def canceller(run_id: str, user: UserDep, request: Request) -> User:
+    """The caller, if they may cancel run `run_id` (404 if they may not see it)."""
+    await parts(request).runtime.get(run_id, viewer=user)
+    check_can_cancel(user)
+    return user
+
+
 RunnerDep = Annotated[User, Depends(runner)]
+CancellerDep = Annotated[User, Depends(canceller)]
 AdminDep = Annotated[User, Depends(admin)]
 ReassignerDep = Annotated[User, Depends(reassigner)]
 

@@ -178,6 +178,8 @@ def gist(event: AuditEvent) -> str:
         return f"{data.get('tool')} may have run: it was cut off while it ran; not run again"
     if event.type == "run.resumed":
         return f"resumed with {data.get('decision')}"
+    if event.type in ("run.cancelled", "request.cancelled") and data.get("reason"):
+        return f"why: {data['reason']}"
     if event.type == "run.failed":
         return str(data.get("error", "failed"))
     return ""

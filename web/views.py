@@ -48,6 +48,7 @@ from human.store.base import RequestFilter, RunBrief, Viewer
 from web.graph import GraphLayout, lay_out
 from web.templating import decided
 from workflows.platform import registry
+from workflows.platform.runtime import CANCEL_REASON_MAX
 
 REQUEST_STATUSES: Final = (
     "pending",
@@ -649,7 +650,7 @@ def outcome_text(
     elif request.status == "expired":
         said = f"Expired{at}: nobody answered before the deadline."
     elif request.status == "cancelled":
-        said = f"Cancelled{at}: it takes no answer."
+        said = cancelled_text(events, at)
     else:
         said = f"{request.status.capitalize()}{at}."
     if run.status in TERMINAL_RUN:
@@ -660,6 +661,17 @@ def outcome_text(
     if request.status == "answered":
         return f"{said} The run resumes with it shortly."
     return said
+
+
+def cancelled_text(events: list[AuditEvent], at: str) -> str:
+    """Who cancelled a request and why, from its `request.cancelled` event (`at`: when)."""
+    cancel = next((e for e in reversed(events) if e.type == "request.cancelled"), None)
+    if cancel is None or cancel.actor == "system":  # its run ended with it open
+        return f"Cancelled{at}: it takes no answer."
+    reason = str(cancel.data.get("reason") or "").strip()
+    if not reason:
+        return f"Cancelled by {cancel.actor}{at}; no reason was given. It takes no answer."
+    return f"Cancelled by {cancel.actor}{at}: {reason}" + ("" if reason[-1] in ".!?" else ".")
 
 
 async def request_live(parts: Parts, user: User, request_id: str, after: int) -> dict[str, Any]:
@@ -677,7 +689,9 @@ def change_text(event: AuditEvent) -> str:
     if event.type == "request.expired":
         return f"it expired at {at}, nobody having answered"
     if event.type == "request.cancelled":
-        return f"it was cancelled at {at}"
+        why = f": {data['reason']}" if data.get("reason") else ""
+        who = "" if event.actor == "system" else f" by {event.actor}"
+        return f"it was cancelled{who} at {at}{why}"
     if event.type == "request.escalated":
         return f"it was escalated to {data.get('to_team')} at {at}"
     if event.type == "request.claimed":
@@ -786,6 +800,8 @@ async def run_page(
         ),
         "faults": faults,
         "can_cancel": can_cancel,
+        "cancelled": next((e for e in events if e.type == "run.cancelled"), None),
+        "cancel_reason_max": CANCEL_REASON_MAX,
         "problem": problem,
         "live_types": RUN_EVENTS,
         "section": "runs",

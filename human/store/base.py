@@ -394,12 +394,13 @@ class RunStore(Protocol):
         ...
 
     async def cancel_run(
-        self, run_id: str, actor: str, *, notify: Sequence[str] = ()
+        self, run_id: str, actor: str, *, notify: Sequence[str] = (), reason: str | None = None
     ) -> Run | None:
         """Cancel an unfinished run and its open requests; None if it had already ended.
 
         `notify`: channels told of each request it cancels (those that follow a request to its
-        end), as of an answer.
+        end), as of an answer. `reason`, the canceller's why, is kept in the `run.cancelled`
+        event's data and in each `request.cancelled` event's.
         """
         ...
 

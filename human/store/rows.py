@@ -346,10 +346,14 @@ def job_of(row: Row, *, attempts: int) -> Job:
     )
 
 
-def cancelled_events(run_id: str, request_ids: Iterable[str], actor: str) -> list[NewEvent]:
-    """The `request.cancelled` events of a run's requests closed with it."""
+def cancelled_events(
+    run_id: str, request_ids: Iterable[str], actor: str, data: dict[str, Any] | None = None
+) -> list[NewEvent]:
+    """The `request.cancelled` events of a run's requests closed with it (`data`: its why)."""
     return [
-        NewEvent(type="request.cancelled", run_id=run_id, request_id=i, actor=actor)
+        NewEvent(
+            type="request.cancelled", run_id=run_id, request_id=i, actor=actor, data=data or {}
+        )
         for i in request_ids
     ]
 

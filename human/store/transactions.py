@@ -423,9 +423,10 @@ class SqlStore:
         return committed
 
     async def cancel_run(
-        self, run_id: str, actor: str, *, notify: Sequence[str] = ()
+        self, run_id: str, actor: str, *, notify: Sequence[str] = (), reason: str | None = None
     ) -> Run | None:
         """Cancel an unfinished run, its open requests and queued work; `notify` told of each."""
+        why = {"reason": reason} if reason else {}
         now = self._clock()
 
         async def write(tx: Tx) -> bool:
@@ -443,8 +444,9 @@ class SqlStore:
                 now=now,
                 run_id=run_id,
             )
-            await _close_open_requests(tx, run_id, actor, now, notify=notify)
-            await _events(tx, [NewEvent(type="run.cancelled", run_id=run_id, actor=actor)], now)
+            await _close_open_requests(tx, run_id, actor, now, notify=notify, data=why)
+            cancelled = NewEvent(type="run.cancelled", run_id=run_id, actor=actor, data=why)
+            await _events(tx, [cancelled], now)
             await tx.run(
                 f"DELETE FROM jobs WHERE run_id = :run_id AND kind IN {DRIVE} "
                 "AND lease_owner IS NULL",
@@ -1441,9 +1443,15 @@ async def _retry(
 
 
 async def _close_open_requests(
-    tx: Tx, run_id: str, actor: str, at: datetime, *, notify: Sequence[str] = ()
+    tx: Tx,
+    run_id: str,
+    actor: str,
+    at: datetime,
+    *,
+    notify: Sequence[str] = (),
+    data: dict[str, Any] | None = None,
 ) -> None:
-    """Cancel a run's open (and answered, undelivered) requests, each with its event.
+    """Cancel a run's open (and answered, undelivered) requests, each with its event (`data`).
 
     Each of `notify` (the channels that follow a request to its end) gets an outbox row per
     request cancelled, as for an answer.
@@ -1454,7 +1462,7 @@ async def _close_open_requests(
         run_id=run_id,
     )
     ids = sorted(r["id"] for r in closed)
-    await _events(tx, cancelled_events(run_id, ids, actor), at)
+    await _events(tx, cancelled_events(run_id, ids, actor, data), at)
     told = [
         NewNotification(request_id=request_id, run_id=run_id, channel=channel, event="answered")
         for request_id in ids

@@ -259,14 +259,35 @@ async def test_a_run_is_cancelled_from_its_page_and_its_request_closes(
     await expect(sam.locator("g.node[data-node='refund_agent']")).to_have_attribute(
         "data-state", "current-pending"
     )
-    await sam.get_by_role("button", name="Cancel this run").click()
+    await sam.get_by_role("button", name="Cancel this run…").click()
+    # it asks first, in place, and why; nothing is cancelled yet
+    check = sam.get_by_role("region", name="Cancel this run?")
+    await expect(check).to_contain_text("This cannot be undone.")
+    assert (await server.request(pending["id"]))["status"] == "pending"
+    why = check.get_by_label("Why?")
+    await expect(why).to_have_attribute("required", "")
+    await why.fill("The customer withdrew the request")
+    await check.get_by_role("button", name="Yes, cancel the run").click()
 
     await expect(sam.locator(STATUS)).to_have_text("Run cancelled; its open requests are closed.")
+    await expect(sam.locator("#run-cancelled")).to_contain_text("by sam at", use_inner_text=True)
+    await expect(sam.locator("#run-cancelled")).to_contain_text(
+        ": The customer withdrew the request"
+    )
     await expect(sam.locator("#run-status")).to_have_text("cancelled")
     await expect(sam.locator("g.node[data-node='refund_agent']")).to_have_attribute(
         "data-state", "idle"
     )
     assert (await server.request(pending["id"]))["status"] == "cancelled"
+    await sam.goto(f"/requests/{pending['id']}")
+    await expect(
+        sam.get_by_text(
+            re.compile(
+                r"Cancelled by sam at .*: The customer withdrew the request\. "
+                r"The run has ended: cancelled\."
+            )
+        )
+    ).to_be_visible()
 
 
 async def test_lee_signs_in_and_approves_with_the_keyboard_alone(

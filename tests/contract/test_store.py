@@ -799,6 +799,22 @@ async def test_cancel_run_closes_open_requests_with_events_and_drops_queued_work
     assert await store.lease_jobs("w2", limit=10, lease_s=LIVE) == []
 
 
+async def test_cancel_run_keeps_its_reason_in_its_events(store: Store) -> None:
+    run = await started(store)
+    await paused(store, run.id, [a_request(run.id)])
+    quiet = await started(store)
+
+    assert await store.cancel_run(run.id, "sam", reason="The customer withdrew it") is not None
+    assert await store.cancel_run(quiet.id, "sam") is not None
+
+    said = {e.type: e.data for e in await store.list_events(run_id=run.id)}
+    assert (
+        said["run.cancelled"] == said["request.cancelled"] == {"reason": "The customer withdrew it"}
+    )
+    [without] = [e for e in await store.list_events(run_id=quiet.id) if e.type == "run.cancelled"]
+    assert without.data == {}
+
+
 async def test_cancel_run_drops_a_queued_resume(store: Store) -> None:
     run = await started(store)
     [start_job] = await store.lease_jobs("w1", limit=1, lease_s=LIVE)

@@ -238,6 +238,8 @@ PAGE_FORMS: dict[str, dict[str, str]] = {
     "/runs/new": {"workflow": "refund", "order_id": "A-1002", "amount": "120", "reason": "x"},
     "/requests/{request_id}/takeover": {"confirm": "yes"},  # (without: the page asks first)
     "/runs/{run_id}/continue": {"text": "and?"},
+    # (without: the page asks first, and why)
+    "/runs/{run_id}/cancel": {"confirm": "yes", "reason": "matrix"},
 }
 
 

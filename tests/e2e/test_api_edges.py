@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import REFUND_120, baton_server, refunds
+from tests.harness import REFUND_120, Server, baton_server, refunds
 from workflows.platform import registry
 
 
@@ -158,3 +158,44 @@ async def test_a_workflow_module_that_fails_to_import_is_listed_unavailable_and_
         }
     ]
     assert pending["kind"] == "approval"
+
+
+CANCEL_REFUSALS = [
+    pytest.param({"reason": 7}, ["body", "reason"], id="reason-not-text"),
+    pytest.param({"reason": ""}, ["body", "reason"], id="reason-empty"),
+    pytest.param({"reason": "   "}, ["body", "reason"], id="reason-blank"),
+    pytest.param({"reason": "x" * 2001}, ["body", "reason"], id="reason-too-long"),
+    pytest.param({"why": "no longer needed"}, ["body", "why"], id="unknown-field"),
+    pytest.param(["no longer needed"], ["body"], id="not-an-object"),
+]
+
+
+async def test_a_cancel_keeps_its_reason_and_a_bad_one_is_a_422_that_cancels_nothing(
+    page_server: Server,
+) -> None:
+    server = page_server
+    pending = await server.wait_for_request((await server.start_run(REFUND_120))["id"])
+    before = await server.snapshot(pending["id"])
+    url = f"/api/runs/{pending['run_id']}/cancel"
+    async with server.client("sam") as sam, server.client("val") as val:
+        refused = {}
+        for case in CANCEL_REFUSALS:
+            [body, loc] = case.values
+            refused[case.id] = (await sam.post(url, json=body), loc)
+        # who may not cancel at all is told so before their body is looked at
+        viewer = await val.post(url, json={"reason": 7})
+        unchanged = await server.snapshot(pending["id"])
+        cancelled = await sam.post(url, json={"reason": "  The customer withdrew it. "})
+    events = await server.audit(pending["run_id"])
+
+    for case, (reply, loc) in refused.items():
+        assert reply.status_code == 422, (case, reply.text)
+        assert [e["loc"] for e in reply.json()["errors"]] == [loc], case
+    assert viewer.status_code == 403, viewer.text
+    assert unchanged == before
+    assert cancelled.status_code == 200, cancelled.text
+    assert cancelled.json()["status"] == "cancelled"
+    said = {e["type"]: e for e in events if e["type"].endswith(".cancelled")}
+    assert said["run.cancelled"]["actor"] == "sam"
+    assert said["run.cancelled"]["data"] == {"reason": "The customer withdrew it."}
+    assert said["request.cancelled"]["data"] == {"reason": "The customer withdrew it."}

@@ -41,6 +41,7 @@ from tests.pages import (
     session_of,
     sign_in,
     signed_in,
+    text_of,
 )
 from web.auth import SESSION_COOKIE
 
@@ -792,20 +793,66 @@ async def test_the_start_form_is_built_from_the_input_schema_and_starts_a_run(
     assert done["input"] == {"order_id": "A-1002", "amount": 20.0, "reason": "broken"}
 
 
+CONFIRMED = {"confirm": "yes", "reason": "The customer withdrew it"}
+
+
 async def test_cancel_refusals_change_nothing(server: Server, passwords: dict[str, str]) -> None:
     pending = await waiting_refund(server)
     finished = await server.start_run(REFUND_20)
     await server.wait_for_run(finished["id"], status="completed")
     before = await server.snapshot(pending["id"])
-    async with signed_in(server, "val", passwords["val"]) as val:
-        assert (await val.post(f"/runs/{pending['run_id']}/cancel", {})).status_code == 403
-    async with signed_in(server, "sam", passwords["sam"]) as sam:
-        ended = await sam.post(f"/runs/{finished['id']}/cancel", {})
-        assert ended.status_code == 409, ended.text
-        assert "already completed" in ended.text
-        assert (await sam.post("/runs/run_nope/cancel", {})).status_code == 404
+    for form in ({}, CONFIRMED):  # asking, and confirmed
+        async with signed_in(server, "val", passwords["val"]) as val:
+            assert (await val.post(f"/runs/{pending['run_id']}/cancel", form)).status_code == 403
+        async with signed_in(server, "sam", passwords["sam"]) as sam:
+            ended = await sam.post(f"/runs/{finished['id']}/cancel", form)
+            assert ended.status_code == 409, ended.text
+            assert "already completed" in ended.text
+            assert (await sam.post("/runs/run_nope/cancel", form)).status_code == 404
     assert await server.snapshot(pending["id"]) == before
     assert (await server.run(finished["id"]))["status"] == "completed"
+
+
+async def test_a_cancel_asks_first_and_why_and_the_request_then_says_who_and_why(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    pending = await waiting_refund(server)
+    url = f"/runs/{pending['run_id']}/cancel"
+    before = await server.snapshot(pending["id"])
+    async with signed_in(server, "sam", passwords["sam"]) as sam:
+        page = await sam.http.get(f"/runs/{pending['run_id']}")
+        asked = await sam.post(url, {})  # the button: it asks, in place
+        blank = await sam.post(url, {"confirm": "yes", "reason": "  "})
+        unchanged = await server.snapshot(pending["id"])
+        done = await sam.post(url, CONFIRMED)
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        request_page = text_of((await lee.http.get(f"/requests/{pending['id']}")).text)
+        run_page = text_of((await lee.http.get(f"/runs/{pending['run_id']}")).text)
+
+    assert "Cancel this run…" in page.text
+    assert 'name="confirm"' not in page.text  # a click asks; it cancels nothing
+    assert asked.status_code == 200, asked.text
+    words = text_of(asked.text)
+    assert "Cancel this run? The run stops for good, and its open request closes as cancelled" in (
+        words
+    )
+    assert "This cannot be undone." in words
+    assert re.search(r'<textarea id="cancel-reason" name="reason"[^>]* required', asked.text)
+    assert 'name="confirm" value="yes"' in asked.text
+    assert blank.status_code == 422, blank.text
+    assert "Say why the run is cancelled" in text_of(blank.text)
+    assert 'aria-invalid="true"' in blank.text
+    assert unchanged == before
+    assert done.status_code == 303, done.text
+    run = await server.run(pending["run_id"])
+    assert run["status"] == "cancelled"
+    outcome = re.search(
+        r"Cancelled by sam at \d{4}-\d\d-\d\d \d\d:\d\d UTC: (.*?)\. The run", request_page
+    )
+    assert outcome, request_page
+    assert outcome.group(1) == "The customer withdrew it"
+    assert "run.cancelled by sam — why: The customer withdrew it" in run_page
+    assert re.search(r"Cancelled by sam at [^:]*:\d\d UTC: The customer withdrew it", run_page)
 
 
 # the inbox ----------------------------------------------------------------------------------

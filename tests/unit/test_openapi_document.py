@@ -23,7 +23,7 @@ REFUSES: dict[tuple[str, str], set[int]] = {
     ("post", "/api/runs"): {403, 404, 409, 422},
     ("get", "/api/runs"): {422},
     ("get", "/api/runs/{run_id}"): {404},
-    ("post", "/api/runs/{run_id}/cancel"): {403, 404, 409},
+    ("post", "/api/runs/{run_id}/cancel"): {403, 404, 409, 422},
     ("get", "/api/runs/{run_id}/events"): {404},
     ("get", "/api/requests"): {422},
     ("get", "/api/requests/{request_id}"): {404},

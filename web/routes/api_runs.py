@@ -9,11 +9,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from human.records import AuditEvent, Run
-from web.deps import PartsDep, RunnerDep, UserDep
+from web.deps import CancellerDep, PartsDep, RunnerDep, UserDep
 from web.errors import sent_in
 from web.openapi import created, refusals
 from web.replies import RunDetail, RunPage, UnavailableModule, Workflow
 from workflows.platform import registry
+from workflows.platform.runtime import CANCEL_REASON_MAX
 
 router = APIRouter(prefix="/api", tags=["runs"], default_response_class=JSONResponse)
 
@@ -141,10 +142,27 @@ async def get_run(run_id: str, parts: PartsDep, user: UserDep) -> RunDetail:
     )
 
 
+class CancelRun(BaseModel):
+    """Body of `POST /api/runs/{id}/cancel`, optional: why the run is cancelled."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    reason: str | None = Field(
+        None,
+        min_length=1,
+        max_length=CANCEL_REASON_MAX,
+        description="Why: kept in the `run.cancelled` event (and each `request.cancelled` "
+        "one), and shown on the pages of the run and of the requests it closed.",
+    )
+
+
 @router.post("/runs/{run_id}/cancel", responses=refusals(403, 404, 409))
-async def cancel_run(run_id: str, parts: PartsDep, user: UserDep) -> Run:
-    """Cancel a run that has not ended (409 for one that has)."""
-    return await parts.runtime.cancel(run_id, by=user)
+async def cancel_run(
+    run_id: str, parts: PartsDep, user: CancellerDep, body: CancelRun | None = None
+) -> Run:
+    """Cancel a run that has not ended, with an optional reason (409 for one that has ended)."""
+    reason = body.reason if body is not None else None
+    return await parts.runtime.cancel(run_id, by=user, reason=reason)
 
 
 @router.get("/runs/{run_id}/events", responses=refusals(404))

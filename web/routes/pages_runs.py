@@ -103,15 +103,36 @@ async def continue_run(
 
 @router.post("/runs/{run_id}/cancel")
 async def cancel_run(request: Request, run_id: str, parts: PartsDep, user: PageUserDep) -> Response:
-    """Cancel a run that has not ended: 303 to it; 409 if it had."""
-    await csrf_checked_form(request)
+    """Cancel a run that has not ended, with why: 303 to it; 409 if it had ended.
+
+    Confirmed first: a post without `confirm=yes` shows the run's page again asking, in place,
+    with a "Why?" field; a confirmation without a reason (or with one too long) asks again (422),
+    the text kept, nothing stored.
+    """
+    form = FormValues((await csrf_checked_form(request)).multi_items())
+    reason = (form.get("reason") or "").strip()
+
+    async def asking(error: str | None = None) -> HTMLResponse:
+        page = await views.run_page(parts, user, run_id)
+        check = {"cancel_check": True, "cancel_reason": reason, "cancel_error": error}
+        return render(
+            request, "run.html", page | check, user=user, status_code=422 if error else 200
+        )
+
+    async def page_with(problem: str) -> dict[str, Any]:
+        return await views.run_page(parts, user, run_id, problem=problem)
+
     try:
-        await parts.runtime.cancel(run_id, by=user)
+        if form.get("confirm") != "yes":
+            await parts.runtime.check_cancel(run_id, by=user)
+            return await asking()
+        if not reason:
+            await parts.runtime.check_cancel(run_id, by=user)
+            return await asking("Say why the run is cancelled: the people it asked are told.")
+        await parts.runtime.cancel(run_id, by=user, reason=reason)
+    except Invalid as exc:
+        return await asking(str(exc).capitalize() + ".")
     except PAGE_PROBLEMS as exc:
-
-        async def page_with(problem: str) -> dict[str, Any]:
-            return await views.run_page(parts, user, run_id, problem=problem)
-
         return await problem_page(request, exc, "run.html", page_with, user=user)
     notify(request, "Run cancelled; its open requests are closed.")
     return RedirectResponse(f"/runs/{run_id}", status_code=303)

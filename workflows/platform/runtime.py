@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from baton import failpoints
 from baton.errors import (
     IdempotencyConflict,
+    Invalid,
     InvalidContinues,
     InvalidInput,
     RunHeld,
@@ -60,6 +61,9 @@ from workflows.platform.graph import WorkflowGraph, describe
 from workflows.platform.pool import KEPT_PER_WORKFLOW, Built, WorkflowPool
 
 logger = logging.getLogger(__name__)
+
+CANCEL_REASON_MAX: Final = 2000
+"""The longest why a person may give for cancelling a run, in characters."""
 
 
 class Runtime:
@@ -287,11 +291,28 @@ class Runtime:
         await self.get(run_id, viewer=viewer)
         return await self.store.list_events(run_id=run_id)
 
-    async def cancel(self, run_id: str, *, by: User) -> Run:
-        """Cancel a run that has not ended; its open requests close as cancelled."""
+    async def check_cancel(self, run_id: str, *, by: User) -> Run:
+        """The run, if `by` may cancel it now (a page asks first); else what `cancel` raises."""
         run = await self.get(run_id, viewer=by)
         check_can_cancel(by)
-        cancelled = await self.store.cancel_run(run_id, by.name, notify=self._answer_channels)
+        if run.status in TERMINAL_RUN:
+            raise RunNotCancellable(f"run {run_id} already {run.status}")
+        return run
+
+    async def cancel(self, run_id: str, *, by: User, reason: str | None = None) -> Run:
+        """Cancel a run that has not ended; its open requests close as cancelled.
+
+        `reason`, the canceller's why, is recorded with the cancellation (its audit events);
+        `Invalid` past `CANCEL_REASON_MAX` characters, nothing stored.
+        """
+        run = await self.check_cancel(run_id, by=by)
+        reason = (reason or "").strip() or None
+        if reason is not None and len(reason) > CANCEL_REASON_MAX:
+            limit = f"at most {CANCEL_REASON_MAX} characters"
+            raise Invalid(f"the reason is too long: {limit}", [{"loc": ["reason"], "msg": limit}])
+        cancelled = await self.store.cancel_run(
+            run_id, by.name, notify=self._answer_channels, reason=reason
+        )
         if cancelled is None:
             raise RunNotCancellable(f"run {run_id} already {run.status}")
         if self._worker is not None:  # a drive of it here stops now (elsewhere: at its renewal)
