@@ -8,7 +8,8 @@ answers, and a run's output; it names no workflow's business.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from human.records import AuditEvent, HumanRequest, Run
@@ -208,6 +209,27 @@ def effects_of(events: Iterable[AuditEvent]) -> tuple[list[str], list[str]]:
     events = list(events)
     executed = [str(e.data.get("tool")) for e in events if e.type == "effect.executed"]
     return executed, [str(e.data.get("tool")) for e in uncertain_calls(events)]
+
+
+def effects_said(executed: Sequence[str], uncertain: Sequence[str]) -> str:
+    """What a run's calls did, as recorded (`effects_of`), in a sentence or two.
+
+    "No tool call was carried out." only when none was recorded, carried out or cut off.
+    """
+    if not executed and not uncertain:
+        return "No tool call was carried out."
+    said = []
+    if executed:
+        counts = Counter(executed)
+        done = [f"{t} ({n} calls)" if n > 1 else t for t, n in counts.items()]
+        said.append(f"Recorded as carried out: {words(done)}.")
+    if uncertain:
+        unsure = list(dict.fromkeys(uncertain))
+        verb, which = ("was", "it") if len(unsure) == 1 else ("were", "each")
+        said.append(
+            f"{words(unsure)} {verb} cut off while running: {which} may or may not have acted."
+        )
+    return " ".join(said)
 
 
 def outcome_of(

@@ -181,7 +181,7 @@ def gist(event: AuditEvent) -> str:
     if event.type in ("run.cancelled", "request.cancelled") and data.get("reason"):
         return f"why: {data['reason']}"
     if event.type == "run.failed":
-        return str(data.get("error", "failed"))
+        return "the run stopped with an error"
     return ""
 
 

@@ -764,7 +764,8 @@ async def run_page(
     faults = [f"the run's {f}" for f in run.faults]
     faults += [f"request {r.id}'s {f}" for r in requests for f in r.faults]
     recorded = await parts.runtime.conversation(run_id)
-    outcome = summary.outcome_of(run, requests, *summary.effects_of(events))
+    executed, uncertain = summary.effects_of(events)
+    outcome = summary.outcome_of(run, requests, executed, uncertain)
     retrying = await parts.store.run_retrying(run_id)
     now = parts.requests.now()
     continues = None
@@ -802,6 +803,8 @@ async def run_page(
         "can_cancel": can_cancel,
         "cancelled": next((e for e in events if e.type == "run.cancelled"), None),
         "cancel_reason_max": CANCEL_REASON_MAX,
+        "effects_said": summary.effects_said(executed, uncertain),
+        "may_start": _may_start(user),
         "problem": problem,
         "live_types": RUN_EVENTS,
         "section": "runs",
@@ -816,6 +819,15 @@ def turn_of(run: Run) -> dict[str, Any]:
         "by": run.created_by,
         "at": run.created_at,
     }
+
+
+def _may_start(user: User) -> bool:
+    """Whether `user` may start runs (a failed run's page points them to starting one again)."""
+    try:
+        check_can_run(user)
+    except NotPermitted:
+        return False
+    return True
 
 
 def _may_continue(parts: Parts, user: User, run: Run) -> bool:

@@ -15,6 +15,7 @@ from human.requests import new_request
 from human.summary import (
     choices,
     effects_of,
+    effects_said,
     key_arguments,
     outcome_of,
     outcome_tone,
@@ -139,6 +140,22 @@ def test_a_call_that_may_have_acted_is_the_outcome_and_never_reads_as_a_success(
     assert unsure == "issue_refund done, ping done, send_note uncertain"
     assert outcome_tone(unsure) == "bad"
     assert outcome_of(ran({"status": "sent"}, status="waiting"), [], [], ["send_note"]) is None
+
+
+def test_what_a_run_carried_out_is_said_from_its_records_and_none_only_when_none() -> None:
+    assert effects_said([], []) == "No tool call was carried out."
+    assert effects_said(["issue_refund", "notify", "issue_refund"], []) == (
+        "Recorded as carried out: issue_refund (2 calls) and notify."
+    )
+    assert effects_said([], ["send_note"]) == (
+        "send_note was cut off while running: it may or may not have acted."
+    )
+    both = effects_said(["issue_refund"], ["send_note", "ping"])
+    assert both == (
+        "Recorded as carried out: issue_refund. send_note and ping were cut off while running: "
+        "each may or may not have acted."
+    )
+    assert "No tool call" not in both
 
 
 def test_a_run_is_named_by_the_values_it_was_started_with() -> None:
