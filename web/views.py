@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, Final, Literal, TypeVar, get_args
 from urllib.parse import urlencode
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from baton.errors import NotPermitted, RunHeld, RunNotFound, WorkflowNotFound
 from baton.wiring import Parts
@@ -131,9 +131,11 @@ class InboxQuery(BaseModel):
     workflow: str | None = None
     assignee: str | None = None
     overdue: bool = False
+    q: str | None = Field(None, max_length=200)
+    """Words to find in a request's title, reason or context, or its id or its run's."""
     cursor: str | None = None
 
-    @field_validator("kind", "workflow", "assignee", "cursor", "status", "view", mode="before")
+    @field_validator("kind", "workflow", "assignee", "cursor", "status", "view", "q", mode="before")
     @classmethod
     def _blank(cls, value: Any) -> Any:
         return _blank_is_none(value)
@@ -151,7 +153,7 @@ class InboxQuery(BaseModel):
         if self.view is not None:
             return self.view
         filtered = self.status or self.kind or self.workflow or self.assignee or self.overdue
-        return "all" if filtered or self.team != MY_TEAMS else "mine"
+        return "all" if filtered or self.q or self.team != MY_TEAMS else "mine"
 
     def request_filter(self, user: User, now: datetime, view: View | None = None) -> RequestFilter:
         """The store filter of `view` (else the view in effect) and these filters for `user`."""
@@ -170,6 +172,7 @@ class InboxQuery(BaseModel):
             workflow=self.workflow,
             assignee=user.name if self.assignee == "me" else self.assignee,
             overdue_at=now if self.overdue else None,
+            search=self.q.strip() or None if self.q else None,
             cursor=self.cursor,
             limit=PAGE_SIZE,
         )

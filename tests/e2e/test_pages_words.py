@@ -306,3 +306,26 @@ async def test_a_held_run_says_why_and_when_it_is_tried_again_until_the_rollback
     assert "Drawn as the version" not in after
     assert f"{run['id']} versioned waiting held " in listed
     assert f"{run['id']} versioned completed " in listed_after
+
+
+async def test_the_inbox_finds_a_request_by_an_order_answered_or_not(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    late = await server.start_run(REFUND_300_LATE)
+    asked = await server.wait_for_request(late["id"])
+    no = {"decision": "reject", "reason": "Delivered on time."}
+    assert (await server.respond(asked["id"], no, user="lee")).is_success
+    other = await server.start_run(REFUND_120)
+    await server.wait_for_request(other["id"])
+
+    found = await page_text(server, passwords, "lee", "/?q=a-1004")
+    nothing = await page_text(server, passwords, "lee", "/?q=A-9999")
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        too_long = await lee.http.get("/", params={"q": "x" * 201})
+
+    # a rejected request is found too: a search looks at every request one may see
+    assert "Refund 300.00 on order A-1004" in found
+    assert "A-1002" not in found
+    assert "whose title, reason or details hold “a-1004”" in found
+    assert "no request matches" in nothing
+    assert too_long.status_code == 422
