@@ -85,8 +85,8 @@ class Routing(CheckpointedModel):
     outcomes: dict[str, str] = Field(
         default_factory=dict,
         description="What a decision leads to, in words, where the workflow knows better than "
-        'Baton\'s sentence for it (`{"approve": "The order goes to Contoso."}`): shown '
-        "beside that decision to the person who decides.",
+        'Baton\'s sentence for it (`{"approve": "Records your approval; legal decides next."}`): '
+        "shown beside that decision to the person who decides.",
     )
 
 

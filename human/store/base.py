@@ -269,7 +269,7 @@ class RequestFilter(BaseModel):
         min_length=1,
         max_length=200,
         description="Only requests whose title, reason or context holds this text (any case), "
-        "or whose id or run id it is: `A-1005`, `customer-05`.",
+        "or whose id or run id it is.",
     )
     waiting_for: Viewer | None = Field(
         None,
@@ -311,7 +311,7 @@ class RunBrief(BaseModel):
     requests: list[HumanRequest] = Field(default_factory=list, description="Oldest first.")
     effect_events: list[AuditEvent] = Field(
         default_factory=list,
-        description="Its `effect.executed` and `effect.uncertain` events, in the order written.",
+        description="Its `effect.executed` and `effect.uncertain` events, oldest first.",
     )
 
 
