@@ -179,12 +179,40 @@ async def test_after_an_answer_the_next_open_request_follows_with_a_notice(
     lee = await page_as("lee", javascript=javascript)
     await lee.goto(f"/requests/{first['id']}")
     await lee.locator("#form-approve").get_by_role("button", name="Approve").click()
-    # the next request, scrolled to the form the answer was sent from (`#form-approve`)
-    await expect(lee).to_have_url(re.compile(f"/requests/{second['id']}(#form-approve)?$"))
+    # the next request, at its top: not at the form the answer was sent from
+    await expect(lee).to_have_url(re.compile(f"/requests/{second['id']}#top$"))
     await expect(lee.locator(STATUS)).to_have_text(
         "Approved: “Refund 120.00 on order A-1002”. Next, the most urgent of your work:"
     )
     await expect(lee.locator("#decision details.decision").first).to_be_visible()
+
+
+@pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])
+async def test_the_next_request_opens_at_its_title_with_the_notice_focused(
+    server: Server, page_as: PageAs, size: tuple[int, int]
+) -> None:
+    """A second tap on the spot of the first must not approve a request nobody has looked at.
+
+    The answer is sent from deep in the page (on a phone its Approve button is a screen down);
+    the next request opens at its top, the notice of what was done focused and read out, its
+    title in sight, its own Approve button not under the pointer.
+    """
+    first = await server.wait_for_request((await server.start_run(REFUND_120))["id"])
+    second = await server.wait_for_request((await server.start_run(REFUND_120))["id"])
+    width, height = size
+    lee = await page_as("lee", width=width, height=height)
+    await lee.goto(f"/requests/{first['id']}")
+    approve = lee.locator("#form-approve").get_by_role("button", name="Approve")
+    await approve.focus()
+    await lee.keyboard.press("Enter")
+    await expect(lee).to_have_url(re.compile(f"/requests/{second['id']}"))
+    await lee.wait_for_load_state("load")
+    notice = lee.locator(STATUS)
+    await expect(notice).to_contain_text("Approved: “Refund 120.00 on order A-1002”.")
+    await expect(notice).to_be_in_viewport(ratio=1)
+    await expect(lee.locator("#request-title")).to_be_in_viewport(ratio=1)
+    assert await lee.evaluate("window.scrollY") == 0
+    await expect(notice).to_be_focused()
 
 
 async def test_a_second_tab_sees_another_persons_answer_live(

@@ -507,7 +507,7 @@ async def test_answer_forms_for_unknown_answered_and_cancelled_requests(
 
         first = await lee.post(f"/requests/{pending['id']}", {"decision": "approve"})
         # nothing else waits for lee: the inbox, telling what was done
-        assert (first.status_code, first.headers["location"]) == (303, "/")
+        assert (first.status_code, first.headers["location"]) == (303, "/#top")
         shown = await lee.http.get(first.headers["location"])
         assert "Approved: “Refund 120.00 on order A-1002”. Nothing else waits" in shown.text
         await server.wait_for_run(pending["run_id"], status="completed")
@@ -584,7 +584,7 @@ async def test_a_request_is_taken_over_from_its_page(
         taken = await lee.post(f"/requests/{pending['id']}/takeover", {"confirm": "yes"})
         assert (taken.status_code, taken.headers["location"]) == (
             303,
-            f"/requests/{pending['id']}",
+            f"/requests/{pending['id']}#top",
         )
         shown = await lee.http.get(taken.headers["location"])
         assert "You took this over" in shown.text

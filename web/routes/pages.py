@@ -36,6 +36,15 @@ DONE: Final = {
     "return": "Handed back to the agent",
 }
 
+AT_TOP: Final = "#top"
+"""The fragment of a 303 that follows a decision form: the top of the page it leads to.
+
+A redirect without a fragment of its own keeps the form's (`#form-approve`): the next request
+would open scrolled to its own Approve button, its title and the notice of what was just done out
+of sight, and a second tap would approve a request nobody read. `#top` names no element, so the
+browser opens at the top and the notice (`autofocus`, base.html) takes the focus.
+"""
+
 
 @router.get("/", name="inbox")
 @router.get("/inbox")
@@ -83,7 +92,9 @@ async def answer(request: Request, request_id: str, parts: PartsDep, user: PageU
     following = await views.next_request(parts, user, after=request_id)
     then = " Next, the most urgent of your work:" if following else " Nothing else waits for you."
     notify(request, _answered(result.outcome, body["decision"], result.request, user) + then)
-    return RedirectResponse(f"/requests/{following.id}" if following else "/", status_code=303)
+    return RedirectResponse(
+        (f"/requests/{following.id}" if following else "/") + AT_TOP, status_code=303
+    )
 
 
 def _answered(outcome: str, decision: str, done: HumanRequest, user: User) -> str:
@@ -155,7 +166,7 @@ async def take_over(
     except PAGE_PROBLEMS as exc:
         return await _refused(request, parts, user, request_id, exc)
     notify(request, "You took this over: it comes back to you as a takeover request, linked below.")
-    return RedirectResponse(f"/requests/{request_id}", status_code=303)
+    return RedirectResponse(f"/requests/{request_id}{AT_TOP}", status_code=303)
 
 
 @router.post("/requests/{request_id}/claim")
