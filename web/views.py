@@ -347,6 +347,8 @@ def context_view(context: dict[str, Any], *, reason: str | None = None) -> Conte
     )
 
 
+EXPIRED_SAID: Final = "Nobody answered before the deadline; the run was told it expired."
+"""An expiry as the conversation tells it: the run heard `expired`, and no person said it."""
 _SPEAKERS: Final = {"user": "User", "assistant": "Agent", "tool": "Tool", "system": "System"}
 _SAID_BY: Final = re.compile(r"^(?P<who>[\w.-]{1,30}): (?P<text>.+)$", re.DOTALL)
 _TRAILING_JSON: Final = re.compile(r"^(?P<lead>[^{}\[\]]*?):?\s*(?P<json>\{.*\})\s*$", re.DOTALL)
@@ -434,6 +436,8 @@ def _message(entry: Any) -> dict[str, Any] | None:
     if kind == "request":
         text = f"asked {entry.get('team')} ({entry.get('kind')}): {entry.get('title')}"
         return {"role": "baton", "speaker": "Baton", "text": text}
+    if kind == "answer" and entry.get("decision") == "expired":  # (recorded as by `system`)
+        return {"role": "baton", "speaker": "Baton", "text": EXPIRED_SAID}
     if kind == "answer":
         said = entry.get("text")
         person = {"role": "person", "speaker": str(entry.get("by") or "Person")}

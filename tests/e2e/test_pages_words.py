@@ -329,3 +329,31 @@ async def test_the_inbox_finds_a_request_by_an_order_answered_or_not(
     assert "whose title, reason or details hold “a-1004”" in found
     assert "no request matches" in nothing
     assert too_long.status_code == 422
+
+
+async def test_an_expired_request_was_answered_by_nobody(
+    server: Server, passwords: dict[str, str], clock: MovableClock
+) -> None:
+    run = await server.start_run(LATE_PURCHASE)
+    await server.wait_for_request(run["id"])
+    clock.jump(hours=1)  # past every deadline: both approvals expire, the purchase with them
+    done = await server.wait_for_run(run["id"], status="completed")
+    assert done["output"]["status"] == "expired"
+    expired = [r for r in done["requests"] if r["status"] == "expired"]
+    assert expired
+    assert all(r["answered_by"] == "system" for r in expired)  # the API's record stays
+
+    async with signed_in(server, "fin", passwords["fin"]) as fin:
+        reply = await fin.http.get(f"/runs/{run['id']}")
+        assert reply.status_code == 200, reply.text[:2000]
+        page = reply.text
+    for request in expired:
+        row = re.search(rf'data-request-id="{request["id"]}".*?</tr>', page, re.DOTALL)
+        assert row, request["id"]
+        cell = re.search(r'data-label="Answered by">(.*?)</td>', row.group(0), re.DOTALL)
+        assert cell
+        assert text_of(cell.group(1)) == "—"
+    words = text_of(page)
+    assert "system: expired" not in words
+    assert "system answered" not in words  # (the audit trail still says system expired it)
+    assert "Nobody answered before the deadline; the run was told it expired." in words
