@@ -51,6 +51,7 @@ from human.policy import Decision, EditedCall, Invariant, Policy, consequences
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
 from human.routing import blocks, notifications_for
 from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
+from human.summary import edit_diff
 
 logger = logging.getLogger(__name__)
 
@@ -606,26 +607,6 @@ def _refuse_second_word(request: HumanRequest, answer: dict[str, Any], responder
             f"another answer of theirs",
             answered_by=responder.name,
         )
-
-
-def edit_diff(request: HumanRequest, answer: dict[str, Any]) -> dict[str, Any] | None:
-    """For an edit, `{"diff": {field: {"before": ..., "after": ...}}}` of what it changed."""
-    if answer.get("decision") != "edit":
-        return None
-    if request.kind == "approval" and request.proposed_action:
-        before = request.proposed_action.get("arguments") or {}
-        after = answer.get("arguments") or {}
-        keys = sorted(set(before) | set(after))
-        changed = {
-            k: {"before": before.get(k), "after": after.get(k)}
-            for k in keys
-            if before.get(k) != after.get(k)
-        }
-        return {"diff": {"arguments": changed}}
-    if request.kind == "review":
-        draft = request.payload.get("draft")
-        return {"diff": {"content": {"before": draft, "after": answer.get("content")}}}
-    return None
 
 
 def _check_arguments(

@@ -145,6 +145,75 @@ def choices(request: HumanRequest) -> dict[str, str]:
     return {d: said.get(d, f"The workflow receives your {d}.") for d in request.allowed_decisions}
 
 
+def edit_diff(request: HumanRequest, answer: dict[str, Any]) -> dict[str, Any] | None:
+    """For an edit, `{"diff": {field: {"before": ..., "after": ...}}}` of what it changed."""
+    if answer.get("decision") != "edit":
+        return None
+    if request.kind == "approval" and request.proposed_action:
+        before = request.proposed_action.get("arguments") or {}
+        after = answer.get("arguments") or {}
+        keys = sorted(set(before) | set(after))
+        changed = {
+            k: {"before": before.get(k), "after": after.get(k)}
+            for k in keys
+            if before.get(k) != after.get(k)
+        }
+        return {"diff": {"arguments": changed}}
+    if request.kind == "review":
+        draft = request.payload.get("draft")
+        return {"diff": {"content": {"before": draft, "after": answer.get("content")}}}
+    return None
+
+
+DEEDS: Final = {
+    "approve": "Approved",
+    "edit": "Approved with changes",
+    "reject": "Rejected",
+    "answer": "Answered",
+    "resolve": "Resolved",
+    "return": "Handed back to the agent",
+    "takeover": "Taken over",
+}
+"""Each decision as what a person did, as the audit trail says it ("lee approved with changes")."""
+
+
+def deed(decision: str | None) -> str:
+    """A decision in words (`edit` is `Approved with changes`); an unknown one as `Answered`."""
+    return DEEDS.get(str(decision), "Answered")
+
+
+def changed_arguments(request: HumanRequest) -> list[str]:
+    """What an edit changed in the proposed call: `amount 300.00 EUR → 250.00 EUR` each.
+
+    From the recorded answer against the proposed action (`edit_diff`, as the audit event of
+    the answer records it); nothing for any other answer.
+    """
+    diff = edit_diff(request, request.answer or {}) or {}
+    changed = diff.get("diff", {}).get("arguments") or {}
+    currency = currency_of(request)
+    return [
+        f"{humanize(key)} {shown_value(key, change['before'], currency)} → "
+        f"{shown_value(key, change['after'], currency)}"
+        for key, change in changed.items()
+    ]
+
+
+def decided_by(request: HumanRequest, at: str = "") -> str | None:
+    """Who decided a closed request and what, from its answers; None when no person did.
+
+    `Approved by fay and fin`, `Approved with changes by lee: amount 300.00 → 250.00`, as the
+    audit trail says it; None for a request that expired, was cancelled or is still open.
+    `at` follows the names (` at 10:02 UTC`).
+    """
+    if request.status not in ("answered", "resumed"):
+        return None
+    decision = (request.answer or {}).get("decision")
+    names = approvers(request) if decision == "approve" else []
+    who = words(names) if len(names) > 1 else str(request.answered_by)
+    changes = changed_arguments(request)
+    return f"{deed(decision)} by {who}{at}" + (f": {'; '.join(changes)}" if changes else "")
+
+
 def snippet(text: str, length: int = 110) -> str:
     """The first line of `text`, cut at a word to about `length` characters."""
     line = " ".join(text.split())

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
+from human import summary
 from human.answer_schema import label
 from human.records import AuditEvent, User
 from human.store.base import utcnow
@@ -224,5 +225,6 @@ templates.env.filters.update(
     shown_status=shown_status,
     duration=duration,
     exact_duration=exact_duration,
+    deed=summary.deed,
 )
 templates.env.globals.update(duration=duration)

@@ -291,6 +291,7 @@ def inbox_row(request: HumanRequest, run: Run | None, now: datetime) -> dict[str
         "overdue": is_overdue(request, now),
         "deadline": request.expires_at if is_open else None,
         "approvals": len(summary.approvers(request)),
+        "decided": summary.decided_by(request),
     }
 
 
@@ -644,16 +645,11 @@ def outcome_text(
     """What became of a closed request, and of its run after it, in words from the records."""
     if request.status in OPEN_STATUSES:
         return ""
-    approvers = summary.approvers(request)
-    decided = (request.answer or {}).get("decision")
     when = _closed_at(request, events)
     at = f" at {when:%Y-%m-%d %H:%M} UTC" if when else ""
-    if request.status in ("answered", "resumed"):
-        if decided == "approve" and len(approvers) > 1:
-            said = f"Approved by {summary.words(approvers)}{at}."
-        else:
-            shown = f": {decided}" if decided and decided != "answer" else ""
-            said = f"Answered by {request.answered_by}{at}{shown}."
+    by = summary.decided_by(request, at)
+    if by is not None:
+        said = f"{by}."
     elif request.status == "expired":
         said = f"Expired{at}: nobody answered before the deadline."
     elif request.status == "cancelled":

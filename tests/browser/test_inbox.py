@@ -77,7 +77,7 @@ async def test_sam_starts_a_refund_lee_approves_it_and_the_run_page_shows_it_com
         "Approved: “Refund 120.00 on order A-1005”. Nothing else waits for you."
     )
     await lee.goto(f"/requests/{pending['id']}")
-    await expect(lee.locator(".outcome")).to_contain_text("Answered by lee")
+    await expect(lee.locator(".outcome")).to_contain_text("Approved by lee")
     await lee.get_by_role("link", name=re.compile(r"^refund · ")).click()
     await shows(lee, lee.locator("#run-status"), "completed", javascript=javascript)
     await expect(lee.locator("#run-output")).to_contain_text("Refunded 120.00")

@@ -234,7 +234,7 @@ async def test_a_second_tab_sees_another_persons_answer_live(
     await expect(banner).to_contain_text("This request is closed: your form was not sent.")
     await expect(lee.locator("#form-approve")).to_have_count(0)
     await expect(lee.locator("#form-reject")).to_have_count(0)
-    await expect(lee.locator("#decision .outcome")).to_contain_text("Answered by ada at")
+    await expect(lee.locator("#decision .outcome")).to_contain_text("Approved by ada at")
     assert await lee.evaluate("window.notReloaded") is True
 
 

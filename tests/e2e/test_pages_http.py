@@ -513,7 +513,7 @@ async def test_answer_forms_for_unknown_answered_and_cancelled_requests(
         await server.wait_for_run(pending["run_id"], status="completed")
         before = await server.snapshot(pending["id"])
         page = await lee.http.get(f"/requests/{pending['id']}")
-        assert "Answered by lee at " in page.text
+        assert "Approved by lee at " in page.text
         assert "The run has ended: completed (issue_refund done)." in page.text
         assert "The run carries on" not in page.text
 
@@ -530,7 +530,7 @@ async def test_answer_forms_for_unknown_answered_and_cancelled_requests(
         )
         assert other.status_code == 409, other.text
         assert "already answered by lee" in other.text
-        assert "Answered by lee at " in other.text
+        assert "Approved by lee at " in other.text
         assert await server.snapshot(pending["id"]) == before
 
         cancelled = await waiting_refund(server)

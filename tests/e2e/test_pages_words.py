@@ -94,8 +94,7 @@ async def test_the_run_carries_on_only_when_it_did(
     assert reply.status_code == 200, reply.text
     await server.wait_for_run(run["id"], status="completed")
     page = await page_text(server, passwords, "sam", f"/requests/{takeover['id']}")
-    assert "Answered by sam at " in page
-    assert ": resolve. The run has ended: completed." in page
+    assert re.search(r"Resolved by sam at [\d-]+ [\d:]+ UTC\. The run has ended: completed\.", page)
     assert "carries on" not in page
     assert "carried on" not in page
 
@@ -357,3 +356,36 @@ async def test_an_expired_request_was_answered_by_nobody(
     assert "system: expired" not in words
     assert "system answered" not in words  # (the audit trail still says system expired it)
     assert "Nobody answered before the deadline; the run was told it expired." in words
+
+
+async def test_an_edited_approval_says_what_was_changed_and_the_answered_list_each_decision(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    edited, rejected = [await server.start_run(REFUND_300_LATE) for _ in range(2)]
+    asked = await server.wait_for_request(edited["id"])
+    edit = {"decision": "edit", "arguments": {"order_id": "A-1004", "amount": 250}}
+    assert (await server.respond(asked["id"], edit, user="lee")).is_success
+    no = await server.wait_for_request(rejected["id"])
+    reject = {"decision": "reject", "reason": "Delivered on time."}
+    assert (await server.respond(no["id"], reject, user="lee")).is_success
+    for run in (edited, rejected):
+        await server.wait_for_run(run["id"], status="completed")
+
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        page = text_of((await lee.http.get(f"/requests/{asked['id']}")).text)
+        answered = (await lee.http.get("/?view=answered")).text
+    # worded as the audit trail words it, the change from the recorded answer and proposed call
+    assert re.search(
+        r"Approved with changes by lee at [\d-]+ [\d:]+ UTC: "
+        r"amount 300\.00( EUR)? → 250\.00( EUR)?\. "
+        r"The run has ended: completed \(issue_refund done\)\.",
+        page,
+    ), page
+    assert "Answered by lee" not in page
+    assert ": edit." not in page
+    for request, decision in ((asked, "Approved with changes"), (no, "Rejected")):
+        row = re.search(rf'data-request-id="{request["id"]}".*?</tr>', answered, re.DOTALL)
+        assert row, request["id"]
+        status = re.search(r'data-label="Status">(.*?)</td>', row.group(0), re.DOTALL)
+        assert status
+        assert decision in text_of(status.group(1)), text_of(status.group(1))
