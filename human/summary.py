@@ -214,6 +214,27 @@ def decided_by(request: HumanRequest, at: str = "") -> str | None:
     return f"{deed(decision)} by {who}{at}" + (f": {'; '.join(changes)}" if changes else "")
 
 
+def unsure_after(request: HumanRequest, run_events: Iterable[AuditEvent]) -> list[AuditEvent]:
+    """The uncertain calls of its run that `request`'s approval let run.
+
+    Those of its proposed tool, with the arguments it approved (an edit's own), said uncertain
+    after it was answered: the call the approver allowed, which may or may not have acted.
+    """
+    answer = request.answer or {}
+    action = request.proposed_action or {}
+    decision = answer.get("decision")
+    if decision not in ("approve", "edit") or request.answered_at is None:
+        return []
+    approved = answer.get("arguments") if decision == "edit" else action.get("arguments")
+    return [
+        e
+        for e in uncertain_calls(run_events)
+        if e.data.get("tool") == action.get("tool")
+        and e.data.get("arguments") == approved
+        and e.at >= request.answered_at
+    ]
+
+
 def snippet(text: str, length: int = 110) -> str:
     """The first line of `text`, cut at a word to about `length` characters."""
     line = " ".join(text.split())

@@ -547,7 +547,8 @@ async def request_page(
             )
         forms = tuple(allowed)
     approvers = summary.approvers(request)
-    run_effects = summary.effects_of(await parts.runtime.events(run.id, viewer=user))
+    run_events = await parts.runtime.events(run.id, viewer=user)
+    run_effects = summary.effects_of(run_events)
     run_requests = await parts.requests.of_run(run.id)
     outcome = summary.outcome_of(run, run_requests, *run_effects)
     queue = (await parts.requests.list(_my_work(user, now, 12), viewer=user)).items
@@ -559,6 +560,7 @@ async def request_page(
         "approved_by_me": approved_by_me if is_open else None,
         "choices": summary.choices(request),
         "outcome_text": outcome_text(request, run, events, outcome),
+        "unsure": [unsure_text(request, e) for e in summary.unsure_after(request, run_events)],
         "closed_at": _closed_at(request, events),
         "escalations": escalations_of(request, events),
         "run_outcome": outcome,
@@ -675,6 +677,27 @@ def cancelled_text(events: list[AuditEvent], at: str) -> str:
     if not reason:
         return f"Cancelled by {cancel.actor}{at}; no reason was given. It takes no answer."
     return f"Cancelled by {cancel.actor}{at}: {reason}" + ("" if reason[-1] in ".!?" else ".")
+
+
+def unsure_text(request: HumanRequest, event: AuditEvent) -> str:
+    """An `effect.uncertain` event as the page of the request that approved the call says it.
+
+    Which call, with what, that it may or may not have acted, and what to check before it is
+    called again: the approver is the one most likely to be asked whether it went out.
+    """
+    currency = summary.currency_of(request)
+    arguments = event.data.get("arguments") or {}
+    called = ", ".join(  # a text in quotes: the words it would have sent
+        f"{summary.humanize(k)} "
+        + (f"“{v}”" if isinstance(v, str) else summary.shown_value(k, v, currency))
+        for k, v in arguments.items()
+    )
+    return (
+        f"{event.data.get('tool')} may or may not have acted: it was cut off while it ran "
+        f"({event.at:%Y-%m-%d %H:%M} UTC)"
+        + (f", called with {called}," if called else "")
+        + " and was not run again. Check whether it acted before calling it again."
+    )
 
 
 async def request_live(parts: Parts, user: User, request_id: str, after: int) -> dict[str, Any]:

@@ -100,9 +100,11 @@ async def test_a_plain_tool_cut_off_before_its_record_is_not_run_again_and_the_m
     async with baton_server(db_url, tokens, server_log, env) as server:
         done = await server.wait_for_run(run["id"], status=("completed", "failed"))
         events = await server.audit(run["id"])
+        [approval] = done["requests"]
         async with signed_in(server, "lee", passwords["lee"]) as lee:
             page = text_of((await lee.http.get(f"/runs/{run['id']}")).text)
             listed = (await lee.http.get("/runs")).text
+            approved = text_of((await lee.http.get(f"/requests/{approval['id']}")).text)
 
     assert done["status"] == "completed", done["error"]
     assert not sent.exists()  # not run again
@@ -111,6 +113,14 @@ async def test_a_plain_tool_cut_off_before_its_record_is_not_run_again_and_the_m
     assert row, listed
     assert re.search(r'class="badge outcome-bad"[^>]*>send_note uncertain<', row.group(0))
     assert "send_note uncertain" in page
+    # the approver's own page: not plainly done, but what the effect.uncertain event says
+    said = (
+        r"Approved by lee at [\d-]+ [\d:]+ UTC\. The run has ended: completed\. "
+        r"send_note may or may not have acted: it was cut off while it ran \( ?[\d-]+ [\d:]+ "
+        r"UTC ?\), called with text “hello”, and was not run again\. Check whether it acted before "
+        r"calling it again\."
+    )
+    assert re.search(said, approved), approved
     notice = (
         r"send_note may or may not have acted \( ?\d{4}-\d\d-\d\d \d\d:\d\d UTC ?\): it was cut "
         r"off before it returned \(its process stopped, or its run was cancelled or taken over\), "

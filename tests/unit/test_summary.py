@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -14,6 +14,7 @@ from human.records import AnswerRecord, AuditEvent, HumanRequest, Run
 from human.requests import new_request
 from human.summary import (
     choices,
+    decided_by,
     effects_of,
     effects_said,
     key_arguments,
@@ -21,6 +22,7 @@ from human.summary import (
     outcome_tone,
     run_about,
     snippet,
+    unsure_after,
 )
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -225,3 +227,52 @@ def test_a_request_a_run_paused_with_before_outcomes_reads_them_as_none(
     assert type(read) is kinds.ApprovalRequest
     assert read.outcomes == {}
     assert "outcomes" not in new_request(read, run_id="run_1", label="m1", now=T0).payload
+
+
+def called(
+    kind: str, key: str, arguments: dict[str, Any], tool: str = "send", minutes: int = 2
+) -> AuditEvent:
+    """An `effect.<kind>` event of a call with these arguments, `minutes` after T0."""
+    return AuditEvent(
+        id=minutes,
+        type=f"effect.{kind}",
+        at=T0 + timedelta(minutes=minutes),
+        run_id="run_1",
+        request_id=None,
+        actor="system",
+        data={"tool": tool, "idempotency_key": key, "arguments": arguments},
+    )
+
+
+def test_an_edit_is_approved_with_changes_worded_from_the_answer_and_the_proposed_call() -> None:
+    request = asked(
+        status="resumed",
+        answered_by="lee",
+        answered_at=T0,
+        proposed_action={"tool": "send", "arguments": {"to": "x", "amount": 300.0}},
+        context={"currency": "EUR"},
+        answer={"decision": "edit", "arguments": {"to": "x", "amount": 250}},
+    )
+    said = decided_by(request, " at 09:00 UTC")
+    assert said == "Approved with changes by lee at 09:00 UTC: amount 300.00 EUR → 250.00 EUR"
+    expired = request.model_copy(update={"status": "expired", "answered_by": "system"})
+    assert decided_by(expired) is None  # nobody decided it
+
+
+def test_an_approved_call_in_doubt_is_the_approvers_until_it_is_recorded_as_run() -> None:
+    request = asked(
+        status="resumed",
+        answered_by="lee",
+        answered_at=T0 + timedelta(minutes=1),
+        proposed_action={"tool": "send", "arguments": {"text": "hi"}},
+        answer={"decision": "approve"},
+    )
+    cut_off = called("uncertain", "k1", {"text": "hi"})
+    other_call = called("uncertain", "k2", {"text": "bye"})
+    other_tool = called("uncertain", "k3", {"text": "hi"}, tool="post")
+    before_it = called("uncertain", "k4", {"text": "hi"}, minutes=0)
+    assert unsure_after(request, [cut_off, other_call, other_tool, before_it]) == [cut_off]
+    ended_after_all = called("executed", "k1", {"text": "hi"}, minutes=3)
+    assert unsure_after(request, [cut_off, ended_after_all]) == []
+    rejected = request.model_copy(update={"answer": {"decision": "reject"}})
+    assert unsure_after(rejected, [cut_off]) == []
