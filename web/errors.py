@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, Final
 from urllib.parse import urlencode
 
@@ -30,13 +31,14 @@ from baton.errors import (
     Invalid,
     NotFound,
     NotPermitted,
+    RequestClaimed,
     StoreUnavailable,
     TooManySignIns,
     Unauthenticated,
 )
 from human.records import User
 from web.auth import page_user_of
-from web.templating import render
+from web.templating import hour_text, render
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +85,19 @@ PAGE_PROBLEMS: Final = (Conflict, Closed)
 """What a page's action shows on the page it acted on, rather than on an error page."""
 
 
+def said_to_people(exc: BatonError) -> str:
+    """A refusal as a page says it: the API's own text, but a claim in people's words.
+
+    The API names the request and the claim's exact end for programs; a person on the request's
+    page needs who holds it, until when in their day, and what they can do about it.
+    """
+    if isinstance(exc, RequestClaimed) and exc.facts.get("claimed_until"):
+        by = exc.facts.get("claimed_by")
+        until = hour_text(datetime.fromisoformat(str(exc.facts["claimed_until"])))
+        return f"{by} is working on this until {until}; try again after that, or ask {by}."
+    return str(exc)
+
+
 async def problem_page(
     request: Request,
     exc: BatonError,
@@ -92,7 +107,7 @@ async def problem_page(
     user: User,
 ) -> HTMLResponse:
     """The page an action was refused on again, `exc` told as its problem, at `exc`'s status."""
-    page = await page_with(str(exc))
+    page = await page_with(said_to_people(exc))
     return render(request, template, page, user=user, status_code=status_of(exc))
 
 

@@ -87,6 +87,18 @@ def when(moment: datetime | None) -> Markup:
     return Markup('<time datetime="{}">{}</time>').format(moment.isoformat(), text)
 
 
+def hour_text(moment: datetime) -> str:
+    """A time within the next hours as people say it: `02:30 UTC` (a claim's end)."""
+    return f"{moment:%H:%M} UTC"
+
+
+def hour(moment: datetime | None) -> Markup:
+    """`hour_text` as `<time>`, the exact instant in its `datetime` attribute."""
+    if moment is None:
+        return Markup("")
+    return Markup('<time datetime="{}">{}</time>').format(moment.isoformat(), hour_text(moment))
+
+
 def duration(seconds: float) -> str:
     """A rough, readable length of time: `45 s`, `12 min`, `3 h 20 min`, `2 d 4 h`."""
     seconds = abs(seconds)
@@ -215,6 +227,7 @@ def without(mapping: Any, *keys: str) -> dict[str, Any]:
 
 templates.env.filters.update(
     when=when,
+    hour=hour,
     time_left=time_left,
     ago=ago,
     pretty_json=pretty_json,

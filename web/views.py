@@ -525,7 +525,8 @@ async def request_page(
     approved_by_me = next(
         (a.at for a in request.answers if a.actor == user.name and a.decision == "approve"), None
     )
-    if is_open and refusal is None and not faults and approved_by_me is None:
+    held = claim is not None and not claim["mine"]  # (the service refuses answers over it)
+    if is_open and refusal is None and not faults and approved_by_me is None and not held:
         forms = shown(
             "the answer forms",
             lambda: answer_forms(

@@ -267,6 +267,7 @@ async def test_two_approvers_see_who_approved_and_the_first_is_offered_nothing_m
         assert claimed.status_code == 200, claimed.text
     await expect(fin.locator("#live-banner")).to_contain_text("ada claimed it at")
     await expect(fin.locator("#claimed")).to_contain_text("ada is working on this")
+    await expect(fin.locator("#form-approve")).to_have_count(0)  # only ada may answer now
 
 
 async def test_the_run_page_shows_the_pause_as_soon_as_it_happens(

@@ -644,10 +644,20 @@ async def test_a_claim_from_the_page_holds_others_off_until_released(
         theirs = await ada.http.get(url)
         assert 'id="claimed"' in theirs.text
         assert "Release lee&#39;s claim" in theirs.text or "Release lee's claim" in theirs.text
+        # the service refuses anyone's answer over the claim: no form offers one
+        until = r"until \d\d:\d\d UTC"
+        assert re.search(rf"lee is working on this {until} \(\d+ min left\)", text_of(theirs.text))
+        for form in ("form-approve", "form-edit", "form-reject", "take-over"):
+            assert f'id="{form}"' not in theirs.text, form
         before = await server.snapshot(pending["id"])
         refused = await ada.post(url, {"decision": "approve"})
         assert refused.status_code == 409, refused.text
-        assert "lee" in html.unescape(refused.text)
+        alert = re.search(r'<p class="error" role="alert">(.*?)</p>', refused.text, re.DOTALL)
+        assert alert, refused.text
+        told = html.unescape(alert.group(1))  # for people: no id, no raw timestamp
+        assert re.fullmatch(
+            rf"lee is working on this {until}; try again after that, or ask lee\.", told
+        )
         again = await ada.post(f"{url}/claim", {})
         assert again.status_code == 409, again.text
         assert await server.snapshot(pending["id"]) == before
