@@ -14,10 +14,11 @@ admin who can see it.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
+from typing import Final
 
 from baton.errors import NotPermitted
-from human.records import HumanRequest, Run, User
+from human.records import AuditEvent, HumanRequest, Run, User
 from human.store.base import Viewer
 
 FOUR_EYES_KINDS = ("approval", "review")
@@ -104,3 +105,23 @@ def check_can_manage_people(user: User) -> None:
 def may_manage_tokens_of(user: User, owner: str) -> bool:
     """Whether `user` may see, create and revoke API tokens of `owner`: their own, or an admin."""
     return user.role == "admin" or user.name == owner
+
+
+MOVES: Final = ("request.escalated", "request.reassigned")
+
+
+def moved_away(events: Iterable[AuditEvent], teams: Collection[str]) -> AuditEvent | None:
+    """The last move (escalation or reassignment) of a request from one of `teams` to another.
+
+    Its audit trail says whether the reader's team once owned a request they can no longer see:
+    they may be told where it went. None for anyone whose team never owned it, who must not
+    learn that it exists.
+    """
+    moves = [
+        e
+        for e in events
+        if e.type in MOVES
+        and e.data.get("from_team") in teams
+        and e.data.get("to_team") not in teams
+    ]
+    return moves[-1] if moves else None

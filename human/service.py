@@ -42,6 +42,7 @@ from human.access import (
     check_can_reassign,
     check_four_eyes,
     may_be_assigned,
+    moved_away,
     release_scope,
     viewer_of,
 )
@@ -120,6 +121,16 @@ class RequestService:
         if request is None:
             raise RequestNotFound(f"no request {request_id}")
         return request
+
+    async def moved_away_from(self, request_id: str, *, viewer: User) -> AuditEvent | None:
+        """The move that took a request `viewer` cannot see out of their teams, else None.
+
+        For the page of a request that escalated or was reassigned away from the reader's team
+        (`moved_away`); None, as for a request that does not exist, when it was never theirs.
+        """
+        if await self._store.get_request(request_id) is None:
+            return None
+        return moved_away(await self._store.list_events(request_id=request_id), viewer.teams)
 
     async def list(self, flt: RequestFilter, *, viewer: User | None = None) -> Page:
         """A page of requests matching `flt` (of the runs `viewer` may see, when given)."""

@@ -647,3 +647,18 @@ class MovableClock:
         spare = self.path.with_suffix(".next")
         spare.write_text(repr(self.seconds))
         spare.replace(self.path)
+
+
+async def escalated_purchase(server: Server, clock: MovableClock) -> list[dict[str, Any]]:
+    """A purchase whose two approvals (legal's, finance's) escalated to managers."""
+    run = await server.start_run(LATE_PURCHASE)
+
+    async def both(status: str) -> list[dict[str, Any]] | None:
+        found = [r for r in (await server.run(run["id"]))["requests"] if r["status"] == status]
+        return found if len(found) == 2 else None
+
+    await eventually(lambda: both("pending"), what="legal and finance asked")
+    clock.jump(seconds=100)
+    escalated = await eventually(lambda: both("escalated"), what="both escalated to managers")
+    assert escalated is not None
+    return escalated

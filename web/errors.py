@@ -32,6 +32,7 @@ from baton.errors import (
     NotFound,
     NotPermitted,
     RequestClaimed,
+    RequestNotFound,
     StoreUnavailable,
     TooManySignIns,
     Unauthenticated,
@@ -86,11 +87,13 @@ PAGE_PROBLEMS: Final = (Conflict, Closed)
 
 
 def said_to_people(exc: BatonError) -> str:
-    """A refusal as a page says it: the API's own text, but a claim in people's words.
+    """A refusal as a page says it: the API's own text, but some in people's words.
 
     The API names the request and the claim's exact end for programs; a person on the request's
     page needs who holds it, until when in their day, and what they can do about it.
     """
+    if isinstance(exc, RequestNotFound):  # the same whether it never was or is not theirs
+        return "There is no request at this address, or you may not see it."
     if isinstance(exc, RequestClaimed) and exc.facts.get("claimed_until"):
         by = exc.facts.get("claimed_by")
         until = hour_text(datetime.fromisoformat(str(exc.facts["claimed_until"])))
@@ -132,7 +135,7 @@ async def on_baton_error(request: Request, exc: Exception) -> Response:
             extra={"path": request.url.path, "error": str(exc), "code": exc.code},
         )
     if is_page(request):
-        page = await page_error(request, status, str(exc), code=exc.code)
+        page = await page_error(request, status, said_to_people(exc), code=exc.code)
         if isinstance(exc, StoreUnavailable):
             page.headers["Retry-After"] = str(exc.retry_after_s)
         return page

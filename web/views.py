@@ -46,7 +46,7 @@ from human.records import (
 from human.routing import claim_is_live
 from human.store.base import RequestFilter, RunBrief, Viewer
 from web.graph import GraphLayout, lay_out
-from web.templating import decided
+from web.templating import decided, hour_text
 from workflows.platform import registry
 from workflows.platform.runtime import CANCEL_REASON_MAX
 
@@ -678,6 +678,15 @@ def cancelled_text(events: list[AuditEvent], at: str) -> str:
     if not reason:
         return f"Cancelled by {cancel.actor}{at}; no reason was given. It takes no answer."
     return f"Cancelled by {cancel.actor}{at}: {reason}" + ("" if reason[-1] in ".!?" else ".")
+
+
+def moved_text(event: AuditEvent, now: datetime) -> str:
+    """Where a request went from the reader's team, and when, from the event that moved it."""
+    how = "escalated" if event.type == "request.escalated" else "reassigned"
+    at = hour_text(event.at) if event.at.date() == now.date() else f"{event.at:%Y-%m-%d %H:%M} UTC"
+    return (
+        f"This request was {how} to {event.data.get('to_team')} at {at}; you can no longer open it."
+    )
 
 
 def unsure_text(request: HumanRequest, event: AuditEvent) -> str:

@@ -16,12 +16,11 @@ from playwright.async_api import Page, expect
 
 from tests.browser.conftest import LAPTOP, PHONE, PageAs, overflow
 from tests.harness import (
-    LATE_PURCHASE,
     REFUND_120,
     REFUND_1500,
     MovableClock,
     Server,
-    eventually,
+    escalated_purchase,
 )
 from tests.supportkit import MANAGER, UNCLEAR, pending_request
 
@@ -43,20 +42,6 @@ ANSWERS_FOR = {
 @pytest.fixture
 def server(clocked_server: Server) -> Server:
     return clocked_server
-
-
-async def escalated_purchase(server: Server, clock: MovableClock) -> list[dict[str, Any]]:
-    run = await server.start_run(LATE_PURCHASE)
-
-    async def both(status: str) -> list[dict[str, Any]] | None:
-        found = [r for r in (await server.run(run["id"]))["requests"] if r["status"] == status]
-        return found if len(found) == 2 else None
-
-    await eventually(lambda: both("pending"), what="legal and finance asked")
-    clock.jump(seconds=100)
-    escalated = await eventually(lambda: both("escalated"), what="both escalated to managers")
-    assert escalated is not None
-    return escalated
 
 
 @pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])

@@ -16,7 +16,15 @@ from typing import Any
 import pytest
 
 from tests.fixtures.versioned_workflow import spec_of, versioned_graph
-from tests.harness import LATE_PURCHASE, REFUND_120, REFUND_1500, MovableClock, Server, eventually
+from tests.harness import (
+    LATE_PURCHASE,
+    REFUND_120,
+    REFUND_1500,
+    MovableClock,
+    Server,
+    escalated_purchase,
+    eventually,
+)
 from tests.pages import signed_in, text_of
 from tests.supportkit import SYNC_BROKEN, pending_request
 from workflows.platform import registry
@@ -389,3 +397,36 @@ async def test_an_edited_approval_says_what_was_changed_and_the_answered_list_ea
         status = re.search(r'data-label="Status">(.*?)</td>', row.group(0), re.DOTALL)
         assert status
         assert decision in text_of(status.group(1)), text_of(status.group(1))
+
+
+async def test_a_request_escalated_away_tells_its_old_team_and_nobody_else_that_it_exists(
+    server: Server, passwords: dict[str, str], clock: MovableClock
+) -> None:
+    escalated = await escalated_purchase(server, clock)
+    finance = next(r for r in escalated if r["context"]["desk"] == "finance")
+    [moved] = [
+        e
+        for e in await server.audit(finance["run_id"])
+        if e["type"] == "request.escalated" and e["request_id"] == finance["id"]
+    ]
+    at = moved["at"][11:16]
+
+    async def shown_to(who: str, path: str) -> tuple[int, str]:
+        async with signed_in(server, who, passwords[who]) as client:
+            reply = await client.http.get(path)
+            return reply.status_code, text_of(reply.text)
+
+    # fay's team owned it: she learns where it went and when, not a bare "not found"
+    status, page = await shown_to("fay", f"/requests/{finance['id']}")
+    assert status == 404
+    assert f"This request was escalated to managers at {at} UTC; you can no longer open it." in page
+    assert finance["id"] not in page
+    # lee (support) and lex (legal: its own request, not this one) never had it: the page is
+    # word for word the page of an address no request has
+    never = "There is no request at this address, or you may not see it."
+    for who in ("lee", "lex"):
+        status, page = await shown_to(who, f"/requests/{finance['id']}")
+        _, nothing = await shown_to(who, "/requests/req_AAAAAAAAAAAAAAAAAAAAAA")
+        assert status == 404, who
+        assert never in page, (who, page)
+        assert page == nothing, who

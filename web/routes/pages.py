@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from baton.errors import BatonError, InvalidAnswer
+from baton.errors import BatonError, InvalidAnswer, RequestNotFound
 from baton.wiring import Parts
 from human import summary
 from human.forms import FormValues, answer_from_form, confirmation, errors_by_field
@@ -22,7 +22,7 @@ from human.records import HumanRequest, User
 from web import views
 from web.auth import csrf_checked_form
 from web.deps import PageUserDep, PartsDep
-from web.errors import PAGE_PROBLEMS, problem_page
+from web.errors import PAGE_PROBLEMS, page_error, problem_page
 from web.templating import notify, render
 
 router = APIRouter(include_in_schema=False)
@@ -63,9 +63,20 @@ async def inbox(
 @router.get("/requests/{request_id}", name="request_page")
 async def request_page(
     request: Request, request_id: str, parts: PartsDep, user: PageUserDep
-) -> HTMLResponse:
-    """One request: what is asked, its context, a form per decision, its audit trail."""
-    page = await views.request_page(parts, user, request_id)
+) -> Response:
+    """One request: what is asked, its context, a form per decision, its audit trail.
+
+    One that moved away from the reader's team (escalated, reassigned) says where and when;
+    any other they may not see is the same page as no request at all.
+    """
+    try:
+        page = await views.request_page(parts, user, request_id)
+    except RequestNotFound as exc:
+        moved = await parts.requests.moved_away_from(request_id, viewer=user)
+        if moved is None:
+            raise
+        said = views.moved_text(moved, parts.requests.now())
+        return await page_error(request, 404, said, code=exc.code)
     return render(request, "request.html", page, user=user)
 
 
