@@ -115,7 +115,8 @@ async def test_a_plain_tool_cut_off_before_its_record_is_not_run_again_and_the_m
     assert "send_note uncertain" in page
     # the approver's own page: not plainly done, but what the effect.uncertain event says
     said = (
-        r"Approved by lee at [\d-]+ [\d:]+ UTC\. The run has ended: completed\. "
+        r"Approved by lee at [\d-]+ [\d:]+ UTC\. The run has ended: completed "
+        r"\(send_note uncertain\)\. "
         r"send_note may or may not have acted: it was cut off while it ran \( ?[\d-]+ [\d:]+ "
         r"UTC ?\), called with text “hello”, and was not run again\. Check whether it acted before "
         r"calling it again\."
