@@ -89,6 +89,13 @@ class Routing(CheckpointedModel):
         "shown beside that decision to the person who decides.",
     )
 
+    def stored(self) -> dict[str, Any]:
+        """The request as JSON to keep (an adapter's origin), `outcomes` left out when none.
+
+        A request is as many bytes as before the field came, unless a workflow gave some.
+        """
+        return self.model_dump(mode="json", exclude=set() if self.outcomes else {"outcomes"})
+
 
 class _Answer(CheckpointedModel):
     model_config = ConfigDict(frozen=True, extra="forbid")

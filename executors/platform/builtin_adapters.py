@@ -371,7 +371,7 @@ class TypedInputs:
             answer_schema=answer_schema,
             answer_type=answer_type,
         )
-        return Ask(request, {"input": request.model_dump(mode="json")})
+        return Ask(request, {"input": request.stored()})
 
     def _route(self, data_type: type, executor: str, request_type: str) -> tuple[Route, str | None]:
         """The route of a request, and the id of the policies file's rule in it (if one is)."""
@@ -391,7 +391,7 @@ class TypedInputs:
                 again = asked.model_copy(
                     update={"reason": f"{returned_text(request, answer)} {asked.reason}"}
                 )
-                return Ask(again, {"input": again.model_dump(mode="json")})
+                return Ask(again, {"input": again.stored()})
         if isinstance(answer, InputAnswer) and answer.decision == "answer":
             return Reply(typed.value_of(request.payload.get("answer_type"), answer.answer))
         decision = getattr(answer, "decision", "ended")
