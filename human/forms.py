@@ -36,6 +36,7 @@ from baton.errors import InvalidAnswer, InvalidInput
 from human.answer_schema import Resolved, bounds, json_type, label, option_label, resolve
 from human.kinds import KINDS
 from human.records import HumanRequest
+from human.requests import OUTCOMES
 
 Control = Literal["text", "textarea", "number", "select", "radio", "json", "lines", "fieldset"]
 
@@ -554,7 +555,12 @@ def answer_forms(
             errors=by_field if mine else {},
             multiline=request.kind != "input",
         )
-        help_text = DECISION_HELP.get(decision, "")
+        told = request.payload.get(OUTCOMES)
+        # the workflow said what this decision leads to (`summary.choices` shows it beside the
+        # decision): Baton's generic help ("Let the proposed action run") could contradict it
+        help_text = (
+            "" if isinstance(told, dict) and told.get(decision) else DECISION_HELP.get(decision, "")
+        )
         if request.kind == "input":
             help_text, fields = _input_fields(request, fields)
         shown = _paths(fields)

@@ -184,7 +184,11 @@ class ApprovalAnswer(_Answer):
 
     decision: Literal["approve", "edit", "reject", "expired", "cancelled"] = Field(title="Decision")
     arguments: dict[str, Any] | None = Field(None, title="Changed arguments")
-    reason: str | None = Field(None, title="Reason", description="Shown to the agent.")
+    reason: str | None = Field(
+        None,
+        title="Reason",
+        description="Given to whoever asked, with your answer.",
+    )
     standing: SkipJsonSchema[bool | None] = Field(
         None,
         title="Approve the run's later calls too",

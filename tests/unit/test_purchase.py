@@ -17,6 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 from executors.shipped import purchase_desk
+from human.forms import answer_forms
 from human.policy import load_policy
 from human.records import HumanRequest, Run, User
 from human.service import RequestService
@@ -106,6 +107,8 @@ async def test_both_approvals_in_either_order_then_the_review_places_the_order(
     # what each decision leads to, in the workflow's words: a desk's approval orders nothing
     assert choices(pending[first])["approve"].startswith(f"Records {first}'s approval; nothing")
     assert choices(review)["approve"] == "The order goes to Contoso as drafted."
+    # and no generic help beside it says otherwise ("Let the proposed action run as it is")
+    assert {f.decision: f.help for f in answer_forms(pending[first])}["approve"] == ""
     assert "Approved by: fay (finance); lex (legal)" in review.payload["draft"]
     assert review.context["approved_by"] == ["fay (finance)", "lex (legal)"]
     await desk.answer(review, "fin", {"decision": "approve"})
