@@ -430,3 +430,20 @@ async def test_a_request_escalated_away_tells_its_old_team_and_nobody_else_that_
         assert status == 404, who
         assert never in page, (who, page)
         assert page == nothing, who
+
+
+async def test_a_viewer_is_not_offered_a_run_to_start(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    async with signed_in(server, "val", passwords["val"]) as val:
+        inbox = (await val.http.get("/")).text
+        start = (await val.http.get("/runs/new", params={"workflow": "refund"})).text
+    async with signed_in(server, "lee", passwords["lee"]) as lee:
+        offered = (await lee.http.get("/")).text
+
+    assert 'href="/runs/new"' not in inbox
+    assert 'href="/runs/new"' in offered
+    assert "You are a viewer: you can look at runs and requests, but not start a run." in (
+        text_of(start)
+    )
+    assert 'id="start-form"' not in start
