@@ -594,6 +594,31 @@ def answer_forms(
     return tuple(forms)
 
 
+def decision_form(
+    request: HumanRequest,
+    decision: str,
+    *,
+    raw: FormValues | None = None,
+    errors: Sequence[dict[str, Any]] = (),
+    fixed: Mapping[str, str] | None = None,
+) -> DecisionForm | None:
+    """The form of one decision of `request`, as `answer_forms` makes it, `raw` shown again.
+
+    None where the request takes no such decision.
+    """
+    forms = answer_forms(request, submitted=decision, raw=raw, errors=errors, fixed=fixed)
+    return next((f for f in forms if f.decision == decision), None)
+
+
+def kept_arguments(request: HumanRequest, fixed: Mapping[str, str]) -> dict[str, Any]:
+    """The proposed values of the arguments an edit may not change, by their form path.
+
+    What a chat's edit form sends as they are: it shows them, it does not ask for them.
+    """
+    arguments = (request.proposed_action or {}).get("arguments") or {}
+    return {f"arguments.{name}": arguments[name] for name in fixed if name in arguments}
+
+
 def _fixed(fields: Sequence[Field], fixed: Mapping[str, str]) -> tuple[Field, ...]:
     """An edit's fields with the arguments it may not change read-only, saying why."""
     out = []

@@ -69,6 +69,8 @@ from human.forms import (
     FormValues,
     answer_forms,
     answer_from_form,
+    decision_form,
+    kept_arguments,
 )
 from human.records import OPEN_STATUSES, HumanRequest, User
 from human.service import RequestService, refuse_closed
@@ -526,14 +528,9 @@ class SlackActions:
         may not change ride in the metadata, as proposed.
         """
         fixed = self._requests.fixed_arguments(request)
-        forms = answer_forms(request, submitted=decision, raw=typed, fixed=fixed)
-        form = next((f for f in forms if f.decision == decision), None)
+        form = decision_form(request, decision, raw=typed, fixed=fixed)
         blocks = form_blocks(form) if form is not None else None
-        kept = {
-            f"arguments.{name}": value
-            for name, value in ((request.proposed_action or {}).get("arguments") or {}).items()
-            if name in fixed
-        }
+        kept = kept_arguments(request, fixed)
         meta = meta | ({"kept": kept} if kept else {})
         if check is not None:
             meta[CONFIRM] = check.digest

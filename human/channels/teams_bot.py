@@ -58,7 +58,14 @@ from human.channels.teams import (
     request_card,
     shown_form,
 )
-from human.forms import DECISION_LABELS, FormValues, answer_forms, answer_from_form, control_text
+from human.forms import (
+    DECISION_LABELS,
+    FormValues,
+    answer_from_form,
+    control_text,
+    decision_form,
+    kept_arguments,
+)
 from human.records import OPEN_STATUSES, HumanRequest, NewEvent, TeamsConversation, User
 from human.service import RequestService
 from human.store.base import PeopleStore, TeamsStore
@@ -284,9 +291,8 @@ class TeamsBot:
         checked, and an edit changed since is checked again rather than recorded.
         """
         fixed = self._requests.fixed_arguments(request)
-        typed = _kept(typed, request.proposed_action, fixed)
-        forms = answer_forms(request, submitted=EDIT, raw=typed, fixed=fixed)
-        form = next((f for f in forms if f.decision == EDIT), None)
+        typed = _kept(typed, request, fixed)
+        form = decision_form(request, EDIT, raw=typed, fixed=fixed)
         shown = shown_form(request, form) if form is not None else None
         body = shown[0] if shown is not None else []
         sent = {f"{EDIT}:{n}": typed.get(n) for n in typed.names() if n != "decision"}
@@ -333,9 +339,8 @@ class TeamsBot:
         form, body, send = None, list[dict[str, Any]](), list[dict[str, Any]]()
         if answer is not None and request.status in OPEN_STATUSES:
             verb, typed, errors = answer
-            typed = _kept(typed, request.proposed_action, fixed)
-            forms = answer_forms(request, submitted=verb, raw=typed, errors=errors, fixed=fixed)
-            mine = next((f for f in forms if f.decision == verb), None)
+            typed = _kept(typed, request, fixed)
+            mine = decision_form(request, verb, raw=typed, errors=errors, fixed=fixed)
             shown = shown_form(request, mine) if mine is not None else None
             if mine is not None and shown is not None:
                 form, (body, button) = mine, shown
@@ -476,18 +481,13 @@ def posted(verb: str, data: Mapping[str, Any]) -> FormValues:
     return FormValues(items)
 
 
-def _kept(
-    typed: FormValues, action: Mapping[str, Any] | None, fixed: Mapping[str, str]
-) -> FormValues:
+def _kept(typed: FormValues, request: HumanRequest, fixed: Mapping[str, str]) -> FormValues:
     """A refused edit as typed, but each argument it may not change as proposed.
 
     A card sends what it shows: a changed one, shown again, would be refused again, with no
     field to fix it in.
     """
-    arguments = (action or {}).get("arguments") or {}
-    proposed = {
-        f"arguments.{name}": control_text(arguments[name]) for name in fixed if name in arguments
-    }
+    proposed = {n: control_text(v) for n, v in kept_arguments(request, fixed).items()}
     return FormValues([*((n, typed.get(n)) for n in typed.names()), *proposed.items()])
 
 

@@ -340,20 +340,26 @@ async def test_slack_answers_a_yes_or_no_and_a_choice_of_a_few_with_a_button_eac
         assert [e["action_id"] for e in actions["elements"]] == ["baton.open"]
 
 
-def _reason_sent(view: dict[str, Any], slack_user: str, reason: str | None) -> bytes:
-    """The `view_submission` Slack sends when the reason modal it was asked to open is sent."""
-    value = {"type": "plain_text_input", "value": reason}
+def _submitted(view: dict[str, Any], slack_user: str, values: dict[str, Any]) -> bytes:
+    """The `view_submission` Slack sends when a modal it was asked to open (`view`) is sent,
+    its inputs' state `values` (block id -> action id -> element)."""
     payload = {
         "type": "view_submission",
         "user": {"id": slack_user},
         "view": {
-            "id": "V0REASON",
+            "id": "V0MODAL",
             "callback_id": view["callback_id"],
             "private_metadata": view["private_metadata"],
-            "state": {"values": {"reason": {"reason": value}}},
+            "state": {"values": values},
         },
     }
     return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+def _reason_sent(view: dict[str, Any], slack_user: str, reason: str | None) -> bytes:
+    """The reason modal sent with `reason` typed."""
+    value = {"type": "plain_text_input", "value": reason}
+    return _submitted(view, slack_user, {"reason": {"reason": value}})
 
 
 def _with_bot(slack: HttpReceiver) -> dict[str, str]:
@@ -433,7 +439,7 @@ async def test_slack_reject_asks_for_the_reason_in_a_modal_when_baton_has_a_bot_
 
 
 def _form_sent(view: dict[str, Any], slack_user: str, values: dict[str, Any]) -> bytes:
-    """The `view_submission` of a decision's modal: each input block's value as Slack sends it.
+    """The modal of a decision's form sent: each input block's value as Slack sends it.
 
     `values` maps a block id (a field's path) to text, or to `("radio", value)` for a choice.
     """
@@ -444,17 +450,7 @@ def _form_sent(view: dict[str, Any], slack_user: str, values: dict[str, Any]) ->
         else:
             element = {"type": "plain_text_input", "value": value}
         state[block_id] = {"value": element}
-    payload = {
-        "type": "view_submission",
-        "user": {"id": slack_user},
-        "view": {
-            "id": "V0FORM",
-            "callback_id": view["callback_id"],
-            "private_metadata": view["private_metadata"],
-            "state": {"values": state},
-        },
-    }
-    return urlencode({"payload": json.dumps(payload)}).encode()
+    return _submitted(view, slack_user, state)
 
 
 async def _sent(server: Server, body: bytes) -> httpx.Response:

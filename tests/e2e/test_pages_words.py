@@ -113,14 +113,19 @@ async def test_the_run_carries_on_only_when_it_did(
     assert "Approved by fay; 1 more approval by a different person of finance is needed" in page
 
 
-async def test_a_rejected_refund_is_not_shown_as_a_success(
-    server: Server, passwords: dict[str, str]
-) -> None:
+async def rejected_late_refund(server: Server) -> dict[str, Any]:
+    """A refund of order A-1004 lee rejected, its run ended."""
     run = await server.start_run(REFUND_300_LATE)
     asked = await server.wait_for_request(run["id"])
     no = {"decision": "reject", "reason": "Delivered on time."}
     assert (await server.respond(asked["id"], no, user="lee")).is_success
-    await server.wait_for_run(run["id"], status="completed")
+    return await server.wait_for_run(run["id"], status="completed")
+
+
+async def test_a_rejected_refund_is_not_shown_as_a_success(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    run = await rejected_late_refund(server)
     async with signed_in(server, "lee", passwords["lee"]) as lee:
         page = (await lee.http.get(f"/runs/{run['id']}")).text
     assert re.search(r'class="badge status-completed quiet" id="run-status">completed<', page)
@@ -318,10 +323,7 @@ async def test_a_held_run_says_why_and_when_it_is_tried_again_until_the_rollback
 async def test_the_inbox_finds_a_request_by_an_order_answered_or_not(
     server: Server, passwords: dict[str, str]
 ) -> None:
-    late = await server.start_run(REFUND_300_LATE)
-    asked = await server.wait_for_request(late["id"])
-    no = {"decision": "reject", "reason": "Delivered on time."}
-    assert (await server.respond(asked["id"], no, user="lee")).is_success
+    await rejected_late_refund(server)
     other = await server.start_run(REFUND_120)
     await server.wait_for_request(other["id"])
 
