@@ -13,7 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from baton import failpoints
 from baton.errors import BatonError
@@ -22,6 +22,7 @@ from baton.settings import Settings
 from baton.telemetry import correlation_id
 from baton.wiring import open_parts, prepare
 from web.agui import Followers
+from web.asgi import HttpMiddleware
 from web.auth import SESSION_COOKIE, Authenticator
 from web.errors import on_baton_error, on_http_error, on_validation_error
 from web.guard import BodyGuard
@@ -44,21 +45,16 @@ from web.routes import (
     teams,
 )
 from web.templating import STATIC_DIR
+from web.zones import ReaderZone
 
 logger = logging.getLogger(__name__)
 
 
-class CorrelationMiddleware:
+class CorrelationMiddleware(HttpMiddleware):
     """Stamp each request with `X-Request-ID` (the client's, or a new one) for logs and reply."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Set the correlation id for the request and echo it in the response."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
         given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
         value = given[:128] if given.strip() else secrets.token_hex(8)
         token = correlation_id.set(value)
@@ -115,6 +111,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> FastAPI:
     app.state.auth = Authenticator.from_settings(settings)
     app.state.agui_followers = Followers()
     app.add_middleware(CorrelationMiddleware)
+    app.add_middleware(ReaderZone)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders)
     app.add_exception_handler(BatonError, on_baton_error)

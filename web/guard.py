@@ -19,22 +19,20 @@ from urllib.parse import parse_qsl
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from human.text import NotJson, Problem, parse, problems
+from web.asgi import HttpMiddleware
 
 _JSON_TYPES = ("application/json",)
 
 
-class BodyGuard:
+class BodyGuard(HttpMiddleware):
     """ASGI middleware: refuse oversized bodies (413) and JSON that may not be stored (422)."""
 
     def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the path and query; read the body whole (bounded), check it, hand it on."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
         if found := address_problems(scope):
             if found[0][0][0] == "path":  # no stored id holds it: the path names nothing
                 detail = f"no such path: it {found[0][1]}"

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from web.asgi import HttpMiddleware
 from web.auth import SESSION_COOKIE
 
 CSP: Final = (
@@ -34,17 +35,11 @@ _ALWAYS: Final = (
 )
 
 
-class SecurityHeaders:
+class SecurityHeaders(HttpMiddleware):
     """ASGI middleware: add the security headers to each response's start."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on; add the headers as the response starts."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
         path = str(scope.get("path", ""))
         sent = {k.lower() for k, _ in scope["headers"]}
         cookie = b"".join(v for k, v in scope["headers"] if k.lower() == b"cookie")

@@ -24,6 +24,7 @@ from human.answer_schema import label
 from human.records import AuditEvent, User
 from human.store.base import utcnow
 from web.auth import CSRF_FIELD, csrf_token
+from web.zones import local, zone_label
 
 TEMPLATES_DIR: Final = Path(__file__).parent / "templates"
 STATIC_DIR: Final = Path(__file__).parent / "static"
@@ -79,17 +80,28 @@ def notify(request: Request, message: str) -> None:
 # filters ------------------------------------------------------------------------------------
 
 
+def moment_text(moment: datetime) -> str:
+    """A time on the reader's clock, with its day and zone: `2026-12-07 09:06 CET`."""
+    seen = local(moment)
+    return f"{seen:%Y-%m-%d %H:%M} {zone_label(seen)}"
+
+
+def hour_text(moment: datetime) -> str:
+    """A time within the next hours as people say it: `02:30 CET` (a claim's end)."""
+    seen = local(moment)
+    return f"{seen:%H:%M} {zone_label(seen)}"
+
+
+def day_or_hour_text(moment: datetime, now: datetime) -> str:
+    """`hour_text` for a moment of the reader's today, else `moment_text`."""
+    return hour_text(moment) if local(moment).date() == local(now).date() else moment_text(moment)
+
+
 def when(moment: datetime | None) -> Markup:
     """A time as `<time>`: readable text, the exact instant in its `datetime` attribute."""
     if moment is None:
         return Markup("")
-    text = moment.strftime("%Y-%m-%d %H:%M UTC")
-    return Markup('<time datetime="{}">{}</time>').format(moment.isoformat(), text)
-
-
-def hour_text(moment: datetime) -> str:
-    """A time within the next hours as people say it: `02:30 UTC` (a claim's end)."""
-    return f"{moment:%H:%M} UTC"
+    return Markup('<time datetime="{}">{}</time>').format(moment.isoformat(), moment_text(moment))
 
 
 def hour(moment: datetime | None) -> Markup:
@@ -188,7 +200,7 @@ def gist(event: AuditEvent) -> str:
     if event.type == "effect.executed":
         return f"{data.get('tool')} ran"
     if event.type == "effect.uncertain":
-        return f"{data.get('tool')} may have run: it was cut off while it ran; not run again"
+        return f"{data.get('tool')} may or may not have acted; it was not run again"
     if event.type == "run.resumed":
         return f"resumed with {data.get('decision')}"
     if event.type in ("run.cancelled", "request.cancelled") and data.get("reason"):
@@ -196,6 +208,65 @@ def gist(event: AuditEvent) -> str:
     if event.type == "run.failed":
         return "the run stopped with an error"
     return ""
+
+
+_EVENT_NAMES: Final = {
+    "run.started": "Run started",
+    "run.resumed": "Run resumed",
+    "run.completed": "Run completed",
+    "run.failed": "Run failed",
+    "run.cancelled": "Run cancelled",
+    "request.created": "Request created",
+    "request.notified": "Notified",
+    "request.viewed": "Opened",
+    "request.claimed": "Claimed",
+    "request.released": "Claim released",
+    "request.reassigned": "Reassigned",
+    "request.escalated": "Escalated",
+    "request.answered": "Answered",
+    "request.auto_decided": "Decided by a policy",
+    "request.expired": "Expired",
+    "request.cancelled": "Cancelled",
+    "effect.executed": "Tool call carried out",
+    "effect.uncertain": "Tool call cut off",
+}
+
+
+def event_name(event_type: str) -> str:
+    """An audit event's type as words (`request.claimed` -> `Claimed`); an unknown type as it is."""
+    return _EVENT_NAMES.get(event_type, event_type)
+
+
+def event_by(event: AuditEvent) -> str | None:
+    """Whom the audit trail names beside an event's words.
+
+    None for what Baton did itself (the `system` actor), nor for an answer, whose gist names who
+    answered (`lee approved`).
+    """
+    return None if event.actor == "system" or event.type == "request.answered" else event.actor
+
+
+_MOMENT: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2})"
+)
+
+
+def moments_read(value: Any) -> Any:
+    """A JSON value with each text that is an exact instant (ISO 8601 with its offset) as a time.
+
+    For the audit trail's data, whose instants (a claim's end, a new deadline) are written so:
+    the pages then show them as every other time, on the reader's clock.
+    """
+    if isinstance(value, str) and _MOMENT.fullmatch(value):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:  # a month 13, an hour 25
+            return value
+    if isinstance(value, dict):
+        return {k: moments_read(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [moments_read(v) for v in value]
+    return value
 
 
 def shown_status(status: str) -> str:
@@ -239,5 +310,9 @@ templates.env.filters.update(
     duration=duration,
     exact_duration=exact_duration,
     deed=summary.deed,
+    event_name=event_name,
+    event_by=event_by,
+    moments_read=moments_read,
 )
+templates.env.tests.update(moment=lambda value: isinstance(value, datetime))
 templates.env.globals.update(duration=duration)

@@ -46,7 +46,7 @@ from human.records import (
 from human.routing import claim_is_live
 from human.store.base import RequestFilter, RunBrief, Viewer
 from web.graph import GraphLayout, lay_out
-from web.templating import decided, hour_text
+from web.templating import day_or_hour_text, decided, hour_text, moment_text
 from workflows.platform import registry
 from workflows.platform.runtime import CANCEL_REASON_MAX
 
@@ -649,7 +649,7 @@ def outcome_text(
     if request.status in OPEN_STATUSES:
         return ""
     when = _closed_at(request, events)
-    at = f" at {when:%Y-%m-%d %H:%M} UTC" if when else ""
+    at = f" at {moment_text(when)}" if when else ""
     by = summary.decided_by(request, at)
     if by is not None:
         said = f"{by}."
@@ -683,7 +683,7 @@ def cancelled_text(events: list[AuditEvent], at: str) -> str:
 def moved_text(event: AuditEvent, now: datetime) -> str:
     """Where a request went from the reader's team, and when, from the event that moved it."""
     how = "escalated" if event.type == "request.escalated" else "reassigned"
-    at = hour_text(event.at) if event.at.date() == now.date() else f"{event.at:%Y-%m-%d %H:%M} UTC"
+    at = day_or_hour_text(event.at, now)
     return (
         f"This request was {how} to {event.data.get('to_team')} at {at}; you can no longer open it."
     )
@@ -704,7 +704,7 @@ def unsure_text(request: HumanRequest, event: AuditEvent) -> str:
     )
     return (
         f"{event.data.get('tool')} may or may not have acted: it was cut off while it ran "
-        f"({event.at:%Y-%m-%d %H:%M} UTC)"
+        f"({moment_text(event.at)})"
         + (f", called with {called}," if called else "")
         + " and was not run again. Check whether it acted before calling it again."
     )
@@ -719,7 +719,7 @@ async def request_live(parts: Parts, user: User, request_id: str, after: int) ->
 
 def change_text(event: AuditEvent) -> str:
     """One thing that happened to a request, for the banner of a page drawn before it."""
-    data, at = event.data, f"{event.at:%H:%M} UTC"
+    data, at = event.data, hour_text(event.at)
     if event.type == "request.answered":
         return f"{decided(event.actor, data.get('decision'), data.get('standing'))} at {at}"
     if event.type == "request.expired":

@@ -95,12 +95,18 @@ def javascript(request: pytest.FixtureRequest) -> bool:
 @pytest.fixture
 def page_as(browser: Browser, server: Server, passwords: dict[str, str]) -> PageAs:
     async def open_page(
-        name: str, *, javascript: bool = True, width: int = 1200, height: int = 900
+        name: str,
+        *,
+        javascript: bool = True,
+        width: int = 1200,
+        height: int = 900,
+        zone: str | None = None,
     ) -> Page:
         context = await browser.new_context(
             base_url=server.base_url,
             java_script_enabled=javascript,
             viewport={"width": width, "height": height},
+            timezone_id=zone,  # the browser's clock (None: the machine's)
         )
         page = await context.new_page()
         await page.goto("/")

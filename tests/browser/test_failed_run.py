@@ -48,6 +48,4 @@ async def test_a_failed_run_says_it_stopped_and_that_nothing_was_carried_out_and
     # no line of it, here or in the audit trail, makes the page wider than the window
     assert await overflow(sam) <= 0, "the failed run's page is wider than the window"
     assert await wide_boxes(sam) == [], "a box reaches past the window"
-    await expect(
-        sam.get_by_text("run.failed by system — the run stopped with an error")
-    ).to_be_visible()
+    await expect(sam.get_by_text("Run failed — the run stopped with an error")).to_be_visible()

@@ -861,7 +861,7 @@ async def test_a_cancel_asks_first_and_why_and_the_request_then_says_who_and_why
     )
     assert outcome, request_page
     assert outcome.group(1) == "The customer withdrew it"
-    assert "run.cancelled by sam — why: The customer withdrew it" in run_page
+    assert "Run cancelled by sam — why: The customer withdrew it" in run_page
     assert re.search(r"Cancelled by sam at [^:]*:\d\d UTC: The customer withdrew it", run_page)
 
 

@@ -1,0 +1,113 @@
+"""The reader's zone (web/zones.py) and the times the pages write with it (web/templating.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from web import zones
+from web.templating import day_or_hour_text, hour_text, moment_text, moments_read
+
+WINTER = datetime(2026, 12, 7, 3, 6, tzinfo=UTC)
+SUMMER = datetime(2026, 7, 7, 3, 6, tzinfo=UTC)
+
+
+@pytest.fixture
+def reader() -> Iterator[Any]:
+    tokens = []
+
+    def read_in(name: str | None) -> None:
+        tokens.append(zones._zone.set(zones.zone_named(name)))
+
+    yield read_in
+    for token in reversed(tokens):
+        zones._zone.reset(token)
+
+
+@pytest.mark.parametrize(
+    ("name", "winter", "summer"),
+    [
+        (None, "2026-12-07 03:06 UTC", "03:06 UTC"),
+        ("Europe/Berlin", "2026-12-07 04:06 CET", "05:06 CEST"),
+        ("America/New_York", "2026-12-06 22:06 EST", "23:06 EDT"),
+        ("Asia/Kathmandu", "2026-12-07 08:51 UTC+05:45", "08:51 UTC+05:45"),
+        ("America/Sao_Paulo", "2026-12-07 00:06 UTC-03", "00:06 UTC-03"),
+        ("Etc/UTC", "2026-12-07 03:06 UTC", "03:06 UTC"),
+    ],
+)
+def test_times_are_on_the_readers_clock_and_name_their_zone(
+    reader: Any, name: str | None, winter: str, summer: str
+) -> None:
+    reader(name)
+    assert moment_text(WINTER) == winter
+    assert hour_text(SUMMER) == summer
+    assert moment_text(WINTER.replace(tzinfo=None)) == winter  # naive is UTC, as stored
+
+
+def test_today_is_the_readers_today(reader: Any) -> None:
+    reader("Asia/Tokyo")  # 03:06 UTC on the 7th is 12:06 on the 7th; 20:00 UTC on the 6th, 05:00
+    assert day_or_hour_text(WINTER, WINTER) == "12:06 JST"
+    assert day_or_hour_text(datetime(2026, 12, 6, 20, tzinfo=UTC), WINTER) == "05:00 JST"
+    assert day_or_hour_text(datetime(2026, 12, 6, 14, tzinfo=UTC), WINTER) == "2026-12-06 23:00 JST"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["", "Mars/Base", "../../etc/passwd", "/etc/localtime", "europe/berlin", "Europe/Berlin" * 9],
+)
+def test_a_name_the_zone_database_does_not_hold_is_utc(name: str) -> None:
+    assert zones.zone_named(name) is UTC
+
+
+def test_instants_in_data_read_as_times_and_nothing_else_does() -> None:
+    data = {
+        "until": "2026-12-07T04:25:04.550955+00:00",
+        "at": ["2026-12-07T04:25Z", "2026-12-07T04:25:00-05:00"],
+        "naive": "2026-12-07T04:25:00",  # no offset: which clock it was is not known
+        "day": "2026-12-07",
+        "month_13": "2026-13-07T04:25:00+00:00",
+        "words": "at 2026-12-07T04:25:00+00:00",
+        "amount": 300,
+    }
+    read = moments_read(data)
+    assert read["until"] == datetime(2026, 12, 7, 4, 25, 4, 550955, tzinfo=UTC)
+    assert read["at"][0] == datetime(2026, 12, 7, 4, 25, tzinfo=UTC)
+    assert read["at"][1] == datetime(2026, 12, 7, 9, 25, tzinfo=UTC)
+    for kept in ("naive", "day", "month_13", "words", "amount"):
+        assert read[kept] == data[kept]
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text()
+    | st.datetimes(timezones=st.none() | st.just(UTC)).map(datetime.isoformat),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_reading_instants_never_fails_and_keeps_every_other_value(value: Any) -> None:
+    def same(before: Any, after: Any) -> None:
+        if isinstance(after, datetime):
+            assert isinstance(before, str)
+            assert datetime.fromisoformat(before) == after
+        elif isinstance(before, dict):
+            assert before.keys() == after.keys()
+            for key in before:
+                same(before[key], after[key])
+        elif isinstance(before, list):
+            assert len(before) == len(after)
+            for pair in zip(before, after, strict=True):
+                same(*pair)
+        else:
+            assert before == after
+
+    same(value, moments_read(value))
