@@ -8,6 +8,7 @@ answers, and a run's output; it names no workflow's business.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
@@ -41,12 +42,27 @@ def currency_of(request: HumanRequest) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def one_currency(requests: Iterable[HumanRequest]) -> str | None:
+    """The one currency the requests name (`currency_of`; a run's), if just one."""
+    found = {currency_of(r) for r in requests} - {None}
+    return found.pop() if len(found) == 1 else None
+
+
+def money_text(key: Any, value: Any, currency: str | None = None) -> str | None:
+    """A number under a money name (`MONEY_KEYS`) as money: `300.00 EUR`; anything else None."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    if str(key).lower() not in MONEY_KEYS or not math.isfinite(value):
+        return None
+    return f"{value:.2f}" + (f" {currency}" if currency else "")
+
+
 def shown_value(key: str, value: Any, currency: str | None = None) -> str:
     """One value as words: money with two decimals and its currency, lists joined."""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, int | float) and key.lower() in MONEY_KEYS:
-        return f"{value:.2f}" + (f" {currency}" if currency else "")
+    if (money := money_text(key, value, currency)) is not None:
+        return money
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, list):
@@ -259,15 +275,17 @@ def _said(output: Any) -> str | None:
 def run_about(run: Run, first_request: HumanRequest | None = None, *, most: int = 3) -> str:
     """What a run is about, in a line: its input's first short values, else its first request.
 
-    `order id A-1008 · amount 450.00 · reason never arrived`: the input's values that are text,
-    numbers or yes/no (a long text cut at a word), as the run was started with them, a lone one
-    without its name; a run started without any says its first request's title; else nothing.
+    `order id A-1008 · amount 450.00 EUR · reason never arrived`: the input's values that are
+    text, numbers or yes/no (a long text cut at a word), as the run was started with them (money
+    with the currency its first request names), a lone one without its name; a run started
+    without any says its first request's title; else nothing.
     """
     values = run.input.items() if isinstance(run.input, dict) else [("", run.input)]
+    currency = currency_of(first_request) if first_request is not None else None
     said = [
         (humanize(k), shown)
         for k, v in values
-        if isinstance(v, str | int | float) and (shown := snippet(shown_value(k, v), 40))
+        if isinstance(v, str | int | float) and (shown := snippet(shown_value(k, v, currency), 40))
     ]
     if len(said) == 1:  # a lone value needs no name
         return said[0][1]

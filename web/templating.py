@@ -269,6 +269,14 @@ def moments_read(value: Any) -> Any:
     return value
 
 
+def as_money(value: Any, key: Any, currency: Any) -> str | None:
+    """A value under a money name as `300.00 EUR` where a currency is known, else None.
+
+    Without a currency the number is left as it was given: two decimals alone would say no more.
+    """
+    return summary.money_text(key, value, currency) if isinstance(currency, str) else None
+
+
 def shown_status(status: str) -> str:
     """A request's status as a person reads it: `resumed` (delivered to the run) is `answered`."""
     return "answered" if status == "resumed" else status
@@ -313,6 +321,7 @@ templates.env.filters.update(
     event_name=event_name,
     event_by=event_by,
     moments_read=moments_read,
+    as_money=as_money,
 )
 templates.env.tests.update(moment=lambda value: isinstance(value, datetime))
 templates.env.globals.update(duration=duration)

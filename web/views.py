@@ -569,6 +569,7 @@ async def request_page(
         "queue": queue if len(queue) > 1 or (queue and queue[0].id != request.id) else [],
         "queue_overdue": {q.id for q in queue if is_overdue(q, now)},
         "human_request": request,
+        "page_currency": summary.currency_of(request),
         "run": run,
         "events": events,
         "context": shown(
@@ -827,6 +828,7 @@ async def run_page(
         "about": summary.run_about(run, requests[0] if requests else None),
         "run": run,
         "requests": requests,
+        "page_currency": summary.one_currency(requests),
         "events": events,
         "graph": shown("the graph", lambda: graph_of(parts, run, requests), None, faults),
         "conversation": shown(

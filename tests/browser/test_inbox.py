@@ -172,12 +172,12 @@ async def test_an_invalid_edit_shows_its_error_and_stores_nothing_then_a_valid_o
     await amount.fill("30")
     if javascript:  # the diff shows as it is typed ...
         await expect(lee.locator("#edit-preview table.diff")).to_contain_text("30")
-        await expect(lee.locator("#edit-preview del")).to_have_text("120")
+        await expect(lee.locator("#edit-preview del")).to_have_text("120.00 EUR")
     # ... and either way Send edit shows the check in place, inside the edit form, to confirm
     await lee.get_by_role("button", name="Send edit").click()
     check = lee.locator("#form-edit").get_by_role("region", name="Check your edit, then confirm it")
-    await expect(check.locator("del")).to_have_text("120")
-    await expect(check.locator("ins")).to_have_text("30")
+    await expect(check.locator("del")).to_have_text("120.00 EUR")
+    await expect(check.locator("ins")).to_have_text("30.00 EUR")
     await expect(check).to_contain_text("Rule refund.small applies to the changed call")
     await expect(check).to_be_in_viewport()
     assert await server.snapshot(pending["id"]) == before  # nothing sent before confirming
@@ -209,10 +209,10 @@ async def test_a_click_held_while_the_check_refreshes_still_sends_the_edit_and_a
     assert box is not None
     await lee.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     await lee.mouse.down()
-    await expect(lee.locator("#edit-preview del")).to_have_text("120")
+    await expect(lee.locator("#edit-preview del")).to_have_text("120.00 EUR")
     await lee.mouse.up()
     check = lee.locator("#form-edit").get_by_role("region", name="Check your edit, then confirm it")
-    await expect(check.locator("ins")).to_have_text("30")
+    await expect(check.locator("ins")).to_have_text("30.00 EUR")
     assert len(refreshes) == 1  # the refresh did land while the button was held
 
     # a change at the Confirm step asks to check again: the stale confirmation goes. Send edit
@@ -221,11 +221,11 @@ async def test_a_click_held_while_the_check_refreshes_still_sends_the_edit_and_a
     # cannot type that fast; the test can, on a busy machine: it waits for the page's load.
     await laid_out(lee)
     await lee.locator("#a-edit-arguments-amount").fill("40")
-    await expect(lee.locator("#edit-preview ins")).to_have_text("40")
+    await expect(lee.locator("#edit-preview ins")).to_have_text("40.00 EUR")
     await expect(lee.get_by_role("button", name="Confirm edit")).to_have_count(0)
     await expect(lee.locator("#form-edit input[name=confirm]")).to_have_count(0)
     await lee.get_by_role("button", name="Send edit").click()
-    await expect(check.locator("ins")).to_have_text("40")
+    await expect(check.locator("ins")).to_have_text("40.00 EUR")
     await expect(lee.get_by_role("button", name="Confirm edit")).to_be_visible()
 
 

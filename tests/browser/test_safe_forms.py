@@ -65,7 +65,7 @@ async def test_an_edit_that_needs_two_finance_approvers_says_so_in_its_check(
 
     check = lee.locator("#form-edit").get_by_role("region", name="Check your edit, then confirm it")
     await expect(check).to_be_in_viewport()
-    await expect(check.locator("ins")).to_have_text("1500")
+    await expect(check.locator("ins")).to_have_text("1500.00 EUR")
     told = check.get_by_role("list", name="What the edit leads to")
     await expect(told).to_contain_text("it now needs 2 different approvers from finance")
     await expect(told).to_contain_text("it goes to finance as a new request")

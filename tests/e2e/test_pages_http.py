@@ -685,8 +685,8 @@ async def test_an_edit_is_confirmed_before_it_is_sent(
         assert "Check your edit, then confirm it" in step.text  # inside the edit form
         assert step.text.index('id="form-edit"') < step.text.index("Check your edit")
         assert "Rule refund.small applies to the changed call instead of refund.medium" in step.text
-        assert "<del>120</del>" in step.text
-        assert "<ins>45</ins>" in step.text
+        assert "<del>120.00 EUR</del>" in step.text
+        assert "<ins>45.00 EUR</ins>" in step.text
         assert await server.snapshot(pending["id"]) == before
 
         digest = re.search(r'name="confirm" value="([^"]+)"', step.text)
@@ -696,7 +696,7 @@ async def test_an_edit_is_confirmed_before_it_is_sent(
             EDIT | {"arguments.amount": "46", "confirm": digest.group(1)},
         )
         assert stale.status_code == 200  # a confirmation of another edit: shown again, not sent
-        assert "<ins>46</ins>" in stale.text
+        assert "<ins>46.00 EUR</ins>" in stale.text
         assert await server.snapshot(pending["id"]) == before
 
         sent = await lee.post(f"/requests/{pending['id']}", edit | {"confirm": digest.group(1)})
@@ -715,8 +715,8 @@ async def test_the_edit_preview_shows_a_diff_or_the_errors(
         url = f"/requests/{pending['id']}/preview"
         good = await lee.post(url, EDIT | {"arguments.amount": "80"})
         assert good.status_code == 200, good.text
-        assert "<del>120</del>" in good.text
-        assert "<ins>80</ins>" in good.text
+        assert "<del>120.00 EUR</del>" in good.text
+        assert "<ins>80.00 EUR</ins>" in good.text
         assert "Rule refund.medium still applies: your approval is enough" in good.text
         assert 'name="confirm"' not in good.text  # confirmed only on the step Send edit shows
         bad = await lee.post(url, EDIT | {"arguments.amount": "-1"})

@@ -166,9 +166,9 @@ async def test_the_runs_list_says_what_each_run_is_about_and_what_it_did(
         return found.group(0)
 
     expected = {
-        rejected["id"]: ("order id A-1004 · amount 300.00 · reason late", "bad", "rejected"),
+        rejected["id"]: ("order id A-1004 · amount 300.00 EUR · reason late", "bad", "rejected"),
         refunded["id"]: (
-            "order id A-1002 · amount 120.00 · reason broken",
+            "order id A-1002 · amount 120.00 EUR · reason broken",
             "good",
             "issue_refund done",
         ),
@@ -184,8 +184,8 @@ async def test_the_runs_list_says_what_each_run_is_about_and_what_it_did(
         # what the run did, as its own page says it: a rejection is never a green "completed"
         assert re.search(r'class="badge status-completed quiet">completed<', row), row
         assert re.search(rf'class="badge outcome-{tone}"[^>]*>{outcome}<', row), row
-    assert "<h1>order id A-1004 · amount 300.00 · reason late</h1>" in run_page
-    assert "<title>order id A-1004 · amount 300.00 · reason late" in run_page
+    assert "<h1>order id A-1004 · amount 300.00 EUR · reason late</h1>" in run_page
+    assert "<title>order id A-1004 · amount 300.00 EUR · reason late" in run_page
     assert f"Run <code>{rejected['id']}</code>" in run_page
 
 

@@ -164,7 +164,9 @@ def test_a_run_is_named_by_the_values_it_was_started_with() -> None:
     refund = ran(None).model_copy(
         update={"input": {"order_id": "A-1008", "amount": 450, "reason": "never arrived", "x": 1}}
     )
-    assert run_about(refund) == "order id A-1008 · amount 450.00 · reason never arrived"
+    assert (
+        run_about(refund) == "order id A-1008 · amount 450.00 · reason never arrived"
+    )  # no request: no currency
     long = ran(None).model_copy(update={"input": {"message": "word " * 30, "to": "kim"}})
     assert run_about(long) == "message word word word word word word word word… · to kim"
     assert run_about(ran(None).model_copy(update={"input": "Hello there"})) == "Hello there"

@@ -148,7 +148,12 @@ async def preview_edit(
     form = FormValues((await csrf_checked_form(request)).multi_items())
     human_request = await parts.requests.get(request_id, viewer=user)
     # a form at its Confirm step goes back to Send edit: its check is stale now
-    page: dict[str, Any] = {"preview": None, "errors": None, "sent_again": form.get("confirm")}
+    page: dict[str, Any] = {
+        "preview": None,
+        "errors": None,
+        "sent_again": form.get("confirm"),
+        "page_currency": summary.currency_of(human_request),  # the diff's money
+    }
     try:
         body = answer_from_form(human_request, form)
         page["preview"] = await _edit_preview(parts, user, request_id, body)

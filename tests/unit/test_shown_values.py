@@ -1,7 +1,8 @@
-"""The reader's zone (web/zones.py) and the times the pages write with it (web/templating.py)."""
+"""How pages write values: times on the reader's clock (web/zones.py), money with its currency."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -11,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from web import zones
-from web.templating import day_or_hour_text, hour_text, moment_text, moments_read
+from web.templating import day_or_hour_text, hour_text, moment_text, moments_read, templates
 
 WINTER = datetime(2026, 12, 7, 3, 6, tzinfo=UTC)
 SUMMER = datetime(2026, 7, 7, 3, 6, tzinfo=UTC)
@@ -111,3 +112,30 @@ def test_reading_instants_never_fails_and_keeps_every_other_value(value: Any) ->
             assert before == after
 
     same(value, moments_read(value))
+
+
+def shown(data: Any, **page: Any) -> str:
+    """`data` as the pages' `value` view draws it, as text."""
+    macro = '{% from "_partials/values.html" import value with context %}{{ value(data) }}'
+    drawn = templates.env.from_string(macro).render(data=data, **page)
+    return " ".join(re.sub(r"<[^>]+>", " ", drawn).split())
+
+
+def test_money_reads_with_its_currency_where_one_is_known_and_other_numbers_as_given() -> None:
+    data = {
+        "amount": 300,
+        "count": 3,
+        "order": {"total": 2375, "currency": "USD"},
+        "price": [1.5, 2],
+        "value": True,
+    }
+    assert shown(data, page_currency="EUR") == (
+        "Amount 300.00 EUR Count 3 Order Total 2375.00 USD Currency USD Price 1.50 EUR 2.00 EUR "
+        "Value yes"
+    )
+    # no currency known: a number is left as it was given, but an object's own still counts
+    assert (
+        shown(data)
+        == "Amount 300 Count 3 Order Total 2375.00 USD Currency USD Price 1.5 2 Value yes"
+    )
+    assert shown({"amount": float("inf")}, page_currency="EUR") == "Amount inf"
