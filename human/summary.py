@@ -219,7 +219,7 @@ def decided_by(request: HumanRequest, at: str = "") -> str | None:
 
     `Approved by fay and fin`, `Approved with changes by lee: amount 300.00 → 250.00`, as the
     audit trail says it; None for a request that expired, was cancelled or is still open.
-    `at` follows the names (` at 10:02 UTC`).
+    `at` follows the names (` at 10:02 CET`).
     """
     if request.status not in ("answered", "resumed"):
         return None

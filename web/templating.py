@@ -318,6 +318,7 @@ templates.env.filters.update(
     duration=duration,
     exact_duration=exact_duration,
     deed=summary.deed,
+    decided_by=summary.decided_by,
     event_name=event_name,
     event_by=event_by,
     moments_read=moments_read,

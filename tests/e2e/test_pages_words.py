@@ -85,7 +85,7 @@ async def test_approved_by_names_each_person_who_approved(
     assert "Approved by fay and fin at " in page
     assert "Answered by fin" not in page  # the last approver alone is not who approved
     run_page = await page_text(server, passwords, "fay", f"/runs/{run['id']}")
-    assert "fay, fin: approve" in run_page
+    assert "Approved by fay and fin" in run_page
 
 
 async def test_the_run_carries_on_only_when_it_did(
@@ -359,7 +359,7 @@ async def test_an_expired_request_was_answered_by_nobody(
     for request in expired:
         row = re.search(rf'data-request-id="{request["id"]}".*?</tr>', page, re.DOTALL)
         assert row, request["id"]
-        cell = re.search(r'data-label="Answered by">(.*?)</td>', row.group(0), re.DOTALL)
+        cell = re.search(r'data-label="Decided">(.*?)</td>', row.group(0), re.DOTALL)
         assert cell
         assert text_of(cell.group(1)) == "—"
     words = text_of(page)
@@ -384,6 +384,7 @@ async def test_an_edited_approval_says_what_was_changed_and_the_answered_list_ea
     async with signed_in(server, "lee", passwords["lee"]) as lee:
         page = text_of((await lee.http.get(f"/requests/{asked['id']}")).text)
         answered = (await lee.http.get("/?view=answered")).text
+        run_page = (await lee.http.get(f"/runs/{edited['id']}")).text
     # worded as the audit trail words it, the change from the recorded answer and proposed call
     assert re.search(
         r"Approved with changes by lee at [\d-]+ [\d:]+ UTC: "
@@ -399,6 +400,12 @@ async def test_an_edited_approval_says_what_was_changed_and_the_answered_list_ea
         status = re.search(r'data-label="Status">(.*?)</td>', row.group(0), re.DOTALL)
         assert status
         assert decision in text_of(status.group(1)), text_of(status.group(1))
+    # the run page's requests say it the same way
+    row = re.search(rf'data-request-id="{asked["id"]}".*?</tr>', run_page, re.DOTALL)
+    assert row
+    cell = re.search(r'data-label="Decided">(.*?)</td>', row.group(0), re.DOTALL)
+    assert cell
+    assert text_of(cell.group(1)) == "Approved with changes by lee: amount 300.00 EUR → 250.00 EUR"
 
 
 async def test_a_request_escalated_away_tells_its_old_team_and_nobody_else_that_it_exists(
