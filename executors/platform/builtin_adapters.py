@@ -158,6 +158,8 @@ class UserTurns:
                 context=context,
                 team=self._team,
                 question=said or f"({agent} is waiting for the {party})",
+                # the answer is the party's words, not the person's own reply to the agent
+                outcomes={"answer": f"{agent} gets it as the {party}'s message and carries on."},
             ),
             origin,
         )

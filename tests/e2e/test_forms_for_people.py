@@ -9,8 +9,8 @@ import html
 
 from tests.e2e.test_pages_http import waiting_refund
 from tests.harness import REFUND_1500, Server
-from tests.pages import signed_in
-from tests.supportkit import MANAGER
+from tests.pages import signed_in, text_of
+from tests.supportkit import MANAGER, UNCLEAR
 from tests.supportkit import pending_request as support_request
 
 
@@ -81,3 +81,21 @@ async def test_a_takeover_of_a_workflow_with_an_outcome_model_is_resolved_with_i
     assert after == before
     assert good.status_code == 303, good.text
     assert done["output"]["outcome"] == {"action": "refunded", "amount": 30, "follow_up": False}
+
+
+async def test_a_relayed_turn_says_the_answer_is_the_users_words_not_a_reply_to_the_agent(
+    page_server: Server, passwords: dict[str, str]
+) -> None:
+    server = page_server
+    run = await server.start_run(UNCLEAR, user="sue")
+    question = await support_request(server, run["id"], kind="question")
+    assert question["payload"]["outcomes"] == {
+        "answer": "triage gets it as the customer's message and carries on."
+    }
+    async with signed_in(server, "sam", passwords["sam"]) as sam:
+        page = text_of((await sam.http.get(f"/requests/{question['id']}")).text)
+    assert "Answer — triage gets it as the customer's message and carries on." in page
+    assert "Relay what the customer says" in page
+    # Baton's words for an answer to an agent's own question would contradict the relay
+    assert "Reply to the agent's question." not in page
+    assert "The agent receives your answer" not in page
