@@ -67,6 +67,14 @@ DECISION_HELP: Final = {
     "resolve": "You handled the case: say how.",
     "return": "Hand the case back to the agent with guidance.",
 }
+KIND_HELP: Final = {
+    "review": {
+        "approve": "Let the draft be used as it is.",
+        "edit": "Change the draft; your version is used instead of it.",
+        "reject": "Refuse the draft; the agent is told your reason.",
+    },
+}
+"""A kind's own help where Baton's generic sentence (about a proposed action) would not fit."""
 
 
 @dataclass(frozen=True)
@@ -559,7 +567,9 @@ def answer_forms(
         # the workflow said what this decision leads to (`summary.choices` shows it beside the
         # decision): Baton's generic help ("Let the proposed action run") could contradict it
         help_text = (
-            "" if isinstance(told, dict) and told.get(decision) else DECISION_HELP.get(decision, "")
+            ""
+            if isinstance(told, dict) and told.get(decision)
+            else KIND_HELP.get(request.kind, DECISION_HELP).get(decision, "")
         )
         if request.kind == "input":
             help_text, fields = _input_fields(request, fields)
@@ -580,7 +590,10 @@ def answer_forms(
                 open=mine,
             )
         )
-    forms = [replace(f, fields=_with_units(f.fields, request.context)) for f in forms]
+    forms = [
+        replace(f, fields=_own_words(request, f.decision, _with_units(f.fields, request.context)))
+        for f in forms
+    ]
     if fixed:
         forms = [
             replace(f, fields=_fixed(f.fields, fixed)) if f.decision == "edit" else f for f in forms
@@ -592,6 +605,43 @@ def answer_forms(
             for f in forms
         ]
     return tuple(forms)
+
+
+def _own_words(
+    request: HumanRequest, decision: str, fields: tuple[Field, ...]
+) -> tuple[Field, ...]:
+    """An approval's or review's fields named for whose words they are and what they change.
+
+    The answer's `reason` is the person's own note, sent with the answer to whoever asked: never
+    to be taken for an argument of the proposed call, which may be named `reason` too. What an
+    edit changes says it starts as proposed (or drafted), and that what is left stays so.
+    """
+    if request.kind not in ("approval", "review"):
+        return fields
+    tool = (request.proposed_action or {}).get("tool")
+    sent = "Sent with your answer to whoever asked" + (
+        f"; {tool} does not receive it." if tool and decision != "reject" else "."
+    )
+    named = {
+        "reason": (
+            "Your reason for rejecting" if decision == "reject" else "Your note",
+            sent,
+        ),
+        "arguments": (
+            f"Arguments of {tool}" if tool else "Arguments",
+            "They start as proposed: change only what should differ; "
+            "whatever you leave is kept as proposed.",
+        ),
+        "content": (
+            "Your version of the draft",
+            "It starts as the draft: change what should differ; whatever you leave is kept "
+            "as drafted. Your version replaces the draft as a whole.",
+        ),
+    }
+    return tuple(
+        replace(f, label=named[f.name][0], help=named[f.name][1]) if f.name in named else f
+        for f in fields
+    )
 
 
 def decision_form(

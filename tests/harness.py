@@ -662,3 +662,32 @@ async def escalated_purchase(server: Server, clock: MovableClock) -> list[dict[s
     escalated = await eventually(lambda: both("escalated"), what="both escalated to managers")
     assert escalated is not None
     return escalated
+
+
+CHAIRS = {
+    "workflow": "purchase",
+    "input": {"item": "chairs", "amount": 900, "vendor": "Fabrikam", "requester": "sam"},
+}
+"""A purchase that legal and finance approve, then finance reviews as an order (started by sam)."""
+APPROVER_OF: dict[str, str] = {"finance": "fay", "legal": "lex"}
+
+
+async def reviewed_purchase(server: Server) -> dict[str, Any]:
+    """The pending review of a purchase of chairs, once legal and finance approved it."""
+    run = await server.start_run(CHAIRS)
+
+    async def pending(kind: str) -> dict[str, Any] | None:
+        found = [
+            r
+            for r in (await server.run(run["id"]))["requests"]
+            if r["status"] == "pending" and r["kind"] == kind
+        ]
+        return found[0] if found else None
+
+    for _ in range(2):
+        asked = await eventually(lambda: pending("approval"), what="an approval of the purchase")
+        reply = await server.respond(
+            asked["id"], {"decision": "approve"}, user=APPROVER_OF[asked["team"]]
+        )
+        assert reply.status_code == 200, reply.text
+    return await eventually(lambda: pending("review"), what="the purchase's review")

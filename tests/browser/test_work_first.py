@@ -21,14 +21,11 @@ from tests.harness import (
     MovableClock,
     Server,
     escalated_purchase,
+    reviewed_purchase,
 )
 from tests.supportkit import MANAGER, UNCLEAR, pending_request
 
 STATUS = "[role=status]"
-PURCHASE = {
-    "workflow": "purchase",
-    "input": {"item": "chairs", "amount": 900, "vendor": "Fabrikam", "requester": "sam"},
-}
 # who answers for each team (none of them starts the runs here: four-eyes)
 ANSWERS_FOR = {
     "support-agents": "sam",
@@ -88,14 +85,7 @@ async def requests_of_every_kind(server: Server) -> dict[str, dict[str, Any]]:
     takeover = await pending_request(
         server, (await server.start_run(MANAGER, user="sue"))["id"], kind="takeover"
     )
-    order = (await server.start_run(PURCHASE))["id"]
-    for _ in range(2):
-        asked = await pending_request(server, order, kind="approval")
-        answered = await server.respond(
-            asked["id"], {"decision": "approve"}, user=ANSWERS_FOR[asked["team"]]
-        )
-        assert answered.status_code == 200, answered.text
-    review = await pending_request(server, order, kind="review")
+    review = await reviewed_purchase(server)
     typed = {"workflow": "typed_review", "input": {"title": "Spring launch post"}}
     typed_input = await server.wait_for_request((await server.start_run(typed))["id"])
     found = {

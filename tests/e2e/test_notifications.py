@@ -533,6 +533,10 @@ async def test_slack_opens_an_edit_or_a_typed_answer_as_the_page_s_form_in_a_mod
         True,
     )
     assert any("Order ID:* A-1002" in str(b.get("text")) for b in edit["blocks"])
+    # the approver's note is theirs, apart from the tool's arguments (as on the page)
+    assert any("*Arguments of issue_refund*" in str(b.get("text")) for b in edit["blocks"])
+    assert by_block["reason"]["label"]["text"] == "Your note"
+    assert "issue_refund does not receive it" in by_block["reason"]["hint"]["text"]
     assert below_zero == {
         "response_action": "errors",
         "errors": {"arguments.amount": "-5 is less than or equal to the minimum of 0"},

@@ -610,6 +610,9 @@ async def test_the_bot_takes_edits_typed_answers_and_choices_in_the_card(
     assert (amount["type"], amount["value"], amount["isRequired"]) == ("Input.Number", 120, True)
     assert "Order ID: A-1002" in texts_of(edit_form)
     assert "Fixed: rule refund.medium lets an approver change only amount." in texts_of(edit_form)
+    # the approver's note is theirs, apart from the tool's arguments (as on the page)
+    assert "Arguments of issue_refund" in texts_of(edit_form)
+    assert _field(edit_form, "edit:reason")["label"] == "Your note"
     assert send_edit["data"] == {"request_id": rid, "edit:arguments.order_id": "A-1002"}
     # refused edits: the form open again as typed, the error beside its field; nothing stored
     assert "Not sent: change what is marked below, then press Send edit." in texts_of(negative)

@@ -1,0 +1,92 @@
+"""A request's page read by a business user who has never seen the docs, over real HTTP.
+
+Each test makes a request through the API and reads its page: the edit form's fields say whose
+words they are and what they change, the review editor says what is edited, what is kept and
+what Send does, taking a request over says what happens to it and next, and a refusal speaks to
+the reader. Every sentence checked is derived from the request's record.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from tests.harness import Server, reviewed_purchase
+from tests.pages import signed_in, text_of
+from tests.supportkit import DELETE_ACCOUNT, pending_request
+
+
+def form_of(page: str, decision: str) -> str:
+    """The HTML of one decision's form on a request's page."""
+    found = re.search(rf'<form[^>]*id="form-{decision}".*?</form>', page, re.DOTALL)
+    assert found, f"no {decision} form on the page"
+    return found.group(0)
+
+
+def labels_of(form: str) -> list[str]:
+    """The words of each label and legend of a form, `(optional)` left out."""
+    said = re.findall(r"<(?:label|legend)[^>]*>(.*?)</(?:label|legend)>", form, re.DOTALL)
+    return [text_of(s).removesuffix("(optional)").strip() for s in said]
+
+
+async def test_an_edit_tells_the_tools_reason_from_the_approvers_note(
+    page_server: Server, passwords: dict[str, str]
+) -> None:
+    run = await page_server.start_run(DELETE_ACCOUNT, user="sue")
+    asked = await pending_request(page_server, run["id"], kind="approval")
+    assert "reason" in asked["proposed_action"]["arguments"]  # the tool's own argument
+
+    async with signed_in(page_server, "lee", passwords["lee"]) as lee:
+        page = (await lee.http.get(f"/requests/{asked['id']}")).text
+
+    edit = form_of(page, "edit")
+    labels = labels_of(edit)
+    assert len(labels) == len(set(labels)), f"two fields share a label: {labels}"
+    # the tool's argument sits in its fieldset, named for the tool; the approver's is theirs
+    tool_args = re.search(r"<fieldset.*?</fieldset>", edit, re.DOTALL)
+    assert tool_args is not None
+    assert "Arguments of delete_account" in text_of(tool_args.group(0))
+    assert 'name="arguments.reason"' in tool_args.group(0)
+    assert 'name="reason"' not in tool_args.group(0)
+    words = text_of(edit)
+    assert "Your note (optional) Sent with your answer to whoever asked; " in words
+    assert "delete_account does not receive it." in words
+    assert "Your reason for rejecting" in labels_of(form_of(page, "reject"))
+
+
+async def test_the_review_editor_says_what_is_edited_what_is_kept_and_what_send_does(
+    page_server: Server, passwords: dict[str, str]
+) -> None:
+    review = await reviewed_purchase(page_server)
+    draft = review["payload"]["draft"]
+    assert isinstance(draft, str)
+
+    async with signed_in(page_server, "fay", passwords["fay"]) as fay:
+        page = (await fay.http.get(f"/requests/{review['id']}")).text
+        edit = form_of(page, "edit")
+        words = text_of(edit)
+        assert "Your version of the draft" in labels_of(edit)
+        assert (
+            "It starts as the draft: change what should differ; whatever you leave is kept "
+            "as drafted. Your version replaces the draft as a whole." in words
+        )
+        assert "Send edit Nothing is sent yet: you first see each change, before → after" in words
+        # the whole draft shows, a line a row
+        rows = re.search(r'<textarea[^>]*name="content"[^>]*rows="(\d+)"', edit)
+        assert rows is not None
+        assert int(rows.group(1)) >= len(draft.splitlines())
+        textarea = re.search(r'<textarea[^>]*name="content"[^>]*>(.*?)</textarea>', edit, re.S)
+        assert textarea is not None
+        assert html.unescape(textarea.group(1)) == draft
+
+        # Send edit sends nothing: it shows the change and asks to confirm it
+        changed = draft.replace("900.00", "850.00")
+        checked = await fay.post(
+            f"/requests/{review['id']}",
+            {"decision": "edit", "content": changed},
+        )
+        assert checked.status_code == 200, checked.text
+        said = text_of(checked.text)
+        assert "Check your edit, then confirm it" in said
+        assert "Confirm edit" in said
+    assert (await page_server.request(review["id"]))["status"] == "pending"
