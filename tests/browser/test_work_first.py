@@ -1,8 +1,9 @@
-"""Open work first, the decision at the top, live pages: in a real Chromium, at a laptop's and a
-phone's size.
+"""Open work first, the decision in the first screen, live pages: in a real Chromium, at a laptop's
+and a phone's size.
 
-A manager's inbox opens on the escalated work; each kind of request opens with its decision within
-the first screen; a page open in one tab learns of another person's answer; a run page shows its
+A manager's inbox opens on the escalated work; each kind of request shows what it decides on before
+its decision (beside it on a laptop, both in the first screen; above it on a phone); a page open in
+one tab learns of another person's answer; a run page shows its
 pause as it happens. The clock moves through `BATON_CLOCK_FILE` (tests.harness.MovableClock).
 """
 
@@ -99,7 +100,7 @@ async def requests_of_every_kind(server: Server) -> dict[str, dict[str, Any]]:
     return found
 
 
-async def test_every_kind_opens_with_its_decision_within_the_first_screen(
+async def test_every_kind_opens_with_its_decision_in_the_first_screen(
     server: Server, page_as: PageAs
 ) -> None:
     found = await requests_of_every_kind(server)
@@ -112,11 +113,17 @@ async def test_every_kind_opens_with_its_decision_within_the_first_screen(
         await page.goto(f"/requests/{request['id']}")
         decide = page.locator("#decision")
         await expect(decide.get_by_role("heading", name="Your answer")).to_be_visible()
-        # the first choice's button: what sends the answer, without a scroll
+        # the first choice and what it does, without a scroll, beside what it decides on (a
+        # long form, a takeover's resolution say, may end below the first screen)
+        first = decide.locator("details.decision[open] > summary").first
+        said = await first.bounding_box()
+        assert said is not None, kind
+        assert said["y"] + said["height"] <= LAPTOP[1], f"{kind}: first choice ends at {said}"
         button = decide.locator("details.decision[open] form button[type=submit]").first
         box = await button.bounding_box()
         assert box is not None, kind
-        assert box["y"] + box["height"] <= LAPTOP[1], f"{kind}: button ends at {box}"
+        if kind == "approval":  # an approval's Approve, a note and its button, without a scroll
+            assert box["y"] + box["height"] <= LAPTOP[1], f"{kind}: button ends at {box}"
         # each choice says what it does, before the evidence
         summaries = decide.locator("details.decision > summary .does")
         assert await summaries.count() == len(request["allowed_decisions"]), kind
@@ -129,12 +136,17 @@ async def test_every_kind_opens_with_its_decision_within_the_first_screen(
     await expect(approve.locator("#decision summary").first).to_contain_text(
         "issue_refund runs with order id A-1002, amount 120.00 EUR"
     )
-    # on a phone the decision still comes first: it starts within the first screen
+    # on a phone what is decided on comes first; a link in the first screen skips to the decision
     await approve.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
     await approve.reload()
+    skip = approve.get_by_role("link", name="Skip to your answer")
+    link = await skip.bounding_box()
+    assert link is not None
+    assert link["y"] + link["height"] < PHONE[1]
+    await skip.click()
     top = await approve.locator("#decision").bounding_box()
     assert top is not None
-    assert top["y"] < PHONE[1]
+    assert 0 <= top["y"] < PHONE[1]
     # on a laptop my work is beside the request, the request marked
     await approve.set_viewport_size({"width": LAPTOP[0], "height": LAPTOP[1]})
     queue = approve.locator("aside.queue")
@@ -144,6 +156,39 @@ async def test_every_kind_opens_with_its_decision_within_the_first_screen(
     assert main is not None
     assert side["x"] + side["width"] <= main["x"]  # side by side
     await expect(queue.locator("a[aria-current=page]")).to_contain_text("Refund 120.00")
+
+
+@pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])
+async def test_what_is_decided_on_comes_before_the_decision(
+    server: Server, page_as: PageAs, size: tuple[int, int]
+) -> None:
+    found = await requests_of_every_kind(server)
+    width, height = size
+    pages: dict[str, Page] = {}
+    # what each kind decides on: the proposed call, the draft, the data the workflow sent
+    basis = {
+        "approval": "#action-title",
+        "review": "#draft-title",
+        "input": "#context-title",
+        "takeover": "#context-title",
+    }
+    for kind, heading in basis.items():
+        request = found[kind]
+        who = ANSWERS_FOR[request["team"]]
+        if who not in pages:
+            pages[who] = await page_as(who, width=width, height=height)
+        page = pages[who]
+        await page.goto(f"/requests/{request['id']}")
+        evidence = await page.locator(heading).bounding_box()
+        decide = await page.locator("#decision").bounding_box()
+        assert evidence is not None, kind
+        assert decide is not None, kind
+        if size == LAPTOP:  # side by side: the evidence first, the decision beside it in view
+            assert evidence["x"] + evidence["width"] <= decide["x"], kind
+            assert decide["y"] < height, kind
+        else:  # one column: the evidence above the decision
+            assert evidence["y"] + evidence["height"] <= decide["y"], kind
+        assert await overflow(page) <= 0, kind
 
 
 async def test_after_an_answer_the_next_open_request_follows_with_a_notice(
