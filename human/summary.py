@@ -110,6 +110,46 @@ def words(names: list[str]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+TAKEOVER_CHOICES: Final = {
+    "resolve": "You have handled the case: your resolution and outcome are recorded "
+    "and the agent stops working on it.",
+    "return": "The agent takes the case back, with your guidance.",
+}
+"""What a takeover request's two choices do: the takeover a person gets by taking one over too."""
+
+
+def taking_over(request: HumanRequest) -> dict[str, Any]:
+    """What taking `request` over does, from its kind and proposed call, for whoever may do it.
+
+    `does`: a line beside the choice; `steps`: what happens now and next, in order. Taken over,
+    the request closes; the runtime asks its run a takeover assigned to that person, with the
+    conversation (`executors.platform.adapters.take_over`), which they resolve or hand back: an
+    approval or a review handed back is refused with their guidance, a question answered with it.
+    """
+    tool = (request.proposed_action or {}).get("tool")
+    held, back = {
+        "approval": (
+            (f"{tool} is not run for it", f"; {tool} still does not run")
+            if tool
+            else ("the agent does not go ahead as it proposed", "; it does not go ahead")
+        ),
+        "review": ("the draft is not used as it is", "; the draft is not used"),
+        "question": ("nobody else can answer it", " as the answer to its question"),
+    }.get(request.kind, ("nobody else can answer it", ""))
+    resolve = TAKEOVER_CHOICES["resolve"].removeprefix("You have handled the case: ")
+    return {
+        "does": f"Deal with the case yourself instead of answering here: {held}, and it "
+        "comes back to you alone, with the conversation so far.",
+        "steps": [
+            f"This request closes now: nobody of {request.team} can answer it any more"
+            + ("." if held.startswith("nobody") else f", and {held}."),
+            "A new request comes to you alone, with the conversation so far.",
+            f"There you either resolve it, saying what you did ({resolve[:-1]}), or return it "
+            f"to the agent with guidance, which it is told{back}.",
+        ],
+    }
+
+
 def choices(request: HumanRequest) -> dict[str, str]:
     """What each decision the request allows does, in one sentence each, from its record."""
     action = request.proposed_action or {}
@@ -147,11 +187,7 @@ def choices(request: HumanRequest) -> dict[str, str]:
             "edit": "Your edited version is used instead of the draft.",
             "reject": "The draft is not used; the agent is told your reason.",
         },
-        "takeover": {
-            "resolve": "You have handled the case: your resolution and outcome are recorded "
-            "and the agent stops working on it.",
-            "return": "The agent takes the case back, with your guidance.",
-        },
+        "takeover": dict(TAKEOVER_CHOICES),
         "input": {"answer": "The workflow receives your answer and carries on with it."},
     }
     said = by_kind.get(request.kind, {})

@@ -560,6 +560,7 @@ async def request_page(
         "approvals_left": max(request.approvals_required - len(approvers), 0),
         "approved_by_me": approved_by_me if is_open else None,
         "choices": summary.choices(request),
+        "taking_over": summary.taking_over(request),
         "outcome_text": outcome_text(request, run, events, outcome),
         "unsure": [unsure_text(request, e) for e in summary.unsure_after(request, run_events)],
         "closed_at": _closed_at(request, events),

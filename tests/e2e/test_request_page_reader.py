@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-from tests.harness import Server, reviewed_purchase
+from tests.harness import REFUND_120, Server, reviewed_purchase
 from tests.pages import signed_in, text_of
 from tests.supportkit import DELETE_ACCOUNT, pending_request
 
@@ -90,3 +90,38 @@ async def test_the_review_editor_says_what_is_edited_what_is_kept_and_what_send_
         assert "Check your edit, then confirm it" in said
         assert "Confirm edit" in said
     assert (await page_server.request(review["id"]))["status"] == "pending"
+
+
+async def test_taking_over_says_what_happens_to_the_request_now_and_next(
+    page_server: Server, passwords: dict[str, str]
+) -> None:
+    run = await page_server.start_run(REFUND_120)
+    asked = await page_server.wait_for_request(run["id"])
+    path = f"/requests/{asked['id']}"
+
+    async with signed_in(page_server, "lee", passwords["lee"]) as lee:
+        page = text_of((await lee.http.get(path)).text)
+        assert (
+            "Take over… Deal with the case yourself instead of answering here: issue_refund is "
+            "not run for it, and it comes back to you alone, with the conversation so far."
+        ) in page
+        check = await lee.post(f"{path}/takeover", {})
+        assert check.status_code == 200, check.text
+        steps = re.search(r'<ol class="steps" id="take-over-steps">(.*?)</ol>', check.text, re.S)
+        assert steps is not None
+        assert re.findall(r"<li>(.*?)</li>", html.unescape(steps.group(1))) == [
+            "This request closes now: nobody of support-leads can answer it any more, and "
+            "issue_refund is not run for it.",
+            "A new request comes to you alone, with the conversation so far.",
+            "There you either resolve it, saying what you did (your resolution and outcome are "
+            "recorded and the agent stops working on it), or return it to the agent with "
+            "guidance, which it is told; issue_refund still does not run.",
+        ]
+        taken = await lee.post(f"{path}/takeover", {"confirm": "yes"})
+        assert taken.status_code == 303, taken.text
+
+    # as it said: closed, and a takeover for lee alone whose choices are the ones named
+    assert (await page_server.request(asked["id"]))["status"] in ("answered", "resumed")
+    takeover = await pending_request(page_server, run["id"], kind="takeover")
+    assert takeover["assignee"] == "lee"
+    assert takeover["allowed_decisions"] == ["resolve", "return"]
