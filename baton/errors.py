@@ -25,13 +25,20 @@ from typing import Any, Self
 
 
 class BatonError(Exception):
-    """Root of every error Baton raises on purpose."""
+    """Root of every error Baton raises on purpose.
+
+    `message` is the error as the API says it (`detail`), naming ids for programs; `facts` join
+    the API's body. `to_reader`, where given, is the same refusal as a page says it to the person
+    who tried, in the second person ("You cannot approve this request because you started its
+    run …"); it is never part of the API's answer.
+    """
 
     code = "baton_error"
 
-    def __init__(self, message: str, **facts: Any) -> None:
+    def __init__(self, message: str, *, to_reader: str | None = None, **facts: Any) -> None:
         super().__init__(message)
         self.facts = facts
+        self.to_reader = to_reader
 
 
 class NotFound(BatonError):

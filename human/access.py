@@ -42,9 +42,30 @@ def can_see_run(user: User, run: Run, teams: Collection[str]) -> bool:
 def check_can_answer(user: User, request: HumanRequest) -> None:
     """Raise `NotPermitted` unless `user` may answer `request` at all (four-eyes aside)."""
     if user.role == "viewer":
-        raise NotPermitted(f"{user.name} is a viewer and cannot answer requests")
+        raise NotPermitted(
+            f"{user.name} is a viewer and cannot answer requests",
+            to_reader="You cannot answer this request because you are a viewer: you can read "
+            "requests, not answer them.",
+        )
     if user.role != "admin" and request.team not in user.teams:
-        raise NotPermitted(f"{user.name} is not in team {request.team}, which owns this request")
+        raise NotPermitted(
+            f"{user.name} is not in team {request.team}, which owns this request",
+            to_reader=f"You cannot answer this request because it belongs to {request.team}, "
+            "and you are not in that team.",
+        )
+
+
+def four_eyes_words(request: HumanRequest, refused: Iterable[str], allowed: Iterable[str]) -> str:
+    """Four-eyes, said to the person who started the run: what they cannot do, why, who can.
+
+    `refused`: the decisions four-eyes takes from them; `allowed`: those they still may take.
+    """
+    still = list(allowed)
+    return (
+        f"You cannot {' or '.join(refused)} this request because you started its run "
+        f"(four-eyes): another person of {request.team} must."
+        + (f" You can still {' or '.join(still)} it." if still else "")
+    )
 
 
 def check_four_eyes(user: User, request: HumanRequest, run: Run, decision: str) -> None:
@@ -56,14 +77,19 @@ def check_four_eyes(user: User, request: HumanRequest, run: Run, decision: str) 
     ):
         raise NotPermitted(
             f"four-eyes: {user.name} started run {run.id} and cannot {decision} its "
-            f"{request.kind} requests; another member of {request.team} must"
+            f"{request.kind} requests; another member of {request.team} must",
+            to_reader=four_eyes_words(request, [decision], []),
         )
 
 
 def check_can_run(user: User) -> None:
     """Raise `NotPermitted` unless `user` may start runs (viewers only look)."""
     if user.role == "viewer":
-        raise NotPermitted(f"{user.name} is a viewer and cannot start or cancel runs")
+        raise NotPermitted(
+            f"{user.name} is a viewer and cannot start or cancel runs",
+            to_reader="You cannot start or cancel a run because you are a viewer: you can look "
+            "at runs and requests only.",
+        )
 
 
 def check_can_cancel(user: User) -> None:
@@ -79,7 +105,10 @@ def check_can_claim(user: User, request: HumanRequest) -> None:
 def release_scope(user: User) -> str | None:
     """Whose claims `user` may release: their own (their name), or anyone's (None, an admin)."""
     if user.role == "viewer":
-        raise NotPermitted(f"{user.name} is a viewer and cannot release claims")
+        raise NotPermitted(
+            f"{user.name} is a viewer and cannot release claims",
+            to_reader="You cannot release a claim because you are a viewer.",
+        )
     return None if user.role == "admin" else user.name
 
 

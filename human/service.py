@@ -52,7 +52,7 @@ from human.policy import Decision, EditedCall, Invariant, Policy, consequences
 from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
 from human.routing import blocks, notifications_for
 from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
-from human.summary import edit_diff
+from human.summary import deed, edit_diff
 
 logger = logging.getLogger(__name__)
 
@@ -257,7 +257,9 @@ class RequestService:
         _check_whole(request)
         if request.kind == "takeover":
             raise AlreadyTakeover(
-                f"request {request_id} is already a takeover: answer it with resolve or return"
+                f"request {request_id} is already a takeover: answer it with resolve or return",
+                to_reader="You cannot take this request over because it is a takeover already: "
+                "resolve it, or return it to the agent.",
             )
         return request
 
@@ -334,13 +336,18 @@ class RequestService:
         holder = release_scope(user)
         outcome = await self._store.release_request(request_id, user.name, holder=holder)
         if outcome.result == "held":
+            by = outcome.request.claimed_by
             raise NotPermitted(
-                f"{user.name} cannot release {outcome.request.claimed_by}'s claim on request "
-                f"{request_id}; only they or an admin can",
-                claimed_by=outcome.request.claimed_by,
+                f"{user.name} cannot release {by}'s claim on request {request_id}; only they "
+                "or an admin can",
+                claimed_by=by,
+                to_reader=f"You cannot release {by}'s claim because only {by} or an admin can.",
             )
         if outcome.result == "not_claimed":
-            raise NotClaimed(f"request {request_id} is not claimed")
+            raise NotClaimed(
+                f"request {request_id} is not claimed",
+                to_reader="You cannot release this request because nobody holds a claim on it.",
+            )
         return self._settle_change(outcome)
 
     async def reassign(
@@ -395,10 +402,13 @@ class RequestService:
             raise closed_error(request)
         if request.answer == answer:
             return RespondResult(request=request, changed=False, outcome="repeated")
+        decision = (request.answer or {}).get("decision")
         raise AnswerConflict(
             f"request {request.id} was already answered by {request.answered_by} "
-            f"with decision '{(request.answer or {}).get('decision')}'",
+            f"with decision '{decision}'",
             answered_by=request.answered_by,
+            to_reader=f"You cannot answer this request because {request.answered_by} already "
+            f"answered it: {deed(decision).lower()}.",
         )
 
     async def preview(
@@ -617,6 +627,8 @@ def _refuse_second_word(request: HumanRequest, answer: dict[str, Any], responder
             f"{request.approvals_required - 1} more approver(s) of {request.team}, not for "
             f"another answer of theirs",
             answered_by=responder.name,
+            to_reader="You cannot answer this request again because you already approved it: "
+            f"it waits for another person of {request.team}.",
         )
 
 
@@ -647,12 +659,18 @@ def refuse_closed(request: HumanRequest) -> None:
         raise RequestAnswered(
             f"request {request.id} was already answered by {request.answered_by}",
             answered_by=request.answered_by,
+            to_reader=f"You cannot act on this request any more because {request.answered_by} "
+            "already answered it.",
         )
 
 
 def closed_error(request: HumanRequest) -> RequestClosed:
     """The 410 for an expired or cancelled request."""
-    return RequestClosed(f"request {request.id} is {request.status}; it takes no answer")
+    said = "it expired" if request.status == "expired" else "it was cancelled"
+    return RequestClosed(
+        f"request {request.id} is {request.status}; it takes no answer",
+        to_reader=f"You cannot answer this request because {said}: it takes no answer.",
+    )
 
 
 def claimed_error(request: HumanRequest) -> RequestClaimed:
@@ -670,7 +688,9 @@ def _check_whole(request: HumanRequest) -> None:
     if request.faults:
         raise RecordDamaged(
             f"request {request.id} cannot be answered: part of its stored record could not be "
-            f"read ({'; '.join(request.faults)[:300]}); an admin can cancel its run"
+            f"read ({'; '.join(request.faults)[:300]}); an admin can cancel its run",
+            to_reader="You cannot answer this request because part of its stored record could "
+            "not be read: nobody decides without all of it. An admin can cancel its run.",
         )
 
 

@@ -87,10 +87,11 @@ PAGE_PROBLEMS: Final = (Conflict, Closed)
 
 
 def said_to_people(exc: BatonError) -> str:
-    """A refusal as a page says it: the API's own text, but some in people's words.
+    """A refusal as a page says it: to its reader (`to_reader`), else the API's own text.
 
     The API names the request and the claim's exact end for programs; a person on the request's
-    page needs who holds it, until when in their day, and what they can do about it.
+    page needs who holds it, until when in their day, and what they can do about it; a refusal
+    of what they tried says "You cannot … because …".
     """
     if isinstance(exc, RequestNotFound):  # the same whether it never was or is not theirs
         return "There is no request at this address, or you may not see it."
@@ -98,7 +99,7 @@ def said_to_people(exc: BatonError) -> str:
         by = exc.facts.get("claimed_by")
         until = hour_text(datetime.fromisoformat(str(exc.facts["claimed_until"])))
         return f"{by} is working on this until {until}; try again after that, or ask {by}."
-    return str(exc)
+    return exc.to_reader or str(exc)
 
 
 async def problem_page(

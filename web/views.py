@@ -29,6 +29,7 @@ from human.access import (
     check_can_cancel,
     check_can_run,
     check_four_eyes,
+    four_eyes_words,
     release_scope,
 )
 from human.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
@@ -517,7 +518,7 @@ async def request_page(
         try:
             check_can_answer(user, request)
         except NotPermitted as exc:
-            refusal = str(exc)
+            refusal = exc.to_reader or str(exc)
     faults = [f"the request's {f}" for f in request.faults]
     forms: tuple[DecisionForm, ...] = ()
     four_eyes = None
@@ -541,10 +542,10 @@ async def request_page(
         )
         allowed = [f for f in forms if _four_eyes_allow(user, request, run, f.decision)]
         if len(allowed) < len(forms):
-            four_eyes = (
-                f"Four-eyes: you started this run, so you may not "
-                f"{' or '.join(f.decision for f in forms if f not in allowed)} its "
-                f"{request.kind} requests; another member of {request.team} must."
+            four_eyes = four_eyes_words(
+                request,
+                [f.decision for f in forms if f not in allowed],
+                [f.decision for f in allowed],
             )
         forms = tuple(allowed)
     approvers = summary.approvers(request)

@@ -529,7 +529,7 @@ async def test_answer_forms_for_unknown_answered_and_cancelled_requests(
             f"/requests/{pending['id']}", {"decision": "reject", "reason": "changed my mind"}
         )
         assert other.status_code == 409, other.text
-        assert "already answered by lee" in other.text
+        assert "You cannot answer this request because lee already answered it" in other.text
         assert "Approved by lee at " in other.text
         assert await server.snapshot(pending["id"]) == before
 
@@ -553,7 +553,7 @@ async def test_the_starter_of_a_run_is_offered_only_what_four_eyes_allows(
         page = await lee.http.get(f"/requests/{pending['id']}")
         assert page.status_code == 200
         assert 'id="four-eyes"' in page.text
-        assert "you started this run, so you may not approve or edit" in page.text
+        assert "You cannot approve or edit this request because you started its run" in page.text
         assert 'id="form-approve"' not in page.text
         assert 'id="form-edit"' not in page.text
         assert 'id="form-reject"' in page.text  # withdrawing stays possible
@@ -565,7 +565,7 @@ async def test_the_starter_of_a_run_is_offered_only_what_four_eyes_allows(
         ):
             refused = await lee.post(path, form)
             assert refused.status_code == 403, refused.text
-            assert "four-eyes: lee started run" in html.unescape(refused.text)
+            assert "because you started its run (four-eyes)" in html.unescape(refused.text)
     assert await server.snapshot(pending["id"]) == before
 
 

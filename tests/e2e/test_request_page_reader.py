@@ -125,3 +125,48 @@ async def test_taking_over_says_what_happens_to_the_request_now_and_next(
     takeover = await pending_request(page_server, run["id"], kind="takeover")
     assert takeover["assignee"] == "lee"
     assert takeover["allowed_decisions"] == ["resolve", "return"]
+
+
+async def test_refusals_on_the_page_speak_to_the_reader_and_the_api_keeps_its_words(
+    page_server: Server, passwords: dict[str, str]
+) -> None:
+    run = await page_server.start_run(REFUND_120, user="ada")  # ada: an admin, who may answer
+    asked = await page_server.wait_for_request(run["id"])
+    path = f"/requests/{asked['id']}"
+
+    async with signed_in(page_server, "val", passwords["val"]) as val:
+        looked = text_of((await val.http.get(path)).text)
+        posted = await val.post(path, {"decision": "approve"})
+    assert (
+        "You cannot answer this request because you are a viewer: you can read requests, not "
+        "answer them." in looked
+    )
+    assert posted.status_code == 403
+    assert "You cannot answer this request because you are a viewer" in text_of(posted.text)
+
+    async with signed_in(page_server, "ada", passwords["ada"]) as ada:
+        own = text_of((await ada.http.get(path)).text)
+        assert (
+            "You cannot approve or edit this request because you started its run (four-eyes): "
+            "another person of support-leads must. You can still reject it." in own
+        )
+        approved = await page_server.respond(asked["id"], {"decision": "approve"}, user="lee")
+        assert approved.status_code == 200, approved.text
+        late = await ada.post(path, {"decision": "reject", "reason": "too late"})
+    assert late.status_code == 409
+    assert "You cannot answer this request because lee already answered it: approved." in text_of(
+        late.text
+    )
+
+    # the API's refusals name ids for programs, as they did; the reader's words are not in them
+    refused = await page_server.respond(
+        asked["id"], {"decision": "reject", "reason": "no"}, user="ada"
+    )
+    assert refused.status_code == 409
+    assert refused.json()["detail"] == (
+        f"request {asked['id']} was already answered by lee with decision 'approve'"
+    )
+    assert "to_reader" not in refused.json()
+    viewer = await page_server.respond(asked["id"], {"decision": "approve"}, user="val")
+    assert viewer.status_code == 403
+    assert viewer.json()["detail"] == "val is a viewer and cannot answer requests"

@@ -296,7 +296,10 @@ class Runtime:
         run = await self.get(run_id, viewer=by)
         check_can_cancel(by)
         if run.status in TERMINAL_RUN:
-            raise RunNotCancellable(f"run {run_id} already {run.status}")
+            raise RunNotCancellable(
+                f"run {run_id} already {run.status}",
+                to_reader=f"You cannot cancel this run because it already {run.status}.",
+            )
         return run
 
     async def cancel(self, run_id: str, *, by: User, reason: str | None = None) -> Run:
@@ -314,7 +317,10 @@ class Runtime:
             run_id, by.name, notify=self._answer_channels, reason=reason
         )
         if cancelled is None:
-            raise RunNotCancellable(f"run {run_id} already {run.status}")
+            raise RunNotCancellable(
+                f"run {run_id} already {run.status}",
+                to_reader=f"You cannot cancel this run because it already {run.status}.",
+            )
         if self._worker is not None:  # a drive of it here stops now (elsewhere: at its renewal)
             self._worker.stop_run(run_id)
         return cancelled
