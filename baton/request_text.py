@@ -13,9 +13,10 @@ from typing import Any
 
 import click
 
+from human import summary
 from human.answer_schema import answer_schema, describe, example, json_type, resolve
 from human.kinds import KINDS
-from human.records import OPEN_STATUSES, TERMINAL_RUN, HumanRequest, Run
+from human.records import OPEN_STATUSES, HumanRequest, Run
 
 
 def request_text(request: HumanRequest) -> list[str]:
@@ -89,8 +90,7 @@ def run_text(run: Run, requests: list[HumanRequest]) -> list[str]:
     if run.continues:
         lines.append(f"  continues the conversation of run {run.continues}")
     if run.output is not None:
-        said = "output" if run.status in TERMINAL_RUN else "output so far"
-        lines += [f"  {said}:", *_value_lines(run.output, "    ")]
+        lines += [f"  {summary.output_said(run)}:", *_value_lines(run.output, "    ")]
     if run.error:
         lines.append(f"  error: {_excerpt(run.error)}")
     lines += [f"  fault: {fault}" for fault in run.faults]

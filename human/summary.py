@@ -308,6 +308,23 @@ def _said(output: Any) -> str | None:
     return None
 
 
+OUTPUT_SAID: Final = {
+    "completed": "output",
+    "failed": "output before it failed",
+    "cancelled": "output before it was cancelled",
+}
+"""What a run's recorded `output` is, by its status: only a completed run's is its result."""
+
+
+def output_said(run: Run) -> str:
+    """What `run.output` is, in words: its output, what it output before it stopped, or so far.
+
+    A waiting or running run keeps what its drives output up to its last pause; a failed or
+    cancelled one keeps what it had output when it stopped, which is no result of the run.
+    """
+    return OUTPUT_SAID.get(run.status, "output so far")
+
+
 def run_about(run: Run, first_request: HumanRequest | None = None, *, most: int = 3) -> str:
     """What a run is about, in a line: its input's first short values, else its first request.
 

@@ -826,6 +826,7 @@ async def run_page(
         "after": after,
         "outcome": outcome,
         "outcome_tone": summary.outcome_tone(outcome),
+        "output_said": summary.output_said(run),
         "unsure": summary.uncertain_calls(events),
         "about": summary.run_about(run, requests[0] if requests else None),
         "run": run,

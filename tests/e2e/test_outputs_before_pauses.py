@@ -70,3 +70,22 @@ async def test_a_run_keeps_what_it_output_before_each_pause(
     assert ["Output so far" in page for page in pages] == [True, True, False]
     assert "Nice to meet you, Ada." in pages[1]
     assert "Thank you for your feedback: Lovely gardens" in pages[2]
+
+
+async def test_a_cancelled_run_says_its_output_came_before_it_was_cancelled(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> None:
+    """What a run output before it was cancelled is no result of it: the page says so."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        run = await server.start_run({"workflow": "feedback", "input": {"place": "Kew"}})
+        await server.wait_for_request(run["id"])
+        async with server.client("sam") as sam:
+            reply = await sam.post(f"/api/runs/{run['id']}/cancel", json={"reason": "No visit."})
+            assert reply.status_code == 200, reply.text
+        await server.wait_for_run(run["id"], status="cancelled")
+        async with signed_in(server, "lee", passwords["lee"]) as lee:
+            page = text_of((await lee.http.get(f"/runs/{run['id']}")).text)
+
+    assert "Output before it was cancelled Welcome to Kew!" in page
+    assert "Output Welcome to Kew!" not in page  # as if it were what the run came to
+    assert "Output so far" not in page
