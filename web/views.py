@@ -807,6 +807,7 @@ async def run_page(
     outcome = summary.outcome_of(run, requests, executed, uncertain)
     retrying = await parts.store.run_retrying(run_id)
     now = parts.requests.now()
+    graph = shown("the graph", lambda: graph_of(parts, run, requests), None, faults)
     continues = None
     if run.continues is not None:
         with contextlib.suppress(RunNotFound):  # (not theirs to see: no link to it)
@@ -814,7 +815,6 @@ async def run_page(
     return {
         "continues": continues,
         "continued_by": [turn_of(r) for r in await parts.runtime.continued_by(run_id, viewer=user)],
-        "ended": run.status in TERMINAL_RUN,
         "can_continue": run.status in TERMINAL_RUN and _may_continue(parts, user, run),
         "said": said,
         "retrying": retrying,
@@ -833,7 +833,8 @@ async def run_page(
         "requests": requests,
         "page_currency": summary.one_currency(requests),
         "events": events,
-        "graph": shown("the graph", lambda: graph_of(parts, run, requests), None, faults),
+        "graph": graph,
+        "where": where_text(run, requests, graph),
         "conversation": shown(
             "the conversation",
             lambda: messages_of(recorded) or conversation_of(run, requests),
@@ -917,6 +918,43 @@ def graph_of(parts: Parts, run: Run, requests: list[HumanRequest]) -> GraphLayou
         asked = [r for r in requests if r.executor_id]
         current = max(asked, key=lambda r: r.created_at).executor_id if asked else graph.start
     return lay_out(graph, pending=pending, current=current)
+
+
+def where_text(run: Run, requests: list[HumanRequest], graph: GraphLayout | None) -> str:
+    """Where the run is, as a person says it: from its status and its requests' records.
+
+    A waiting run waits for answers to its open requests, each named by its title, its team and
+    the step that asked (its executor's label in the graph, in words: `legal_approval` is the
+    legal approval step); an answer not yet delivered is about to carry it on; a running run
+    carries on after the step that asked last, or starts at its first step.
+    """
+    labels = {n.id: n.label for n in graph.nodes} if graph else {}
+
+    def step(executor_id: str) -> str:
+        return f"its {summary.humanize(labels.get(executor_id, executor_id))} step"
+
+    if run.status in TERMINAL_RUN:
+        return "The run has ended."
+    waiting = sorted((r for r in requests if r.status in OPEN_STATUSES), key=lambda r: r.created_at)
+    if waiting:
+        asked = [
+            f"“{r.title}” from {r.team}" + (f" ({step(r.executor_id)})" if r.executor_id else "")
+            for r in waiting
+        ]
+        return f"The run waits for {'an answer' if len(asked) == 1 else 'answers'} to " + (
+            f"{summary.words(asked)}."
+        )
+    given = [r for r in requests if r.status == "answered"]  # recorded, not yet delivered
+    if given:
+        last = max(given, key=lambda r: r.answered_at or r.created_at)
+        return f"“{last.title}”: {summary.decided_by(last)}. The run carries on with it shortly."
+    if run.status == "running":
+        ask = max((r for r in requests if r.executor_id), key=lambda r: r.created_at, default=None)
+        if ask is not None and ask.executor_id:
+            return f"The run is carrying on after {step(ask.executor_id)}."
+        start = next((n.id for n in graph.nodes if n.start), None) if graph else None
+        return f"The run is starting at {step(start)}." if start else "The run is starting."
+    return "The run waits for nothing now."
 
 
 def conversation_of(run: Run, requests: list[HumanRequest]) -> list[dict[str, Any]]:

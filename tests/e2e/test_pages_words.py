@@ -456,3 +456,32 @@ async def test_a_viewer_is_not_offered_a_run_to_start(
         text_of(start)
     )
     assert 'id="start-form"' not in start
+
+
+async def test_the_run_page_says_where_the_run_is_in_words_not_executor_ids(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    run = await server.start_run(LATE_PURCHASE)
+
+    async def both_asked() -> list[dict[str, Any]] | None:
+        found = [r for r in (await server.run(run["id"]))["requests"] if r["status"] == "pending"]
+        return found if len(found) == 2 else None
+
+    asked = await eventually(both_asked, what="legal and finance asked")
+    page = await page_text(server, passwords, "ada", f"/runs/{run['id']}")
+    title = asked[0]["title"]
+    assert "The run waits for answers to “" in page
+    # each open request by its title, its team and the step that asked, in words
+    for request in asked:
+        step = request["executor_id"].replace("_", " ")
+        assert f"“{request['title']}” from {request['team']} (its {step} step)" in page
+    assert title == "Purchase of laptop from Contoso for 2400.00"
+    assert "The run is at" not in page
+    assert "Waiting for a person at" not in page
+
+    who = "lex" if asked[0]["team"] == "legal" else "fay"
+    reply = await server.respond(asked[0]["id"], {"decision": "reject", "reason": "No."}, user=who)
+    assert reply.status_code == 200, reply.text
+    await server.wait_for_run(run["id"], status="completed")
+    page = await page_text(server, passwords, "ada", f"/runs/{run['id']}")
+    assert "The run has ended." in page
