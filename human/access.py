@@ -15,14 +15,19 @@ admin who can see it.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Final
+from datetime import datetime
+from typing import Final, Literal
 
 from baton.errors import NotPermitted
 from human.records import AuditEvent, HumanRequest, Run, User
-from human.store.base import Viewer
+from human.routing import blocks
+from human.store.base import Actor, Viewer
 
 FOUR_EYES_KINDS = ("approval", "review")
 FOUR_EYES_DECISIONS = ("approve", "edit")
+
+Held = Literal["viewer", "claimed", "approved", "four_eyes"]
+"""Why an open request of one's teams is not one's to act on now (`held_from`)."""
 
 
 def viewer_of(user: User) -> Viewer | None:
@@ -80,6 +85,31 @@ def check_four_eyes(user: User, request: HumanRequest, run: Run, decision: str) 
             f"{request.kind} requests; another member of {request.team} must",
             to_reader=four_eyes_words(request, [decision], []),
         )
+
+
+def held_from(user: User, request: HumanRequest, run: Run, now: datetime) -> Held | None:
+    """Why `user` may not act on the open `request` now, or None when they may.
+
+    A viewer answers nothing; another person's live claim holds it; one who approved a request
+    that needs another approver has decided; the person who started the run may not approve its
+    approvals and reviews (four-eyes: what is left to them, rejecting, withdraws the action, and
+    the decision waits for another member of the team). The store's
+    `RequestFilter.actionable_by` (a person's My work) leaves out the same requests.
+    """
+    if user.role == "viewer":
+        return "viewer"
+    if blocks(request, user.name, now):
+        return "claimed"
+    if any(a.actor == user.name and a.decision == "approve" for a in request.answers):
+        return "approved"
+    if run.created_by == user.name and request.kind in FOUR_EYES_KINDS:
+        return "four_eyes"
+    return None
+
+
+def actor_of(user: User, now: datetime) -> Actor:
+    """`user` as the store's filters of what they may act on at `now` take them."""
+    return Actor(name=user.name, answers=user.role != "viewer", at=now)
 
 
 def check_can_run(user: User) -> None:

@@ -25,11 +25,13 @@ from baton.errors import NotPermitted, RunHeld, RunNotFound, WorkflowNotFound
 from baton.wiring import Parts
 from human import summary
 from human.access import (
+    actor_of,
     check_can_answer,
     check_can_cancel,
     check_can_run,
     check_four_eyes,
     four_eyes_words,
+    held_from,
     release_scope,
 )
 from human.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
@@ -119,8 +121,9 @@ class InboxQuery(BaseModel):
     """The inbox's view and filters, from its query string (an empty field means no filter).
 
     A view is a saved filter: `mine` (the default) is everything open that waits for me (my
-    teams', assigned to me, claimed by me), most urgent first. Filters narrow any view; filters
-    without a view are `all`.
+    teams', assigned to me, claimed by me) that I may act on now, most urgent first: not what
+    another person's claim holds, four-eyes keeps from me, or I approved already
+    (`human.access.held_from`). Filters narrow any view; filters without a view are `all`.
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -184,7 +187,7 @@ class InboxQuery(BaseModel):
         }
         opened = {"statuses": statuses or OPEN_STATUSES}
         changes: dict[View, dict[str, Any]] = {
-            "mine": waiting | opened,
+            "mine": waiting | opened | {"actionable_by": actor_of(user, now)},
             "unassigned": opened | {"unassigned": True, "sort": "urgent"},
             "claimed": {"claimed_by": user.name, "statuses": ("claimed",), "sort": "urgent"},
             "overdue": waiting | opened | {"overdue_at": now},
@@ -252,11 +255,7 @@ async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, A
     page = await parts.requests.list(flt, viewer=user)
     tabs = []
     for name, label in VIEWS:
-        counted = await parts.requests.count(
-            query.request_filter(user, now, name).model_copy(update={"cursor": None}), viewer=user
-        )
-        wanted = query.request_filter(user, now, name).statuses
-        n = sum(v for k, v in counted.items() if wanted is None or k in wanted)
+        n = await count_of(parts, user, query.request_filter(user, now, name))
         tabs.append(
             {"view": name, "label": label, "count": n, "link": InboxQuery(view=name).link()}
         )
@@ -265,6 +264,7 @@ async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, A
         "query": query,
         "view": view,
         "tabs": tabs,
+        "elsewhere": await elsewhere(parts, user, query, now) if view == "mine" else None,
         "view_label": dict(VIEWS)[view],
         "requests": page.items,
         "rows": {r.id: inbox_row(r, runs.get(r.run_id), now) for r in page.items},
@@ -278,6 +278,61 @@ async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, A
         "after": after,
         "section": "inbox",
     }
+
+
+async def count_of(parts: Parts, user: User, flt: RequestFilter) -> int:
+    """How many requests `flt` finds for `user` on all its pages (in its `statuses`, if any)."""
+    counted = await parts.requests.count(flt.model_copy(update={"cursor": None}), viewer=user)
+    return sum(v for k, v in counted.items() if flt.statuses is None or k in flt.statuses)
+
+
+ELSEWHERE_SHOWN: Final = 5
+"""How many of the open requests My work leaves out the inbox names, each with why."""
+
+
+async def elsewhere(
+    parts: Parts, user: User, query: InboxQuery, now: datetime
+) -> dict[str, Any] | None:
+    """The open requests of `user`'s teams My work leaves out, and why each, or None if none.
+
+    The same requests as `mine` without `human.access.held_from`'s: each is named with its
+    reason in words, from its record and its run's (`held_text`); a viewer's are only counted.
+    """
+    mine = query.request_filter(user, now, "mine")
+    flt = mine.model_copy(
+        update={"actionable_by": None, "held_from": actor_of(user, now), "limit": ELSEWHERE_SHOWN}
+    )
+    total = await count_of(parts, user, flt)
+    if not total:
+        return None
+    held = []
+    for request in (await parts.requests.list(flt, viewer=user)).items:
+        run = await parts.store.get_run(request.run_id)
+        why = held_from(user, request, run, now) if run else None
+        if why is not None:
+            held.append({"request": request, "why": why, "text": held_text(why, request)})
+    reader = bool(held) and all(h["why"] == "viewer" for h in held)  # who answers nothing
+    return {
+        "count": total,
+        "held": [] if reader else held,
+        "more": total - (0 if reader else len(held)),
+        "reader": reader,
+        "link": InboxQuery(view="all").link(),
+    }
+
+
+def held_text(why: str, request: HumanRequest) -> str:
+    """Why a request of one's teams is not one's to act on now, in words from its record."""
+    if why == "claimed":
+        until = f" until {hour_text(request.claimed_until)}" if request.claimed_until else ""
+        return f"{request.claimed_by} is working on it{until}"
+    if why == "approved":
+        left = max(request.approvals_required - len(summary.approvers(request)), 1)
+        more = "approval" if left == 1 else "approvals"
+        return f"you approved it; it needs {left} more {more} by another member of {request.team}"
+    if why == "four_eyes":
+        return f"you started its run, so another member of {request.team} approves it (four-eyes)"
+    return "you may read it, not answer it"
 
 
 def inbox_row(request: HumanRequest, run: Run | None, now: datetime) -> dict[str, Any]:
@@ -554,6 +609,7 @@ async def request_page(
     run_requests = await parts.requests.of_run(run.id)
     outcome = summary.outcome_of(run, run_requests, *run_effects)
     queue = (await parts.requests.list(_my_work(user, now, 12), viewer=user)).items
+    queue_count = await count_of(parts, user, _my_work(user, now, 12))
     return {
         "after": after,
         "live_types": ",".join(REQUEST_EVENTS),
@@ -569,6 +625,7 @@ async def request_page(
         "run_outcome": outcome,
         "run_outcome_tone": summary.outcome_tone(outcome),
         "queue": queue if len(queue) > 1 or (queue and queue[0].id != request.id) else [],
+        "queue_count": queue_count,
         "queue_overdue": {q.id for q in queue if is_overdue(q, now)},
         "human_request": request,
         "page_currency": summary.currency_of(request),

@@ -238,6 +238,16 @@ class Viewer(BaseModel):
     teams: tuple[str, ...] = ()
 
 
+class Actor(BaseModel):
+    """Who would act on requests now: whether a request is theirs to act on (`RequestFilter`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    answers: bool = Field(True, description="False for one who answers nothing (a viewer).")
+    at: datetime = Field(description="Now: another person's claim holds until it lapses.")
+
+
 class RequestFilter(BaseModel):
     """Filters of the request list; every field optional."""
 
@@ -274,6 +284,15 @@ class RequestFilter(BaseModel):
     waiting_for: Viewer | None = Field(
         None,
         description="Only requests of the viewer's teams, assigned to them or claimed by them.",
+    )
+    actionable_by: Actor | None = Field(
+        None,
+        description="Only requests this person may act on now (`human.access.held_from`): none "
+        "another person's live claim holds, none four-eyes keeps them from approving (they "
+        "started its run), none they approved already; none at all for one who answers nothing.",
+    )
+    held_from: Actor | None = Field(
+        None, description="Only the requests `actionable_by` the same person would leave out."
     )
     sort: Literal["newest", "urgent"] = Field(
         "newest",

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, TypeVar
 
 from baton import failpoints
 from baton.errors import StoreError
+from human.access import FOUR_EYES_KINDS
 from human.records import (
     DELIVERY_KINDS,
     LANES,
@@ -52,6 +53,7 @@ from human.routing import (
     unclaimed_status,
 )
 from human.store.base import (
+    Actor,
     AnswerOutcome,
     ClaimOutcome,
     EffectLookup,
@@ -1723,6 +1725,10 @@ def _request_where(
             "OR r.claimed_by = :mine)"
         )
         params |= {"mine": flt.waiting_for.name, "mine_teams": list(flt.waiting_for.teams)}
+    if flt.actionable_by is not None:
+        where.append(_actionable(dialect, flt.actionable_by, params))
+    if flt.held_from is not None:
+        where.append(f"NOT {_actionable(dialect, flt.held_from, params)}")
     if flt.cursor and with_status:
         if flt.sort == "urgent":
             rank, due, seq = urgency_cursor(flt.cursor)
@@ -1746,6 +1752,26 @@ _SEARCHED: Final = (
 )
 """A request list's text search: its words in the title, the reason or the context (a scan of
 the rows the other filters leave: an inbox's page, not a search engine), or its exact id."""
+
+
+def _actionable(dialect: Dialect, actor: Actor, params: dict[str, Any]) -> str:
+    """Requests `actor` may act on at `actor.at`, as `human.access.held_from` says (adds to params).
+
+    Not while another person's claim is live; not an approval or review of a run they started
+    (four-eyes); not one they approved already (it waits for another approver); nothing for one
+    who answers nothing.
+    """
+    if not actor.answers:
+        return "(1=0)"
+    params |= {"act_name": actor.name, "act_at": actor.at, "four_eyes": list(FOUR_EYES_KINDS)}
+    return (
+        "((r.status <> 'claimed' OR r.claimed_by IS NULL OR r.claimed_by = :act_name "
+        "OR r.claimed_until IS NULL OR r.claimed_until <= :act_at) "
+        f"AND NOT ({dialect.any_of('r.kind', 'four_eyes')} AND EXISTS (SELECT 1 FROM runs s "
+        "WHERE s.id = r.run_id AND s.created_by = :act_name)) "
+        "AND NOT EXISTS (SELECT 1 FROM answers a WHERE a.request_id = r.id "
+        "AND a.actor = :act_name AND a.decision = 'approve'))"
+    )
 
 
 def _like(text: str) -> str:

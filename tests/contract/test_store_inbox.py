@@ -7,7 +7,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from baton.errors import Invalid
-from human.records import HumanRequest
+from human.access import actor_of, held_from
+from human.records import HumanRequest, User
 from human.store import open_store
 from human.store.base import RequestFilter, Store, Viewer
 from tests.contract.conftest import Backend
@@ -188,6 +189,51 @@ async def test_my_work_unassigned_claimed_and_answered_by_filters(store: Store) 
     by_lee = await store.list_requests(RequestFilter(answered_by="lee"))
     assert ids(by_lee.items) == {answered.id, two.id}
     assert (await store.list_requests(RequestFilter(answered_by="fay"))).items == []
+
+
+async def test_what_a_person_may_act_on_now_is_what_access_says(store: Store) -> None:
+    """`actionable_by` and `held_from` split a person's open requests as `held_from` does."""
+    theirs, own = await started(store, by="sam"), await started(store, by="lee")
+    free = a_request(theirs.id)
+    four_eyes = a_request(own.id)  # lee started the run: lee may not approve it
+    asked = a_request(own.id, kind="question")  # four-eyes holds approvals and reviews only
+    held = a_request(theirs.id)
+    lapsed = a_request(theirs.id)
+    kept = a_request(theirs.id)
+    halfway = a_request(theirs.id, approvals=2)
+    await paused(store, theirs.id, [free, held, lapsed, kept, halfway], at=f"cp-{theirs.id}")
+    await paused(store, own.id, [four_eyes, asked], at=f"cp-{own.id}")
+    await store.claim_request(held.id, "sue", until=T0 + timedelta(hours=1))
+    await store.claim_request(lapsed.id, "sue", until=T0 - timedelta(minutes=1))
+    await store.claim_request(kept.id, "lee", until=T0 + timedelta(hours=1))
+    await store.record_answer(
+        an_answer(halfway.id, "lee"), final=final_of(an_answer(halfway.id, "lee"))
+    )
+
+    lee = User(id="u-lee", name="lee", role="responder", teams=("support-leads",))
+    mine = RequestFilter(
+        waiting_for=Viewer(name="lee", teams=lee.teams), statuses=("pending", "claimed")
+    )
+
+    async def split(user: User) -> tuple[set[str], set[str]]:
+        actor = actor_of(user, T0)
+        able = await store.list_requests(mine.model_copy(update={"actionable_by": actor}))
+        not_ = await store.list_requests(mine.model_copy(update={"held_from": actor}))
+        return {r.id for r in able.items}, {r.id for r in not_.items}
+
+    able, not_able = await split(lee)
+    assert able == {free.id, asked.id, lapsed.id, kept.id}
+    assert not_able == {four_eyes.id, held.id, halfway.id}
+    # the store and `human.access.held_from` say the same of each request
+    for request_id in able | not_able:
+        request = await store.get_request(request_id)
+        assert request is not None
+        run = theirs if request.run_id == theirs.id else own
+        assert (held_from(lee, request, run, T0) is None) == (request_id in able)
+    assert await store.count_requests(mine.model_copy(update={"held_from": actor_of(lee, T0)}))
+    # a viewer answers nothing: every request is held from them
+    val = lee.model_copy(update={"name": "val", "role": "viewer"})
+    assert await split(val) == (set(), able | not_able)
 
 
 async def test_most_urgent_first_pages_by_priority_then_deadline_then_newest(store: Store) -> None:

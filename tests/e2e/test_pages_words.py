@@ -25,7 +25,7 @@ from tests.harness import (
     escalated_purchase,
     eventually,
 )
-from tests.pages import signed_in, text_of
+from tests.pages import page_of, signed_in, text_of
 from tests.supportkit import SYNC_BROKEN, pending_request
 from workflows.platform import registry
 
@@ -41,10 +41,7 @@ def server(clocked_server: Server) -> Server:
 
 
 async def page_text(server: Server, passwords: dict[str, str], who: str, path: str) -> str:
-    async with signed_in(server, who, passwords[who]) as client:
-        reply = await client.http.get(path)
-        assert reply.status_code == 200, reply.text
-        return text_of(reply.text)
+    return text_of(await page_of(server, passwords, who, path))
 
 
 async def test_the_escalation_says_when_it_fired_from_its_audit_event(
