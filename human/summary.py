@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from human.records import AuditEvent, HumanRequest, Run
@@ -72,26 +73,82 @@ def shown_value(key: str, value: Any, currency: str | None = None) -> str:
     return str(value)
 
 
-def key_arguments(request: HumanRequest, *, most: int = 4) -> list[tuple[str, str]]:
+def key_arguments(
+    request: HumanRequest, *, most: int = 4, first: Collection[str] = ()
+) -> list[tuple[str, str]]:
     """What the decision is about: the proposed call's arguments, else short facts of the context.
 
-    Money comes with the currency the request names (`currency_of`).
+    Money comes with the currency the request names (`currency_of`). The facts named in `first`
+    (what tells the request apart from others like it: `telling_apart`) come first, a fact of
+    the context among them even beside a proposed call's arguments.
+    """
+    shown = _facts(request, context=bool(first))
+    key = _facts(request)
+    return sorted(
+        (fact for fact in shown if fact in key or fact[0] in first),
+        key=lambda fact: fact[0] not in first,
+    )[:most]
+
+
+def _facts(request: HumanRequest, *, context: bool = False) -> list[tuple[str, str]]:
+    """A request's key facts, named in words, their values as shown.
+
+    Its proposed call's arguments; else (or with `context`, after them) the short facts of its
+    context that the arguments do not name.
     """
     currency = currency_of(request)
     arguments = (request.proposed_action or {}).get("arguments")
-    if isinstance(arguments, dict) and arguments:
-        items: Iterable[tuple[str, Any]] = arguments.items()
-    else:
-        items = (
+    items: list[tuple[str, Any]] = list(arguments.items()) if isinstance(arguments, dict) else []
+    if context or not items:
+        items += [
             (k, v)
             for k, v in request.context.items()
             if isinstance(v, int | float | str)
             and not isinstance(v, bool)
             and len(str(v)) <= 40
             and str(v).strip() != request.reason.strip()
-        )
-    shown = [(humanize(k), shown_value(k, v, currency)) for k, v in items if k != "currency"]
-    return shown[:most]
+            and k not in dict(items)
+        ]
+    return [(humanize(k), shown_value(k, v, currency)) for k, v in items if k != "currency"]
+
+
+@dataclass(frozen=True)
+class Apart:
+    """What tells a request apart from the others of its title in a list (`telling_apart`).
+
+    `facts`: the names of its key facts (in words, as `key_arguments` names them) whose values
+    differ among them; `step`: the executors that asked differ; `twin`: another of them has the
+    same key facts and was asked by the same executor, so only its run tells it apart.
+    """
+
+    facts: frozenset[str] = frozenset()
+    step: bool = False
+    twin: bool = False
+
+
+def telling_apart(requests: Sequence[HumanRequest]) -> dict[str, Apart]:
+    """For each request that shares its title with another of `requests`, what differs.
+
+    A request whose title is its own in the list is not in the result.
+    """
+    by_title: dict[str, list[HumanRequest]] = {}
+    for request in requests:
+        by_title.setdefault(request.title, []).append(request)
+    apart: dict[str, Apart] = {}
+    for alike in by_title.values():
+        if len(alike) < 2:
+            continue
+        facts = {r.id: dict(_facts(r, context=True)) for r in alike}
+        names = {name for fact in facts.values() for name in fact}
+        differ = frozenset(n for n in names if len({f.get(n) for f in facts.values()}) > 1)
+        step = len({r.executor_id for r in alike}) > 1
+        for r in alike:
+            twin = any(
+                o.id != r.id and o.executor_id == r.executor_id and facts[o.id] == facts[r.id]
+                for o in alike
+            )
+            apart[r.id] = Apart(facts=differ, step=step, twin=twin)
+    return apart
 
 
 def approvers(request: HumanRequest) -> list[str]:

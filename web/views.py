@@ -260,6 +260,7 @@ async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, A
             {"view": name, "label": label, "count": n, "link": InboxQuery(view=name).link()}
         )
     runs = {r.run_id: await parts.store.get_run(r.run_id) for r in page.items}
+    apart = summary.telling_apart(page.items)
     return {
         "query": query,
         "view": view,
@@ -267,7 +268,7 @@ async def inbox_page(parts: Parts, user: User, query: InboxQuery) -> dict[str, A
         "elsewhere": await elsewhere(parts, user, query, now) if view == "mine" else None,
         "view_label": dict(VIEWS)[view],
         "requests": page.items,
-        "rows": {r.id: inbox_row(r, runs.get(r.run_id), now) for r in page.items},
+        "rows": {r.id: inbox_row(r, runs.get(r.run_id), now, apart.get(r.id)) for r in page.items},
         "next_link": query.link(cursor=page.next_cursor) if page.next_cursor else None,
         "first_link": query.link() if query.cursor else None,
         "statuses": SHOWN_STATUSES,
@@ -335,11 +336,25 @@ def held_text(why: str, request: HumanRequest) -> str:
     return "you may read it, not answer it"
 
 
-def inbox_row(request: HumanRequest, run: Run | None, now: datetime) -> dict[str, Any]:
-    """What a row tells about a request: what is decided on, who started it, how urgent it is."""
+def inbox_row(
+    request: HumanRequest, run: Run | None, now: datetime, apart: summary.Apart | None = None
+) -> dict[str, Any]:
+    """What a row tells about a request: what is decided on, who started it, how urgent it is.
+
+    A request whose title others in the list share shows what tells it apart (`apart`): its
+    facts that differ first, the step that asked (its executor's name in words) when the steps
+    differ, and its run (id, and when it started, to the second) when nothing else does.
+    """
     is_open = request.status in OPEN_STATUSES
+    apart = apart or summary.Apart()
+    step = request.executor_id if apart.step else None
+    started = run.created_at if run and apart.twin else None
+    day = "" if started is None or started.date() == now.date() else "%Y-%m-%d "
     return {
-        "arguments": summary.key_arguments(request, most=3),
+        "arguments": summary.key_arguments(request, most=3, first=apart.facts),
+        "step": summary.humanize(step) if step else None,
+        "own_run": started
+        and {"run_id": request.run_id, "at": started.strftime(f"{day}%H:%M:%S UTC")},
         "started_by": run.created_by if run else None,
         "workflow": run.workflow if run else None,
         "snippet": summary.snippet(request.reason),

@@ -482,3 +482,46 @@ async def test_the_run_page_says_where_the_run_is_in_words_not_executor_ids(
     await server.wait_for_run(run["id"], status="completed")
     page = await page_text(server, passwords, "ada", f"/runs/{run['id']}")
     assert "The run has ended." in page
+
+
+def rows_of(html: str) -> dict[str, str]:
+    """Each inbox row's words, by its request's id."""
+    found = re.findall(r'<tr class="request-row" data-request-id="([^"]+)">(.*?)</tr>', html, re.S)
+    return {request_id: text_of(row) for request_id, row in found}
+
+
+async def test_requests_alike_in_the_inbox_say_what_tells_them_apart(
+    server: Server, passwords: dict[str, str], clock: MovableClock
+) -> None:
+    by_sue = LATE_PURCHASE | {"input": LATE_PURCHASE["input"] | {"requester": "sue"}}
+    runs = [await server.start_run(body) for body in (LATE_PURCHASE, LATE_PURCHASE, by_sue)]
+
+    async def all_of(status: str) -> list[dict[str, Any]] | None:
+        found = [
+            r
+            for run in runs
+            for r in (await server.run(run["id"]))["requests"]
+            if r["status"] == status
+        ]
+        return found if len(found) == 6 else None
+
+    await eventually(lambda: all_of("pending"), what="legal and finance asked thrice")
+    clock.jump(seconds=100)
+    escalated = await eventually(lambda: all_of("escalated"), what="all six escalated")
+    rows = rows_of(await page_of(server, passwords, "max", "/"))
+
+    assert len({r["title"] for r in escalated}) == 1  # one title for all six
+    assert set(rows) == {r["id"] for r in escalated}
+    assert len(set(rows.values())) == 6  # and no two rows alike
+    for request in escalated:
+        row = rows[request["id"]]
+        # the step that asked, and the facts that differ (who asked for it) before the rest
+        assert f"step {request['executor_id'].replace('_', ' ')} " in row
+        assert f"requester {request['context']['requester']} " in row
+        alone = request["run_id"] == runs[2]["id"]  # sue's: its facts tell it apart
+        # the two runs of the same purchase differ by their runs alone: each names its own
+        started = datetime.fromisoformat(
+            next(run["created_at"] for run in runs if run["id"] == request["run_id"])
+        ).strftime("%H:%M:%S UTC")
+        twin = f"run {request['run_id']} started {started}"
+        assert (twin in row) is not alone

@@ -13,6 +13,7 @@ from human.kinds import ApprovalRequest, ProposedAction
 from human.records import AnswerRecord, AuditEvent, HumanRequest, Run
 from human.requests import new_request
 from human.summary import (
+    Apart,
     choices,
     decided_by,
     effects_of,
@@ -22,6 +23,7 @@ from human.summary import (
     outcome_tone,
     run_about,
     snippet,
+    telling_apart,
     unsure_after,
 )
 
@@ -278,3 +280,30 @@ def test_an_approved_call_in_doubt_is_the_approvers_until_it_is_recorded_as_run(
     assert unsure_after(request, [cut_off, ended_after_all]) == []
     rejected = request.model_copy(update={"answer": {"decision": "reject"}})
     assert unsure_after(rejected, [cut_off]) == []
+
+
+def test_requests_alike_are_told_apart_by_what_differs_first() -> None:
+    call = {"tool": "place_order", "arguments": {"item": "desk", "amount": 700.0}}
+
+    def desk(request_id: str, run_id: str, team: str) -> HumanRequest:
+        return asked(
+            id=request_id,
+            run_id=run_id,
+            title="Buy a desk",
+            proposed_action=call,
+            context={"item": "desk", "desk": team},
+            executor_id=f"{team}_approval",
+        )
+
+    legal, finance = desk("r1", "run_1", "legal"), desk("r2", "run_1", "finance")
+    again = desk("r3", "run_2", "legal")  # the same purchase asked again in another run
+    alone = asked(id="r4", title="Something else")
+    apart = telling_apart([legal, finance, again, alone])
+
+    assert "r4" not in apart  # a title of its own needs nothing more
+    assert apart["r1"] == Apart(facts=frozenset({"desk"}), step=True, twin=True)
+    assert apart["r2"] == Apart(facts=frozenset({"desk"}), step=True, twin=False)
+    # the fact that differs comes first, from the context beside the call's arguments
+    first = apart["r2"].facts
+    assert key_arguments(finance, most=2, first=first) == [("desk", "finance"), ("item", "desk")]
+    assert key_arguments(finance) == [("item", "desk"), ("amount", "700.00")]  # as before
