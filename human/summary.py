@@ -117,13 +117,21 @@ class Apart:
     """What tells a request apart from the others of its title in a list (`telling_apart`).
 
     `facts`: the names of its key facts (in words, as `key_arguments` names them) whose values
-    differ among them; `step`: the executors that asked differ; `twin`: another of them has the
-    same key facts and was asked by the same executor, so only its run tells it apart.
+    differ among them; `step`: the executor that asked, in words, when the executors differ;
+    `twin`: another of them has the same key facts and was asked by the same executor, so only
+    its run tells it apart.
     """
 
     facts: frozenset[str] = frozenset()
-    step: bool = False
+    step: str | None = None
     twin: bool = False
+
+    def told(self, request: HumanRequest) -> list[tuple[str, str]]:
+        """The step and the facts that tell `request` apart, named in words, with their values."""
+        step = [("step", self.step)] if self.step else []
+        return step + [
+            f for f in key_arguments(request, most=99, first=self.facts) if f[0] in self.facts
+        ]
 
 
 def telling_apart(requests: Sequence[HumanRequest]) -> dict[str, Apart]:
@@ -141,12 +149,13 @@ def telling_apart(requests: Sequence[HumanRequest]) -> dict[str, Apart]:
         facts = {r.id: dict(_facts(r, context=True)) for r in alike}
         names = {name for fact in facts.values() for name in fact}
         differ = frozenset(n for n in names if len({f.get(n) for f in facts.values()}) > 1)
-        step = len({r.executor_id for r in alike}) > 1
+        steps = len({r.executor_id for r in alike}) > 1
         for r in alike:
             twin = any(
                 o.id != r.id and o.executor_id == r.executor_id and facts[o.id] == facts[r.id]
                 for o in alike
             )
+            step = humanize(r.executor_id) if steps and r.executor_id else None
             apart[r.id] = Apart(facts=differ, step=step, twin=twin)
     return apart
 

@@ -347,12 +347,11 @@ def inbox_row(
     """
     is_open = request.status in OPEN_STATUSES
     apart = apart or summary.Apart()
-    step = request.executor_id if apart.step else None
     started = run.created_at if run and apart.twin else None
     day = "" if started is None or started.date() == now.date() else "%Y-%m-%d "
     return {
         "arguments": summary.key_arguments(request, most=3, first=apart.facts),
-        "step": summary.humanize(step) if step else None,
+        "step": apart.step,
         "own_run": started
         and {"run_id": request.run_id, "at": started.strftime(f"{day}%H:%M:%S UTC")},
         "started_by": run.created_by if run else None,
@@ -904,6 +903,7 @@ async def run_page(
         "run": run,
         "requests": requests,
         "page_currency": summary.one_currency(requests),
+        "told_apart": {r.id: a.told(r) for r, a in _apart(requests)},
         "events": events,
         "graph": graph,
         "where": where_text(run, requests, graph),
@@ -923,6 +923,12 @@ async def run_page(
         "live_types": RUN_EVENTS,
         "section": "runs",
     }
+
+
+def _apart(requests: list[HumanRequest]) -> list[tuple[HumanRequest, summary.Apart]]:
+    """The requests of a list that share their title with another, each with what differs."""
+    apart = summary.telling_apart(requests)
+    return [(r, apart[r.id]) for r in requests if r.id in apart]
 
 
 def turn_of(run: Run) -> dict[str, Any]:

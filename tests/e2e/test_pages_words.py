@@ -455,6 +455,12 @@ async def test_a_viewer_is_not_offered_a_run_to_start(
     assert 'id="start-form"' not in start
 
 
+def rows_of(html: str) -> dict[str, str]:
+    """Each inbox row's words, by its request's id."""
+    found = re.findall(r'<tr class="request-row" data-request-id="([^"]+)">(.*?)</tr>', html, re.S)
+    return {request_id: text_of(row) for request_id, row in found}
+
+
 async def test_the_run_page_says_where_the_run_is_in_words_not_executor_ids(
     server: Server, passwords: dict[str, str]
 ) -> None:
@@ -465,13 +471,17 @@ async def test_the_run_page_says_where_the_run_is_in_words_not_executor_ids(
         return found if len(found) == 2 else None
 
     asked = await eventually(both_asked, what="legal and finance asked")
-    page = await page_text(server, passwords, "ada", f"/runs/{run['id']}")
+    html = await page_of(server, passwords, "ada", f"/runs/{run['id']}")
+    page = text_of(html)
     title = asked[0]["title"]
     assert "The run waits for answers to “" in page
     # each open request by its title, its team and the step that asked, in words
     for request in asked:
         step = request["executor_id"].replace("_", " ")
         assert f"“{request['title']}” from {request['team']} (its {step} step)" in page
+        # and its row in the run's requests, alike but for its step and desk, says them
+        row = rows_of(html)[request["id"]]
+        assert f"step {step} desk {request['team']} " in row
     assert title == "Purchase of laptop from Contoso for 2400.00"
     assert "The run is at" not in page
     assert "Waiting for a person at" not in page
@@ -482,12 +492,6 @@ async def test_the_run_page_says_where_the_run_is_in_words_not_executor_ids(
     await server.wait_for_run(run["id"], status="completed")
     page = await page_text(server, passwords, "ada", f"/runs/{run['id']}")
     assert "The run has ended." in page
-
-
-def rows_of(html: str) -> dict[str, str]:
-    """Each inbox row's words, by its request's id."""
-    found = re.findall(r'<tr class="request-row" data-request-id="([^"]+)">(.*?)</tr>', html, re.S)
-    return {request_id: text_of(row) for request_id, row in found}
 
 
 async def test_requests_alike_in_the_inbox_say_what_tells_them_apart(

@@ -301,8 +301,9 @@ def test_requests_alike_are_told_apart_by_what_differs_first() -> None:
     apart = telling_apart([legal, finance, again, alone])
 
     assert "r4" not in apart  # a title of its own needs nothing more
-    assert apart["r1"] == Apart(facts=frozenset({"desk"}), step=True, twin=True)
-    assert apart["r2"] == Apart(facts=frozenset({"desk"}), step=True, twin=False)
+    assert apart["r1"] == Apart(facts=frozenset({"desk"}), step="legal approval", twin=True)
+    assert apart["r2"] == Apart(facts=frozenset({"desk"}), step="finance approval", twin=False)
+    assert apart["r2"].told(finance) == [("step", "finance approval"), ("desk", "finance")]
     # the fact that differs comes first, from the context beside the call's arguments
     first = apart["r2"].facts
     assert key_arguments(finance, most=2, first=first) == [("desk", "finance"), ("item", "desk")]
