@@ -323,6 +323,7 @@ templates.env.filters.update(
     event_by=event_by,
     moments_read=moments_read,
     as_money=as_money,
+    in_words=summary.humanize,
 )
 templates.env.tests.update(moment=lambda value: isinstance(value, datetime))
 templates.env.globals.update(duration=duration)

@@ -482,6 +482,10 @@ async def test_the_run_page_says_where_the_run_is_in_words_not_executor_ids(
         # and its row in the run's requests, alike but for its step and desk, says them
         row = rows_of(html)[request["id"]]
         assert f"step {step} desk {request['team']} " in row
+        # and the request's own page names the step so too
+        asked_page = await page_text(server, passwords, "ada", f"/requests/{request['id']}")
+        assert f"started by sam, asked at its {step} step" in asked_page
+        assert request["executor_id"] not in asked_page.split("Audit trail")[0]
     assert title == "Purchase of laptop from Contoso for 2400.00"
     assert "The run is at" not in page
     assert "Waiting for a person at" not in page
