@@ -301,7 +301,12 @@ async def elsewhere(
     """
     mine = query.request_filter(user, now, "mine")
     flt = mine.model_copy(
-        update={"actionable_by": None, "held_from": actor_of(user, now), "limit": ELSEWHERE_SHOWN}
+        update={
+            "actionable_by": None,
+            "held_from": actor_of(user, now),
+            "limit": ELSEWHERE_SHOWN,
+            "cursor": None,  # (My work's page, not this list's)
+        }
     )
     total = await count_of(parts, user, flt)
     if not total:
