@@ -127,11 +127,11 @@ class Apart:
     twin: bool = False
 
     def told(self, request: HumanRequest) -> list[tuple[str, str]]:
-        """The step and the facts that tell `request` apart, named in words, with their values."""
+        """The step, the facts and, of a twin, the run that tell `request` apart, in words."""
         step = [("step", self.step)] if self.step else []
-        return step + [
-            f for f in key_arguments(request, most=99, first=self.facts) if f[0] in self.facts
-        ]
+        run = [("run", request.run_id)] if self.twin else []
+        facts = key_arguments(request, most=99, first=self.facts)
+        return step + [f for f in facts if f[0] in self.facts] + run
 
 
 def telling_apart(requests: Sequence[HumanRequest]) -> dict[str, Apart]:

@@ -645,6 +645,7 @@ async def request_page(
         "run_outcome_tone": summary.outcome_tone(outcome),
         "queue": queue if len(queue) > 1 or (queue and queue[0].id != request.id) else [],
         "queue_count": queue_count,
+        "queue_apart": {q.id: a.told(q) for q, a in _apart(queue)},
         "queue_overdue": {q.id for q in queue if is_overdue(q, now)},
         "human_request": request,
         "page_currency": summary.currency_of(request),

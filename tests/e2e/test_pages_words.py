@@ -533,3 +533,8 @@ async def test_requests_alike_in_the_inbox_say_what_tells_them_apart(
         ).strftime("%H:%M:%S UTC")
         twin = f"run {request['run_id']} started {started}"
         assert (twin in row) is not alone
+    # My work beside a request tells them apart as well
+    beside = await page_of(server, passwords, "max", f"/requests/{escalated[0]['id']}")
+    queue = re.findall(r"<li[^>]*>(.*?)</li>", beside.split('<aside class="queue"')[1], re.S)
+    assert len(queue) == 6
+    assert len({text_of(entry) for entry in queue}) == 6
