@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from human.summary import humanize
 from workflows.platform.graph import WorkflowGraph
 
 NODE_H: Final = 36
@@ -91,7 +92,8 @@ def lay_out(
     rows: dict[int, list[str]] = {}
     for node in graph.nodes:
         rows.setdefault(layers[node.id], []).append(node.id)
-    widths = {n.id: _node_width(n.label, n.kind) for n in graph.nodes}
+    labels = _in_words(graph)
+    widths = {n.id: _node_width(labels[n.id], n.kind) for n in graph.nodes}
     row_width = {
         layer: sum(widths[i] for i in ids) + NODE_GAP * (len(ids) - 1)
         for layer, ids in rows.items()
@@ -105,7 +107,7 @@ def lay_out(
             node = by_id[node_id]
             placed[node_id] = PlacedNode(
                 id=node.id,
-                label=node.label,
+                label=labels[node_id],
                 kind=node.kind,
                 start=node.start,
                 state=_state(node.id, pending, current),
@@ -148,6 +150,16 @@ def _layers(graph: WorkflowGraph) -> dict[str, int]:
                 queue.append(there)
     unreached = max(layers.values(), default=-1) + 1
     return {n.id: layers.get(n.id, unreached) for n in graph.nodes}
+
+
+def _in_words(graph: WorkflowGraph) -> dict[str, str]:
+    """Each node's label as words (`legal_approval` -> `legal approval`), as the page names steps.
+
+    A label that two nodes would then share stays as it was.
+    """
+    words = {n.id: humanize(n.label) for n in graph.nodes}
+    shared = {w for w in words.values() if list(words.values()).count(w) > 1}
+    return {n.id: n.label if words[n.id] in shared else words[n.id] for n in graph.nodes}
 
 
 def _node_width(label: str, kind: str) -> float:

@@ -152,3 +152,23 @@ def test_an_unreachable_node_still_shows_below_the_rest() -> None:
     graph = base.model_copy(update={"nodes": (*base.nodes, lonely)})
     layout = lay_out(graph)
     assert layout.node("lonely").y > max(n.y for n in layout.nodes if n.id != "lonely")
+
+
+def test_nodes_are_labelled_in_words_unless_two_would_then_read_alike() -> None:
+    base = describe(fan_workflow())
+    named = {"split": "legal_approval", "legal": "refund-agent", "finance": "a.b", "join": "a_b"}
+    graph = base.model_copy(
+        update={
+            "nodes": tuple(
+                n.model_copy(update={"label": named.get(n.id, n.label)}) for n in base.nodes
+            )
+        }
+    )
+    labels = {n.id: n.label for n in lay_out(graph).nodes if n.kind == "executor"}
+    # words as the page's sentences name steps; `a.b` and `a_b` would both read `a b`: kept
+    assert labels == {
+        "split": "legal approval",
+        "legal": "refund-agent",
+        "finance": "a.b",
+        "join": "a_b",
+    }
