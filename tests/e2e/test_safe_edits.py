@@ -102,8 +102,8 @@ async def test_an_edit_into_two_finance_approvers_says_so_before_it_is_confirmed
     for reply in (live, step):
         assert reply.status_code == 200, reply.text
         assert all(f"<li>{line}</li>" in reply.text for line in told)
-        assert "<del>120</del>" in reply.text
-        assert "<ins>1500</ins>" in reply.text
+        assert "<del>120.00 EUR</del>" in reply.text
+        assert "<ins>1500.00 EUR</ins>" in reply.text
     assert "Check your edit, then confirm it" in step.text
     assert sent.status_code == 303, sent.text
     finance = await server.wait_for_request(pending["run_id"])
