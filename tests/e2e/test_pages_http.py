@@ -817,7 +817,7 @@ async def test_cancel_refusals_change_nothing(server: Server, passwords: dict[st
         async with signed_in(server, "sam", passwords["sam"]) as sam:
             ended = await sam.post(f"/runs/{finished['id']}/cancel", form)
             assert ended.status_code == 409, ended.text
-            assert "already completed" in ended.text
+            assert "You cannot cancel this run because it has already completed." in ended.text
             assert (await sam.post("/runs/run_nope/cancel", form)).status_code == 404
     assert await server.snapshot(pending["id"]) == before
     assert (await server.run(finished["id"]))["status"] == "completed"

@@ -298,7 +298,7 @@ class Runtime:
         if run.status in TERMINAL_RUN:
             raise RunNotCancellable(
                 f"run {run_id} already {run.status}",
-                to_reader=f"You cannot cancel this run because it already {run.status}.",
+                to_reader=f"You cannot cancel this run because {_ended_words(run.status)}.",
             )
         return run
 
@@ -319,7 +319,7 @@ class Runtime:
         if cancelled is None:
             raise RunNotCancellable(
                 f"run {run_id} already {run.status}",
-                to_reader=f"You cannot cancel this run because it already {run.status}.",
+                to_reader=f"You cannot cancel this run because {_ended_words(run.status)}.",
             )
         if self._worker is not None:  # a drive of it here stops now (elsewhere: at its renewal)
             self._worker.stop_run(run_id)
@@ -601,3 +601,8 @@ def _queued_lanes(progress: Progress) -> set[JobLane]:
         *(("delivery",) if progress.notifications else ()),
         *(("work",) if progress.timers else ()),
     }
+
+
+def _ended_words(status: str) -> str:
+    """How a run that ended ended, after "because": `it has already completed`."""
+    return "it was already cancelled" if status == "cancelled" else f"it has already {status}"
