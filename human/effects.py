@@ -13,7 +13,7 @@ from opentelemetry.trace import Span
 from baton.errors import RunEnded, StoreError
 from baton.telemetry import span
 from human.records import TERMINAL_RUN
-from human.store.base import EffectStore, NewEffect
+from human.store.base import FAILED, EffectStore, NewEffect, failure_of
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +22,13 @@ class HandedOn(Exception):
     """Raised by a ledger's `call` that does not act but hands the call on to run elsewhere.
 
     Not a failure: the ledger records nothing for it, and its span says so (`baton.handed_on`).
+    """
+
+
+class ToolFailed(Exception):
+    """A plain tool's call that raised in an earlier drive, replayed: its recorded error again.
+
+    The tool is not called a second time: it may have acted before it raised.
     """
 
 
@@ -71,8 +78,9 @@ class EffectLedger:
         finds the record gives its result; one that finds only the start (the process stopped
         while the call ran, or before its record) cannot tell whether it acted, so it does not
         call again: it records `uncertain(tool)` as the result, which the model is given, with
-        an `effect.uncertain` event. A call that raised forgets its start (the tool failed; a
-        replay may call it again).
+        an `effect.uncertain` event. A call that raised is recorded so too, its error as its
+        result (`effect.failed`), for it may have acted before it raised: a replay raises
+        `ToolFailed` with that error and does not call it again.
         """
         attributes = {"baton.run_id": run_id, "baton.tool": tool, "baton.idempotency_key": key}
         with span("baton.effect", attributes) as effect_span:
@@ -104,6 +112,8 @@ class EffectLedger:
         effect_span.set_attribute("baton.replayed", recorded is not None)
         if recorded is not None:
             logger.info("effect replayed from ledger", extra={"tool": tool, "key": key})
+            if (failure := failure_of(recorded["result"])) is not None:
+                raise ToolFailed(failure)
             return recorded["result"]
         if run_status in TERMINAL_RUN:
             # Cancelled (or ended otherwise) while this drive ran: its progress will be fenced
@@ -122,9 +132,9 @@ class EffectLedger:
             result = await call(key)
         except HandedOn:
             raise  # (acted on nothing: no start was kept for it, `GatedTool.keyed`)
-        except Exception:
-            if kept:
-                await self._forget_start(key)
+        except Exception as exc:
+            if kept:  # (it may have acted before it raised: never called again)
+                await self._failed(effect, exc, performed)
             raise
         except asyncio.CancelledError:  # (cut off where it awaited: it may have acted)
             if kept:
@@ -163,11 +173,19 @@ class EffectLedger:
         except StoreError:  # kept: a later drive finds the start, and says the same
             logger.warning("effect cut off, not recorded", extra={"key": effect.key})
 
-    async def _forget_start(self, key: str) -> None:
+    async def _failed(self, effect: NewEffect, exc: Exception, performed: list[NewEffect]) -> None:
+        """Record a keyless call that raised, its error as its result (`failure_of`).
+
+        Over an `uncertain` another drive recorded meanwhile, as a result would be. A record that
+        cannot be written leaves the start: a replay then says the call uncertain.
+        """
+        failed = effect.model_copy(update={"result": {FAILED: f"{type(exc).__name__}: {exc}"}})
         try:
-            await self._store.drop_effect_start(key)
-        except StoreError:  # kept: a replay finds the call uncertain, and does not call again
-            logger.warning("effect start not forgotten", extra={"key": key}, exc_info=True)
+            await self._store.record_effect(failed, replaces=uncertain(effect.tool))
+        except StoreError:
+            logger.warning("effect failure not recorded", extra={"key": effect.key}, exc_info=True)
+            return
+        performed.append(failed)
 
 
 def uncertain(tool: str) -> str:

@@ -22,7 +22,7 @@ from markupsafe import Markup
 from human import summary
 from human.answer_schema import label
 from human.records import AuditEvent, User
-from human.store.base import utcnow
+from human.store.base import failure_of, utcnow
 from web.auth import CSRF_FIELD, csrf_token
 from web.zones import local, zone_label
 
@@ -199,6 +199,8 @@ def gist(event: AuditEvent) -> str:
         return f"policy rule {data.get('rule')} decided: {data.get('decision')}"
     if event.type == "effect.executed":
         return f"{data.get('tool')} ran"
+    if event.type == "effect.failed":
+        return f"{data.get('tool')} failed: {failure_of(data.get('result'))}"
     if event.type == "effect.uncertain":
         return f"{data.get('tool')} may or may not have acted; it was not run again"
     if event.type == "run.resumed":
@@ -229,6 +231,7 @@ _EVENT_NAMES: Final = {
     "request.cancelled": "Cancelled",
     "effect.executed": "Tool call carried out",
     "effect.uncertain": "Tool call cut off",
+    "effect.failed": "Tool call failed",
 }
 
 

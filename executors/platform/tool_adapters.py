@@ -54,7 +54,7 @@ from executors.platform.tool_gate import (
     stood_for,
 )
 from executors.platform.transcript import NOTED, as_text, tool_result
-from human.effects import HandedOn
+from human.effects import HandedOn, ToolFailed
 from human.kinds import (
     ApprovalAnswer,
     InputAnswer,
@@ -68,6 +68,7 @@ from human.kinds import (
 from human.policy import Decision, Route
 from human.records import HumanRequest
 from human.requests import origin_of
+from human.store.base import FAILED, failure_of
 from human.typed import as_json, describe
 
 # tool calls handed to Baton -------------------------------------------------------------------
@@ -674,6 +675,12 @@ async def _replied(approval: Content, deciding: Awaitable[Outcome], in_loop: boo
             "arguments": allowed.arguments,
         }
         return Reply(response)
+    except ToolFailed as failed:  # it raised in the loop of an earlier drive: it says so again
+        if not in_loop:
+            raise
+        response = approval.to_function_approval_response(approved=True)
+        response.additional_properties[BATON_RESULT] = {FAILED: str(failed)}
+        return Reply(response)
     return _answered(approval, outcome, in_loop=in_loop)
 
 
@@ -735,6 +742,8 @@ class BatonCalls(FunctionMiddleware):
         call = getattr(response, "function_call", None)
         if call is None or str(call.call_id) != str(context.metadata.get("call_id")):
             await call_next()
+        elif (failure := failure_of(decided.get(BATON_RESULT))) is not None:
+            raise ToolFailed(failure)  # (raised before it was kept: MAF's loop tells the model)
         elif BATON_RESULT in decided:  # noted in the conversation as Baton gave it
             context.result = as_text(decided[BATON_RESULT])
             context.metadata[NOTED] = True

@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Never
+from typing import Any, Final, Never
 
 from agent_framework import (
     Agent,
@@ -44,6 +45,8 @@ from human.text import where
 from human.typed import as_json, checkable, schema_problems
 
 AUDIT_EVENT = "baton_audit"
+
+logger = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -109,7 +112,9 @@ class GatedTool:
         async def invoke(context: FunctionInvocationContext, **arguments: Any) -> Any:
             typed = self.arguments.model_validate(arguments)
             call_id = str(context.metadata.get("call_id") or "")
-            return await perform_call(services, self, typed, call_id, scope="approved")
+            return await perform_call(
+                services, self, typed, call_id, scope="approved", in_maf_loop=True
+            )
 
         return FunctionTool(
             name=self.name,
@@ -285,6 +290,10 @@ CALL_KWARGS: ContextVar[dict[str, Any]] = ContextVar("baton_call_kwargs", defaul
 tool (`GatedTool.of`) gets them in its `FunctionInvocationContext`, as MAF's loop gives them."""
 
 
+TOOL_FAILED: Final = "Error: Function failed."
+"""What MAF's tool loop tells the model of a tool that raised (no `include_detailed_errors`)."""
+
+
 async def perform_call(
     services: RunServices,
     tool: GatedTool,
@@ -293,14 +302,32 @@ async def perform_call(
     scope: str,
     *,
     agent: str = "",
+    in_maf_loop: bool = False,
 ) -> Any:
     """Run an allowed call once: through the effect ledger, keyed by run, `scope` and call.
 
     `agent` (the calling agent's name) picks the run's kwargs the tool gets (`kwargs_for`).
+
+    A keyless tool (a plain MAF tool) that raises gives the model MAF's own `TOOL_FAILED`, as
+    MAF's tool loop would, and the ledger keeps its failure (`effect.failed`): it may have acted
+    before it raised, so it is never called again, and a replay gives the same. `in_maf_loop`:
+    MAF's loop runs the call (an `always_require` tool) and says so itself. A keyed tool's
+    failure fails the drive, as before: its system dedupes on the key.
     """
     key = idempotency_key(services.run_id, scope, call_id)
     with call_kwargs(services.kwargs_for(agent)):
-        return await perform_keyed(services, tool, typed, key)
+        try:
+            return await perform_keyed(services, tool, typed, key)
+        except (StoreError, RunEnded):
+            raise
+        except Exception as exc:
+            if tool.keyed or in_maf_loop:
+                raise
+            logger.warning(
+                "tool failed: the model is told",
+                extra={"tool": tool.name, "error": f"{type(exc).__name__}: {exc}"},
+            )
+            return TOOL_FAILED
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
@@ -67,6 +67,17 @@ class NewNotification(BaseModel):
     run_id: str
     channel: str
     event: NotificationEvent
+
+
+FAILED: Final = "baton_tool_failed"
+"""The key of a plain tool's recorded failure: its result is `{FAILED: "TimeoutError: …"}`."""
+
+
+def failure_of(result: Any) -> str | None:
+    """The error a recorded result says its call raised (`FAILED`), or None for a result."""
+    if isinstance(result, dict) and len(result) == 1 and isinstance(result.get(FAILED), str):
+        return str(result[FAILED])
+    return None
 
 
 class NewEffect(BaseModel):
@@ -330,7 +341,8 @@ class RunBrief(BaseModel):
     requests: list[HumanRequest] = Field(default_factory=list, description="Oldest first.")
     effect_events: list[AuditEvent] = Field(
         default_factory=list,
-        description="Its `effect.executed` and `effect.uncertain` events, oldest first.",
+        description="Its `effect.executed`, `effect.uncertain` and `effect.failed` events, "
+        "oldest first.",
     )
 
 
@@ -593,14 +605,11 @@ class EffectStore(Protocol):
         For a call whose system was handed no key (a plain tool): the record is all that
         remembers it, so it is not left to the drive's commit. `uncertain`: the call was started
         and never recorded (its process stopped): its event is `effect.uncertain`, and `result`
-        is what the model is told instead of a second call. `replaces`: a recorded result this
-        one replaces, with its `effect.executed` event (the uncertain one another drive recorded
+        is what the model is told instead of a second call. A `result` that is a failure
+        (`failure_of`: the tool raised) has the event `effect.failed`. `replaces`: a recorded
+        result this one replaces, with its own event (the uncertain one another drive recorded
         while this call still ran).
         """
-        ...
-
-    async def drop_effect_start(self, key: str) -> None:
-        """Forget a started call that failed (the tool raised): a replay may call it again."""
         ...
 
 

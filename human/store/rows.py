@@ -30,7 +30,7 @@ from human.records import (
     Page,
     Run,
 )
-from human.store.base import RequestFact
+from human.store.base import RequestFact, failure_of
 
 logger = logging.getLogger(__name__)
 
@@ -367,13 +367,15 @@ def effect_event(
     result: Any,
     uncertain: bool = False,
 ) -> NewEvent:
-    """The single event of an effect: `effect.executed`, or `effect.uncertain`.
+    """The single event of an effect: `effect.executed`, `effect.failed` or `effect.uncertain`.
 
-    `effect.uncertain`: a call started and never recorded; its `result` is what the model was
-    told instead of a second call.
+    `effect.failed`: the call raised, its `result` the error (`failure_of`); `effect.uncertain`:
+    a call started and never recorded; its `result` is what the model was told instead of a
+    second call.
     """
+    failed = failure_of(result) is not None
     return NewEvent(
-        type="effect.uncertain" if uncertain else "effect.executed",
+        type="effect.uncertain" if uncertain else "effect.failed" if failed else "effect.executed",
         run_id=run_id,
         data={"tool": tool, "idempotency_key": key, "arguments": arguments, "result": result},
     )

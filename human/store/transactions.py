@@ -111,7 +111,7 @@ DRIVE: Final = "('start', 'resume')"
 _DELIVERY: Final = "(" + ", ".join(f"'{kind}'" for kind in DELIVERY_KINDS) + ")"
 OPEN: Final = "('pending', 'claimed', 'escalated')"
 _ENDED: Final = "('completed', 'failed', 'cancelled')"
-_EFFECT_EVENTS: Final = "('effect.executed', 'effect.uncertain')"
+_EFFECT_EVENTS: Final = "('effect.executed', 'effect.uncertain', 'effect.failed')"
 
 _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.title, r.reason,
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
@@ -846,13 +846,6 @@ class SqlStore:
         await self._write_tx(write)
         failpoints.hit("effect.recorded")
 
-    async def drop_effect_start(self, key: str) -> None:
-        """Forget a started call that failed; need not wait for the disk (lost: it is uncertain)."""
-        await self._write_tx(
-            lambda tx: tx.run("DELETE FROM effect_starts WHERE key = :key", key=key),
-            durable=False,
-        )
-
     # people and sign-in ---------------------------------------------------------------------
 
     async def add_team(
@@ -1359,7 +1352,8 @@ async def _insert_effect(
 ) -> bool:
     """Record an effect and its single event, unless its key is recorded (False).
 
-    The event is `effect.executed`, or `effect.uncertain` for a call started and never recorded.
+    The event is `effect.executed`, `effect.failed` for a failure (`failure_of`), or
+    `effect.uncertain` for a call started and never recorded.
     """
     inserted = await tx.run(
         "INSERT INTO effects (key, run_id, tool, arguments, result, at) "

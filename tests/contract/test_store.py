@@ -17,12 +17,13 @@ import pytest
 
 from baton.errors import Invalid, RunEnded, StoreError
 from baton.telemetry import correlation_id
-from human.effects import EffectLedger, uncertain
+from human.effects import EffectLedger, ToolFailed, uncertain
 from human.kinds import KINDS
 from human.records import AnswerRecord, HumanRequest, Job, NewEvent, RequestStatus, Run
 from human.routing import notifications_for
 from human.store import open_store
 from human.store.base import (
+    FAILED,
     EffectLookup,
     KeyTaken,
     Lease,
@@ -1264,20 +1265,24 @@ async def test_a_keyless_call_started_and_never_recorded_is_not_called_again(
     with pytest.raises(TimeoutError):
         await perform("bk_fails", [])
     failed = await store.effect_in_run("bk_fails", run.id)
-    retried = await perform("bk_fails", [])  # a failed call's start is forgotten: called again
+    # it may have acted before it raised: a replay is told its error again, and calls nothing
+    with pytest.raises(ToolFailed, match=r"^TimeoutError: the mail server did not answer$"):
+        await perform("bk_fails", [])
 
     assert (looked.started, looked.recorded) == (True, None)
     assert told == told_again == uncertain("send_note")
     assert told.startswith("Error: send_note may or may not have acted: it was cut off")
-    assert calls == ["bk_fails", "bk_fails"]  # never bk_cut
-    assert (failed.started, failed.recorded, retried) == (False, None, "sent")
+    assert calls == ["bk_fails"]  # never bk_cut, and bk_fails once
+    error = {FAILED: "TimeoutError: the mail server did not answer"}
+    assert (failed.started, (failed.recorded or {}).get("result")) == (False, error)
     assert (await store.effect_in_run("bk_cut", run.id)).started is False  # ended by its record
     events = [e for e in await store.list_events(run_id=run.id) if e.type.startswith("effect.")]
     assert [(e.type, e.data["idempotency_key"]) for e in events] == [
         ("effect.uncertain", "bk_cut"),
-        ("effect.executed", "bk_fails"),
+        ("effect.failed", "bk_fails"),
     ]
     assert events[0].data["result"] == uncertain("send_note")
+    assert events[1].data["result"] == error
 
 
 async def _effect_events(store: Store, run_id: str) -> list[tuple[str, Any]]:

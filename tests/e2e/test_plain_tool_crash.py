@@ -22,7 +22,9 @@ from typing import Any
 
 import pytest
 
+from executors.platform.tool_gate import TOOL_FAILED
 from human.effects import uncertain
+from human.store.base import FAILED
 from tests.harness import (
     Server,
     baton_server,
@@ -82,6 +84,48 @@ async def test_an_approved_plain_tool_acts_once_through_a_crash_after_it_ran(
     assert sent.read_text() == "hello\n"  # not again
     assert done["output"]["text"] == "Done: sent: hello"
     assert types_of(events).count("effect.executed") == 1
+    assert jobs(db_url) == []
+
+
+@pytest.mark.parametrize("failpoint", [None, *AFTER])
+async def test_a_plain_tool_that_acted_then_raised_tells_the_model_and_never_runs_again(
+    failpoint: str | None,
+    db_url: str,
+    tokens: dict[str, str],
+    passwords: dict[str, str],
+    server_log: Path,
+    tmp_path: Path,
+) -> None:
+    """The tool wrote, then raised. The model is told as MAF's own loop tells it, and the run
+    goes on; the failure is kept as the call's result (`effect.failed`), so the drive after a
+    crash (at its record, or at the drive's commit) tells the model the same, and never calls the
+    tool again: it may have acted before it raised, as here."""
+    sent = tmp_path / "sent.txt"
+    env = ENV | {"BATON_TEST_EFFECTS": str(sent), "BATON_TEST_SEND_RAISES": "1"}
+    if failpoint is None:
+        run, approval = await courier_waiting(db_url, tokens, server_log, env)
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            assert (
+                await server.respond(approval["id"], {"decision": "approve"}, user="lee")
+            ).is_success
+    else:
+        run = await approved_into(failpoint, db_url, tokens, server_log, env)
+        assert sent.read_text() == "hello\n"  # it acted, raised, and the process died
+
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        done = await server.wait_for_run(run["id"], status=("completed", "failed"))
+        events = await server.audit(run["id"])
+        async with signed_in(server, "lee", passwords["lee"]) as lee:
+            page = text_of((await lee.http.get(f"/runs/{run['id']}")).text)
+
+    assert done["status"] == "completed", done["error"]
+    assert sent.read_text() == "hello\n"  # once
+    assert done["output"]["text"] == f"Done: {TOOL_FAILED}"  # MAF's words for a tool that raised
+    error = "ConnectionError: the relay hung up after the note went out"
+    [failed] = [e for e in events if e["type"].startswith("effect.")]
+    assert failed["type"] == "effect.failed"
+    assert failed["data"]["result"] == {FAILED: error}
+    assert f"Tool call failed — send_note failed: {error}" in page
     assert jobs(db_url) == []
 
 

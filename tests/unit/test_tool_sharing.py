@@ -99,9 +99,6 @@ class _NoEffectYet:
     ) -> None:
         return None
 
-    async def drop_effect_start(self, key: str) -> None:
-        return None
-
 
 @tool(approval_mode="always_require")
 def query_metrics(query: str, ctx: FunctionInvocationContext) -> str:
