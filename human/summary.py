@@ -428,22 +428,26 @@ def uncertain_calls(events: Iterable[AuditEvent]) -> list[AuditEvent]:
     ]
 
 
-def effects_of(events: Iterable[AuditEvent]) -> tuple[list[str], list[str]]:
-    """The tools of a run's calls recorded as carried out, and of those it cannot tell of.
+def effects_of(events: Iterable[AuditEvent]) -> tuple[list[str], list[str], list[str]]:
+    """The tools of a run's calls recorded as carried out, cut off, and failed.
 
-    From its audit events, in order: `effect.executed`, and `uncertain_calls`.
+    From its audit events, in order: `effect.executed`, `uncertain_calls`, and `effect.failed`
+    (a plain tool that raised: it may have acted before it did).
     """
     events = list(events)
     executed = [str(e.data.get("tool")) for e in events if e.type == "effect.executed"]
-    return executed, [str(e.data.get("tool")) for e in uncertain_calls(events)]
+    failed = [str(e.data.get("tool")) for e in events if e.type == "effect.failed"]
+    return executed, [str(e.data.get("tool")) for e in uncertain_calls(events)], failed
 
 
-def effects_said(executed: Sequence[str], uncertain: Sequence[str]) -> str:
+def effects_said(
+    executed: Sequence[str], uncertain: Sequence[str], failed: Sequence[str] = ()
+) -> str:
     """What a run's calls did, as recorded (`effects_of`), in a sentence or two.
 
-    "No tool call was carried out." only when none was recorded, carried out or cut off.
+    "No tool call was carried out." only when none was recorded, carried out, cut off or failed.
     """
-    if not executed and not uncertain:
+    if not executed and not uncertain and not failed:
         return "No tool call was carried out."
     said = []
     if executed:
@@ -456,6 +460,13 @@ def effects_said(executed: Sequence[str], uncertain: Sequence[str]) -> str:
         said.append(
             f"{words(unsure)} {verb} cut off while running: {which} may or may not have acted."
         )
+    if failed:
+        raised = list(dict.fromkeys(failed))
+        which = "it" if len(raised) == 1 else "each"
+        said.append(
+            f"{words(raised)} raised an error: {which} may have acted before it did, and was not "
+            "run again."
+        )
     return " ".join(said)
 
 
@@ -464,11 +475,13 @@ def outcome_of(
     requests: Iterable[HumanRequest],
     effects: Iterable[str] = (),
     uncertain: Iterable[str] = (),
+    failed: Iterable[str] = (),
 ) -> str | None:
     """What happened to the business when the run completed, from what was recorded.
 
-    A call that may or may not have acted (`uncertain`, from `effects_of`) first, with the calls
-    that ran (`send_note uncertain`): nothing else the run says settles it. Else the output's own
+    A call that may or may not have acted (`uncertain`, or `failed`: it raised, from
+    `effects_of`) first, with the calls that ran (`send_note uncertain`, `send_note failed`):
+    nothing else the run says settles it. Else the output's own
     `status` word when it has one (`ordered`, `rejected`, ...); else the last request's end when
     it stopped the work (`rejected`, `expired`); else the effects that ran (`issue_refund done`);
     else nothing. A run that has not completed has no outcome.
@@ -477,8 +490,15 @@ def outcome_of(
         return None
     done = list(dict.fromkeys(effects))
     unsure = list(dict.fromkeys(uncertain))
-    if unsure:
-        return ", ".join([*(f"{tool} done" for tool in done), *(f"{t} uncertain" for t in unsure)])
+    raised = list(dict.fromkeys(failed))
+    if unsure or raised:
+        return ", ".join(
+            [
+                *(f"{tool} done" for tool in done),
+                *(f"{t} uncertain" for t in unsure),
+                *(f"{t} failed" for t in raised),
+            ]
+        )
     said = _said(run.output)
     if said:
         return said
@@ -502,7 +522,7 @@ def outcome_tone(outcome: str | None) -> str:
     if outcome is None:
         return "neutral"
     word = outcome.lower()
-    if word.endswith(" uncertain"):
+    if word.endswith((" uncertain", " failed")):
         return "bad"
     if word.endswith(" done"):
         return "good"

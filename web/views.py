@@ -880,8 +880,8 @@ async def run_page(
     faults = [f"the run's {f}" for f in run.faults]
     faults += [f"request {r.id}'s {f}" for r in requests for f in r.faults]
     recorded = await parts.runtime.conversation(run_id)
-    executed, uncertain = summary.effects_of(events)
-    outcome = summary.outcome_of(run, requests, executed, uncertain)
+    executed, uncertain, failed = summary.effects_of(events)
+    outcome = summary.outcome_of(run, requests, executed, uncertain, failed)
     retrying = await parts.store.run_retrying(run_id)
     now = parts.requests.now()
     graph = shown("the graph", lambda: graph_of(parts, run, requests), None, faults)
@@ -923,7 +923,7 @@ async def run_page(
         "can_cancel": can_cancel,
         "cancelled": next((e for e in events if e.type == "run.cancelled"), None),
         "cancel_reason_max": CANCEL_REASON_MAX,
-        "effects_said": summary.effects_said(executed, uncertain),
+        "effects_said": summary.effects_said(executed, uncertain, failed),
         "may_start": _may_start(user),
         "problem": problem,
         "live_types": RUN_EVENTS,

@@ -116,10 +116,13 @@ async def test_a_plain_tool_that_acted_then_raised_tells_the_model_and_never_run
         done = await server.wait_for_run(run["id"], status=("completed", "failed"))
         events = await server.audit(run["id"])
         async with signed_in(server, "lee", passwords["lee"]) as lee:
-            page = text_of((await lee.http.get(f"/runs/{run['id']}")).text)
+            drawn = (await lee.http.get(f"/runs/{run['id']}")).text
+            page = text_of(drawn)
 
     assert done["status"] == "completed", done["error"]
     assert sent.read_text() == "hello\n"  # once
+    # never a green "completed": it may have acted before it raised
+    assert re.search(r'class="badge outcome-bad"[^>]*>send_note failed<', drawn), drawn
     assert done["output"]["text"] == f"Done: {TOOL_FAILED}"  # MAF's words for a tool that raised
     error = "ConnectionError: the relay hung up after the note went out"
     [failed] = [e for e in events if e["type"].startswith("effect.")]

@@ -136,7 +136,7 @@ def test_a_call_that_may_have_acted_is_the_outcome_and_never_reads_as_a_success(
         effect("effect.uncertain", "ping", "k3"),
         effect("effect.executed", "ping", "k3"),  # it returned after all: it ran
     ]
-    assert effects_of(events) == (["issue_refund", "ping"], ["send_note"])
+    assert effects_of(events) == (["issue_refund", "ping"], ["send_note"], [])
     approved = asked(status="resumed", answer={"decision": "approve"}, answered_at=T0)
     said = outcome_of(ran({"text": "Done: Error: send_note may or may not have acted"}), [approved])
     assert said is None  # what it was, from the output and requests alone
@@ -144,6 +144,16 @@ def test_a_call_that_may_have_acted_is_the_outcome_and_never_reads_as_a_success(
     assert unsure == "issue_refund done, ping done, send_note uncertain"
     assert outcome_tone(unsure) == "bad"
     assert outcome_of(ran({"status": "sent"}, status="waiting"), [], [], ["send_note"]) is None
+    # a plain tool that raised may have acted before it did: the same, worded so
+    raised = [*events, effect("effect.failed", "relay", "k4")]
+    assert effects_of(raised)[2] == ["relay"]
+    failed = outcome_of(ran({"status": "sent"}), [approved], *effects_of(raised))
+    assert failed == "issue_refund done, ping done, send_note uncertain, relay failed"
+    alone = outcome_of(ran({"status": "sent"}), [approved], ["ping"], [], ["relay"])
+    assert (alone, outcome_tone(alone)) == ("ping done, relay failed", "bad")
+    assert effects_said([], [], ["relay"]) == (
+        "relay raised an error: it may have acted before it did, and was not run again."
+    )
 
 
 def test_what_a_run_carried_out_is_said_from_its_records_and_none_only_when_none() -> None:
