@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from baton.errors import BatonError
 from human.records import OPEN_STATUSES, HumanRequest, NotificationEvent
 
 
@@ -91,3 +92,12 @@ def approved_words(request: HumanRequest, answer: dict[str, Any]) -> str:
         return "Approved"
     tool = (request.proposed_action or {}).get("tool") or "tool"
     return f"Approved, and this run's later {tool} calls too,"
+
+
+def refused_text(verb: str, exc: BatonError) -> str:
+    """A refusal as a chat channel tells the person who clicked it.
+
+    The service's words to them (`to_reader`: "You cannot approve … because …"), else
+    `Could not <verb>: <why>`.
+    """
+    return exc.to_reader or f"Could not {verb}: {exc}"

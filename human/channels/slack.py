@@ -58,7 +58,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 from baton.errors import BatonError, InvalidAnswer, NotificationFailed, Unauthenticated
 from human.access import check_can_answer
 from human.answer_schema import answer_schema, choices, option_label
-from human.channels import Notice, approved_words, http, key_context, standing_offer
+from human.channels import (
+    Notice,
+    approved_words,
+    http,
+    key_context,
+    refused_text,
+    standing_offer,
+)
 from human.channels.edits import CONFIRM, EditCheck, said, unconfirmed
 from human.channels.links import LinkSigner
 from human.forms import (
@@ -425,9 +432,7 @@ class SlackActions:
         try:
             outcome = await self._answer(request_id, user, answer)
         except BatonError as exc:
-            return SlackResult(
-                reply=_only_you(response_url, f"Could not {answer['decision']}: {exc}")
-            )
+            return SlackResult(reply=_only_you(response_url, refused_text(answer["decision"], exc)))
         return SlackResult(reply=SlackReply(response_url, outcome))
 
     async def _answer_clicked(self, value: str, user: User, response_url: str) -> SlackResult:
@@ -442,7 +447,7 @@ class SlackActions:
         try:
             outcome = await self._answer(request_id, user, {"decision": "answer", "answer": answer})
         except BatonError as exc:
-            return SlackResult(reply=_only_you(response_url, f"Could not answer: {exc}"))
+            return SlackResult(reply=_only_you(response_url, refused_text("answer", exc)))
         return SlackResult(reply=SlackReply(response_url, outcome))
 
     async def _answerable(self, request_id: str, user: User) -> HumanRequest:
@@ -463,7 +468,7 @@ class SlackActions:
         try:
             request = await self._answerable(request_id, user)
         except BatonError as exc:
-            return SlackResult(reply=_only_you(response_url, f"Could not reject: {exc}"))
+            return SlackResult(reply=_only_you(response_url, refused_text("reject", exc)))
         view = View(
             type="modal",
             callback_id=REASON_VIEW,
@@ -502,7 +507,7 @@ class SlackActions:
         try:
             request = await self._answerable(request_id, user)
         except BatonError as exc:
-            return SlackResult(reply=_only_you(response_url, f"Could not {decision}: {exc}"))
+            return SlackResult(reply=_only_you(response_url, refused_text(decision, exc)))
         base = {"request_id": request.id, "decision": decision, "response_url": response_url}
         view = self._form_view(request, decision, base)
         if view is None:
@@ -609,7 +614,7 @@ class SlackActions:
             }
             return _errors_in(values, placed or {"": str(exc)})
         except BatonError as exc:
-            return _errors_in(values, {"": f"Could not {decision}: {exc}"})
+            return _errors_in(values, {"": refused_text(decision, exc)})
         response_url = meta.get("response_url")
         reply = SlackReply(response_url, outcome) if isinstance(response_url, str) else None
         return SlackResult(reply=reply)
@@ -636,7 +641,7 @@ class SlackActions:
         try:
             outcome = await self._answer(str(meta.get("request_id") or ""), user, answer)
         except BatonError as exc:
-            return _field_error(f"Could not reject: {exc}")
+            return _field_error(refused_text("reject", exc))
         response_url = meta.get("response_url")
         reply = SlackReply(response_url, outcome) if isinstance(response_url, str) else None
         return SlackResult(reply=reply)

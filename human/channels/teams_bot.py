@@ -41,7 +41,7 @@ from pydantic import ValidationError
 
 from baton.errors import BatonError, Invalid, InvalidAnswer, NotPermitted, Unauthenticated
 from human.access import check_can_manage_people
-from human.channels import http
+from human.channels import http, refused_text
 from human.channels.edits import CONFIRM, EditCheck, unconfirmed
 from human.channels.links import LinkSigner
 from human.channels.teams import (
@@ -270,7 +270,7 @@ class TeamsBot:
                 extra={"request_id": request_id, "user": user.name, "error": exc.code},
             )
             refused = (verb, typed, exc.errors) if isinstance(exc, InvalidAnswer) else None
-            return await self._refused(request_id, user, f"Could not {verb}: {exc}", refused)
+            return await self._refused(request_id, user, refused_text(verb, exc), refused)
         logger.info(
             "teams answer applied",
             extra={"request_id": request_id, "user": user.name, "outcome": result.outcome},

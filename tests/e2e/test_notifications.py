@@ -33,6 +33,13 @@ WEBHOOK_SECRET = "webhook-secret-for-tests"
 SLACK_SECRET = "slack-signing-secret-for-tests"
 
 
+VIEWER_TOLD = (
+    "You cannot answer this request because you are a viewer: you can read requests, not answer "
+    "them."
+)
+"""What a viewer's click is told (the service's `to_reader`)."""
+
+
 def _webhook_signature_ok(headers: dict[str, str], body: bytes) -> bool:
     """What a receiver does, as the README shows: HMAC-SHA256 of `timestamp.body`."""
     timestamp = headers["x-baton-timestamp"]
@@ -230,7 +237,7 @@ async def test_slack_message_buttons_and_signed_callbacks(
         (r["text"] for r in refusals), key=lambda text: "not linked" not in text
     )
     assert "not linked to a Baton user" in stranger_said
-    assert "val is a viewer and cannot answer requests" in viewer_said
+    assert VIEWER_TOLD in viewer_said  # said to them
     for update in updates:  # the click, and the same click again: the same outcome
         assert update["replace_original"] is True
         assert update["text"].startswith("Approved by lee")
@@ -435,7 +442,7 @@ async def test_slack_reject_asks_for_the_reason_in_a_modal_when_baton_has_a_bot_
     assert because in done["output"]["text"]
     assert update["text"].startswith("Rejected by lee")
     assert told["response_type"] == "ephemeral"
-    assert told["text"] == "Could not reject: val is a viewer and cannot answer requests"
+    assert told["text"] == VIEWER_TOLD
 
 
 def _form_sent(view: dict[str, Any], slack_user: str, values: dict[str, Any]) -> bytes:
@@ -516,7 +523,7 @@ async def test_slack_opens_an_edit_or_a_typed_answer_as_the_page_s_form_in_a_mod
             the_refunds = await refunds(db_url)
 
     assert list(refund_buttons) == ["Approve", "Reject", "Edit…", "Open in Baton"]
-    assert told["text"] == "Could not edit: val is a viewer and cannot answer requests"
+    assert told["text"] == VIEWER_TOLD
     assert asked.json()["trigger_id"] == "T0EDIT"
     assert edit["callback_id"] == "baton.form"
     assert json.loads(edit["private_metadata"]) == {

@@ -398,7 +398,10 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     assert f"Could not approve: no request {rid}" in texts_of(foreign)
     assert "Refund 120.00" not in texts_of(foreign)  # fay may not see it: nothing shown
     # sam started the run and is in another team: he sees the card, and why he may not answer
-    assert "Could not approve: sam is not in team support-leads" in texts_of(starter)
+    assert (
+        "You cannot answer this request because it belongs to support-leads, and you are not in "
+        "that team." in texts_of(starter)
+    )
     assert "Refund 120.00 on order A-1002" in texts_of(starter)
     # a reject sent without its reason (Teams checks the field first; an old card may not): the
     # form is shown open to the clicker, the error beside the field
@@ -425,7 +428,9 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     assert reason in closed["output"]["text"]
     [request] = closed["requests"]
     assert request["answer"] == {"decision": "reject", "reason": reason}
-    assert "Could not reject" in texts_of(late)
+    assert "You cannot answer this request because lee already answered it: rejected." in (
+        texts_of(late)
+    )
     assert len(the_refunds) == 2
     [api_card] = cards_in(api_update.json())
     assert "Approved by ada" in texts_of(api_card)
