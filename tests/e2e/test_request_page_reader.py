@@ -170,3 +170,23 @@ async def test_refusals_on_the_page_speak_to_the_reader_and_the_api_keeps_its_wo
     viewer = await page_server.respond(asked["id"], {"decision": "approve"}, user="val")
     assert viewer.status_code == 403
     assert viewer.json()["detail"] == "val is a viewer and cannot answer requests"
+
+
+async def test_an_open_request_shows_what_is_decided_on_first_and_a_closed_one_its_outcome(
+    page_server: Server, passwords: dict[str, str]
+) -> None:
+    """On a phone the page is one column in its HTML's order: before the decision, what it is
+    about; once closed, what became of it first (the laptop's two columns place both anyway)."""
+    run = await page_server.start_run(REFUND_120)
+    asked = await page_server.wait_for_request(run["id"])
+    async with signed_in(page_server, "lee", passwords["lee"]) as lee:
+        url = f"/requests/{asked['id']}"
+        before = (await lee.http.get(url)).text
+        assert (await lee.post(url, {"decision": "approve"})).status_code == 303
+        await page_server.wait_for_run(run["id"], status="completed")
+        after = (await lee.http.get(url)).text
+
+    assert before.index('id="action-title"') < before.index('id="decision"')
+    assert after.index('id="decision"') < after.index('id="action-title"')
+    outcome = after[after.index('id="decision"') : after.index('id="action-title"')]
+    assert "Approved by lee at" in text_of(outcome)
