@@ -97,6 +97,13 @@ def day_or_hour_text(moment: datetime, now: datetime) -> str:
     return hour_text(moment) if local(moment).date() == local(now).date() else moment_text(moment)
 
 
+def second_text(moment: datetime, now: datetime) -> str:
+    """A moment to the second on the reader's clock, its day too unless today: `10:15:02 CET`."""
+    seen = local(moment)
+    day = "" if seen.date() == local(now).date() else f"{seen:%Y-%m-%d} "
+    return f"{day}{seen:%H:%M:%S} {zone_label(seen)}"
+
+
 def when(moment: datetime | None) -> Markup:
     """A time as `<time>`: readable text, the exact instant in its `datetime` attribute."""
     if moment is None:

@@ -49,7 +49,7 @@ from human.records import (
 from human.routing import claim_is_live
 from human.store.base import RequestFilter, RunBrief, Viewer
 from web.graph import GraphLayout, lay_out
-from web.templating import day_or_hour_text, decided, hour_text, moment_text
+from web.templating import day_or_hour_text, decided, hour_text, moment_text, second_text
 from workflows.platform import registry
 from workflows.platform.runtime import CANCEL_REASON_MAX
 
@@ -353,12 +353,10 @@ def inbox_row(
     is_open = request.status in OPEN_STATUSES
     apart = apart or summary.Apart()
     started = run.created_at if run and apart.twin else None
-    day = "" if started is None or started.date() == now.date() else "%Y-%m-%d "
     return {
         "arguments": summary.key_arguments(request, most=3, first=apart.facts),
         "step": apart.step,
-        "own_run": started
-        and {"run_id": request.run_id, "at": started.strftime(f"{day}%H:%M:%S UTC")},
+        "own_run": started and {"run_id": request.run_id, "at": second_text(started, now)},
         "started_by": run.created_by if run else None,
         "workflow": run.workflow if run else None,
         "snippet": summary.snippet(request.reason),

@@ -12,7 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from web import zones
-from web.templating import day_or_hour_text, hour_text, moment_text, moments_read, templates
+from web.templating import (
+    day_or_hour_text,
+    hour_text,
+    moment_text,
+    moments_read,
+    second_text,
+    templates,
+)
 
 WINTER = datetime(2026, 12, 7, 3, 6, tzinfo=UTC)
 SUMMER = datetime(2026, 7, 7, 3, 6, tzinfo=UTC)
@@ -55,6 +62,8 @@ def test_today_is_the_readers_today(reader: Any) -> None:
     assert day_or_hour_text(WINTER, WINTER) == "12:06 JST"
     assert day_or_hour_text(datetime(2026, 12, 6, 20, tzinfo=UTC), WINTER) == "05:00 JST"
     assert day_or_hour_text(datetime(2026, 12, 6, 14, tzinfo=UTC), WINTER) == "2026-12-06 23:00 JST"
+    assert second_text(WINTER.replace(second=2), WINTER) == "12:06:02 JST"
+    assert second_text(datetime(2026, 12, 6, 14, tzinfo=UTC), WINTER) == "2026-12-06 23:00:00 JST"
 
 
 @pytest.mark.parametrize(
