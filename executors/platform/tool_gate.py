@@ -38,7 +38,7 @@ from baton.errors import RunEnded, StoreError
 from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
 from executors.platform.transcript import standing_grant, tool_result
-from human.effects import idempotency_key
+from human.effects import HandedOn, idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
 from human.policy import Decision, Policy
 from human.text import where
@@ -318,8 +318,8 @@ async def perform_call(
     with call_kwargs(services.kwargs_for(agent)):
         try:
             return await perform_keyed(services, tool, typed, key)
-        except (StoreError, RunEnded):
-            raise
+        except (StoreError, RunEnded, HandedOn):
+            raise  # (not the tool's failure: the drive's, or a call that runs elsewhere)
         except Exception as exc:
             if tool.keyed or in_maf_loop:
                 raise
