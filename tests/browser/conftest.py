@@ -7,8 +7,10 @@ JavaScript on or off. Playwright's `expect` polls until its condition holds (20 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
@@ -118,3 +120,34 @@ def page_as(browser: Browser, server: Server, passwords: dict[str, str]) -> Page
         return page
 
     return open_page
+
+
+# accessibility: axe-core in the page (tests/browser/test_accessibility.py) -------------------
+
+AXE = Path(__file__).parent / "axe"
+RULES = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """axe.min.js, installed from tests/browser/axe/package-lock.json once."""
+    script = AXE / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.is_file():
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund"], cwd=AXE, check=True, capture_output=True
+        )
+    return script.read_text(encoding="utf-8")
+
+
+async def audited(page: Page, axe: str, where: str) -> list[str]:
+    """What axe finds wrong on the page as it is now, one line a rule (none: it passes)."""
+    await page.evaluate(axe)  # (through the DevTools protocol: the page's CSP does not apply)
+    found: dict[str, Any] = await page.evaluate(
+        "rules => axe.run(document, {runOnly: {type: 'tag', values: rules}})", RULES
+    )
+    assert found["passes"], "axe checked nothing"
+    return [
+        f"{where}: {v['id']} ({v['impact']}): {v['help']}: "
+        + ", ".join(" ".join(n["target"]) for n in v["nodes"][:5])
+        for v in found["violations"]
+    ]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.browser.conftest import PageAs, overflow
+from tests.browser.conftest import LAPTOP, PHONE, PageAs, audited, overflow
 from tests.harness import Server
 
 STATUS = "[role=status]"
@@ -141,3 +141,27 @@ async def test_an_input_request_page_labels_every_control_and_fits_a_phone(
         .map(e => e.outerHTML)"""
     assert await lee.evaluate(unlabelled) == []
     assert await overflow(lee) <= 0
+
+
+@pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])
+async def test_a_typed_answers_form_passes_axe_open_and_refused(
+    server: Server, page_as: PageAs, axe_source: str, size: tuple[int, int]
+) -> None:
+    """An `input` request's form made from the workflow's answer type (`typed_review`: choices,
+    bounds, lines, a nested optional group), as it opens and with the server's refusal beside a
+    field."""
+    _, request = await waiting_review(server)
+    width, height = size
+    lee = await page_as("lee", width=width, height=height)
+    await lee.goto(f"/requests/{request['id']}")
+    found = await audited(lee, axe_source, "typed answer")
+    form = lee.locator("#form-answer")
+    await form.get_by_role("radio", name="Revise").check()
+    await form.get_by_label("Score").fill("9")
+    await form.evaluate(
+        "f => f.setAttribute('novalidate', '')"
+    )  # the server's check, not the browser's
+    await form.get_by_role("button", name="Send answer").click()
+    await expect(lee.locator("#a-answer-answer-score-error")).to_be_visible()
+    found += await audited(lee, axe_source, "typed answer, refused")
+    assert found == [], "\n".join(found)
