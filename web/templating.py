@@ -83,7 +83,7 @@ def notify(request: Request, message: str) -> None:
 def moment_text(moment: datetime) -> str:
     """A time on the reader's clock, with its day and zone: `2026-12-07 09:06 CET`."""
     seen = local(moment)
-    return f"{seen:%Y-%m-%d %H:%M} {zone_label(seen)}"
+    return f"{seen.date().isoformat()} {seen:%H:%M} {zone_label(seen)}"  # (%Y: no year 0001)
 
 
 def hour_text(moment: datetime) -> str:
@@ -100,7 +100,7 @@ def day_or_hour_text(moment: datetime, now: datetime) -> str:
 def second_text(moment: datetime, now: datetime) -> str:
     """A moment to the second on the reader's clock, its day too unless today: `10:15:02 CET`."""
     seen = local(moment)
-    day = "" if seen.date() == local(now).date() else f"{seen:%Y-%m-%d} "
+    day = "" if seen.date() == local(now).date() else f"{seen.date().isoformat()} "
     return f"{day}{seen:%H:%M:%S} {zone_label(seen)}"
 
 

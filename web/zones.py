@@ -47,7 +47,10 @@ def local(moment: datetime) -> datetime:
     """`moment` on the reader's clock (a naive moment is taken as UTC, as the store keeps them)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(reader_zone())
+    try:
+        return moment.astimezone(reader_zone())
+    except OverflowError:  # an instant at the calendar's edge (year 1, 9999): on its own clock
+        return moment
 
 
 def zone_label(moment: datetime) -> str:

@@ -111,3 +111,24 @@ async def test_a_cookie_naming_no_zone_reads_utc_and_breaks_nothing(
 
 def _session_cookie(client: Any) -> str:
     return "; ".join(f"{name}={value}" for name, value in client.http.cookies.items())
+
+
+async def test_an_instant_at_the_calendars_edge_in_a_runs_data_reads_on_any_clock(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    """A run's input is the data of its first audit event, whose instants read as times: year 1
+    in New York, or 9999 in Tokyo, lies past the calendar and is shown on its own clock (it was a
+    500 before)."""
+    edges = ("0001-01-01T00:00:00+00:00", "9999-12-31T23:59:59+00:00")
+    runs = [
+        await server.start_run(REFUND_120 | {"input": REFUND_120["input"] | {"reason": edge}})
+        for edge in edges
+    ]
+    async with signed_in(server, "ada", passwords["ada"]) as ada:
+        for zone in ("America/New_York", "Asia/Tokyo"):
+            ada.http.cookies.set(COOKIE, zone)
+            for run, edge in zip(runs, edges, strict=True):
+                shown = await ada.http.get(f"/runs/{run['id']}")
+                assert shown.status_code == 200, (zone, edge, shown.text[:2000])
+                instant = datetime.fromisoformat(edge).isoformat()
+                assert f'<time datetime="{instant}">' in shown.text  # as a time, its instant kept

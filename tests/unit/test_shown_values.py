@@ -19,6 +19,7 @@ from web.templating import (
     moments_read,
     second_text,
     templates,
+    when,
 )
 
 WINTER = datetime(2026, 12, 7, 3, 6, tzinfo=UTC)
@@ -148,3 +149,32 @@ def test_money_reads_with_its_currency_where_one_is_known_and_other_numbers_as_g
         == "Amount 300 Count 3 Order Total 2375.00 USD Currency USD Price 1.5 2 Value yes"
     )
     assert shown({"amount": float("inf")}, page_currency="EUR") == "Amount inf"
+
+
+@given(
+    st.datetimes(timezones=st.timezones()),
+    st.sampled_from(["America/New_York", "Asia/Tokyo", "Pacific/Kiritimati", "Etc/GMT+12", None]),
+)
+def test_any_instant_reads_on_any_readers_clock_the_calendars_edges_too(
+    moment: datetime, name: str | None
+) -> None:
+    """Year 1 in New York, or 9999 in Tokyo, is past the calendar: shown on its own clock."""
+    token = zones._zone.set(zones.zone_named(name))
+    try:
+        said = moment_text(moment)
+        seen = zones.local(moment)
+        assert said == f"{seen.date().isoformat()} {seen:%H:%M} {zones.zone_label(seen)}"
+        assert second_text(moment, moment).endswith(zones.zone_label(zones.local(moment)))
+    finally:
+        zones._zone.reset(token)
+
+
+def test_the_calendars_edges_read_as_they_are() -> None:
+    token = zones._zone.set(zones.zone_named("America/New_York"))
+    try:
+        assert moment_text(datetime(1, 1, 1, tzinfo=UTC)) == "0001-01-01 00:00 UTC"
+        assert str(when(moments_read("0001-01-01T00:00:00+00:00"))).endswith(
+            ">0001-01-01 00:00 UTC</time>"
+        )
+    finally:
+        zones._zone.reset(token)
