@@ -80,28 +80,35 @@ def notify(request: Request, message: str) -> None:
 # filters ------------------------------------------------------------------------------------
 
 
+def _clock_text(moment: datetime, time: str, now: datetime | None = None) -> str:
+    """`moment` on the reader's clock as `time` (a strftime format), and its zone.
+
+    Its day first unless it is the reader's today (`now`; None: the day always), from isoformat,
+    which pads the year (%Y writes year 1 as `1`).
+    """
+    seen = local(moment)
+    today = now is not None and seen.date() == local(now).date()
+    return ("" if today else f"{seen.date().isoformat()} ") + f"{seen:{time}} {zone_label(seen)}"
+
+
 def moment_text(moment: datetime) -> str:
     """A time on the reader's clock, with its day and zone: `2026-12-07 09:06 CET`."""
-    seen = local(moment)
-    return f"{seen.date().isoformat()} {seen:%H:%M} {zone_label(seen)}"  # (%Y: no year 0001)
+    return _clock_text(moment, "%H:%M")
 
 
 def hour_text(moment: datetime) -> str:
     """A time within the next hours as people say it: `02:30 CET` (a claim's end)."""
-    seen = local(moment)
-    return f"{seen:%H:%M} {zone_label(seen)}"
+    return _clock_text(moment, "%H:%M", moment)
 
 
 def day_or_hour_text(moment: datetime, now: datetime) -> str:
     """`hour_text` for a moment of the reader's today, else `moment_text`."""
-    return hour_text(moment) if local(moment).date() == local(now).date() else moment_text(moment)
+    return _clock_text(moment, "%H:%M", now)
 
 
 def second_text(moment: datetime, now: datetime) -> str:
     """A moment to the second on the reader's clock, its day too unless today: `10:15:02 CET`."""
-    seen = local(moment)
-    day = "" if seen.date() == local(now).date() else f"{seen.date().isoformat()} "
-    return f"{day}{seen:%H:%M:%S} {zone_label(seen)}"
+    return _clock_text(moment, "%H:%M:%S", now)
 
 
 def when(moment: datetime | None) -> Markup:

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Final, Never
+from typing import Any, Never
 
 from agent_framework import (
     Agent,
@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from baton.errors import RunEnded, StoreError
 from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
-from executors.platform.transcript import standing_grant, tool_result
+from executors.platform.transcript import TOOL_FAILED, standing_grant, tool_result
 from human.effects import HandedOn, idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
 from human.policy import Decision, Policy
@@ -288,10 +288,6 @@ def routed_approval(
 CALL_KWARGS: ContextVar[dict[str, Any]] = ContextVar("baton_call_kwargs", default={})  # noqa: B039
 """The `function_invocation_kwargs` of the call Baton is running (`perform_call`): a plain
 tool (`GatedTool.of`) gets them in its `FunctionInvocationContext`, as MAF's loop gives them."""
-
-
-TOOL_FAILED: Final = "Error: Function failed."
-"""What MAF's tool loop tells the model of a tool that raised (no `include_detailed_errors`)."""
 
 
 async def perform_call(

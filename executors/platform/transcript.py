@@ -202,6 +202,10 @@ NOTED: Final = "baton_noted"
 """A call's metadata flag: its result is noted already (Baton ran the call and noted it then)."""
 
 
+TOOL_FAILED: Final = "Error: Function failed."
+"""What MAF's tool loop tells the model of a tool that raised (no `include_detailed_errors`)."""
+
+
 class _ToolNotes(FunctionMiddleware):
     """Notes the result of each tool MAF itself ran (handoff tools are noted as handoffs)."""
 
@@ -224,7 +228,7 @@ class _ToolNotes(FunctionMiddleware):
             self._note(context, "Error: Argument parsing failed.", error=type(exc).__name__)
             raise
         except Exception as exc:
-            self._note(context, "Error: Function failed.", error=type(exc).__name__)
+            self._note(context, TOOL_FAILED, error=type(exc).__name__)
             raise
         self._note(context, context.result)
 

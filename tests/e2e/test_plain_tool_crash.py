@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from executors.platform.tool_gate import TOOL_FAILED
+from executors.platform.transcript import TOOL_FAILED
 from human.effects import uncertain
 from human.store.base import FAILED
 from tests.harness import (
