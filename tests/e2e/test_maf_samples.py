@@ -295,6 +295,33 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             "[merge with a heap]",
         },
     ),
+    "concurrent_trades": (  # MAF's own sample: four approvals open at once, two per agent
+        {"task": "Manage my portfolio. Use a max of 5000 dollars to adjust my position."},
+        [
+            (titled("execute_trade"), {"decision": "reject", "reason": "no trades today"}),
+            (titled("set_stop_loss"), {"decision": "approve"}),
+            (titled("execute_trade"), {"decision": "reject", "reason": "no trades today"}),
+            (titled("set_stop_loss"), {"decision": "approve"}),
+        ],
+        [  # each agent's last turn: what its two calls came to
+            {
+                "agent": "MicrosoftAgent",
+                "text": "Rejected by ada: no trades today; Stop-loss set for MSFT at $340.00",
+            },
+            {
+                "agent": "GoogleAgent",
+                "text": "Rejected by ada: no trades today; Stop-loss set for GOOGL at $126.00",
+            },
+        ],
+    ),
+    "group_chat_deploy": (  # MAF's own sample; its output is MAF's notice of the last round
+        {"task": "We need to deploy version 2.4.0 to production. Please coordinate."},
+        [(titled("deploy_to_production"), {"decision": "approve"})],
+        {
+            "agent": "group_chat_orchestrator",
+            "text": "The group chat has reached the maximum number of rounds.",
+        },
+    ),
 }
 
 

@@ -46,6 +46,11 @@ person's review of the researcher's reply added, so that the writer runs after a
 `workflow_session` is MAF's `03-workflows/agents/workflow_as_agent_with_session.py`, less its
 `main()` and Foundry client, its agents, workflow and `.as_agent()` built as `main()` builds them:
 each of `main()`'s turns in one session is a run that continues the run before (`Run.continues`).
+`concurrent_trades` and `group_chat_deploy` are MAF's `03-workflows/tool-approval/` samples
+`concurrent_builder_tool_approval.py` and `group_chat_builder_tool_approval.py`, each less its
+`main()`, its printing and its Foundry client: two trading agents side by side whose tool loops
+each ask two approvals in one turn (four requests open at once), and a group chat whose selector
+function hands the DevOps engineer the round in which it asks to deploy.
 """
 
 MODULES = ",".join(
@@ -71,5 +76,7 @@ MODULES = ",".join(
         "script_approval",
         "workflow_kwargs",
         "workflow_session",
+        "concurrent_trades",
+        "group_chat_deploy",
     )
 )
