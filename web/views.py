@@ -180,21 +180,7 @@ class InboxQuery(BaseModel):
             cursor=self.cursor,
             limit=PAGE_SIZE,
         )
-        waiting = {
-            "waiting_for": Viewer(name=user.name, teams=tuple(user.teams)),
-            "teams": None,
-            "sort": "urgent",
-        }
-        opened = {"statuses": statuses or OPEN_STATUSES}
-        changes: dict[View, dict[str, Any]] = {
-            "mine": waiting | opened | {"actionable_by": actor_of(user, now)},
-            "unassigned": opened | {"unassigned": True, "sort": "urgent"},
-            "claimed": {"claimed_by": user.name, "statuses": ("claimed",), "sort": "urgent"},
-            "overdue": waiting | opened | {"overdue_at": now},
-            "answered": {"answered_by": user.name, "teams": None},
-            "all": {},
-        }
-        return flt.model_copy(update=changes[view])
+        return flt.model_copy(update=view_filter(view, user, now, statuses))
 
     def link(self, **changes: Any) -> str:
         """The inbox URL of these filters with `changes` (a new filter starts a new page)."""
@@ -203,6 +189,31 @@ class InboxQuery(BaseModel):
             k: ("1" if v is True else v) for k, v in values.items() if v not in (None, "", False)
         }
         return "/" + (f"?{urlencode(query)}" if query else "")
+
+
+def view_filter(
+    view: View, user: User, now: datetime, statuses: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """What a saved view (an inbox tab, `GET /api/requests?view=`) sets in a request filter.
+
+    `statuses`: the statuses a filter asked for, which the views of open requests keep (else
+    every open status). The same for the pages and the API, so both list the same work.
+    """
+    waiting = {
+        "waiting_for": Viewer(name=user.name, teams=tuple(user.teams)),
+        "teams": None,
+        "sort": "urgent",
+    }
+    opened = {"statuses": statuses or OPEN_STATUSES}
+    changes: dict[View, dict[str, Any]] = {
+        "mine": waiting | opened | {"actionable_by": actor_of(user, now)},
+        "unassigned": opened | {"unassigned": True, "sort": "urgent"},
+        "claimed": {"claimed_by": user.name, "statuses": ("claimed",), "sort": "urgent"},
+        "overdue": waiting | opened | {"overdue_at": now},
+        "answered": {"answered_by": user.name, "teams": None},
+        "all": {},
+    }
+    return changes[view]
 
 
 class RunsQuery(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.harness import REFUND_120, Server, baton_server, refunds
@@ -84,6 +85,57 @@ async def test_requests_are_searched_by_their_words_and_only_among_those_one_may
     for refused in (too_long, empty):
         assert refused.status_code == 422, refused.text
         assert refused.json()["errors"][0]["loc"] == ["query", "q"]
+
+
+async def test_requests_are_listed_by_view_workflow_and_assignee_and_a_wrong_one_is_a_422(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """The inbox's filters on the API: a view, a workflow, an assignee (`me`), each narrowing
+    what one may see, and none where blank; a view, kind, status or flag the API does not know is
+    a 422 naming it."""
+    async with baton_server(db_url, tokens, server_log) as server:
+        run = await server.start_run(REFUND_120)
+        request = await server.wait_for_request(run["id"])
+        async with server.client("lee") as lee, server.client("ada") as ada:
+
+            async def ids(client: httpx.AsyncClient, **params: str) -> list[str]:
+                reply = await client.get("/api/requests", params=params)
+                assert reply.status_code == 200, reply.text
+                return [r["id"] for r in reply.json()["items"]]
+
+            refund = await ids(lee, workflow="refund")
+            blank = await ids(lee, view="", status="", kind="", workflow="", assignee="")
+            purchase = await ids(lee, workflow="purchase")
+            mine_before = await ids(lee, assignee="me")
+            moved = await ada.post(
+                f"/api/requests/{request['id']}/reassign", json={"assignee": "lee"}
+            )
+            assert moved.status_code == 200, moved.text
+            lees = await ids(lee, assignee="me", view="mine")
+            adas = await ids(ada, assignee="me")
+            by_name = await ids(ada, assignee="lee", status="pending")
+            overdue = await ids(lee, view="overdue")
+            wrong = {
+                name: await lee.get("/api/requests", params={name: value})
+                for name, value in (
+                    ("view", "inbox"),
+                    ("kind", "approve"),
+                    ("status", "open"),
+                    ("overdue", "maybe"),
+                )
+            }
+
+    assert refund == [request["id"]]
+    assert blank == [request["id"]]  # a blank filter is none, as a form sends it
+    assert purchase == []
+    assert mine_before == []
+    assert lees == [request["id"]]
+    assert adas == []
+    assert by_name == [request["id"]]
+    assert overdue == []  # (its deadline is hours away)
+    for name, reply in wrong.items():
+        assert reply.status_code == 422, reply.text
+        assert [e["loc"] for e in reply.json()["errors"]] == [["query", name]], reply.text
 
 
 async def test_an_edit_is_audited_with_its_before_and_after(

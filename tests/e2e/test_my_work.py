@@ -3,7 +3,8 @@
 A request of one's teams that four-eyes keeps from its starter, that another person's claim
 holds, or that one approved already (it waits for a second approver) is not one's work: My work's
 count, its list and the count beside it on a request's page leave it out, and the inbox names
-each left out with its reason, from its record and its run's. A viewer answers nothing.
+each left out with its reason, from its record and its run's. A viewer answers nothing. The API's
+`GET /api/requests?view=mine` lists the same work as the page, and so do its other views.
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ def count_of(html: str, view: str) -> int:
 
 def listed(html: str) -> list[str]:
     return re.findall(r'<tr class="request-row" data-request-id="([^"]+)"', html)
+
+
+async def api_view(server: Server, user: str, view: str, **filters: str) -> list[str]:
+    """The ids `GET /api/requests?view=` lists for `user`, in its order."""
+    async with server.client(user) as client:
+        reply = await client.get("/api/requests", params={"view": view, **filters})
+    assert reply.status_code == 200, reply.text
+    return [r["id"] for r in reply.json()["items"]]
 
 
 async def asked(server: Server, body: dict[str, Any], *, user: str) -> dict[str, Any]:
@@ -53,6 +62,12 @@ async def test_my_work_leaves_out_what_four_eyes_keeps_from_its_reader(
     assert found
     assert int(found.group(1)) == 2
     assert f'href="/requests/{own["id"]}"' not in beside.split('class="queue"')[1]
+
+    # the API's My work is the page's, in the page's order; its other views hold the rest
+    assert await api_view(server, "lee", "mine") == listed(inbox)
+    assert sorted(await api_view(server, "lee", "all")) == sorted(r["id"] for r in [own, *others])
+    assert await api_view(server, "lee", "mine", team="finance") == []
+    assert await api_view(server, "lee", "answered") == []
 
 
 async def test_my_work_leaves_out_a_claim_of_another_and_what_its_reader_approved(
@@ -85,6 +100,13 @@ async def test_my_work_leaves_out_a_claim_of_another_and_what_its_reader_approve
     # fin holds the claim: it is fin's work, and fin's count says so
     assert count_of(await page_of(server, passwords, "fin", "/"), "mine") == 2
 
+    # the API says the same to each of them
+    assert await api_view(server, "fay", "mine") == []
+    assert sorted(await api_view(server, "fin", "mine")) == sorted([approved["id"], claimed["id"]])
+    assert await api_view(server, "fin", "claimed") == [claimed["id"]]
+    assert await api_view(server, "fay", "answered") == [approved["id"]]
+    assert await api_view(server, "fay", "unassigned") == [approved["id"]]
+
 
 async def test_a_viewer_has_no_work_and_is_told_where_their_teams_requests_are(
     page_server: Server, passwords: dict[str, str]
@@ -98,3 +120,5 @@ async def test_a_viewer_has_no_work_and_is_told_where_their_teams_requests_are(
         "You are a viewer: you may read requests, not answer them, so none is counted in My "
         "work. Your teams have 1 open request: All requests lists it."
     ) in text_of(inbox)
+    assert await api_view(server, "val", "mine") == []
+    assert len(await api_view(server, "val", "all")) == 1

@@ -2,29 +2,54 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from human.records import AuditEvent, HumanRequest
+from baton.errors import Invalid
+from human.kinds import KINDS
+from human.records import AuditEvent, HumanRequest, RequestStatus
 from human.store.base import RequestFilter
 from web.deps import PartsDep, ReassignerDep, UserDep
 from web.errors import sent_in
 from web.openapi import refusals
 from web.replies import Outcome, RequestPage
+from web.views import View, view_filter
 
 router = APIRouter(prefix="/api/requests", tags=["requests"], default_response_class=JSONResponse)
+
+Blank = BeforeValidator(lambda value: value or None)
+"""A blank query parameter is no filter, as a form sends an unset one."""
 
 
 @router.get("")
 async def list_requests(
     parts: PartsDep,
     user: UserDep,
-    status: str | None = None,
+    view: Annotated[
+        View | None,
+        Blank,
+        Query(
+            description="A saved view, as the inbox's tabs list it: `mine` (open requests of "
+            "your teams, assigned to you or claimed by you, that you may act on now: none "
+            "another person's claim holds, none four-eyes keeps from you, none you approved "
+            "already), `unassigned` (open, nobody assigned or claiming), `claimed` (by you), "
+            "`overdue` (as `mine`, past their deadline, whoever may act), `answered` (by you) or "
+            "`all`. The views of open requests list the most urgent first; the other filters "
+            "narrow any view. A blank `view`, `status`, `kind`, `team`, `workflow` or `assignee` "
+            "is no filter."
+        ),
+    ] = None,
+    status: Annotated[RequestStatus | None, Blank] = None,
     team: str | None = None,
-    kind: str | None = None,
+    kind: str | None = Query(None, description=f"One of {', '.join(KINDS)}."),
+    workflow: str | None = Query(None, description="Only requests of runs of this workflow."),
+    assignee: str | None = Query(
+        None, description="Only requests assigned to this person (`me`: to you)."
+    ),
+    overdue: bool = Query(False, description="Only open requests past their deadline."),
     run_id: str | None = None,
     q: str | None = Query(
         None,
@@ -36,10 +61,27 @@ async def list_requests(
     cursor: str | None = None,
     limit: int = Query(50, ge=1, le=500),
 ) -> RequestPage:
-    """Requests, newest first: `{"items": [...], "next_cursor": ...}`."""
+    """Requests you may see, newest first: `{"items": [...], "next_cursor": ...}`."""
+    if kind and kind not in KINDS:
+        raise Invalid(
+            f"query.kind: must be one of {', '.join(KINDS)}",
+            [{"loc": ["query", "kind"], "msg": f"must be one of {', '.join(KINDS)}"}],
+        )
+    now = parts.requests.now()
     flt = RequestFilter(
-        status=status, team=team, kind=kind, run_id=run_id, search=q, cursor=cursor, limit=limit
+        status=status,
+        team=team or None,
+        kind=kind or None,
+        workflow=workflow or None,
+        assignee=user.name if assignee == "me" else assignee or None,
+        overdue_at=now if overdue else None,
+        run_id=run_id,
+        search=q,
+        cursor=cursor,
+        limit=limit,
     )
+    if view:
+        flt = flt.model_copy(update=view_filter(view, user, now, (status,) if status else None))
     with sent_in("query"):
         page = await parts.requests.list(flt, viewer=user)
     return RequestPage(items=page.items, next_cursor=page.next_cursor)
