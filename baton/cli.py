@@ -9,18 +9,21 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar, get_args
 
 import click
 
 from baton import eventloop, failpoints
+from baton.clock import clock_of
 from baton.errors import BatonError, RequestNotFound, RunNotFound, TokenNotFound, UserNotFound
 from baton.observability import configure_telemetry
 from baton.request_text import answer_value, request_text, run_text
 from baton.settings import Settings
 from baton.telemetry import configure_logging
+from human.access import View, view_filter, viewer_of
+from human.kinds import KINDS
 from human.policy import Rule, load_policy
-from human.records import HumanRequest, NewEvent, Run
+from human.records import HumanRequest, NewEvent, RequestStatus, Run
 from human.service import run_requests
 from human.store import open_store
 from human.store.base import RequestFilter, Store
@@ -96,8 +99,6 @@ async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]])
 
 async def _with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
     """Open the store alone and do `work`: for commands that run no workflow (no MAF to load)."""
-    from baton.clock import clock_of
-
     store = await open_store(settings.database_url, clock=clock_of(settings.clock_file))
     try:
         return await work(store)
@@ -557,30 +558,65 @@ def requests() -> None:
 
 
 @requests.command("list")
-@click.option("--status", default=None)
+@click.option(
+    "--view",
+    type=click.Choice(get_args(View)),
+    default=None,
+    help="A saved view, as the inbox's tabs list it (needs --as): mine, unassigned, claimed (by "
+    "them), overdue, answered (by them), all.",
+)
+@click.option(
+    "--as",
+    "actor",
+    default=None,
+    help="List as this person: only what they may see (else everything), and their --view.",
+)
+@click.option("--status", type=click.Choice(get_args(RequestStatus)), default=None)
 @click.option("--team", default=None)
-@click.option("--kind", default=None)
+@click.option("--kind", type=click.Choice(tuple(KINDS)), default=None)
+@click.option("--workflow", default=None, help="Only requests of runs of this workflow.")
 @click.option(
     "--search",
     default=None,
     help="Only requests whose title, reason or context holds this text (any case), or whose "
     "id or run id it is.",
 )
-@click.option("--limit", default=50, type=int)
+@click.option("--limit", default=50, type=click.IntRange(1, 500))
 def requests_list(
-    status: str | None, team: str | None, kind: str | None, search: str | None, limit: int
+    view: View | None,
+    actor: str | None,
+    status: str | None,
+    team: str | None,
+    kind: str | None,
+    workflow: str | None,
+    search: str | None,
+    limit: int,
 ) -> None:
-    """List requests, newest first."""
+    """List requests, newest first (a view of open requests: the most urgent first)."""
     settings = _settings()
     if search is not None and not 1 <= len(search) <= 200:
         raise click.BadParameter("1 to 200 characters", param_hint="--search")
+    if view is not None and actor is None:
+        raise click.UsageError("--view lists a person's view: give --as too")
 
     async def work(store: Store) -> None:
-        page = await store.list_requests(
-            RequestFilter(status=status, team=team, kind=kind, search=search, limit=limit)
+        flt = RequestFilter(
+            status=status, team=team, kind=kind, workflow=workflow, search=search, limit=limit
         )
+        if actor is not None:
+            user = await store.get_user(actor)
+            if user is None:
+                raise UserNotFound(f"no user {actor}")
+            flt = flt.model_copy(update={"visible_to": viewer_of(user)})
+            if view is not None:
+                now = clock_of(settings.clock_file)()
+                statuses = (status,) if status else None
+                flt = flt.model_copy(update=view_filter(view, user, now, statuses))
+        page = await store.list_requests(flt)
         for r in page.items:
             _say(f"{r.id}  {r.status:<9} {r.kind:<9} {r.team:<15} {r.title}")
+        if not page.items:
+            _say("No requests.")
 
     _run(_with_store(settings, work))
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from datetime import datetime
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from baton.errors import NotPermitted
-from human.records import AuditEvent, HumanRequest, Run, User
+from human.records import OPEN_STATUSES, AuditEvent, HumanRequest, Run, User
 from human.routing import blocks
 from human.store.base import Actor, Viewer
 
@@ -184,3 +184,37 @@ def moved_away(events: Iterable[AuditEvent], teams: Collection[str]) -> AuditEve
         and e.data.get("to_team") not in teams
     ]
     return moves[-1] if moves else None
+
+
+View = Literal["mine", "unassigned", "claimed", "overdue", "answered", "all"]
+"""A saved view of requests: an inbox tab, `GET /api/requests?view=`, `requests list --view`."""
+
+
+def view_filter(
+    view: View, user: User, now: datetime, statuses: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """What a saved view (an inbox tab, `GET /api/requests?view=`) sets in a request filter.
+
+    `mine`: open requests of `user`'s teams, assigned to them or claimed by them, that they may
+    act on now (`actionable_by`: none `held_from` them), most urgent first; `unassigned`: open,
+    nobody assigned or claiming; `claimed`: by them; `overdue`: as `mine`, past their deadline,
+    whoever may act; `answered`: by them; `all`: no change.
+
+    `statuses`: the statuses a filter asked for, which the views of open requests keep (else
+    every open status). The same for the pages and the API, so both list the same work.
+    """
+    waiting = {
+        "waiting_for": Viewer(name=user.name, teams=tuple(user.teams)),
+        "teams": None,
+        "sort": "urgent",
+    }
+    opened = {"statuses": statuses or OPEN_STATUSES}
+    changes: dict[View, dict[str, Any]] = {
+        "mine": waiting | opened | {"actionable_by": actor_of(user, now)},
+        "unassigned": opened | {"unassigned": True, "sort": "urgent"},
+        "claimed": {"claimed_by": user.name, "statuses": ("claimed",), "sort": "urgent"},
+        "overdue": waiting | opened | {"overdue_at": now},
+        "answered": {"answered_by": user.name, "teams": None},
+        "all": {},
+    }
+    return changes[view]

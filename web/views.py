@@ -25,6 +25,7 @@ from baton.errors import NotPermitted, RunHeld, RunNotFound, WorkflowNotFound
 from baton.wiring import Parts
 from human import summary
 from human.access import (
+    View,
     actor_of,
     check_can_answer,
     check_can_cancel,
@@ -33,6 +34,7 @@ from human.access import (
     four_eyes_words,
     held_from,
     release_scope,
+    view_filter,
 )
 from human.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from human.kinds import KINDS
@@ -47,7 +49,7 @@ from human.records import (
     User,
 )
 from human.routing import claim_is_live
-from human.store.base import RequestFilter, RunBrief, Viewer
+from human.store.base import RequestFilter, RunBrief
 from web.graph import GraphLayout, lay_out
 from web.templating import day_or_hour_text, decided, hour_text, moment_text, second_text
 from workflows.platform import registry
@@ -102,7 +104,6 @@ def _blank_is_none(value: Any) -> Any:
     return None if isinstance(value, str) and not value.strip() else value
 
 
-View = Literal["mine", "unassigned", "claimed", "overdue", "answered", "all"]
 VIEWS: Final[tuple[tuple[View, str], ...]] = (
     ("mine", "My work"),
     ("unassigned", "Unassigned"),
@@ -189,31 +190,6 @@ class InboxQuery(BaseModel):
             k: ("1" if v is True else v) for k, v in values.items() if v not in (None, "", False)
         }
         return "/" + (f"?{urlencode(query)}" if query else "")
-
-
-def view_filter(
-    view: View, user: User, now: datetime, statuses: tuple[str, ...] | None = None
-) -> dict[str, Any]:
-    """What a saved view (an inbox tab, `GET /api/requests?view=`) sets in a request filter.
-
-    `statuses`: the statuses a filter asked for, which the views of open requests keep (else
-    every open status). The same for the pages and the API, so both list the same work.
-    """
-    waiting = {
-        "waiting_for": Viewer(name=user.name, teams=tuple(user.teams)),
-        "teams": None,
-        "sort": "urgent",
-    }
-    opened = {"statuses": statuses or OPEN_STATUSES}
-    changes: dict[View, dict[str, Any]] = {
-        "mine": waiting | opened | {"actionable_by": actor_of(user, now)},
-        "unassigned": opened | {"unassigned": True, "sort": "urgent"},
-        "claimed": {"claimed_by": user.name, "statuses": ("claimed",), "sort": "urgent"},
-        "overdue": waiting | opened | {"overdue_at": now},
-        "answered": {"answered_by": user.name, "teams": None},
-        "all": {},
-    }
-    return changes[view]
 
 
 class RunsQuery(BaseModel):

@@ -4,12 +4,17 @@ A request of one's teams that four-eyes keeps from its starter, that another per
 holds, or that one approved already (it waits for a second approver) is not one's work: My work's
 count, its list and the count beside it on a request's page leave it out, and the inbox names
 each left out with its reason, from its record and its run's. A viewer answers nothing. The API's
-`GET /api/requests?view=mine` lists the same work as the page, and so do its other views.
+`GET /api/requests?view=mine` lists the same work as the page, and so do its other views and
+`baton requests list --as NAME --view VIEW`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
+import subprocess
+import sys
 from typing import Any
 
 from tests.harness import REFUND_120, REFUND_1500, Server
@@ -34,13 +39,28 @@ async def api_view(server: Server, user: str, view: str, **filters: str) -> list
     return [r["id"] for r in reply.json()["items"]]
 
 
+async def cli_view(db_url: str, user: str, view: str) -> list[str]:
+    """The ids `baton requests list --as USER --view VIEW` lists, in its order."""
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "baton", "requests", "list", "--as", user, "--view", view],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"BATON_DATABASE_URL": db_url, "BATON_LOG_LEVEL": "WARNING"},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line.split()[0] for line in done.stdout.splitlines() if line.startswith("req_")]
+
+
 async def asked(server: Server, body: dict[str, Any], *, user: str) -> dict[str, Any]:
     run = await server.start_run(body, user=user)
     return await server.wait_for_request(run["id"])
 
 
 async def test_my_work_leaves_out_what_four_eyes_keeps_from_its_reader(
-    page_server: Server, passwords: dict[str, str]
+    page_server: Server, passwords: dict[str, str], db_url: str
 ) -> None:
     server = page_server
     own = await asked(server, REFUND_120, user="lee")  # lee may not approve it
@@ -68,6 +88,9 @@ async def test_my_work_leaves_out_what_four_eyes_keeps_from_its_reader(
     assert sorted(await api_view(server, "lee", "all")) == sorted(r["id"] for r in [own, *others])
     assert await api_view(server, "lee", "mine", team="finance") == []
     assert await api_view(server, "lee", "answered") == []
+    # and so is the command line's
+    assert await cli_view(db_url, "lee", "mine") == listed(inbox)
+    assert sorted(await cli_view(db_url, "lee", "all")) == sorted(r["id"] for r in [own, *others])
 
 
 async def test_my_work_leaves_out_a_claim_of_another_and_what_its_reader_approved(

@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from baton.errors import Invalid
+from human.access import View, view_filter
 from human.kinds import KINDS
 from human.records import AuditEvent, HumanRequest, RequestStatus
 from human.store.base import RequestFilter
@@ -16,7 +17,6 @@ from web.deps import PartsDep, ReassignerDep, UserDep
 from web.errors import sent_in
 from web.openapi import refusals
 from web.replies import Outcome, RequestPage
-from web.views import View, view_filter
 
 router = APIRouter(prefix="/api/requests", tags=["requests"], default_response_class=JSONResponse)
 
