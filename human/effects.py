@@ -28,8 +28,15 @@ class HandedOn(Exception):
 class ToolFailed(Exception):
     """A plain tool's call that raised in an earlier drive, replayed: its recorded error again.
 
-    The tool is not called a second time: it may have acted before it raised.
+    The tool is not called a second time: it may have acted before it raised. `recorded`: the
+    error as the ledger keeps it (`TimeoutError: the server did not answer`); the exception's
+    text is what the call raised (`the server did not answer`), as the first time.
     """
+
+    def __init__(self, recorded: str) -> None:
+        self.recorded = recorded
+        kind, said, raised = recorded.partition(": ")
+        super().__init__(raised if said and kind.isidentifier() else recorded)
 
 
 def idempotency_key(run_id: str, request_id: str, call_id: str) -> str:

@@ -679,7 +679,7 @@ async def _replied(approval: Content, deciding: Awaitable[Outcome], in_loop: boo
         if not in_loop:
             raise
         response = approval.to_function_approval_response(approved=True)
-        response.additional_properties[BATON_RESULT] = {FAILED: str(failed)}
+        response.additional_properties[BATON_RESULT] = {FAILED: failed.recorded}
         return Reply(response)
     return _answered(approval, outcome, in_loop=in_loop)
 

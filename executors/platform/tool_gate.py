@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from baton.errors import RunEnded, StoreError
 from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
-from executors.platform.transcript import TOOL_FAILED, standing_grant, tool_result
+from executors.platform.transcript import standing_grant, tool_failed, tool_result
 from human.effects import HandedOn, idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
 from human.policy import Decision, Policy
@@ -304,9 +304,10 @@ async def perform_call(
 
     `agent` (the calling agent's name) picks the run's kwargs the tool gets (`kwargs_for`).
 
-    A keyless tool (a plain MAF tool) that raises gives the model MAF's own `TOOL_FAILED`, as
-    MAF's tool loop would, and the ledger keeps its failure (`effect.failed`): it may have acted
-    before it raised, so it is never called again, and a replay gives the same. `in_maf_loop`:
+    A keyless tool (a plain MAF tool) that raises gives the model MAF's own words for it, as
+    MAF's tool loop would (`tool_failed`: what it raised too, where the agent's client sets
+    `include_detailed_errors`), and the ledger keeps its failure (`effect.failed`): it may have
+    acted before it raised, so it is never called again, and a replay gives the same. `in_maf_loop`:
     MAF's loop runs the call (an `always_require` tool) and says so itself. A keyed tool's
     failure fails the drive, as before: its system dedupes on the key.
     """
@@ -323,7 +324,7 @@ async def perform_call(
                 "tool failed: the model is told",
                 extra={"tool": tool.name, "error": f"{type(exc).__name__}: {exc}"},
             )
-            return TOOL_FAILED
+            return tool_failed(exc, detailed=services.transcript.detailed_errors(agent))
 
 
 @contextlib.contextmanager
@@ -537,7 +538,8 @@ class ToolGateAgent(Executor):
         await self._advance(response, ctx)
 
     async def _perform(self, tool: GatedTool, typed: BaseModel, call_id: str, scope: str) -> Any:
-        return await perform_call(self._services, tool, typed, call_id, scope)
+        agent = str(self._agent.name or self.id)
+        return await perform_call(self._services, tool, typed, call_id, scope, agent=agent)
 
     def _results_message(self) -> Message:
         for cid in self._batch:

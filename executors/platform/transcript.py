@@ -32,6 +32,7 @@ from agent_framework import (
     WorkflowEvent,
 )
 from agent_framework._middleware import categorize_middleware
+from agent_framework._tools import _SECURITY_ARGUMENTS_SNAPSHOT_CONTEXT_KEY as SECURITY_SNAPSHOT
 from agent_framework._tools import _FunctionArgumentsChangedAfterApproval as ArgumentsChanged
 from agent_framework._tools import _FunctionArgumentValidationError as ArgumentsInvalid
 from agent_framework._workflows._events import WorkflowEventType
@@ -60,6 +61,7 @@ class Transcript:
     def __init__(self, history: Sequence[Entry] = ()) -> None:
         self.history: list[Entry] = list(history)
         self.entries: list[Entry] = []
+        self._agents: dict[str, Any] = {}  # by name and by executor id (`follow`)
 
     def add(self, entry: Entry) -> None:
         """Note one entry of this drive."""
@@ -90,15 +92,29 @@ class Transcript:
         same at every build), else its type's name: MAF gives it a new random id at each build.
         """
         for agent in agents:
+            held = (names or {}).get(id(agent))
+            name = str(getattr(agent, "name", None) or held or type(agent).__name__)
+            self._agents[name] = agent
+            if held is not None:
+                self._agents.setdefault(held, agent)
             present = list(getattr(agent, "middleware", None) or ())
             if any(isinstance(m, _TurnNotes) for m in present):
                 continue
-            name = str(
-                getattr(agent, "name", None) or (names or {}).get(id(agent)) or type(agent).__name__
-            )
             # outermost: what is noted is what the author's middleware made of each turn and call
             replies = bool(categorize_middleware(present)["agent"])
             agent.middleware = [*self.middleware(name, replies=replies), *present]
+
+    def detailed_errors(self, agent: str | None) -> bool:
+        """Whether `agent`'s tool loop tells the model what a failed call raised.
+
+        `agent`: its name or its executor's id. Its chat client's `include_detailed_errors`,
+        read as the call fails (MAF's default: no).
+        """
+        found = self._agents.get(agent or "")
+        configured = getattr(
+            getattr(found, "client", None), "function_invocation_configuration", {}
+        )
+        return bool(isinstance(configured, Mapping) and configured.get("include_detailed_errors"))
 
 
 DRIVING: ContextVar[Transcript | None] = ContextVar("baton_driving_transcript", default=None)
@@ -204,6 +220,17 @@ NOTED: Final = "baton_noted"
 
 TOOL_FAILED: Final = "Error: Function failed."
 """What MAF's tool loop tells the model of a tool that raised (no `include_detailed_errors`)."""
+ARGUMENTS_FAILED: Final = "Error: Argument parsing failed."
+"""What it tells the model of a call whose arguments the tool's schema refuses (the same)."""
+
+
+def tool_failed(cause: object, *, detailed: bool, said: str = TOOL_FAILED) -> str:
+    """What MAF's tool loop tells the model of a failed call, in MAF's words.
+
+    `said`, and the `cause` (what it raised) where the client's `include_detailed_errors` is set
+    (`detailed`).
+    """
+    return f"{said} Exception: {cause}" if detailed else said
 
 
 class _ToolNotes(FunctionMiddleware):
@@ -224,13 +251,20 @@ class _ToolNotes(FunctionMiddleware):
             raise  # (an approval request is no result: security middleware asks, MAF asks on)
         except (MiddlewareFailure, UserInputRequiredException, ArgumentsChanged):
             raise  # (not a result: the run stops, or asks; MAF asks for a new approval)
-        except ArgumentsInvalid as exc:  # MAF's error texts (without `include_detailed_errors`)
-            self._note(context, "Error: Argument parsing failed.", error=type(exc).__name__)
+        except ArgumentsInvalid as exc:  # MAF's error texts
+            shown = exc.redacted_message if SECURITY_SNAPSHOT in context.metadata else str(exc)
+            said = tool_failed(shown, detailed=self._detailed(), said=ARGUMENTS_FAILED)
+            self._note(context, said, error=type(exc).__name__)
             raise
         except Exception as exc:
-            self._note(context, TOOL_FAILED, error=type(exc).__name__)
+            self._note(
+                context, tool_failed(exc, detailed=self._detailed()), error=type(exc).__name__
+            )
             raise
         self._note(context, context.result)
+
+    def _detailed(self) -> bool:
+        return (DRIVING.get() or self._transcript).detailed_errors(self._agent)
 
     def _note(self, context: FunctionInvocationContext, result: Any, **more: Any) -> None:
         name = context.function.name

@@ -87,9 +87,13 @@ async def test_an_approved_plain_tool_acts_once_through_a_crash_after_it_ran(
     assert jobs(db_url) == []
 
 
-@pytest.mark.parametrize("failpoint", [None, *AFTER])
+@pytest.mark.parametrize(
+    ("failpoint", "detailed"),
+    [(None, False), *((point, False) for point in AFTER), (None, True), (AFTER[0], True)],
+)
 async def test_a_plain_tool_that_acted_then_raised_tells_the_model_and_never_runs_again(
     failpoint: str | None,
+    detailed: bool,
     db_url: str,
     tokens: dict[str, str],
     passwords: dict[str, str],
@@ -99,9 +103,13 @@ async def test_a_plain_tool_that_acted_then_raised_tells_the_model_and_never_run
     """The tool wrote, then raised. The model is told as MAF's own loop tells it, and the run
     goes on; the failure is kept as the call's result (`effect.failed`), so the drive after a
     crash (at its record, or at the drive's commit) tells the model the same, and never calls the
-    tool again: it may have acted before it raised, as here."""
+    tool again: it may have acted before it raised, as here. Where the agent's client sets
+    `include_detailed_errors` (`detailed`), MAF tells the model what the tool raised, and so does
+    the drive after the crash, in the same words."""
     sent = tmp_path / "sent.txt"
     env = ENV | {"BATON_TEST_EFFECTS": str(sent), "BATON_TEST_SEND_RAISES": "1"}
+    if detailed:
+        env |= {"BATON_TEST_DETAILED_ERRORS": "1"}
     if failpoint is None:
         run, approval = await courier_waiting(db_url, tokens, server_log, env)
         async with baton_server(db_url, tokens, server_log, env) as server:
@@ -123,8 +131,11 @@ async def test_a_plain_tool_that_acted_then_raised_tells_the_model_and_never_run
     assert sent.read_text() == "hello\n"  # once
     # never a green "completed": it may have acted before it raised
     assert re.search(r'class="badge outcome-bad"[^>]*>send_note failed<', drawn), drawn
-    assert done["output"]["text"] == f"Done: {TOOL_FAILED}"  # MAF's words for a tool that raised
-    error = "ConnectionError: the relay hung up after the note went out"
+    raised = "the relay hung up after the note went out"
+    told = f"{TOOL_FAILED} Exception: {raised}" if detailed else TOOL_FAILED  # MAF's words
+    assert done["output"]["text"] == f"Done: {told}"
+    assert [e["result"] for e in done["conversation"] if e["type"] == "tool_result"] == [told]
+    error = f"ConnectionError: {raised}"
     [failed] = [e for e in events if e["type"].startswith("effect.")]
     assert failed["type"] == "effect.failed"
     assert failed["data"]["result"] == {FAILED: error}

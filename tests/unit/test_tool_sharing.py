@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_framework import FunctionInvocationContext, FunctionTool, tool
+from agent_framework import Agent, FunctionInvocationContext, FunctionTool, tool
 
+from executors.platform.chat_clients import ScriptedChatClient
 from executors.platform.services import ChatClientFactory, Resources, RunServices
 from executors.platform.tool_gate import GatedTool, perform_call
 from executors.shipped.support_desk import refund_gate
@@ -124,3 +125,37 @@ async def test_a_plain_tool_baton_runs_after_an_approval_gets_the_run_s_kwargs()
 
     assert (by_researcher, by_writer) == ("Q3 from metrics", "Q3 from drafts")
     assert len(run.effects) == 2  # each through the ledger
+
+
+@tool(approval_mode="always_require")
+def flaky_export(query: str) -> str:
+    """A plain tool that fails."""
+    raise TimeoutError(f"the export of {query} timed out")
+
+
+async def test_a_plain_tool_baton_runs_that_raises_tells_the_model_as_its_agent_s_loop_would() -> (
+    None
+):
+    """MAF's words for a failed call, and what it raised where the calling agent's client sets
+    `include_detailed_errors` (MAF's `function_invocation_configuration.py`)."""
+    run = RunServices(
+        run_id="run_1",
+        ledger=EffectLedger(store=_NoEffectYet()),  # type: ignore[arg-type]
+        policy=Policy([], default_team="support-leads"),
+        chat_clients=ChatClientFactory("scripted"),
+    )
+    clients = {
+        name: ScriptedChatClient(lambda messages, options: []) for name in ("terse", "detailed")
+    }
+    clients["detailed"].function_invocation_configuration["include_detailed_errors"] = True
+    agents = [Agent(client=client, name=name) for name, client in clients.items()]
+    run.transcript.follow(agents)
+    gated = GatedTool.of(flaky_export)
+    typed = gated.arguments.model_validate({"query": "Q3"})
+
+    terse = await perform_call(run, gated, typed, "call-1", "approved", agent="terse")
+    detailed = await perform_call(run, gated, typed, "call-2", "approved", agent="detailed")
+    unknown = await perform_call(run, gated, typed, "call-3", "approved", agent="nobody")
+
+    assert terse == unknown == "Error: Function failed."
+    assert detailed == "Error: Function failed. Exception: the export of Q3 timed out"
