@@ -48,6 +48,30 @@ def timers_for(request: HumanRequest) -> list[NewTimer]:
     return timers
 
 
+@dataclass(frozen=True)
+class NextEscalation:
+    """The rung of a request's escalation ladder that applies next: when, to whom, how urgent."""
+
+    at: datetime
+    team: str | None
+    priority: str | None
+
+
+def next_escalation(request: HumanRequest, now: datetime) -> NextEscalation | None:
+    """What happens to an open request next if nobody answers, when that is an escalation.
+
+    The first rung not yet applied (`escalation_level`), due after `now` and before the request's
+    deadline (else the deadline comes first: it expires); None when no rung is left.
+    """
+    if request.status not in OPEN_STATUSES or request.escalation_level >= len(request.escalation):
+        return None
+    rung = Escalation.model_validate(request.escalation[request.escalation_level])
+    at = request.created_at + timedelta(seconds=rung.after_s)
+    if at <= now or (request.expires_at is not None and request.expires_at <= at):
+        return None
+    return NextEscalation(at=at, team=rung.team, priority=rung.priority)
+
+
 def notifications_for(
     request: HumanRequest, channels: Sequence[str], event: NotificationEvent
 ) -> list[NewNotification]:

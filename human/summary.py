@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from human.records import AuditEvent, HumanRequest, Run
 from human.requests import OUTCOMES
+from human.routing import NextEscalation
 
 MONEY_KEYS: Final = frozenset({"amount", "total", "price", "cost", "sum", "value"})
 """Argument names whose numbers are money, shown with two decimals and the currency found."""
@@ -531,3 +532,13 @@ def outcome_tone(outcome: str | None) -> str:
     if word in BAD_OUTCOMES:
         return "bad"
     return "neutral"
+
+
+def escalation_text(step: NextEscalation) -> str:
+    """What an escalation does to a request, in words.
+
+    `goes to managers` (`at high priority`), or `becomes high priority` where the team stays.
+    """
+    if step.team is None:
+        return f"becomes {step.priority} priority" if step.priority else "is escalated"
+    return f"goes to {step.team}" + (f" at {step.priority} priority" if step.priority else "")

@@ -341,6 +341,7 @@ templates.env.filters.update(
     moments_read=moments_read,
     as_money=as_money,
     in_words=summary.humanize,
+    escalation_text=summary.escalation_text,
 )
 templates.env.tests.update(moment=lambda value: isinstance(value, datetime))
 templates.env.globals.update(duration=duration)

@@ -44,11 +44,12 @@ from human.records import (
     AuditEvent,
     HumanRequest,
     RequestStatus,
+    Retrying,
     Run,
     RunStatus,
     User,
 )
-from human.routing import claim_is_live
+from human.routing import claim_is_live, next_escalation
 from human.store.base import RequestFilter, RunBrief
 from web.graph import GraphLayout, lay_out
 from web.templating import day_or_hour_text, decided, hour_text, moment_text, second_text
@@ -626,6 +627,7 @@ async def request_page(
         "unsure": [unsure_text(request, e) for e in summary.unsure_after(request, run_events)],
         "closed_at": _closed_at(request, events),
         "escalations": escalations_of(request, events),
+        "escalates": next_escalation(request, now),
         "run_outcome": outcome,
         "run_outcome_tone": summary.outcome_tone(outcome),
         "queue": queue if len(queue) > 1 or (queue and queue[0].id != request.id) else [],
@@ -897,7 +899,7 @@ async def run_page(
         "told_apart": {r.id: a.told(r) for r, a in _apart(requests)},
         "events": events,
         "graph": graph,
-        "where": where_text(run, requests, graph),
+        "where": where_text(run, requests, graph, retrying),
         "conversation": shown(
             "the conversation",
             lambda: messages_of(recorded) or conversation_of(run, requests),
@@ -989,13 +991,20 @@ def graph_of(parts: Parts, run: Run, requests: list[HumanRequest]) -> GraphLayou
     return lay_out(graph, pending=pending, current=current)
 
 
-def where_text(run: Run, requests: list[HumanRequest], graph: GraphLayout | None) -> str:
+def where_text(
+    run: Run,
+    requests: list[HumanRequest],
+    graph: GraphLayout | None,
+    retrying: Retrying | None = None,
+) -> str:
     """Where the run is, as a person says it: from its status and its requests' records.
 
     A waiting run waits for answers to its open requests, each named by its title, its team and
     the step that asked (its executor's label in the graph, in words: `legal_approval` is the
-    legal approval step); an answer not yet delivered is about to carry it on; a running run
-    carries on after the step that asked last, or starts at its first step.
+    legal approval step); an answer not yet delivered is about to carry it on, unless a drive
+    of the run failed and waits to be tried again (`retrying`): then it carries on once a try
+    succeeds, and a held run's once the version of its workflow that paused it runs again; a
+    running run carries on after the step that asked last, or starts at its first step.
     """
     labels = {n.id: n.label for n in graph.nodes} if graph else {}
 
@@ -1016,7 +1025,15 @@ def where_text(run: Run, requests: list[HumanRequest], graph: GraphLayout | None
     given = [r for r in requests if r.status == "answered"]  # recorded, not yet delivered
     if given:
         last = max(given, key=lambda r: r.answered_at or r.created_at)
-        return f"“{last.title}”: {summary.decided_by(last)}. The run carries on with it shortly."
+        said = f"“{last.title}”: {summary.decided_by(last)}."
+        if retrying is None:
+            return f"{said} The run carries on with it shortly."
+        if held_for(retrying.error):
+            return (
+                f"{said} The run carries on with it once the version of its workflow that paused "
+                "it runs again."
+            )
+        return f"{said} The run carries on with it once Baton's next try succeeds."
     if run.status == "running":
         ask = max((r for r in requests if r.executor_id), key=lambda r: r.created_at, default=None)
         if ask is not None and ask.executor_id:

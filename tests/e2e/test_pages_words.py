@@ -69,6 +69,36 @@ async def test_the_escalation_says_when_it_fired_from_its_audit_event(
     assert f"{minutes} min {seconds} s after it was asked" in page
 
 
+async def test_a_request_says_when_it_escalates_unless_answered_before_its_later_deadline(
+    server: Server, passwords: dict[str, str], clock: MovableClock
+) -> None:
+    # refund.medium: a deadline of 24 h, and to managers at high priority after 4 h
+    run = await server.start_run(REFUND_300_LATE)
+    asked = await server.wait_for_request(run["id"])
+    before = await page_text(server, passwords, "lee", f"/requests/{asked['id']}")
+    clock.jump(hours=5)
+
+    async def escalated() -> dict[str, Any] | None:
+        found = await server.request(asked["id"])
+        return found if found["status"] == "escalated" else None
+
+    await eventually(escalated, what="the escalation")
+    after = await page_text(server, passwords, "max", f"/requests/{asked['id']}")
+
+    # the time that counts for its team is the escalation's, not the deadline a day away
+    assert re.search(r" 3 h 5\d min left before it goes to managers at high priority ", before)
+    assert re.search(
+        r"Unless answered first \d{4}-\d\d-\d\d \d\d:\d\d UTC — 3 h 5\d min left: it goes to "
+        r"managers at high priority ",
+        before,
+    ), before
+    assert re.search(r"Deadline \d{4}-\d\d-\d\d \d\d:\d\d UTC — 23 h 5\d min left", before)
+    # escalated: nothing comes before its deadline now, which the head says again
+    assert "Unless answered" not in after
+    assert "before it goes to" not in after
+    assert re.search(r" 18 h 5\d min left ", after), after
+
+
 async def test_approved_by_names_each_person_who_approved(
     server: Server, passwords: dict[str, str]
 ) -> None:
@@ -300,6 +330,15 @@ async def test_a_held_run_says_why_and_when_it_is_tried_again_until_the_rollback
     assert said is not None, page
     assert int(said[1]) >= 1
     assert "Drawn as the version running now, not the one the run paused on." in page
+    # where the run is: its answer waits for the version, not "shortly"
+    assert (
+        f"“{asked['title']}”: Answered by lee. The run carries on with it once the version of its "
+        "workflow that paused it runs again."
+    ) in page
+    assert "shortly" not in page.replace("Baton tries again shortly", "")
+    assert (
+        "The run carries on with it once Baton's next try succeeds." in otherwise["KeyError: 'x'"]
+    )
     assert (
         "Baton's database could not serve this run. Nothing of it is lost. Baton tries again at "
         "2100-01-01 00:00 UTC."

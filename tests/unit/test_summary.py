@@ -12,12 +12,14 @@ from pydantic import BaseModel
 from human.kinds import ApprovalRequest, ProposedAction
 from human.records import AnswerRecord, AuditEvent, HumanRequest, Run
 from human.requests import new_request
+from human.routing import next_escalation
 from human.summary import (
     Apart,
     choices,
     decided_by,
     effects_of,
     effects_said,
+    escalation_text,
     key_arguments,
     outcome_of,
     outcome_tone,
@@ -318,3 +320,28 @@ def test_requests_alike_are_told_apart_by_what_differs_first() -> None:
     first = apart["r2"].facts
     assert key_arguments(finance, most=2, first=first) == [("desk", "finance"), ("item", "desk")]
     assert key_arguments(finance) == [("item", "desk"), ("amount", "700.00")]  # as before
+
+
+def test_what_comes_next_unless_answered_is_the_first_rung_left_before_the_deadline() -> None:
+    ladder = [
+        {"after_s": 3600, "team": "managers", "priority": "high"},
+        {"after_s": 7200, "priority": "urgent"},
+    ]
+    fresh = asked(escalation=ladder, expires_at=T0 + timedelta(hours=24))
+    first = next_escalation(fresh, T0 + timedelta(minutes=5))
+    assert first is not None
+    assert (first.at, escalation_text(first)) == (
+        T0 + timedelta(hours=1),
+        "goes to managers at high priority",
+    )
+    moved = fresh.model_copy(update={"escalation_level": 1, "status": "escalated"})
+    second = next_escalation(moved, T0 + timedelta(minutes=90))
+    assert second is not None
+    assert escalation_text(second) == "becomes urgent priority"  # (its team stays)
+    # the deadline first: it expires before it would escalate; and none once closed, or due
+    assert (
+        next_escalation(asked(escalation=ladder, expires_at=T0 + timedelta(minutes=30)), T0) is None
+    )
+    assert next_escalation(fresh.model_copy(update={"status": "answered"}), T0) is None
+    assert next_escalation(fresh, T0 + timedelta(hours=1)) is None
+    assert next_escalation(moved.model_copy(update={"escalation_level": 2}), T0) is None
