@@ -302,8 +302,10 @@ def echoed(schema: dict[str, Any], data: Any) -> dict[str, Any]:
     the answer whose name is a field of the request data, or of an object inside it (one level
     down), holding a plain value (text, number, yes/no) of the field's own type, gets that value
     as its default and says so (its description, where it has none): the form shows it filled
-    in (and editable), and an answer that leaves it out is given it (`with_defaults`). It stays
-    required, as the workflow needs it. A name found with two different values is left alone.
+    in, read-only (`readOnly`: nobody should change what the workflow needs back as it is), and
+    an answer that leaves it out is given it (`with_defaults`). It stays required, as the
+    workflow needs it; an answer sent otherwise (the API) may still give another value. A name
+    found with two different values is left alone.
     """
     properties = schema.get("properties")
     if (
@@ -327,7 +329,12 @@ def echoed(schema: dict[str, Any], data: Any) -> dict[str, Any]:
             kind == "boolean" or not isinstance(value, bool)
         )
         if len(seen) == 1 and fits and "default" not in properties[name]:
-            filled[name] = {"description": ECHOED, **properties[name], "default": value}
+            filled[name] = {
+                "description": ECHOED,
+                **properties[name],
+                "default": value,
+                "readOnly": True,
+            }
     return {**schema, "properties": filled} if filled != properties else schema
 
 

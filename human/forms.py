@@ -33,7 +33,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from baton.errors import InvalidAnswer, InvalidInput
-from human.answer_schema import Resolved, bounds, json_type, label, option_label, resolve
+from human.answer_schema import (
+    ECHOED,
+    Resolved,
+    bounds,
+    json_type,
+    label,
+    option_label,
+    resolve,
+)
 from human.kinds import KINDS
 from human.records import HumanRequest
 from human.requests import OUTCOMES
@@ -207,7 +215,20 @@ def fields_of(
     return tuple(fields)
 
 
-def _field(
+def _field(name: str, prop: Resolved, *, value: Any, **how: Any) -> Field:
+    """The control of one property, read-only where its schema says so and it holds a value.
+
+    `readOnly` (JSON Schema's): a value the request's data filled in (`echoed`), or one an
+    author marked so, which the workflow needs back as it is.
+    """
+    field = _control(name, prop, value=value, **how)
+    fixed = prop.schema.get("readOnly") is True or prop.schema.get("description") == ECHOED
+    if not fixed or value is None or field.control not in ("text", "number", "textarea"):
+        return field
+    return replace(field, attrs=(*field.attrs, ("readonly", "")))
+
+
+def _control(
     name: str,
     prop: Resolved,
     *,

@@ -76,7 +76,11 @@ async def test_sign_in_refuses_missing_fields_and_wrong_passwords_then_signs_in_
     server: Server, passwords: dict[str, str]
 ) -> None:
     async with browser_session(server) as client:
-        token = csrf_of((await client.http.get("/signin")).text)
+        page = (await client.http.get("/signin")).text
+        token = csrf_of(page)
+        # who has no account is sent to a person, not to a command line
+        assert "Ask your Baton administrator." in text_of(page)
+        assert "baton users" not in page
 
         missing = await client.http.post("/signin", data={"csrf_token": token, "name": "lee"})
         assert missing.status_code == 422, missing.text

@@ -115,6 +115,8 @@ def test_an_answer_repeats_what_its_request_holds_by_name_filled_in_and_no_longe
     assert "default" not in schema["properties"]["approved"]
     assert schema["required"] == _verdict()["required"]  # the workflow still needs each
     assert schema["properties"]["request_id"]["description"] == "Filled in from the request."
+    assert schema["properties"]["request_id"]["readOnly"] is True  # a form shows it, fixed
+    assert "readOnly" not in schema["properties"]["note"]
     assert with_defaults(schema, {"approved": True, "note": "ok"}) == {
         "request_id": "r-7",
         "round": 2,

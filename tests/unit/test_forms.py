@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from baton.errors import InvalidAnswer, InvalidInput
 from human import typed
+from human.answer_schema import echoed
 from human.forms import (
     OTHER,
     FormValues,
@@ -179,6 +180,32 @@ def test_every_json_type_gets_its_control() -> None:
         "address.street",
         "address.zip",
     }
+
+
+def test_a_value_filled_in_from_the_request_is_shown_read_only_and_sent_back() -> None:
+    schema = echoed(
+        {
+            "type": "object",
+            "properties": {
+                "request_id": {"type": "string"},
+                "round": {"type": "integer"},
+                "approved": {"type": "boolean"},
+            },
+            "required": ["request_id", "round", "approved"],
+        },
+        {"request": {"request_id": "r-7", "round": 2}},
+    )
+    fields = by_name(fields_of(schema, values={"request_id": "r-7", "round": 2}))
+    assert (fields["request_id"].value, fields["round"].value) == ("r-7", "2")
+    assert ("readonly", "") in fields["request_id"].attrs
+    assert ("readonly", "") in fields["round"].attrs
+    assert fields["request_id"].help == "Filled in from the request."
+    assert ("readonly", "") not in fields["approved"].attrs  # the person's to answer
+    # an author's own read-only field holding no value is still the person's to fill in
+    empty = by_name(
+        fields_of({"type": "object", "properties": {"ref": {"type": "string", "readOnly": True}}})
+    )
+    assert ("readonly", "") not in empty["ref"].attrs
 
 
 def test_a_questions_options_are_radios_with_something_else_where_it_takes_other_answers() -> None:
