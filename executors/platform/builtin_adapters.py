@@ -37,7 +37,7 @@ from executors.platform.adapters import (
 )
 from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
-from human import typed
+from human import summary, typed
 from human.answer_schema import echoed
 from human.kinds import (
     KINDS,
@@ -434,9 +434,10 @@ def _humanized(name: str) -> str:
 
 
 def _title(data_type: type, executor: str) -> str:
+    step = summary.humanize(executor)  # `policy_engine`: the policy engine
     if data_type.__module__ == "builtins":
-        return f"Input for {executor}"
-    return f"{_humanized(data_type.__name__)} from {executor}"
+        return f"Input for {step}"
+    return f"{_humanized(data_type.__name__)} from {step}"
 
 
 def _reason(fields: Mapping[str, Any], executor: str) -> str:
@@ -446,4 +447,4 @@ def _reason(fields: Mapping[str, Any], executor: str) -> str:
     )
     if said is None and isinstance(fields.get("request"), str):
         said = fields["request"]
-    return said or f"The {executor} step waits for your answer before it goes on."
+    return said or f"The {summary.humanize(executor)} step waits for your answer before it goes on."

@@ -165,11 +165,11 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         {},
         [
             (
-                titled("Resource request from resource_allocator"),
+                titled("Resource request from resource allocator"),
                 answer({"resource_type": "gpu", "allocated": 1, "source": "external_provider"}),
             ),
             (
-                titled("Policy request from policy_engine"),
+                titled("Policy request from policy engine"),
                 answer({"approved": True, "reason": "External system approved"}),
             ),
         ],
@@ -198,7 +198,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
     ),
     "functional_review": (  # MAF's own functional sample (`@workflow`, `@step`)
         {"topic": "AI Safety"},
-        [(titled("review_pipeline"), answer("Add more details about alignment research"))],
+        [(titled("review pipeline"), answer("Add more details about alignment research"))],
         "Revised: Draft document about 'AI Safety': Lorem ipsum dolo... "
         "[Applied feedback: Add more details about alignment research]",
     ),
@@ -208,14 +208,14 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             (titled("Draft review"), answer({"approved": False, "note": "shorter"})),
             (titled("Draft review"), answer({"approved": False, "note": "warmer"})),
             (titled("Draft review"), answer({"approved": True})),
-            (titled("functional_rounds"), answer("the blog")),
+            (titled("functional rounds"), answer("the blog")),
         ],
         "A draft on pauses (revised: shorter) (revised: warmer) approved in round 3 for the blog "
         "after: ['shorter', 'warmer']",
     ),
     "functional_agents": (  # a functional workflow's module agents, a person between them
         {"document": "alpha"},
-        [(titled("reviewed_summary"), answer("shorter"))],
+        [(titled("reviewed summary"), answer("shorter"))],
         "In one sentence: alpha (shorter)",
     ),
     "echoed_review": (  # the answer repeats its request's id: Baton fills it in
