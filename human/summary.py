@@ -534,6 +534,13 @@ def outcome_tone(outcome: str | None) -> str:
     return "neutral"
 
 
+def escalation_target(step: NextEscalation) -> str:
+    """Where an escalation takes a request, in a word or two: `managers`, `high priority`."""
+    if step.team is not None:
+        return step.team
+    return f"{step.priority} priority" if step.priority else "escalation"
+
+
 def escalation_text(step: NextEscalation) -> str:
     """What an escalation does to a request, in words.
 

@@ -342,6 +342,7 @@ templates.env.filters.update(
     as_money=as_money,
     in_words=summary.humanize,
     escalation_text=summary.escalation_text,
+    escalation_target=summary.escalation_target,
 )
 templates.env.tests.update(moment=lambda value: isinstance(value, datetime))
 templates.env.globals.update(duration=duration)

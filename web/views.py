@@ -351,6 +351,7 @@ def inbox_row(
         "open": is_open,
         "overdue": is_overdue(request, now),
         "deadline": request.expires_at if is_open else None,
+        "escalates": next_escalation(request, now),
         "approvals": len(summary.approvers(request)),
         "decided": summary.decided_by(request),
     }
@@ -634,6 +635,7 @@ async def request_page(
         "queue_count": queue_count,
         "queue_apart": {q.id: a.told(q) for q, a in _apart(queue)},
         "queue_overdue": {q.id for q in queue if is_overdue(q, now)},
+        "queue_escalates": {q.id: next_escalation(q, now) for q in queue},
         "human_request": request,
         "page_currency": summary.currency_of(request),
         "run": run,

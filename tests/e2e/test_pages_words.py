@@ -76,6 +76,7 @@ async def test_a_request_says_when_it_escalates_unless_answered_before_its_later
     run = await server.start_run(REFUND_300_LATE)
     asked = await server.wait_for_request(run["id"])
     before = await page_text(server, passwords, "lee", f"/requests/{asked['id']}")
+    listed = await page_text(server, passwords, "lee", "/")
     clock.jump(hours=5)
 
     async def escalated() -> dict[str, Any] | None:
@@ -93,6 +94,8 @@ async def test_a_request_says_when_it_escalates_unless_answered_before_its_later
         before,
     ), before
     assert re.search(r"Deadline \d{4}-\d\d-\d\d \d\d:\d\d UTC — 23 h 5\d min left", before)
+    assert re.search(rf"{asked['title']} .* 3 h 5\d min left, then managers ", listed), listed
+    assert "23 h" not in listed  # the inbox's time left is its team's, as the page's head
     # escalated: nothing comes before its deadline now, which the head says again
     assert "Unless answered" not in after
     assert "before it goes to" not in after
