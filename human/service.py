@@ -112,6 +112,11 @@ class RequestService:
         """Baton's clock, which deadlines and claims are measured by."""
         return self._clock()
 
+    @property
+    def claim_seconds(self) -> float:
+        """How long a claim holds a request for its holder (`BATON_CLAIM_SECONDS`)."""
+        return self._claim_s
+
     async def get(self, request_id: str, *, viewer: User | None = None) -> HumanRequest:
         """A request by id, or `RequestNotFound` (also when `viewer` may not see it)."""
         if viewer is not None:

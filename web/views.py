@@ -636,6 +636,7 @@ async def request_page(
         "queue_apart": {q.id: a.told(q) for q, a in _apart(queue)},
         "queue_overdue": {q.id for q in queue if is_overdue(q, now)},
         "queue_escalates": {q.id: next_escalation(q, now) for q in queue},
+        "claim_for": parts.requests.claim_seconds,
         "human_request": request,
         "page_currency": summary.currency_of(request),
         "run": run,

@@ -96,6 +96,8 @@ async def test_a_request_says_when_it_escalates_unless_answered_before_its_later
     assert re.search(r"Deadline \d{4}-\d\d-\d\d \d\d:\d\d UTC — 23 h 5\d min left", before)
     assert re.search(rf"{asked['title']} .* 3 h 5\d min left, then managers ", listed), listed
     assert "23 h" not in listed  # the inbox's time left is its team's, as the page's head
+    # and how long a claim would hold it, as this server is set (BATON_CLAIM_SECONDS: 900)
+    assert "Claim No one else may answer it for the next 15 min, unless you release it" in before
     # escalated: nothing comes before its deadline now, which the head says again
     assert "Unless answered" not in after
     assert "before it goes to" not in after
