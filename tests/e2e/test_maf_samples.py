@@ -1,6 +1,6 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Ten shapes of MAF's human-in-the-loop samples and eight of MAF's own samples (MAF's code, less
+Ten shapes of MAF's human-in-the-loop samples and eleven of MAF's own samples (MAF's code, less
 their `main()` and cloud client; `tests.samples`): each pauses, survives a kill -9 of `baton
 serve`, takes its typed answers over the API in a new process and ends with the sample's own
 output. In this process: a malformed
@@ -320,6 +320,18 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         {
             "agent": "group_chat_orchestrator",
             "text": "The group chat has reached the maximum number of rounds.",
+        },
+    ),
+    "group_chat_steering": (  # MAF's own sample: an agent orchestrator, one speaker steered
+        {"topic": "Discuss how our team should approach adopting AI tools for productivity."},
+        [
+            (titled("Review pragmatist"), {"decision": "reject", "reason": "mention the budget"}),
+            (titled("Review pragmatist"), {"decision": "approve"}),
+        ],
+        {  # the steered plan: the person's reason, as Baton hands a reply sent back
+            "agent": "orchestrator",
+            "text": "Heard: optimist, pragmatist, creative. The plan: Revised plan: ada sent your "
+            "reply back: mention the budget",
         },
     ),
 }

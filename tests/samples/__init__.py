@@ -50,7 +50,10 @@ each of `main()`'s turns in one session is a run that continues the run before (
 `concurrent_builder_tool_approval.py` and `group_chat_builder_tool_approval.py`, each less its
 `main()`, its printing and its Foundry client: two trading agents side by side whose tool loops
 each ask two approvals in one turn (four requests open at once), and a group chat whose selector
-function hands the DevOps engineer the round in which it asks to deploy.
+function hands the DevOps engineer the round in which it asks to deploy. `group_chat_steering` is
+MAF's `03-workflows/human-in-the-loop/group_chat_request_info.py`, less its `main()`, its printing
+and its Foundry client: a group chat led by an orchestrator agent (its session holds the
+discussion across pauses), each of the pragmatist's replies held for a person.
 """
 
 MODULES = ",".join(
@@ -78,5 +81,6 @@ MODULES = ",".join(
         "workflow_session",
         "concurrent_trades",
         "group_chat_deploy",
+        "group_chat_steering",
     )
 )
