@@ -1,6 +1,6 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Ten shapes of MAF's human-in-the-loop samples and eleven of MAF's own samples (MAF's code, less
+Ten shapes of MAF's human-in-the-loop samples and twelve of MAF's own samples (MAF's code, less
 their `main()` and cloud client; `tests.samples`): each pauses, survives a kill -9 of `baton
 serve`, takes its typed answers over the API in a new process and ends with the sample's own
 output. In this process: a malformed
@@ -332,6 +332,18 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             "agent": "orchestrator",
             "text": "Heard: optimist, pragmatist, creative. The plan: Revised plan: ada sent your "
             "reply back: mention the budget",
+        },
+    ),
+    "magentic_plan_review": (  # MAF's own sample: the manager's plan sent back, then approved
+        {"task": "Research sustainable aviation fuel technology and summarize the findings."},
+        [
+            (titled("plan"), {"decision": "reject", "reason": "Add the cost per litre."}),
+            (titled("plan"), {"decision": "approve"}),
+        ],
+        {  # the answer follows the plan the person's reason revised
+            "agent": "MagenticManager",
+            "text": "Summary of the team's findings, as planned. Plan, revised: ada sent your plan "
+            "back: Add the cost per litre.",
         },
     ),
 }

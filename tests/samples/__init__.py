@@ -54,6 +54,8 @@ function hands the DevOps engineer the round in which it asks to deploy. `group_
 MAF's `03-workflows/human-in-the-loop/group_chat_request_info.py`, less its `main()`, its printing
 and its Foundry client: a group chat led by an orchestrator agent (its session holds the
 discussion across pauses), each of the pragmatist's replies held for a person.
+`magentic_plan_review` is MAF's `03-workflows/orchestrations/magentic_human_plan_review.py`, less
+its `main()`, its printing and its Foundry client: a Magentic manager's plan held for a person.
 """
 
 MODULES = ",".join(
@@ -82,5 +84,6 @@ MODULES = ",".join(
         "concurrent_trades",
         "group_chat_deploy",
         "group_chat_steering",
+        "magentic_plan_review",
     )
 )
