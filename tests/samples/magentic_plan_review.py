@@ -10,7 +10,6 @@ leave the first plan.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +19,7 @@ from agent_framework.orchestrations import MagenticBuilder
 from pydantic import BaseModel
 
 from baton.api import RunServices, register, scripted_plays
+from tests.plays import progress_ledger
 
 
 class Task(BaseModel):
@@ -95,17 +95,7 @@ def manager_play(messages: Sequence[Message], options: dict[str, Any]) -> list[C
         ]
         return [Content.from_text(f"Plan, revised: {said[-1]}")]
     if PROMPTS[4] in last:
-        spoke = [m for m in messages if m.role == "assistant" and m.author_name in TEAM]
-        done = len(spoke) >= len(TEAM)
-        nxt = TEAM[min(len(spoke), len(TEAM) - 1)]
-        ledger = {
-            "is_request_satisfied": {"reason": f"{len(spoke)} spoke", "answer": done},
-            "is_in_loop": {"reason": "no", "answer": False},
-            "is_progress_being_made": {"reason": "yes", "answer": True},
-            "next_speaker": {"reason": "in turn", "answer": nxt},
-            "instruction_or_question": {"reason": "go", "answer": f"{nxt}, do your part."},
-        }
-        return [Content.from_text(json.dumps(ledger))]
+        return [progress_ledger(messages, TEAM)]
     plans = [found for m in messages for found in PLAN.findall(m.text or "")]
     return [Content.from_text(f"Summary of the team's findings, as planned. {plans[-1]}")]
 
