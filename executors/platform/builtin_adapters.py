@@ -265,10 +265,11 @@ class AgentReviews:
         held = _HELD[type(event.data)]
         agent = held.agent(event)
         route = routed(self._routes, (type(event.data), agent))
+        named = summary.humanize(agent)  # `magentic_orchestrator`: the magentic orchestrator
         return Ask(
             ReviewRequest(
-                title=f"Review {agent}'s {held.what}",
-                reason=f"The {agent} agent's {held.what} waits for a person: let it stand, send "
+                title=f"Review {named}'s {held.what}",
+                reason=f"The {named} agent's {held.what} waits for a person: let it stand, send "
                 f"it back with guidance, or write the {held.what} it should take.",
                 context=await scene.case(),
                 team=route.team or self._services.policy.default_team,

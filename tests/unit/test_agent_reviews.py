@@ -60,7 +60,7 @@ async def test_a_magentic_plan_is_reviewed_and_approved_as_magentics_own_answer(
     )
 
     assert (request.kind, request.team) == ("review", "planners")
-    assert request.title == "Review magentic_orchestrator's plan"
+    assert request.title == "Review magentic orchestrator's plan"  # its executor, in words
     assert request.payload["draft"] == "1. Research the market. 2. Draft the launch note."
     assert isinstance(approved, Reply)
     assert approved.response == MagenticPlanReviewResponse.approve()
