@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from baton.errors import BatonError
+from human import summary
 from human.records import OPEN_STATUSES, HumanRequest, NotificationEvent
+from human.routing import next_escalation
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,23 @@ def key_context(request: HumanRequest, limit: int = 6) -> list[tuple[str, str]]:
         if isinstance(value, str | int | float | bool) and name not in dict(facts):
             facts.append((name, _plain(value)))
     return facts[:limit]
+
+
+def timing(request: HumanRequest) -> list[tuple[str, str]]:
+    """When a message says the request is due: its deadline, and an escalation before it.
+
+    The ladder's next rung, where it comes before the deadline, as the request's page heads with
+    it: its team's time is until then (`human.routing.next_escalation`, counted from the request's
+    creation: a message says the times, not how long is left). UTC: a team has no one clock.
+    """
+    facts: list[tuple[str, str]] = []
+    if request.expires_at:
+        facts.append(("deadline", f"{request.expires_at:%Y-%m-%d %H:%M} UTC"))
+    step = next_escalation(request, request.created_at)
+    if step is not None:
+        said = f"{step.at:%Y-%m-%d %H:%M} UTC unless answered: it {summary.escalation_text(step)}"
+        facts.append(("escalates", said))
+    return facts
 
 
 def _plain(value: Any) -> str:

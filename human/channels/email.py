@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import aiosmtplib
 
 from baton.errors import NotificationFailed
-from human.channels import Notice, key_context
+from human.channels import Notice, key_context, timing
 from human.channels.links import LinkSigner
 from human.records import User
 
@@ -139,8 +139,7 @@ class EmailChannel:
         request = notice.request
         link = self._links.signed(request.id, notice.delivery_id)
         facts = [("Team", request.team), ("Priority", request.priority)]
-        if request.expires_at:
-            facts.append(("Deadline", request.expires_at.strftime("%Y-%m-%d %H:%M UTC")))
+        facts += [(name.capitalize(), said) for name, said in timing(request)]
         facts += key_context(request)
         article = "An" if request.kind[0] in "aeiou" else "A"
         leads = {

@@ -65,6 +65,7 @@ from human.channels import (
     key_context,
     refused_text,
     standing_offer,
+    timing,
 )
 from human.channels.edits import CONFIRM, EditCheck, said, unconfirmed
 from human.channels.links import LinkSigner
@@ -126,11 +127,7 @@ def request_blocks(
     facts = [
         ("team", request.team),
         ("priority", request.priority),
-        *(
-            [("deadline", request.expires_at.strftime("%Y-%m-%d %H:%M UTC"))]
-            if request.expires_at
-            else []
-        ),
+        *timing(request),
         *key_context(request),
     ]
     blocks: list[Block] = [

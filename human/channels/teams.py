@@ -35,7 +35,7 @@ from microsoft_agents.activity import Activity, Attachment, ResourceResponse
 from microsoft_agents.hosting.core.connector.client import ConnectorClient
 
 from baton.errors import NotificationFailed
-from human.channels import Notice, approved_words, http, key_context, standing_offer
+from human.channels import Notice, approved_words, http, key_context, standing_offer, timing
 from human.channels.links import LinkSigner
 from human.forms import OTHER, DecisionForm, Field, answer_forms
 from human.records import OPEN_STATUSES, HumanRequest, TeamsCard
@@ -71,8 +71,7 @@ def _clip(text: str, limit: int) -> str:
 def facts_of(request: HumanRequest) -> list[tuple[str, str]]:
     """What the card lists, in words: the key arguments and context, team, priority, deadline."""
     facts = [*key_context(request), ("team", request.team), ("priority", request.priority)]
-    if request.expires_at:
-        facts.append(("deadline", request.expires_at.strftime("%Y-%m-%d %H:%M UTC")))
+    facts += timing(request)
     return [(name.replace("_", " ").capitalize(), value) for name, value in facts]
 
 

@@ -9,6 +9,7 @@ import hmac
 import json
 import time
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -597,7 +598,8 @@ async def test_email_to_the_team_over_starttls_with_a_signed_deep_link(
         }
         async with baton_server(db_url, tokens, server_log, env) as server:
             run = await server.start_run(REFUND_120)
-            rid = (await server.wait_for_request(run["id"]))["id"]
+            asked = await server.wait_for_request(run["id"])
+            rid = asked["id"]
             notified = await _notified(server, rid, "sent")
 
             async def mail() -> Any:
@@ -623,6 +625,15 @@ async def test_email_to_the_team_over_starttls_with_a_signed_deep_link(
     html = message.get_body(("html",)).get_content()
     assert "Refunds of this size need approval by support-leads" in text
     assert "An approval request waits for support-leads." in text
+    # refund.medium: a deadline a day away, and the managers' turn after 4 h, which comes first
+    created = datetime.fromisoformat(asked["created_at"])
+    deadline = datetime.fromisoformat(asked["expires_at"])
+    assert f"  Deadline: {deadline:%Y-%m-%d %H:%M} UTC\r\n" in text
+    escalates = created + timedelta(hours=4)
+    assert (
+        f"  Escalates: {escalates:%Y-%m-%d %H:%M} UTC unless answered: it goes to managers at "
+        "high priority\r\n"
+    ) in text
     assert link.startswith(f"https://baton.example/requests/{rid}?sig=")
     assert f'href="{link}"' in html.replace("&amp;", "&")
     [note] = notified["notifications"]
