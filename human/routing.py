@@ -72,6 +72,16 @@ def next_escalation(request: HumanRequest, now: datetime) -> NextEscalation | No
     return NextEscalation(at=at, team=rung.team, priority=rung.priority)
 
 
+def escalates_at(request: HumanRequest) -> datetime | None:
+    """When an open request escalates next, where that comes before its deadline, else None.
+
+    Its team's time runs out then: the inbox sorts the most urgent first by it, else by the
+    deadline (the store keeps it, `human_requests.escalates_at`, and a new value at each rung).
+    """
+    step = next_escalation(request, request.created_at)
+    return step.at if step is not None else None
+
+
 def notifications_for(
     request: HumanRequest, channels: Sequence[str], event: NotificationEvent
 ) -> list[NewNotification]:
@@ -274,6 +284,15 @@ def _escalate(
             "priority": priority,
             "expires_at": expires_at,
             "escalation_level": step + 1,
+            "escalates_at": escalates_at(
+                request.model_copy(
+                    update={
+                        "escalation_level": step + 1,
+                        "expires_at": expires_at,
+                        "status": "escalated",
+                    }
+                )
+            ),
             "assignee": request.assignee if to_team == request.team else None,
             **_UNCLAIMED,
         },

@@ -308,7 +308,8 @@ class RequestFilter(BaseModel):
     sort: Literal["newest", "urgent"] = Field(
         "newest",
         description="`newest` first, or most `urgent` first: priority, then the nearest "
-        "deadline (none last), then the newest.",
+        "deadline or escalation before it (`human.routing.escalates_at`; none last), then the "
+        "newest.",
     )
     limit: int = Field(50, ge=1, le=500)
     cursor: str | None = None

@@ -193,7 +193,7 @@ def urgent_page(rows: Sequence[Row], items: list[HumanRequest], limit: int) -> P
     if len(rows) <= limit:
         return Page(items=items, next_cursor=None)
     last = items[limit - 1]
-    due = last.expires_at or NO_DEADLINE
+    due = when(rows[limit - 1]["escalates_at"]) or last.expires_at or NO_DEADLINE
     micros = (due - datetime.fromtimestamp(0, UTC)) // timedelta(microseconds=1)
     rank = PRIORITY_RANK.get(last.priority, 1)
     return Page(items=items[:limit], next_cursor=f"u{rank}.{micros}.{rows[limit - 1]['seq']}")

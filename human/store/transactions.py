@@ -46,6 +46,7 @@ from human.records import (
 )
 from human.routing import (
     RequestChange,
+    escalates_at,
     plan_claim,
     plan_reassign,
     plan_release,
@@ -117,7 +118,7 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
     r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
-    r.escalation, r.escalation_level, r.executor_id, a.body AS arguments_schema"""
+    r.escalation, r.escalation_level, r.executor_id, a.body AS arguments_schema, r.escalates_at"""
 # Whether a request has answers and outbox rows (read with it: `_requests_of` reads those only
 # for the requests that have some). Worked out for each row a query returns, and, where a sort
 # comes first, for each row it sorts: a page puts them on its own rows (`list_requests`).
@@ -133,9 +134,10 @@ _SELECT_REQUESTS: Final = f"SELECT {_REQUEST_COLUMNS} {_REQUESTS_FROM}"
 _SELECT_FLAGGED_REQUESTS: Final = f"SELECT {_REQUEST_COLUMNS}, {_FLAGS} {_REQUESTS_FROM}"
 # A run's requests answered (or expired) and not yet delivered to it, and those still open.
 _UNDELIVERED: Final = "(r.status = 'answered' OR (r.status = 'expired' AND r.delivered_at IS NULL))"
-# Most urgent first: priority, the nearest deadline (none last), the newest (human.store.rows).
+# Most urgent first: priority, the nearest of an earlier escalation and the deadline (none last),
+# the newest (human.store.rows).
 _URGENCY: Final = URGENCY_SQL
-_DUE: Final = "COALESCE(r.expires_at, :far)"
+_DUE: Final = "COALESCE(r.escalates_at, r.expires_at, :far)"
 _URGENT_SORT: Final = f"{_URGENCY} DESC, {_DUE} ASC, r.seq DESC"
 _SELECT_TOKENS: Final = """SELECT t.id, t.label, t.hint, t.created_at, t.revoked_at,
     u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id"""
@@ -1496,11 +1498,11 @@ async def _insert_request(tx: Tx, request: HumanRequest) -> None:
         """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
              proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
              status, created_at, expires_at, approvals_required, policy_rule, escalation,
-             executor_id, arguments_schema_hash)
+             executor_id, arguments_schema_hash, escalates_at)
            VALUES (:id, :run_id, :maf_request_id, :kind, :title, :reason, :context,
              :proposed_action, :payload, :allowed_decisions, :schema_hash, :team, :assignee,
              :priority, :status, :created_at, :expires_at, :approvals_required, :policy_rule,
-             :escalation, :executor_id, :arguments_schema_hash)""",
+             :escalation, :executor_id, :arguments_schema_hash, :escalates_at)""",
         id=request.id,
         run_id=request.run_id,
         maf_request_id=request.maf_request_id,
@@ -1523,6 +1525,7 @@ async def _insert_request(tx: Tx, request: HumanRequest) -> None:
         escalation=dumps(request.escalation),
         executor_id=request.executor_id,
         arguments_schema_hash=arguments_schema_hash,
+        escalates_at=escalates_at(request),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -237,11 +237,21 @@ async def test_what_a_person_may_act_on_now_is_what_access_says(store: Store) ->
 
 
 async def test_most_urgent_first_pages_by_priority_then_deadline_then_newest(store: Store) -> None:
+    """The deadline, or an escalation that comes before it: its team's time runs out then."""
     run = await started(store)
 
-    def asked(priority: str, hours: float | None) -> HumanRequest:
+    def asked(priority: str, hours: float | None, escalates: float | None = None) -> HumanRequest:
         due = None if hours is None else T0 + timedelta(hours=hours)
-        return a_request(run.id).model_copy(update={"priority": priority, "expires_at": due})
+        ladder = [] if escalates is None else [{"after_s": escalates * 3600, "team": "managers"}]
+        return a_request(run.id).model_copy(
+            update={"priority": priority, "expires_at": due, "escalation": ladder, "created_at": T0}
+        )
+
+    def due(request: HumanRequest) -> datetime:
+        first = [request.expires_at]
+        if request.escalation:
+            first.append(T0 + timedelta(seconds=request.escalation[0]["after_s"]))
+        return min((d for d in first if d is not None), default=datetime.max.replace(tzinfo=UTC))
 
     made = [
         asked("normal", 5),
@@ -253,17 +263,17 @@ async def test_most_urgent_first_pages_by_priority_then_deadline_then_newest(sto
         asked("high", 2),
         asked("urgent", 48),
         asked("normal", None),
+        asked("normal", 24, escalates=3),  # before the 5 h deadline: the managers' turn first
+        asked("normal", 2, escalates=4),  # the deadline first
+        asked("normal", None, escalates=6),  # no deadline: the escalation
+        asked("high", 24, escalates=1),
     ]
     await paused(store, run.id, made)
     rank = {"urgent": 3, "high": 2, "normal": 1, "low": 0}
     by_seq = {r.id: i for i, r in enumerate(made)}
     expected = sorted(
         made,
-        key=lambda r: (
-            -rank[r.priority],
-            r.expires_at or datetime.max.replace(tzinfo=T0.tzinfo),
-            -by_seq[r.id],
-        ),
+        key=lambda r: (-rank[r.priority], due(r), -by_seq[r.id]),
     )
     seen: list[str] = []
     cursor = None

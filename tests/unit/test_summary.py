@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from human.kinds import ApprovalRequest, ProposedAction
 from human.records import AnswerRecord, AuditEvent, HumanRequest, Run
 from human.requests import new_request
-from human.routing import next_escalation
+from human.routing import escalates_at, next_escalation, plan_timer
 from human.summary import (
     Apart,
     choices,
@@ -345,3 +345,26 @@ def test_what_comes_next_unless_answered_is_the_first_rung_left_before_the_deadl
     assert next_escalation(fresh.model_copy(update={"status": "answered"}), T0) is None
     assert next_escalation(fresh, T0 + timedelta(hours=1)) is None
     assert next_escalation(moved.model_copy(update={"escalation_level": 2}), T0) is None
+
+
+def test_a_request_is_due_at_its_next_escalation_where_that_comes_before_its_deadline() -> None:
+    ladder = [
+        {"after_s": 3600, "team": "managers"},
+        {"after_s": 7200, "team": "legal", "expires_in_s": 600},
+    ]
+    fresh = asked(escalation=ladder, expires_at=T0 + timedelta(hours=24))
+    assert escalates_at(fresh) == T0 + timedelta(hours=1)
+    assert escalates_at(asked(escalation=ladder, expires_at=T0 + timedelta(minutes=30))) is None
+    assert escalates_at(asked()) is None  # no ladder: its deadline alone
+    # each rung that fires writes the next one's time (or none: its new deadline comes first)
+    first = plan_timer(
+        fresh, {"action": "escalate", "step": 0}, now=T0 + timedelta(hours=1), channels=()
+    )
+    assert first is not None
+    assert first.columns["escalates_at"] == T0 + timedelta(hours=2)
+    moved = fresh.model_copy(update={"escalation_level": 1, "status": "escalated"})
+    second = plan_timer(
+        moved, {"action": "escalate", "step": 1}, now=T0 + timedelta(hours=2), channels=()
+    )
+    assert second is not None
+    assert second.columns["escalates_at"] is None
