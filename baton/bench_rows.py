@@ -334,11 +334,11 @@ class RowsCycle:
                 "INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason,"
                 " context, proposed_action, payload, allowed_decisions, schema_hash, team,"
                 " assignee, priority, status, created_at, expires_at, approvals_required,"
-                " policy_rule, escalation, executor_id, arguments_schema_hash) VALUES (:id,"
-                " :run_id, :maf_request_id, :kind, :title, :reason, :context, :proposed_action,"
-                " :payload, :decisions, :schema_hash, :team, :assignee, :priority, :status, :at,"
-                " :expires_at, :approvals, :policy_rule, :escalation, :executor_id,"
-                " :arguments_schema_hash)",
+                " policy_rule, escalation, executor_id, arguments_schema_hash, escalates_at)"
+                " VALUES (:id, :run_id, :maf_request_id, :kind, :title, :reason, :context,"
+                " :proposed_action, :payload, :decisions, :schema_hash, :team, :assignee,"
+                " :priority, :status, :at, :expires_at, :approvals, :policy_rule, :escalation,"
+                " :executor_id, :arguments_schema_hash, :escalates_at)",
                 {
                     "id": request_id,
                     "run_id": run_id,
@@ -362,6 +362,7 @@ class RowsCycle:
                     "escalation": "[]",
                     "executor_id": "gate",
                     "arguments_schema_hash": None,
+                    "escalates_at": None,
                 },
             )
             conn.execute(
