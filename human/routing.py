@@ -42,10 +42,15 @@ def timers_for(request: HumanRequest) -> list[NewTimer]:
     timers = []
     if request.expires_at is not None:
         timers.append(_timer(request, "expire", request.expires_at))
-    for step, rung in enumerate(request.escalation):
-        due = request.created_at + timedelta(seconds=float(rung["after_s"]))
-        timers.append(_timer(request, "escalate", due, step=step))
+    for step in range(len(request.escalation)):
+        timers.append(_timer(request, "escalate", rung_due(request, step), step=step))
     return timers
+
+
+def rung_due(request: HumanRequest, step: int) -> datetime:
+    """When rung `step` of a request's escalation ladder applies: counted from its creation."""
+    rung = Escalation.model_validate(request.escalation[step])
+    return request.created_at + timedelta(seconds=rung.after_s)
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ def next_escalation(request: HumanRequest, now: datetime) -> NextEscalation | No
     if request.status not in OPEN_STATUSES or request.escalation_level >= len(request.escalation):
         return None
     rung = Escalation.model_validate(request.escalation[request.escalation_level])
-    at = request.created_at + timedelta(seconds=rung.after_s)
+    at = rung_due(request, request.escalation_level)
     if at <= now or (request.expires_at is not None and request.expires_at <= at):
         return None
     return NextEscalation(at=at, team=rung.team, priority=rung.priority)
@@ -269,7 +274,7 @@ def _escalate(
     if step < request.escalation_level or step >= len(request.escalation):
         return None
     rung = Escalation.model_validate(request.escalation[step])
-    if request.created_at + timedelta(seconds=rung.after_s) > now:
+    if rung_due(request, step) > now:
         return None
     to_team = rung.team or request.team
     priority = rung.priority or request.priority
