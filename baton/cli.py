@@ -222,6 +222,12 @@ def users() -> None:
     default=None,
     help="Their Entra object id, for answers from Microsoft Teams ('' clears it).",
 )
+@click.option(
+    "--time-zone",
+    default=None,
+    help="Their clock, an IANA name such as Europe/Berlin: emails to them give times on it "
+    "('' clears it).",
+)
 def users_add(
     name: str,
     teams: tuple[str, ...],
@@ -230,8 +236,17 @@ def users_add(
     email: str | None,
     slack_id: str | None,
     entra_id: str | None,
+    time_zone: str | None,
 ) -> None:
-    """Create or update a person and set their teams (email, Slack, Entra ids kept unless given)."""
+    """Create or update a person and set their teams (ids, email and zone kept unless given)."""
+    from human.zones import is_zone
+
+    if time_zone and not is_zone(time_zone):
+        raise click.BadParameter(
+            f"{time_zone!r} is not a time zone the zone database knows (an IANA name: "
+            "Europe/Berlin)",
+            param_hint="--time-zone",
+        )
     settings = _settings()
     password_hash = None
     if password_stdin:
@@ -251,6 +266,7 @@ def users_add(
             email=email,
             slack_id=slack_id,
             entra_id=entra_id,
+            time_zone=time_zone,
         )
         if password_hash is not None:
             await store.clear_failed_sign_ins(user.name)  # a new password lifts a lockout
@@ -261,14 +277,14 @@ def users_add(
 
 @users.command("list")
 def users_list() -> None:
-    """List people: name, role, teams, email, Slack id, Entra object id."""
+    """List people: name, role, teams, email, Slack id, Entra object id, time zone."""
     settings = _settings()
 
     async def work(store: Store) -> None:
         for u in await store.list_users():
             _say(
                 f"{u.name:<12} {u.role:<9} {','.join(u.teams) or '-':<30} {u.email or '-'} "
-                f"{u.slack_id or '-'} {u.entra_id or '-'}"
+                f"{u.slack_id or '-'} {u.entra_id or '-'} {u.time_zone or '-'}"
             )
 
     _run(_with_store(settings, work))

@@ -13,14 +13,15 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from baton.errors import AlreadyExists, Invalid, NotPermitted, TokenNotFound, UserNotFound
 from human.access import check_can_manage_people, may_manage_tokens_of
 from human.records import ApiToken, NewEvent, Role, Team, User
 from human.store.base import PeopleStore
+from human.zones import NAME_MAX, is_zone
 
 TOKEN_PREFIX = "bt_"
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$"
@@ -28,7 +29,26 @@ _NAME = r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$"
 _EMAIL = r"^[^@\s]+@[^@\s]+$"
 _SLACK_ID = r"^[UW][A-Z0-9]+$"
 _ENTRA_ID = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
-_CLEARABLE = ("email", "slack_id", "entra_id")
+_CLEARABLE = ("email", "slack_id", "entra_id", "time_zone")
+
+
+def _known_zone(name: str) -> str:
+    if not is_zone(name):
+        raise ValueError("not a time zone the zone database knows (an IANA name: Europe/Berlin)")
+    return name
+
+
+TimeZone = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=NAME_MAX,
+        description="Their clock, an IANA time zone name (`Europe/Berlin`): messages to them "
+        "give times on it.",
+        examples=["Europe/Berlin"],
+    ),
+    AfterValidator(_known_zone),
+]
 
 
 def new_token() -> str:
@@ -77,6 +97,7 @@ class NewUser(BaseModel):
     entra_id: str | None = Field(
         None, pattern=_ENTRA_ID, description="Their Entra object id (Microsoft Teams answers)."
     )
+    time_zone: TimeZone | None = None
 
 
 class UserChange(BaseModel):
@@ -91,8 +112,10 @@ class UserChange(BaseModel):
     entra_id: str | None = Field(
         None, pattern=_ENTRA_ID, description="Their Entra object id (Microsoft Teams answers)."
     )
+    time_zone: TimeZone | None = None
     clear: list[str] = Field(
-        default_factory=list, description="Fields to clear: 'email', 'slack_id', 'entra_id'."
+        default_factory=list,
+        description="Fields to clear: 'email', 'slack_id', 'entra_id', 'time_zone'.",
     )
 
 
@@ -209,13 +232,14 @@ class PeopleService:
             email=body.email,
             slack_id=body.slack_id,
             entra_id=body.entra_id,
+            time_zone=body.time_zone,
             events=[
                 NewEvent(type="user.added", actor=actor.name, data={"user": body.name, **data})
             ],
         )
 
     async def update_user(self, actor: User, name: str, body: UserChange) -> User:
-        """Change a user's role, teams (exactly these), email, Slack or Entra id; audited."""
+        """Change a user's role, teams (exactly these), email, Slack or Entra id, zone; audited."""
         check_can_manage_people(actor)
         user = await self._store.get_user(name)
         if user is None:
@@ -227,7 +251,8 @@ class PeopleService:
                 [
                     {
                         "loc": ["clear"],
-                        "msg": "only 'email', 'slack_id' and 'entra_id' can be cleared",
+                        "msg": "only 'email', 'slack_id', 'entra_id' and 'time_zone' can be "
+                        "cleared",
                     }
                 ],
             )
@@ -244,6 +269,7 @@ class PeopleService:
             email="" if "email" in body.clear else body.email,
             slack_id="" if "slack_id" in body.clear else body.slack_id,
             entra_id="" if "entra_id" in body.clear else body.entra_id,
+            time_zone="" if "time_zone" in body.clear else body.time_zone,
             events=[
                 NewEvent(
                     type="user.updated", actor=actor.name, data={"user": name, "changes": changes}

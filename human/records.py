@@ -149,6 +149,9 @@ class User(Record):
     email: str | None = None
     slack_id: str | None = None
     entra_id: str | None = None
+    time_zone: str | None = None
+    """Their clock (an IANA name, `Europe/Berlin`): messages to them give times on it (UTC
+    without one). An administrator sets it; else the browser's is kept at their first sign-in."""
 
 
 JobLane = Literal["work", "delivery"]

@@ -241,6 +241,8 @@ class Mail:
     message: EmailMessage
     tls: bool
     login: str | None
+    connection: int
+    """Which of the server's connections (`SmtpServer.sessions`) it came in."""
 
 
 @dataclass
@@ -253,6 +255,8 @@ class SmtpServer:
     password: str
     mails: list[Mail] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
+    sessions: list[Any] = field(default_factory=list)
+    """The connections that sent mail, in order (kept: their ids stay theirs)."""
 
     def url(self, **params: str) -> str:
         query = "&".join(f"{k}={v}" for k, v in {"cafile": str(self.cafile), **params}.items())
@@ -303,6 +307,8 @@ def smtp_server(directory: Path, *, pause_s: float = 0.0) -> Iterator[SmtpServer
         ) -> str:
             raw = envelope.original_content or b""
             login = session.auth_data if session.authenticated else None
+            if not any(seen is session for seen in server.sessions):
+                server.sessions.append(session)
             server.mails.append(
                 Mail(
                     sender=str(envelope.mail_from),
@@ -310,6 +316,7 @@ def smtp_server(directory: Path, *, pause_s: float = 0.0) -> Iterator[SmtpServer
                     message=message_from_bytes(raw, policy=policy.default),  # type: ignore[arg-type]
                     tls=session.ssl is not None,
                     login=login if isinstance(login, str) else None,
+                    connection=next(i for i, seen in enumerate(server.sessions) if seen is session),
                 )
             )
             return "250 OK"

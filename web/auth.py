@@ -63,6 +63,7 @@ from human.people import new_token as new_token
 from human.people import token_hash as token_hash
 from human.records import User
 from human.store.base import Store
+from web.zones import cookie_zone
 
 logger = logging.getLogger(__name__)
 
@@ -214,8 +215,12 @@ class Authenticator:
         user = await store.get_user(name)
         if user is None and name.lower() != name:
             user = await store.get_user(name.lower())
+        if user is not None:
+            user = await keep_browser_zone(request, store, user)
         if user is None:
-            user = await store.add_user(name.lower(), role=role, teams=teams)
+            user = await keep_browser_zone(
+                request, store, await store.add_user(name.lower(), role=role, teams=teams)
+            )
             logger.info(
                 "user added from easyauth",
                 extra={
@@ -400,7 +405,22 @@ async def sign_in(request: Request, store: Store, name: str, password: str) -> U
         }
     )
     logger.info("signed in", extra={"user": user.name})
-    return user
+    return await keep_browser_zone(request, store, user)
+
+
+async def keep_browser_zone(request: Request, store: Store, user: User) -> User:
+    """`user`, given their browser's time zone if they have none.
+
+    The zone is the pages' `baton_tz` cookie's: then messages sent to them give times on the
+    clock they read the pages by.
+    """
+    if user.time_zone is not None:
+        return user
+    zone = cookie_zone(request.scope["headers"])
+    if zone is None or not await store.keep_time_zone(user.name, zone):
+        return user
+    logger.info("time zone kept from the browser", extra={"user": user.name, "time_zone": zone})
+    return user.model_copy(update={"time_zone": zone})
 
 
 def _locked(name: str, wait_s: float) -> TooManySignIns:

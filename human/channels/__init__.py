@@ -9,12 +9,14 @@ delivers the outbox rows the pause or the escalation wrote, retrying failures.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from baton.errors import BatonError
 from human import summary
 from human.records import OPEN_STATUSES, HumanRequest, NotificationEvent
 from human.routing import next_escalation
+from human.zones import said_at
 
 
 @dataclass(frozen=True)
@@ -68,21 +70,39 @@ def key_context(request: HumanRequest, limit: int = 6) -> list[tuple[str, str]]:
     return facts[:limit]
 
 
-def timing(request: HumanRequest) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class Due:
+    """A time a message gives: a deadline or an escalation, when, and what happens then."""
+
+    name: str
+    """`deadline` or `escalates`."""
+    at: datetime
+    then: str = ""
+    """Words after the time: ` unless answered: it goes to managers at high priority`."""
+
+    def said(self, zone: str | None = None) -> str:
+        """In words, on `zone`'s clock (an IANA name; UTC without one)."""
+        return said_at(self.at, zone) + self.then
+
+
+def timing(request: HumanRequest) -> list[Due]:
     """When a message says the request is due: its deadline, and an escalation before it.
 
     The ladder's next rung, where it comes before the deadline, as the request's page heads with
     it: its team's time is until then (`human.routing.next_escalation`, counted from the request's
-    creation: a message says the times, not how long is left). UTC: a team has no one clock.
+    creation: a message says the times, not how long is left). Each channel says them on its
+    reader's clock: an email on its recipients' zones (`User.time_zone`), Slack and Teams on
+    each reader's own, by their clients' date tokens.
     """
-    facts: list[tuple[str, str]] = []
+    due: list[Due] = []
     if request.expires_at:
-        facts.append(("deadline", f"{request.expires_at:%Y-%m-%d %H:%M} UTC"))
+        due.append(Due("deadline", request.expires_at))
     step = next_escalation(request, request.created_at)
     if step is not None:
-        said = f"{step.at:%Y-%m-%d %H:%M} UTC unless answered: it {summary.escalation_text(step)}"
-        facts.append(("escalates", said))
-    return facts
+        due.append(
+            Due("escalates", step.at, f" unless answered: it {summary.escalation_text(step)}")
+        )
+    return due
 
 
 def _plain(value: Any) -> str:

@@ -7,7 +7,9 @@ trusts a private CA (a relay with a self-signed certificate). `BATON_SMTP_FROM` 
 
 Recipients are the team's members with an email address (`baton users add NAME --email …`, or
 the users API); a team without any is recorded as skipped, not as a failure. The message carries a
-signed deep link to the request's page (`links.py`), which asks for sign-in like any page.
+signed deep link to the request's page (`links.py`), which asks for sign-in like any page. Its
+times (the deadline, an escalation) are on its recipients' clocks: one message for each time zone
+among them (`User.time_zone`; UTC for those without one), sent in one connection.
 """
 
 from __future__ import annotations
@@ -103,12 +105,29 @@ class EmailChannel:
             person = await self._person(request.assignee)
             if person is None or not person.email:
                 return f"{request.assignee} has no email address"
-            recipients = [person.email]
+            people = [person]
         else:
-            recipients = [u.email for u in await self._members(team) if u.email]
-            if not recipients:
+            people = [u for u in await self._members(team) if u.email]
+            if not people:
                 return f"no member of team {team} has an email address"
-        message = self.message(notice, recipients)
+        by_zone: dict[str | None, list[str]] = {}
+        for person in people:
+            assert person.email is not None
+            by_zone.setdefault(person.time_zone, []).append(person.email)
+        await self._send(
+            [
+                self.message(notice, recipients, zone=zone, part=part)
+                for part, (zone, recipients) in enumerate(by_zone.items())
+            ]
+        )
+        return None
+
+    async def _send(self, messages: list[EmailMessage]) -> None:
+        """Hand the messages to the relay, in one connection.
+
+        `NotificationFailed` on errors worth a retry (which sends them all again: a notice
+        reaches people at least once).
+        """
         relay = self._relay
         client = aiosmtplib.SMTP(
             hostname=relay.host,
@@ -125,21 +144,27 @@ class EmailChannel:
         # A failed or cancelled attempt drops the connection at once instead.
         try:
             await client.connect()
-            await client.send_message(message)
+            for message in messages:
+                await client.send_message(message)
             with contextlib.suppress(aiosmtplib.SMTPException, OSError):
                 await client.quit()  # the relay has the message: a failed goodbye is no failure
         except (aiosmtplib.SMTPException, OSError) as exc:
             raise NotificationFailed(f"email: {type(exc).__name__}: {exc}") from exc
         finally:
             client.close()
-        return None
 
-    def message(self, notice: Notice, recipients: list[str]) -> EmailMessage:
-        """The message: a plain-text part and an HTML part, each with the signed link."""
+    def message(
+        self, notice: Notice, recipients: list[str], *, zone: str | None = None, part: int = 0
+    ) -> EmailMessage:
+        """The message: a plain-text part and an HTML part, each with the signed link.
+
+        Its times are on `zone`'s clock, its recipients' (`send` sends one message a zone; `part`
+        tells their ids apart).
+        """
         request = notice.request
         link = self._links.signed(request.id, notice.delivery_id)
         facts = [("Team", request.team), ("Priority", request.priority)]
-        facts += [(name.capitalize(), said) for name, said in timing(request)]
+        facts += [(due.name.capitalize(), due.said(zone)) for due in timing(request)]
         facts += key_context(request)
         article = "An" if request.kind[0] in "aeiou" else "A"
         leads = {
@@ -154,7 +179,8 @@ class EmailChannel:
         message["Subject"] = f"[Baton] {notice.headline}"
         message["From"] = self._sender
         message["To"] = ", ".join(recipients)
-        message["Message-ID"] = make_msgid(idstring=notice.delivery_id, domain="baton")
+        idstring = f"{notice.delivery_id}.{part}" if part else notice.delivery_id
+        message["Message-ID"] = make_msgid(idstring=idstring, domain="baton")
         message["X-Baton-Delivery"] = notice.delivery_id
         text_facts = "\n".join(f"  {k}: {v}" for k, v in facts)
         message.set_content(

@@ -59,6 +59,7 @@ from baton.errors import BatonError, InvalidAnswer, NotificationFailed, Unauthen
 from human.access import check_can_answer
 from human.answer_schema import answer_schema, choices, option_label
 from human.channels import (
+    Due,
     Notice,
     approved_words,
     http,
@@ -83,6 +84,7 @@ from human.forms import (
 from human.records import OPEN_STATUSES, HumanRequest, User
 from human.service import RequestService, refuse_closed
 from human.store.base import PeopleStore
+from human.zones import said_at
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +118,16 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def said_on_reader_clock(due: Due) -> str:
+    """A due time as Slack shows it on each reader's clock (its date token), with its words.
+
+    The token's fallback, for a client that cannot show it, is the time in UTC.
+    """
+    moment = int(due.at.timestamp())
+    fallback = said_at(due.at, None)
+    return f"<!date^{moment}^{{date_short_pretty}} {{time}}|{fallback}>{escape(due.then)}"
+
+
 def request_blocks(
     request: HumanRequest, url: str, *, note: str | None = None, forms: bool = False
 ) -> list[Block]:
@@ -125,18 +137,17 @@ def request_blocks(
     (Edit, Answer, Resolve, Return) is a button too, which opens its form (`form_button`).
     """
     facts = [
-        ("team", request.team),
-        ("priority", request.priority),
-        *timing(request),
-        *key_context(request),
+        ("team", escape(request.team)),
+        ("priority", escape(request.priority)),
+        *((due.name, said_on_reader_clock(due)) for due in timing(request)),
+        *((name, escape(value)) for name, value in key_context(request)),
     ]
     blocks: list[Block] = [
         HeaderBlock(text=_clip(request.title, 150)),
         SectionBlock(text=MarkdownTextObject(text=_clip(escape(request.reason), 3000))),
         SectionBlock(
             fields=[
-                MarkdownTextObject(text=_clip(f"*{escape(k)}*\n{escape(v)}", 2000))
-                for k, v in facts[:10]
+                MarkdownTextObject(text=_clip(f"*{escape(k)}*\n{v}", 2000)) for k, v in facts[:10]
             ]
         ),
     ]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC
 from typing import Any, Final
 
 import aiohttp
@@ -35,7 +36,15 @@ from microsoft_agents.activity import Activity, Attachment, ResourceResponse
 from microsoft_agents.hosting.core.connector.client import ConnectorClient
 
 from baton.errors import NotificationFailed
-from human.channels import Notice, approved_words, http, key_context, standing_offer, timing
+from human.channels import (
+    Due,
+    Notice,
+    approved_words,
+    http,
+    key_context,
+    standing_offer,
+    timing,
+)
 from human.channels.links import LinkSigner
 from human.forms import OTHER, DecisionForm, Field, answer_forms
 from human.records import OPEN_STATUSES, HumanRequest, TeamsCard
@@ -69,10 +78,21 @@ def _clip(text: str, limit: int) -> str:
 
 
 def facts_of(request: HumanRequest) -> list[tuple[str, str]]:
-    """What the card lists, in words: the key arguments and context, team, priority, deadline."""
+    """What the card lists, in words: the key arguments and context, team, priority."""
     facts = [*key_context(request), ("team", request.team), ("priority", request.priority)]
-    facts += timing(request)
     return [(name.replace("_", " ").capitalize(), value) for name, value in facts]
+
+
+def due_text(due: Due) -> str:
+    """A due time on each reader's clock, then its words.
+
+    The card's `DATE()` and `TIME()` functions, which Teams says in the reader's zone (Adaptive
+    Cards' text features: a TextBlock's, in strict RFC 3339 form).
+    """
+    moment = due.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (
+        f"{due.name.capitalize()}: {{{{DATE({moment}, SHORT)}}}} {{{{TIME({moment})}}}}{due.then}"
+    )
 
 
 def request_card(
@@ -108,6 +128,7 @@ def request_card(
             "type": "FactSet",
             "facts": [{"title": name, "value": value} for name, value in facts_of(request)[:10]],
         },
+        *({"type": "TextBlock", "text": due_text(due), "wrap": True} for due in timing(request)),
         *form,
     ]
     offer = standing_offer(request)

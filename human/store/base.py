@@ -633,12 +633,20 @@ class PeopleStore(Protocol):
         email: str | None = None,
         slack_id: str | None = None,
         entra_id: str | None = None,
+        time_zone: str | None = None,
         events: Sequence[NewEvent] = (),
     ) -> User:
         """Create or update a user and set their teams (with `events`, audit).
 
-        `password_hash`, `email`, `slack_id` and `entra_id` left None keep what is stored; ""
-        clears the email, Slack id or Entra object id.
+        `password_hash`, `email`, `slack_id`, `entra_id` and `time_zone` left None keep what is
+        stored; "" clears the email, Slack id, Entra object id or time zone.
+        """
+        ...
+
+    async def keep_time_zone(self, name: str, time_zone: str) -> bool:
+        """Give `name` this time zone if they have none (their browser's, at sign-in).
+
+        Whether it was kept.
         """
         ...
 

@@ -879,11 +879,13 @@ class SqlStore:
         email: str | None = None,
         slack_id: str | None = None,
         entra_id: str | None = None,
+        time_zone: str | None = None,
         events: Sequence[NewEvent] = (),
     ) -> User:
         """Create or update a user, creating missing teams, and set exactly these memberships.
 
-        `email`, `slack_id` and `entra_id` left None keep what is stored; "" clears them.
+        `email`, `slack_id`, `entra_id` and `time_zone` left None keep what is stored; "" clears
+        them.
         """
         now = self._clock()
 
@@ -901,7 +903,12 @@ class SqlStore:
             )
             assert row is not None
             user_id = row["id"]
-            for column, value in (("email", email), ("slack_id", slack_id), ("entra_id", entra_id)):
+            for column, value in (
+                ("email", email),
+                ("slack_id", slack_id),
+                ("entra_id", entra_id),
+                ("time_zone", time_zone),
+            ):
                 if value is not None:
                     await tx.run(
                         f"UPDATE users SET {column} = NULLIF(:value, '') WHERE id = :id",
@@ -920,6 +927,19 @@ class SqlStore:
         user = await self.get_user(name)
         assert user is not None
         return user
+
+    async def keep_time_zone(self, name: str, time_zone: str) -> bool:
+        """Give `name` this time zone if they have none (their browser's, at sign-in)."""
+
+        async def write(tx: Tx) -> bool:
+            kept = await tx.run(
+                "UPDATE users SET time_zone = :zone WHERE name = :name AND time_zone IS NULL",
+                zone=time_zone,
+                name=name,
+            )
+            return bool(kept)
+
+        return await self._write_tx(write)
 
     async def get_user(self, name: str) -> User | None:
         """A user by name, with their teams."""
@@ -971,7 +991,8 @@ class SqlStore:
     async def _users_where(self, clause: str, /, **params: Any) -> list[User]:
         """Users and their teams: a row per membership, in one statement, grouped here."""
         found = await self._all(
-            "SELECT u.id, u.name, u.role, u.email, u.slack_id, u.entra_id, m.team FROM users u "
+            "SELECT u.id, u.name, u.role, u.email, u.slack_id, u.entra_id, u.time_zone, m.team "
+            "FROM users u "
             f"LEFT JOIN memberships m ON m.user_id = u.id WHERE {clause} ORDER BY u.name, m.team",
             **params,
         )
@@ -989,6 +1010,7 @@ class SqlStore:
                 email=u["email"],
                 slack_id=u["slack_id"],
                 entra_id=u["entra_id"],
+                time_zone=u["time_zone"],
             )
             for u, teams in users.values()
         ]

@@ -9,10 +9,11 @@ import hmac
 import json
 import time
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -178,7 +179,8 @@ async def test_slack_message_buttons_and_signed_callbacks(
         async with baton_server(db_url, tokens, server_log, env) as server:
             await _link_slack(server, lee="U0LEE", val="U0VAL")
             run = await server.start_run(REFUND_120)
-            rid = (await server.wait_for_request(run["id"]))["id"]
+            asked = await server.wait_for_request(run["id"])
+            rid = asked["id"]
 
             async def message() -> Any:
                 found = slack.at("/incoming")
@@ -227,6 +229,15 @@ async def test_slack_message_buttons_and_signed_callbacks(
     fields = " ".join(f["text"] for f in blocks[2]["fields"])
     assert "*amount*\n120.0" in fields
     assert "*order_id*\nA-1002" in fields
+    # its times on each reader's clock: Slack's date token, in UTC where a client cannot say it
+    deadline = datetime.fromisoformat(asked["expires_at"])
+    escalates = datetime.fromisoformat(asked["created_at"]) + timedelta(hours=4)
+    for name, moment, then in (
+        ("deadline", deadline, ""),
+        ("escalates", escalates, " unless answered: it goes to managers at high priority"),
+    ):
+        token = f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time}}"
+        assert f"*{name}*\n{token}|{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC>{then}" in fields
     buttons = {e["action_id"]: e for e in blocks[-1]["elements"]}
     assert buttons["baton.approve"]["value"] == rid
     assert buttons["baton.reject"]["value"] == rid
@@ -645,6 +656,64 @@ async def test_email_to_the_team_over_starttls_with_a_signed_deep_link(
     assert LinkSigner("another-secret", "https://baton.example").verify(rid, sig) is None
     assert peek.status_code == 401  # the link is no credential
     assert smtp.refusals == []
+
+
+async def test_email_gives_each_recipient_the_times_on_their_own_clock(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    """One message a time zone among the team (in one connection), its times on that clock."""
+    with smtp_server(tmp_path) as smtp:
+        env = {"BATON_SMTP_URL": smtp.url(starttls="true"), "BATON_SMTP_FROM": "baton@b.example"}
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            async with server.client("ada") as ada:
+                for name, zone in (("lee", "America/Los_Angeles"), ("val", "America/Los_Angeles")):
+                    set_zone = await ada.patch(f"/api/users/{name}", json={"time_zone": zone})
+                    assert set_zone.status_code == 200, set_zone.text
+            run = await server.start_run(REFUND_120)
+            asked = await server.wait_for_request(run["id"])
+            notified = await _notified(server, asked["id"], "sent")
+
+            async def mails() -> Any:
+                return smtp.mails if len(smtp.mails) >= 2 else None
+
+            received = await eventually(mails, what="two emails")
+
+    by_recipients = {tuple(sorted(mail.recipients)): mail.message for mail in received}
+    assert sorted(by_recipients) == [("ada@example.com",), ("lee@example.com", "val@example.com")]
+    deadline = datetime.fromisoformat(asked["expires_at"])
+    escalates = datetime.fromisoformat(asked["created_at"]) + timedelta(hours=4)
+    pacific = ZoneInfo("America/Los_Angeles")
+    for recipients, zone in (
+        (("ada@example.com",), UTC),
+        (("lee@example.com", "val@example.com"), pacific),
+    ):
+        message = by_recipients[recipients]
+        text = message.get_body(("plain",)).get_content()
+        html = message.get_body(("html",)).get_content()
+        for said in (
+            f"Deadline: {_on(deadline, zone)}",
+            f"Escalates: {_on(escalates, zone)} unless answered: it goes to managers",
+        ):
+            assert said in text, text
+            assert said.split(": ", 1)[1] in html, html
+    assert (
+        " UTC"
+        not in by_recipients[("lee@example.com", "val@example.com")]
+        .get_body(("plain",))
+        .get_content()
+    )
+    ids = {message["Message-ID"] for message in by_recipients.values()}
+    assert len(ids) == 2  # each its own id; one delivery
+    [note] = notified["notifications"]
+    assert [message["X-Baton-Delivery"] for message in by_recipients.values()] == [note["id"]] * 2
+    assert [mail.connection for mail in received] == [0, 0]  # both sent in one connection
+
+
+def _on(moment: datetime, zone: Any) -> str:
+    """As a person on `zone`'s clock reads `moment`: day, time and the zone's abbreviation."""
+    seen = moment.astimezone(zone)
+    label = "UTC" if zone is UTC else seen.tzname()
+    return f"{seen:%Y-%m-%d %H:%M} {label}"
 
 
 async def test_email_that_cannot_be_sent_is_retried_then_shown_as_failed(

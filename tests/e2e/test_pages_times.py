@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.harness import REFUND_120, Server
-from tests.pages import signed_in, text_of
+from tests.pages import browser_session, sign_in, signed_in, text_of
 from web.zones import COOKIE
 
 KATHMANDU = timedelta(hours=5, minutes=45)
@@ -132,3 +132,37 @@ async def test_an_instant_at_the_calendars_edge_in_a_runs_data_reads_on_any_cloc
                 assert shown.status_code == 200, (zone, edge, shown.text[:2000])
                 instant = datetime.fromisoformat(edge).isoformat()
                 assert f'<time datetime="{instant}">' in shown.text  # as a time, its instant kept
+
+
+async def test_sign_in_keeps_the_browser_s_zone_for_a_person_who_has_none(
+    server: Server, passwords: dict[str, str]
+) -> None:
+    """Messages to a person give times on their clock: their browser's, kept at sign-in."""
+
+    async def zones() -> dict[str, str | None]:
+        async with server.client("ada") as ada:
+            return {u["name"]: u["time_zone"] for u in (await ada.get("/api/users")).json()}
+
+    async with server.client("ada") as ada:
+        set_zone = await ada.patch("/api/users/val", json={"time_zone": "Asia/Tokyo"})
+        assert set_zone.status_code == 200, set_zone.text
+    assert (await zones())["lee"] is None
+
+    async def sign_in_from(name: str, zone: str) -> None:
+        async with browser_session(server) as browser:
+            browser.http.cookies.set(COOKIE, zone)
+            reply = await sign_in(browser, name, passwords[name])
+            assert reply.status_code == 303, reply.text
+
+    await sign_in_from("lee", "Europe/Berlin")
+    await sign_in_from("val", "Europe/Berlin")  # an administrator's setting stays
+    await sign_in_from("sam", "../../etc/passwd")  # no zone the database knows: none kept
+    assert {
+        name: zone for name, zone in (await zones()).items() if name in {"lee", "val", "sam"}
+    } == {
+        "lee": "Europe/Berlin",
+        "val": "Asia/Tokyo",
+        "sam": None,
+    }
+    await sign_in_from("lee", "America/New_York")  # kept once: only an administrator changes it
+    assert (await zones())["lee"] == "Europe/Berlin"

@@ -191,6 +191,12 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
             "clears a role": await _call(
                 server, "ada", "PATCH", "/api/users/fay", {"clear": ["role"]}
             ),
+            "unknown zone": await _call(
+                server, "ada", "PATCH", "/api/users/fay", {"time_zone": "Mars/Olympus_Mons"}
+            ),
+            "a zone's offset": await _call(
+                server, "ada", "POST", "/api/users", {"name": "pia", "time_zone": "+01:00"}
+            ),
         }
         assert {k: r.status_code for k, r in refusals.items()} == {
             "responder adds a team": 403,
@@ -206,7 +212,13 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
             "nobody": 404,
             "taken slack id": 409,
             "clears a role": 422,
+            "unknown zone": 422,
+            "a zone's offset": 422,
         }
+        for which in ("unknown zone", "a zone's offset"):
+            [error] = refusals[which].json()["errors"]
+            assert error["loc"] == ["body", "time_zone"], error
+            assert "not a time zone the zone database knows" in error["msg"], error
         assert refusals["unknown team"].json()["errors"][0]["loc"] == ["body", "teams", 1]
         assert refusals["bad role"].json()["errors"][0]["loc"] == ["body", "role"]
         assert refusals["clears a role"].json()["errors"][0]["loc"] == ["body", "clear"]
@@ -228,16 +240,22 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
                 "email": "pia@example.com",
                 "slack_id": "U0PIA",
                 "entra_id": PIA_OID,
+                "time_zone": "America/Los_Angeles",
             },
         )
         assert added.status_code == 201, added.text
         assert (added.json()["role"], added.json()["teams"]) == ("responder", ["procurement"])
+        assert added.json()["time_zone"] == "America/Los_Angeles"
         moved = await _call(
             server,
             "ada",
             "PATCH",
             "/api/users/pia",
-            {"role": "admin", "teams": ["finance", "procurement"], "clear": ["email", "entra_id"]},
+            {
+                "role": "admin",
+                "teams": ["finance", "procurement"],
+                "clear": ["email", "entra_id", "time_zone"],
+            },
         )
         assert moved.status_code == 200, moved.text
         assert moved.json() | {"id": None} == {
@@ -248,6 +266,7 @@ async def test_admins_manage_teams_and_users_and_nobody_else_does(
             "email": None,
             "slack_id": "U0PIA",
             "entra_id": None,
+            "time_zone": None,
         }
         teams = {t["name"]: t for t in (await _call(server, "ada", "GET", "/api/teams")).json()}
         assert teams["procurement"] == {
@@ -283,9 +302,34 @@ async def test_the_demo_seeds_legal_and_managers_with_distinct_people(db_url: st
     linked = _baton(db_url, "users", "add", "lee", "--team", "support-leads", "--slack-id", "U0LEE")
     assert linked.returncode == 0, linked.stderr
     [lee] = [r for r in _baton(db_url, "users", "list").stdout.splitlines() if r.startswith("lee ")]
-    assert lee.split()[-3:] == ["lee@example.com", "U0LEE", "-"]  # the email it had is kept
+    assert lee.split()[-4:] == ["lee@example.com", "U0LEE", "-", "-"]  # its email is kept
     oid = "eeeeeeee-0000-4000-8000-00000000000e"
     entra = _baton(db_url, "users", "add", "lee", "--team", "support-leads", "--entra-id", oid)
     assert entra.returncode == 0, entra.stderr
     [lee] = [r for r in _baton(db_url, "users", "list").stdout.splitlines() if r.startswith("lee ")]
-    assert lee.split()[-3:] == ["lee@example.com", "U0LEE", oid]
+    assert lee.split()[-4:] == ["lee@example.com", "U0LEE", oid, "-"]
+
+    def lee_zone() -> str:
+        [lee] = [
+            r for r in _baton(db_url, "users", "list").stdout.splitlines() if r.startswith("lee ")
+        ]
+        return lee.split()[-1]
+
+    zoned = _baton(
+        db_url, "users", "add", "lee", "--team", "support-leads", "--time-zone", "Asia/Tokyo"
+    )
+    assert zoned.returncode == 0, zoned.stderr
+    assert lee_zone() == "Asia/Tokyo"
+    kept = _baton(db_url, "users", "add", "lee", "--team", "support-leads")
+    assert kept.returncode == 0, kept.stderr
+    assert lee_zone() == "Asia/Tokyo"
+    unknown = _baton(
+        db_url, "users", "add", "lee", "--team", "support-leads", "--time-zone", "CEST"
+    )
+    assert unknown.returncode == 2
+    assert "--time-zone" in unknown.stderr
+    assert "not a time zone the zone database knows" in unknown.stderr
+    assert lee_zone() == "Asia/Tokyo"  # nothing changed
+    cleared = _baton(db_url, "users", "add", "lee", "--team", "support-leads", "--time-zone", "")
+    assert cleared.returncode == 0, cleared.stderr
+    assert lee_zone() == "-"

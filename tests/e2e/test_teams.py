@@ -12,6 +12,7 @@ Microsoft's Adaptive Card schema (tests/cards.py). No real Teams tenant is invol
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -65,7 +66,8 @@ async def test_the_webhook_gets_a_card_with_a_signed_link(
         }
         async with baton_server(db_url, tokens, server_log, env) as server:
             run = await server.start_run(REFUND_120)
-            rid = (await server.wait_for_request(run["id"]))["id"]
+            asked = await server.wait_for_request(run["id"])
+            rid = asked["id"]
             await _notified(server, rid, "teams", "sent")
             [note] = (await server.request(rid))["notifications"]
             [posted] = teams.at("/workflows/trigger?sig=abc")
@@ -89,7 +91,16 @@ async def test_the_webhook_gets_a_card_with_a_signed_link(
         "Team: support-leads",
         "Priority: normal",
     ]
-    assert shown[8].startswith("Deadline: ")
+    # then its times, on each reader's clock: the card's DATE() and TIME(), in RFC 3339 UTC
+    deadline = datetime.fromisoformat(asked["expires_at"]).astimezone(UTC)
+    escalates = datetime.fromisoformat(asked["created_at"]).astimezone(UTC) + timedelta(hours=4)
+    assert shown[8:10] == [
+        f"Deadline: {{{{DATE({deadline:%Y-%m-%dT%H:%M:%SZ}, SHORT)}}}} "
+        f"{{{{TIME({deadline:%Y-%m-%dT%H:%M:%SZ})}}}}",
+        f"Escalates: {{{{DATE({escalates:%Y-%m-%dT%H:%M:%SZ}, SHORT)}}}} "
+        f"{{{{TIME({escalates:%Y-%m-%dT%H:%M:%SZ})}}}} unless answered: it goes to managers at "
+        "high priority",
+    ]
     assert [a["type"] for a in card["actions"]] == ["Action.OpenUrl"]
     assert link.startswith(f"{BASE}/requests/{rid}?sig=")
     sig = link.split("sig=", 1)[1]
