@@ -14,6 +14,7 @@ from typing import Any, Never
 import pytest
 from agent_framework import (
     Executor,
+    FileCheckpointStorage,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
@@ -658,3 +659,48 @@ async def test_a_sub_workflow_whose_requests_nobody_takes_is_a_finding(tmp_path:
     ]
     assert passed_on.clean, passed_on.lines()
     assert passed_on.pauses == 1
+
+
+def asking(services: RunServices) -> Workflow:
+    return WorkflowBuilder(name="asking", start_executor=Asker(id="asker")).build()
+
+
+async def test_a_checkpoint_storage_given_in_run_kwargs_is_not_used_and_check_says_so(
+    tmp_path: Path,
+) -> None:
+    """MAF's `workflow.run(checkpoint_storage=...)` given through `register(run_kwargs=...)`, as
+    MAF's `workflow_as_agent_checkpoint.py` gives one to `run`: Baton keeps each pause's
+    checkpoint itself, so the author's storage gets none (MAF would save one after every
+    superstep of every drive), and the check, which gave `run` two, says it is not used."""
+    storage = tmp_path / "authors-checkpoints"
+    storage.mkdir()
+    registry.register(
+        "asking_with_storage",
+        input_model=Fumble,
+        start_message=lambda typed: typed.text,
+        run_kwargs=lambda typed, services: {"checkpoint_storage": FileCheckpointStorage(storage)},
+    )(asking)
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'run.db'}")
+    await seed(settings.database_url)
+    async with open_parts(settings, local_worker=False) as parts:
+        lee = await parts.store.get_user("lee")
+        assert lee is not None
+        run = await parts.runtime.start("asking_with_storage", {"text": "x"}, actor="sam")
+        await parts.worker.run_until_idle()
+        [asked] = (await parts.requests.list(RequestFilter(run_id=run.id, status="pending"))).items
+        await parts.requests.respond(
+            asked.id, {"decision": "answer", "answer": "fine"}, responder=lee
+        )
+        await parts.worker.run_until_idle()
+        ended = await parts.runtime.get(run.id)
+
+    report = await check_workflow(
+        "asking_with_storage", run_input={"text": "x"}, answers={"asker": "fine"}
+    )
+
+    assert (ended.status, ended.output) == ("completed", "x: fine")
+    assert report.clean, report.lines()
+    assert report.outputs == ["x: fine"]
+    assert report.unused_run_kwargs == ["checkpoint_storage"]
+    assert any("run_kwargs gives checkpoint_storage" in line for line in report.lines())
+    assert list(storage.iterdir()) == []

@@ -66,7 +66,7 @@ from executors.platform.shown import maf_value
 from workflows.platform.attributes import refusal
 from workflows.platform.engine import Instance, NotAWorkflow, UnstableGraph, engine_for
 from workflows.platform.pool import WorkflowPool, close_connections, new_instance
-from workflows.platform.registry import WorkflowSpec
+from workflows.platform.registry import WorkflowSpec, batons_own
 from workflows.platform.runtime import typed_input
 from workflows.platform.samples import answer_to, given_answer, sample_of
 from workflows.platform.snapshots import (
@@ -381,6 +381,8 @@ class CheckReport:
     """Whether the workflow is registered with `reuse=True` (what a kept instance keeps: found)."""
     could_reuse: bool = False
     """Not registered for reuse, but a kept instance, reset, held nothing of its last run."""
+    unused_run_kwargs: list[str] = field(default_factory=list)
+    """What the registration's `run_kwargs` give that each drive gives `workflow.run` itself."""
 
     @property
     def clean(self) -> bool:
@@ -439,7 +441,22 @@ class CheckReport:
             if self.could_reuse and self.clean
             else []
         )
-        return [ran, *self.findings(), f"outputs: {_short.repr(self.outputs)}", *hint, verdict]
+        unused = (
+            [
+                f"run_kwargs gives {', '.join(self.unused_run_kwargs)}, which Baton gives "
+                "workflow.run itself: not used (Baton keeps each pause's checkpoint in its store)"
+            ]
+            if self.unused_run_kwargs
+            else []
+        )
+        return [
+            ran,
+            *self.findings(),
+            f"outputs: {_short.repr(self.outputs)}",
+            *unused,
+            *hint,
+            verdict,
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data, `clean` included."""
@@ -488,7 +505,9 @@ async def _checked(
 ) -> CheckReport:
     """`check_spec`'s runs and findings, in `check`."""
     if spec.run_kwargs is not None:  # as a drive gives them to every run
-        check.run_kwargs = dict(spec.run_kwargs(typed, new_services()))
+        services = new_services()
+        report.unused_run_kwargs = batons_own(spec.run_kwargs(typed, services))
+        check.run_kwargs = spec.kwargs_for_run(typed, services)
     try:
         await check.go(typed, max_pauses)
     except (NotAWorkflow, UnstableGraph) as exc:  # as a drive's: its runs fail as they start

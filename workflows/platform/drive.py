@@ -318,10 +318,10 @@ class Drive:
 
     def _run_kwargs(self) -> dict[str, Any]:
         """The kwargs MAF's `run` takes for this run, from its registration (`run_kwargs`)."""
-        made = self._spec.run_kwargs
-        if made is None:
+        if self._spec.run_kwargs is None:
             return {}
-        kwargs = dict(made(self._spec.input_model.model_validate(self._run.input), self._services))
+        typed_input = self._spec.input_model.model_validate(self._run.input)
+        kwargs = self._spec.kwargs_for_run(typed_input, self._services)
         function_kwargs = kwargs.get("function_invocation_kwargs")
         if isinstance(function_kwargs, Mapping):  # for the tools Baton runs itself
             self._services.using(invocation_kwargs=function_kwargs)

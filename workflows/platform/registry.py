@@ -44,6 +44,15 @@ Adapters = Callable[[RunServices], Sequence[RequestAdapter]]
 StartMessage = Callable[[Any], Any]
 RunKwargs = Callable[[Any, RunServices], Mapping[str, Any]]
 """The keyword arguments MAF's `workflow.run` takes for a run: from its typed input, services."""
+BATONS_RUN_KWARGS: frozenset[str] = frozenset(
+    {"message", "responses", "stream", "checkpoint_id", "checkpoint_storage"}
+)
+"""`workflow.run`'s arguments each drive gives (or withholds) itself: never a registration's."""
+
+
+def batons_own(kwargs: Mapping[str, Any]) -> list[str]:
+    """The names among `kwargs` that each drive gives `workflow.run` itself (left out)."""
+    return sorted(BATONS_RUN_KWARGS & kwargs.keys())
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,28 @@ class WorkflowSpec:
         if found is None:
             found = self._found["types"] = self.allowed_types | checkpoint_types_of(workflow)
         return found
+
+    def kwargs_for_run(self, typed_input: BaseModel, services: RunServices) -> dict[str, Any]:
+        """The kwargs MAF's `run` takes for a run of this workflow (`run_kwargs`), less Baton's.
+
+        A checkpoint storage given there (MAF's `run(checkpoint_storage=...)`, as MAF's
+        `checkpoint/workflow_as_agent_checkpoint.py` gives one to its workflow agent's `run`) is
+        left out as a builder's is (`pool.new_instance`): MAF would save a checkpoint after every
+        superstep of every drive to it. So are the message, the responses, `stream` and a
+        checkpoint id, which each drive gives itself. Logged once per process; `baton check`
+        says it in its report.
+        """
+        if self.run_kwargs is None:
+            return {}
+        kwargs = dict(self.run_kwargs(typed_input, services))
+        dropped = batons_own(kwargs)
+        if dropped and "run_kwargs" not in self._proven:
+            self._proven.add("run_kwargs")
+            logger.warning(
+                "run_kwargs that Baton gives itself are not used",
+                extra={"workflow": self.name, "dropped": dropped},
+            )
+        return {k: v for k, v in kwargs.items() if k not in BATONS_RUN_KWARGS}
 
     def outcome_schema(self) -> dict[str, Any]:
         """The JSON Schema of what a person's resolution of a takeover records ({}: free-form).
