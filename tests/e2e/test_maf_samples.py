@@ -15,6 +15,7 @@ import json
 import os
 import zlib
 from collections.abc import Callable
+from datetime import datetime
 from html import unescape
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from tests.samples import MODULES
 from tests.samples import sequential_approval as database
 from tests.samples import tool_approval_middleware as tickets
 from tests.samples.agui_handoff import lookup_order_details, submit_refund
+from tests.samples.checkpoint_brief import BRIEF
 from workflows.platform import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +64,27 @@ class Said(str):
     """A handoff's expected end: a text its conversation holds once (its output is the talk)."""
 
 
+class Stamped(dict[str, Any]):
+    """An output holding the time it was made: its field `stamp` need only hold a time."""
+
+    def __init__(self, stamp: str, **fields: Any) -> None:
+        super().__init__(fields)
+        self.stamp = stamp
+
+    def __eq__(self, other: object) -> bool:  # (`output == expected` asks a dict subclass first)
+        if not isinstance(other, dict):
+            return NotImplemented
+        try:
+            datetime.fromisoformat(other.get(self.stamp))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+        return {k: v for k, v in other.items() if k != self.stamp} == dict(self)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 REFUND_987654 = lookup_order_details.func("987654")["amount"]
+BRIEF_TAKE_1 = f"Take 1: {BRIEF} Pre-order now!"
 
 
 def answer(value: Any) -> Answer:
@@ -345,6 +367,85 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             "text": "Summary of the team's findings, as planned. Plan, revised: ada sent your plan "
             "back: Add the cost per litre.",
         },
+    ),
+    "sequential_steering": (  # MAF's own sample: the editor's reply sent back, then approved
+        {"topic": "Write a brief introduction to artificial intelligence."},
+        [
+            (titled("Review editor"), {"decision": "reject", "reason": "mention its history"}),
+            (titled("Review editor"), {"decision": "approve"}),
+        ],
+        {  # the finalizer polishes the edit the person's reason steered
+            "agent": "finalizer",
+            "text": "Final: Edited, as guided (ada sent your reply back: mention its history): "
+            "AI is the craft of making machines that learn, reason and act.",
+        },
+    ),
+    "sequential_tool_approval": (  # MAF's own sample: the update turned down, a narrower one run
+        {
+            "task": "Check the schema and then update all orders with status 'pending' to "
+            "'processing'"
+        },
+        [
+            (titled("execute_database_query"), {"decision": "reject", "reason": "this week only"}),
+            (titled("execute_database_query"), {"decision": "approve"}),
+        ],
+        {  # what each query came to: the person's reason, then the narrower update's result
+            "agent": "DatabaseAgent",
+            "text": "Rejected by ada: this week only | Query executed successfully. Results: 3 "
+            "rows affected by 'UPDATE orders SET status = 'processing' WHERE status = 'pending' "
+            "AND created_at >= CURRENT_DATE - INTERVAL '7 days''",
+        },
+    ),
+    "handoff_approval_resume": (  # MAF's own: a handoff's questions, its refund refused
+        {"message": "Hi, my order 12345 arrived damaged. I need a refund."},
+        [  # main()'s four replies, in order; its approval a rejection
+            (
+                titled("refund_agent waits"),
+                answer(
+                    "The headphones in order 12345 arrived cracked. "
+                    "Please submit the refund for $89.99 and send a replacement to my original "
+                    "address."
+                ),
+            ),
+            (titled("submit_refund"), {"decision": "reject", "reason": "a replacement will do"}),
+            (
+                titled("refund_agent waits"),
+                answer("Yes, that covers the damage and refund request."),
+            ),
+            (titled("order_agent waits"), answer("That's everything I needed for the refund.")),
+            (titled("order_agent waits"), answer("Thanks for handling the refund.")),
+        ],
+        Said("Refund: Rejected by ada: a replacement will do. Does that cover it?"),
+    ),
+    "magentic_checkpoint": (  # MAF's own: main()'s TASK, the plan sent back, then approved
+        {},  # the input's default is main()'s TASK
+        [
+            (titled("plan"), {"decision": "reject", "reason": "Add the privacy review."}),
+            (titled("plan"), {"decision": "approve"}),
+        ],
+        {  # the answer follows the plan the person's reason revised
+            "agent": "MagenticManager",
+            "text": "Brief: milestones, risks and a weekly sync. Plan, revised: ada sent your "
+            "plan back: Add the privacy review.",
+        },
+    ),
+    "checkpoint_brief": (  # MAF's own: the first draft approved (max_iterations=6 ends a revision)
+        {},
+        [(titled("Human approval request"), answer("approve"))],
+        [{"agent": "writer", "text": BRIEF_TAKE_1}, BRIEF_TAKE_1],  # the reply, the approved draft
+    ),
+    "sub_workflow_checkpoint": (  # MAF's own: a sub-workflow's request kept in the coordinator
+        {},
+        [
+            (titled("Review request"), answer("add pricing")),
+            (lambda r: r["context"].get("iteration") == 2, answer("approve")),
+        ],
+        Stamped(  # a FinalDraft; approved_at is the time of the approval
+            "approved_at",
+            topic="Contoso Gadget Launch",
+            content="Approved launch narrative for Contoso Gadget Launch (iteration 2).",
+            iterations=2,
+        ),
     ),
 }
 

@@ -56,6 +56,28 @@ and its Foundry client: a group chat led by an orchestrator agent (its session h
 discussion across pauses), each of the pragmatist's replies held for a person.
 `magentic_plan_review` is MAF's `03-workflows/orchestrations/magentic_human_plan_review.py`, less
 its `main()`, its printing and its Foundry client: a Magentic manager's plan held for a person.
+`sequential_steering` and `sequential_tool_approval` are MAF's
+`03-workflows/human-in-the-loop/sequential_request_info.py` and
+`03-workflows/tool-approval/sequential_builder_tool_approval.py`, each less its `main()`, its
+event-stream printing and its Foundry client, its agents built as `main()` builds them: a
+drafter, an editor and a finalizer in sequence with `.with_request_info(agents=["editor"])`, the
+editor's reply sent back with guidance the final version carries; and one database agent whose
+`execute_database_query` needs approval, turned down with a reason the agent hears, then approved
+for a narrower query. `handoff_approval_resume` and `magentic_checkpoint` are MAF's
+`03-workflows/orchestrations/handoff_with_tool_approval_checkpoint_resume.py` and
+`magentic_checkpoint.py`, less their `main()`, printing and Foundry clients (their builders take
+the clients instead), built as `main()` builds them with a `FileCheckpointStorage` Baton leaves
+unused: a handoff asking the customer questions and a person to approve its refund tool (refused
+here), ending at the customer's fifth message; and a Magentic manager's plan sent back after a
+restart. `checkpoint_brief` and `sub_workflow_checkpoint` are MAF's
+`03-workflows/checkpoint/checkpoint_with_human_in_the_loop.py` and `sub_workflow_checkpoint.py`,
+less their `main()` (the first's console helpers too) and the first's Foundry client, their
+builders calling MAF's with a `FileCheckpointStorage` Baton leaves unused: a reviewer gateway
+counting drafts in its checkpoint hooks and the brief in shared state, and a coordinator keeping
+the sub-workflow's request it intercepted in its hooks, answering it after the restore. On MAF
+alone, the storages of the last four, given no `allowed_checkpoint_types`, fail to save the
+pauses (MAF logs "Failed to create checkpoint"), so their `main()`s cannot resume after a restart;
+Baton allows every type the executors take, send, ask and are answered.
 """
 
 MODULES = ",".join(
@@ -85,5 +107,11 @@ MODULES = ",".join(
         "group_chat_deploy",
         "group_chat_steering",
         "magentic_plan_review",
+        "sequential_steering",
+        "sequential_tool_approval",
+        "handoff_approval_resume",
+        "magentic_checkpoint",
+        "checkpoint_brief",
+        "sub_workflow_checkpoint",
     )
 )
