@@ -87,6 +87,13 @@ REFUND_987654 = lookup_order_details.func("987654")["amount"]
 BRIEF_TAKE_1 = f"Take 1: {BRIEF} Pre-order now!"
 
 
+def reading(address: str) -> Callable[[dict[str, Any]], bool]:
+    """The approval of reading `address`'s mail (three wait at once, titled alike)."""
+    return lambda request: (
+        (request["proposed_action"] or {}).get("arguments", {}).get("email_address") == address
+    )
+
+
 def answer(value: Any) -> Answer:
     return {"decision": "answer", "answer": value}
 
@@ -446,6 +453,40 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             content="Approved launch narrative for Contoso Gadget Launch (iteration 2).",
             iterations=2,
         ),
+    ),
+    "concurrent_steering": (  # MAF's own sample: one analyst steered, MAF's aggregator's synthesis
+        {"topic": "Analyze the impact of large language models on software development."},
+        [
+            (
+                titled("Review technical analyst"),
+                {"decision": "reject", "reason": "weigh the cost of reviewing generated code"},
+            ),
+            (titled("Review technical analyst"), {"decision": "approve"}),
+        ],
+        # the synthesis of the three replies, the steered one revised; MAF's aggregator takes the
+        # last analyst's prompt for the "human guidance" (on MAF alone too)
+        "Synthesis: technical_analyst: Technical, revised: ada sent your reply back: weigh the "
+        "cost of reviewing generated code | business_analyst: Business: faster delivery lowers "
+        "cost; the return depends on adoption. | ux_analyst: UX: answers arrive in the editor, "
+        "but AI tools vary in accessibility. | Human guidance: Analyze the impact of large "
+        "language models on software development.",
+    ),
+    "approval_requests": (  # MAF's own sample: three reads open at once, one refused, then a send
+        {
+            "sender": "mike@contoso.com",
+            "subject": "Important: Project Update",
+            "body": "Please provide your team's status update on the project since last week.",
+        },
+        [
+            (reading("bob@contoso.com"), {"decision": "reject", "reason": "Bob's mail is private"}),
+            (reading("alice@contoso.com"), {"decision": "approve"}),
+            (reading("charlie@contoso.com"), {"decision": "approve"}),
+            (titled("send_email"), {"decision": "approve"}),
+        ],
+        # the update sent: what the reads allowed found, the refused one's reason in its place
+        "I've sent the status update to mike@contoso.com: alice@contoso.com: Bug Bash Results, "
+        "Code Freeze; bob@contoso.com: not read (Rejected by ada: Bob's mail is private); "
+        "charlie@contoso.com: Project Update, Code Review",
     ),
 }
 

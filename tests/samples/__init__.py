@@ -78,6 +78,14 @@ the sub-workflow's request it intercepted in its hooks, answering it after the r
 alone, the storages of the last four, given no `allowed_checkpoint_types`, fail to save the
 pauses (MAF logs "Failed to create checkpoint"), so their `main()`s cannot resume after a restart;
 Baton allows every type the executors take, send, ask and are answered.
+`concurrent_steering` is MAF's `03-workflows/human-in-the-loop/concurrent_request_info.py`, less
+its `main()`, its printing and input loop and its Foundry client: three analysts side by side,
+the technical analyst's reply held for a person, and MAF's own aggregator asking the client the
+module holds (`_chat_client`, set as `main()` sets it) for a synthesis of the three.
+`approval_requests` is MAF's `03-workflows/human-in-the-loop/agents_with_approval_requests.py`,
+less its `main()` and its Foundry client: an executor that notes a priority sender, an email
+agent that asks three approvals at once to read its team's mail and then one to send the update,
+and an executor that yields the agent's reply; a run's input is the `Email` `main()` makes.
 """
 
 MODULES = ",".join(
@@ -113,5 +121,7 @@ MODULES = ",".join(
         "magentic_checkpoint",
         "checkpoint_brief",
         "sub_workflow_checkpoint",
+        "concurrent_steering",
+        "approval_requests",
     )
 )
