@@ -704,3 +704,15 @@ async def test_a_checkpoint_storage_given_in_run_kwargs_is_not_used_and_check_sa
     assert report.unused_run_kwargs == ["checkpoint_storage"]
     assert any("run_kwargs gives checkpoint_storage" in line for line in report.lines())
     assert list(storage.iterdir()) == []
+
+
+async def test_an_agent_s_structured_reply_held_for_review_pauses_durably() -> None:
+    """The pause's checkpoint holds the parsed reply (`AgentResponse.value`), a model only the
+    agent's `response_format` names: it is allow-listed, so the pause is durable."""
+    registry.load("tests.fixtures.rated_review")
+
+    report = await check_workflow("rated_review", answers={"rater": [True]})
+
+    assert report.clean, report.lines()
+    assert report.pauses == 1
+    assert report.not_durable == []

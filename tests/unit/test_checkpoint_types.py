@@ -7,14 +7,17 @@ import enum
 from typing import Never, TypedDict
 
 from agent_framework import (
+    Agent,
     Executor,
     WorkflowBuilder,
     WorkflowContext,
     handler,
     response_handler,
 )
+from agent_framework.orchestrations import SequentialBuilder
 from pydantic import BaseModel
 
+from executors.platform.chat_clients import ScriptedChatClient
 from workflows.platform.checkpoints import checkpoint_types_of, type_key
 
 
@@ -76,3 +79,23 @@ def test_request_response_message_and_nested_types_are_found() -> None:
     for cls in (Order, Sent, Question, Totals, Answer, Part, Colour):
         assert type_key(cls) in found, cls
     assert not any(key.startswith("builtins:") for key in found)
+
+
+class Verdict(BaseModel):
+    score: int
+    part: Part
+
+
+def test_an_agents_response_format_is_found_a_reply_held_for_review_holds_it() -> None:
+    """MAF parses an agent's reply into its `response_format` (`AgentResponse.value`), and a
+    reply held for a person (`with_request_info`) keeps that value in the pause's checkpoint."""
+    rater = Agent(
+        client=ScriptedChatClient(lambda messages, options: []),
+        name="rater",
+        default_options={"response_format": Verdict},
+    )
+    workflow = SequentialBuilder(participants=[rater]).with_request_info(agents=["rater"]).build()
+
+    found = checkpoint_types_of(workflow)
+
+    assert {type_key(Verdict), type_key(Part), type_key(Colour)} <= found

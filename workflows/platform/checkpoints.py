@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from baton import failpoints
 from baton.errors import PauseNotDurable
-from executors.platform.agents import executors_of
+from executors.platform.agents import agents_of, executors_of
 from human.store.base import NewCheckpoint, Store
 
 logger = logging.getLogger(__name__)
@@ -145,7 +145,7 @@ def checkpoint_types_of(workflow: Workflow | FunctionalWorkflow) -> frozenset[st
     """
     found: set[type] = set()
     aliases: list[bool] = []
-    for declared in _declared_types(workflow):
+    for declared in [*_declared_types(workflow), *_response_formats(workflow)]:
         _collect(declared, found, aliases)
     keys = {type_key(t) for t in found if t.__module__ != "builtins"}
     return frozenset({*keys, *(("types:GenericAlias",) if any(aliases) else ())})
@@ -175,6 +175,23 @@ def _declared_types(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
             *executor.output_types,
             *(t for pair in handlers for t in pair),
         ]
+    return found
+
+
+def _response_formats(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
+    """The structured-output models of the workflow's agents (`response_format`).
+
+    MAF parses an agent's reply into its `response_format` model (`AgentResponse.value`), and
+    the reply travels in the messages and requests the executors declare
+    (`AgentExecutorResponse`, a reply held for review), so a checkpoint can hold an instance of
+    it that no declared type names. A model given only in a run's options is not found here:
+    name it in `checkpoint_types`.
+    """
+    found: list[Any] = []
+    for agent in agents_of(workflow):
+        options = getattr(agent, "default_options", None)
+        if isinstance(options, Mapping):
+            found.append(options.get("response_format"))
     return found
 
 
