@@ -488,6 +488,30 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         "Code Freeze; bob@contoso.com: not read (Rejected by ada: Bob's mail is private); "
         "charlie@contoso.com: Project Update, Code Review",
     ),
+    "guessing_game": (  # MAF's own sample: a person's higher/lower moves the guesses
+        {},
+        [
+            (titled("Human feedback request from turn manager"), answer("higher")),
+            (titled("Human feedback request from turn manager"), answer("lower")),
+            (titled("Human feedback request from turn manager"), answer("higher")),
+            (titled("Human feedback request from turn manager"), answer("correct")),
+        ],
+        [  # each guess halves what the answers so far leave (MAF's `.value` shown), then the end
+            {"agent": "GuessingAgent", "text": '{"guess": 5}', "value": {"guess": 5}},
+            {"agent": "GuessingAgent", "text": '{"guess": 8}', "value": {"guess": 8}},
+            {"agent": "GuessingAgent", "text": '{"guess": 6}', "value": {"guess": 6}},
+            {"agent": "GuessingAgent", "text": '{"guess": 7}', "value": {"guess": 7}},
+            "Guessed correctly!",
+        ],
+    ),
+    "declaration_only_tools": (  # MAF's own sample: a person gives a declared tool's result
+        {"text": "What's the weather like today?"},
+        [(titled("needs the result of get_user_location"), answer("Seattle, WA"))],
+        {
+            "agent": "WeatherBot",
+            "text": "Today in Seattle, WA: 14°C, light rain clearing by the evening.",
+        },
+    ),
 }
 
 

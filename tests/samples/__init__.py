@@ -86,6 +86,14 @@ module holds (`_chat_client`, set as `main()` sets it) for a synthesis of the th
 less its `main()` and its Foundry client: an executor that notes a priority sender, an email
 agent that asks three approvals at once to read its team's mail and then one to send the update,
 and an executor that yields the agent's reply; a run's input is the `Email` `main()` makes.
+`guessing_game` and `declaration_only_tools` are MAF's
+`03-workflows/human-in-the-loop/guessing_game_with_human_input.py` and
+`agents_with_declaration_only_tools.py`, each less its `main()`, its printing and its Foundry
+client, its agent built as `main()` builds it: an agent whose structured reply
+(`response_format=GuessOutput`, read through `.value`) a person answers higher, lower or correct
+until it is right, each guess following every answer so far; and an agent whose
+`get_user_location` is a declaration only (`func=None`), whose call a person carries out, giving
+the result the agent goes on with.
 """
 
 MODULES = ",".join(
@@ -123,5 +131,7 @@ MODULES = ",".join(
         "sub_workflow_checkpoint",
         "concurrent_steering",
         "approval_requests",
+        "guessing_game",
+        "declaration_only_tools",
     )
 )
