@@ -1,6 +1,6 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Ten shapes of MAF's human-in-the-loop samples and twelve of MAF's own samples (MAF's code, less
+Ten shapes of MAF's human-in-the-loop samples and twenty-two of MAF's own samples (MAF's code, less
 their `main()` and cloud client; `tests.samples`): each pauses, survives a kill -9 of `baton
 serve`, takes its typed answers over the API in a new process and ends with the sample's own
 output. In this process: a malformed
