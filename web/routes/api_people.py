@@ -55,7 +55,7 @@ async def add_team(body: NewTeam, parts: PartsDep, user: AdminDep, response: Res
 
 @router.get("/users", responses=refusals(403))
 async def list_users(parts: PartsDep, user: AdminDep) -> list[User]:
-    """Every user with role, teams, email and Slack id (admins)."""
+    """Every user with role, teams, email, Slack and Entra ids and time zone (admins)."""
     return await parts.people.list_users(user)
 
 
@@ -70,6 +70,10 @@ async def add_user(body: NewUser, parts: PartsDep, user: AdminDep, response: Res
 
 @router.patch("/users/{name}", responses=refusals(403, 404, 409))
 async def update_user(name: str, body: UserChange, parts: PartsDep, user: AdminDep) -> User:
-    """Set a user's role, teams (exactly these), email or Slack id (admins)."""
+    """Set a user's role, teams (exactly these), email, Slack or Entra id, time zone (admins).
+
+    `clear` names what to clear; an unknown team, an id in use or a time zone the zone database
+    does not hold is refused (422, 409), nothing changed.
+    """
     with sent_in("body"):
         return await parts.people.update_user(user, name, body)
