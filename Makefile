@@ -57,12 +57,12 @@ test-fast: install
 	$(PYTEST) -m "not process" --backend sqlite --ignore tests/browser --ignore tests/benchmarks
 
 # A long schemathesis run over /openapi.json of a real `baton serve` (SQLite and PostgreSQL):
-# every phase, 50 examples per operation, each answer checked against the published schema
-# (status, body, content type, headers: tests/e2e/test_fuzz_api.py); `make test` runs a short one.
+# every phase (stateful too: sequences following the links inferred from `Location`), 50
+# examples per operation, each answer checked against the published schema (status, body, content type, headers: tests/e2e/test_fuzz_api.py); `make test` runs a short one.
 FUZZ_EXAMPLES ?= 50
 FUZZ_SEED ?= 20261203
 fuzz: install
-	BATON_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) BATON_FUZZ_SEED=$(FUZZ_SEED) BATON_FUZZ_PHASES=examples,coverage,fuzzing \
+	BATON_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) BATON_FUZZ_SEED=$(FUZZ_SEED) BATON_FUZZ_PHASES=examples,coverage,fuzzing,stateful \
 		$(BIN)/python -m pytest -q -s -p no:cacheprovider tests/e2e/test_fuzz_api.py
 
 # Every page at 1366x768 and 390x844 as the demo people see it, requests in every state, as PNGs

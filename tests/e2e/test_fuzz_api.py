@@ -2,9 +2,11 @@
 
 Every answer is checked against what the document publishes, not only for a 5xx: its status is
 documented for the operation, its body fits the schema of that status, its content type and its
-required headers are the documented ones (`CHECKS`). A short run here (each operation's examples
-and a few fuzzed cases); `make fuzz` runs a long one, with schemathesis's coverage phase, with the
-same checks, against either backend.
+required headers are the documented ones (`CHECKS`). A short run here (each operation's examples,
+a few fuzzed cases, and schemathesis's stateful phase: sequences that follow the links it infers
+from the `Location` of what a call made, a user added then changed, a token made then revoked);
+`make fuzz` runs a long one, with schemathesis's coverage phase too, with the same checks,
+against either backend.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from tests.harness import baton_server
 pytestmark = pytest.mark.process  # a real `baton serve`, on SQLite and on PostgreSQL
 
 EXAMPLES = os.environ.get("BATON_FUZZ_EXAMPLES", "3")
-PHASES = os.environ.get("BATON_FUZZ_PHASES", "examples,fuzzing")
+PHASES = os.environ.get("BATON_FUZZ_PHASES", "examples,fuzzing,stateful")
 SEED = os.environ.get("BATON_FUZZ_SEED", "20261203")  # `make fuzz FUZZ_SEED=…` explores anew
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
