@@ -1,6 +1,6 @@
 """Workflows written the plain-MAF way run on Baton with a registration and nothing else.
 
-Ten shapes of MAF's human-in-the-loop samples and twenty-two of MAF's own samples (MAF's code, less
+Ten shapes of MAF's human-in-the-loop samples and twenty-five of MAF's own samples (MAF's code, less
 their `main()` and cloud client; `tests.samples`): each pauses, survives a kill -9 of `baton
 serve`, takes its typed answers over the API in a new process and ends with the sample's own
 output. In this process: a malformed
@@ -84,6 +84,11 @@ class Stamped(dict[str, Any]):
 
 
 REFUND_987654 = lookup_order_details.func("987654")["amount"]
+LUMENX_DRAFT = (
+    "LumenX Desk Lamp: Three-point adjustable arm with 270° rotation. "
+    "Custom warm-to-neutral LED spectrum (2700K-4000K)."
+)
+NURSES = "Aim it at night-shift nurses"
 BRIEF_TAKE_1 = f"Take 1: {BRIEF} Pre-order now!"
 
 
@@ -512,6 +517,35 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             "text": "Today in Seattle, WA: 14°C, light rain clearing by the evening.",
         },
     ),
+    "tool_calls_feedback": (  # MAF's own sample: a person's note revises the tool-fed draft
+        {},
+        [
+            (titled("Draft feedback request from coordinator"), answer(NURSES)),
+            (titled("Draft feedback request from coordinator"), answer("approve")),
+        ],
+        [  # each agent's reply as MAF yields it; the editor's again, as the coordinator yields it
+            {"agent": "writer_agent", "text": LUMENX_DRAFT},
+            {"agent": "writer_agent", "text": f"{LUMENX_DRAFT} ({NURSES})"},
+            {"agent": "final_editor_agent", "text": f"Final: {LUMENX_DRAFT} ({NURSES})"},
+            {"agent": "final_editor_agent", "text": f"Final: {LUMENX_DRAFT} ({NURSES})"},
+        ],
+    ),
+    "sub_workflow_kwargs": (  # MAF's own: the run's kwargs reach a sub-workflow's tools on resume
+        {},
+        [
+            (
+                titled("Review data agent"),
+                {"decision": "reject", "reason": "also call the orders service"},
+            ),
+            (titled("Review data agent"), {"decision": "approve"}),
+        ],
+        {  # the orders call was made after the restart, with main()'s service_config
+            "agent": "data_agent",
+            "text": "Fetched 'profile' for user alice@contoso.com (admin access) | Called service "
+            "'users' at https://api.example.com/v1/users | Called service 'orders' at "
+            "https://api.example.com/v1/orders",
+        },
+    ),
 }
 
 
@@ -556,6 +590,11 @@ async def _through_kill_9(
             stored = await checkpoint_text(db_url, paused["checkpoint_id"])
             assert "contoso-sql.database.windows.net" not in stored, stored  # the secret
             assert "_workflow_run_kwargs" not in stored
+        if "sub_workflow_kwargs" in runs:  # a sub-workflow's kwargs too (its own checkpoint)
+            paused = await stored_run(db_url, runs["sub_workflow_kwargs"]["id"])
+            stored = await checkpoint_text(db_url, paused["checkpoint_id"])
+            assert "sess_12345" not in stored, stored  # main()'s user token
+            assert "_workflow_run_kwargs" not in stored
         server.kill()
 
     done: dict[str, dict[str, Any]] = {}
@@ -581,6 +620,38 @@ async def _through_kill_9(
             assert all(turn["text"] for turn in turns), turns
         else:
             assert ended["output"] == expected, workflow
+
+
+EMAILS = [  # main()'s six, each Delivered (True) or Blocked (False), as main() prints them
+    ({"recipient": recipient, "subject": subject, "body": "This is a test email."}, delivered)
+    for recipient, subject, delivered in [
+        ("user1@example.com", "Hello User1", True),
+        (" user2@invalid", "Hello User2", False),
+        ("  user3@company.com  ", "Hello User3", True),
+        ("user4@unknown.com", "Hello User4", False),
+        ("user1@example.com", "Hello User1", True),
+        (" user2@invalid", "Hello User2", False),
+    ]
+]
+
+
+@pytest.mark.process
+@pytest.mark.backends("sqlite")
+async def test_a_sub_workflow_request_its_parent_intercepts_asks_no_one(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """MAF's `sub_workflow_request_interception.py`: the parent answers its sub-workflow's
+    request itself, so no person is asked, and each email ends as on MAF alone."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        runs = [
+            await server.start_run({"workflow": "request_interception", "input": email})
+            for email, _ in EMAILS
+        ]
+        done = [await server.wait_for_run(r["id"], status=("completed", "failed")) for r in runs]
+    for ended, (_, delivered) in zip(done, EMAILS, strict=True):
+        assert ended["status"] == "completed", ended["error"]
+        assert ended["requests"] == []
+        assert ended["output"] is delivered
 
 
 # in this process: typed answers, policies over plain tools, routes ---------------------------

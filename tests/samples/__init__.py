@@ -94,6 +94,22 @@ client, its agent built as `main()` builds it: an agent whose structured reply
 until it is right, each guess following every answer so far; and an agent whose
 `get_user_location` is a declaration only (`func=None`), whose call a person carries out, giving
 the result the agent goes on with.
+`tool_calls_feedback` is MAF's `03-workflows/agents/azure_chat_agents_tool_calls_with_feedback.py`,
+less its `main()`, its two printing helpers (with their `input()` loop) and its Foundry client
+(its agent factories take the client): a writer agent that calls two tools before drafting, and a
+coordinator that asks a person about each draft (`DraftFeedbackRequest`, answered with a `str`)
+and sends the writer back with the person's note until they answer "approve"; then the final
+editor's reply is yielded. `request_interception` is MAF's
+`03-workflows/composition/sub_workflow_request_interception.py`, less its `main()`: an
+orchestrator that sends each new recipient through an email validation sub-workflow and answers
+that sub-workflow's domain request itself (`SubWorkflowRequestMessage`); nobody is asked, and each
+of `main()`'s six emails is delivered (`True`) or blocked (`False`). `sub_workflow_kwargs` is
+MAF's `03-workflows/composition/sub_workflow_kwargs.py`, less its `main()` and Foundry client, with
+three changes its docstring gives (its tools read the kwargs from their `FunctionInvocationContext`,
+a person's review of its agent's reply added, and `allow_direct_output=True`, without which the
+parent has no output on MAF 1.26): a data agent in a sub-workflow whose tools read the parent
+run's kwargs (`register(run_kwargs=...)`), sent back by a person after a restart to call its
+tools again, with the kwargs.
 """
 
 MODULES = ",".join(
@@ -133,5 +149,8 @@ MODULES = ",".join(
         "approval_requests",
         "guessing_game",
         "declaration_only_tools",
+        "tool_calls_feedback",
+        "request_interception",
+        "sub_workflow_kwargs",
     )
 )

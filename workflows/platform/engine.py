@@ -26,6 +26,7 @@ to (`RunCheckpointStorage`, or MAF's own in `baton check`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeAlias
@@ -39,11 +40,13 @@ from agent_framework import (
     Workflow,
     WorkflowAgent,
     WorkflowCheckpoint,
+    WorkflowContext,
+    WorkflowExecutor,
     WorkflowRunResult,
 )
 from agent_framework.exceptions import WorkflowCheckpointException
 
-from executors.platform.agents import as_workflow
+from executors.platform.agents import as_workflow, executors_of
 
 Instance: TypeAlias = Workflow | FunctionalWorkflow
 """A built workflow as Baton drives it: a graph, or a functional workflow."""
@@ -74,6 +77,40 @@ def _sub_without_kwargs(saved: Any) -> Any:
     if not isinstance(inner, WorkflowCheckpoint):
         return saved
     return {**saved, SUB_CHECKPOINT: without_run_kwargs(inner)}
+
+
+def kwargs_again_for_sub_workflows(workflow: Workflow) -> None:
+    """Each sub-workflow of `workflow` (at any depth) given the run's kwargs as it is answered.
+
+    MAF's `WorkflowExecutor` passes the parent run's kwargs to its sub-workflow as it starts it
+    (`process_workflow`) and as it cancels its requests, but runs it on an answer
+    (`_handle_response`: `run(responses=...)`, nothing else) trusting the kwargs of its start to
+    be in the sub-workflow's state, restored from the checkpoint. Baton's checkpoints hold none
+    (`without_run_kwargs`, the sub-workflow's too): the drive gives the kwargs to the workflow's
+    `run` again, and this hands the sub-workflow the same scoped kwargs its start got
+    (`_get_child_invocation_kwargs`), so that its agents' tools have them after a restore, as on
+    MAF alone. Installed once per instance (`pool.new_instance`), before its attributes are noted.
+    """
+    for executor in executors_of(workflow):
+        if isinstance(executor, WorkflowExecutor):
+            _answered_with_kwargs(executor)
+
+
+def _answered_with_kwargs(executor: WorkflowExecutor) -> None:
+    answer = executor._handle_response
+    inner = executor.workflow
+
+    async def handle_response(request_id: str, response: Any, ctx: WorkflowContext[Any]) -> None:
+        functions, clients = executor._get_child_invocation_kwargs(ctx)
+        inner.run = functools.partial(  # type: ignore[method-assign]
+            type(inner).run, inner, function_invocation_kwargs=functions, client_kwargs=clients
+        )
+        try:
+            await answer(request_id, response, ctx)
+        finally:
+            vars(inner).pop("run", None)
+
+    executor._handle_response = handle_response  # type: ignore[method-assign]
 
 
 EXECUTOR_STATE = "_executor_state"

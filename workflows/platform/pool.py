@@ -52,7 +52,7 @@ from executors.platform.agents import (
 )
 from executors.platform.services import RunServices
 from workflows.platform.attributes import install as carry_attributes
-from workflows.platform.engine import Instance
+from workflows.platform.engine import Instance, kwargs_again_for_sub_workflows
 from workflows.platform.registry import WorkflowSpec
 from workflows.platform.state import install as lean_state
 
@@ -111,6 +111,7 @@ def new_instance(spec: WorkflowSpec, services: RunServices) -> Instance:
         return workflow
     spec.prove_stable(workflow, services)
     lean_state(workflow)
+    kwargs_again_for_sub_workflows(workflow)
     carry_attributes(workflow, spec.allow_list(workflow))
     for each in workflows_of(workflow):
         # The builder's, on MAF's in-process runner context (MAF has no setter for it).
