@@ -716,3 +716,20 @@ async def test_an_agent_s_structured_reply_held_for_review_pauses_durably() -> N
     assert report.clean, report.lines()
     assert report.pauses == 1
     assert report.not_durable == []
+
+
+async def test_a_sub_workflow_s_tools_get_the_run_s_kwargs_after_a_restore_as_on_a_drive() -> None:
+    """The check restores what a drive stores (no run kwargs, a sub-workflow's neither), so it
+    sees what a drive does: MAF's `sub_workflow_kwargs.py`, its data agent sent back by a person,
+    calls its tools again with the kwargs (Baton hands a sub-workflow its share on an answer)."""
+    registry.load("tests.samples.sub_workflow_kwargs")
+
+    report = await check_workflow(
+        "sub_workflow_kwargs",
+        answers={"AgentExecutorResponse": ["also call the orders service", True]},
+    )
+
+    assert report.clean, report.lines()
+    assert str(report.outputs[-1]).endswith(
+        "Called service 'orders' at https://api.example.com/v1/orders"
+    ), report.outputs

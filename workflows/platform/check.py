@@ -64,7 +64,13 @@ from executors.platform.run_end import END_EVENT
 from executors.platform.services import RunServices
 from executors.platform.shown import maf_value
 from workflows.platform.attributes import refusal
-from workflows.platform.engine import Instance, NotAWorkflow, UnstableGraph, engine_for
+from workflows.platform.engine import (
+    Instance,
+    NotAWorkflow,
+    UnstableGraph,
+    engine_for,
+    without_run_kwargs,
+)
 from workflows.platform.pool import WorkflowPool, close_connections, new_instance
 from workflows.platform.registry import WorkflowSpec, batons_own
 from workflows.platform.runtime import typed_input
@@ -758,8 +764,9 @@ class _Check:
         workflow = self._graph()
         assert self._storage is not None
         checkpoint = await self._storage.load(checkpoint_id)
-        try:  # as a drive restores (MAF's `run(checkpoint_id=)` would run a superstep more)
-            await engine_for(workflow, self._storage).restore(checkpoint)
+        try:  # as a drive restores (MAF's `run(checkpoint_id=)` would run a superstep more),
+            # what a drive stores: no run kwargs, a sub-workflow's neither (`without_run_kwargs`)
+            await engine_for(workflow, self._storage).restore(without_run_kwargs(checkpoint))
         except Exception as exc:
             self._report.failures.append(_failure(pause, f"{type(exc).__name__}: {exc}"))
             self._report.final_state = "FAILED"
