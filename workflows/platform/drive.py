@@ -51,7 +51,7 @@ from human.service import TAKEOVER
 from human.store.base import NewEffect, Progress, Store
 from human.typed import as_json
 from workflows.platform.checkpoints import RunCheckpointStorage
-from workflows.platform.engine import Instance, engine_for
+from workflows.platform.engine import Instance, RunRaised, engine_for
 from workflows.platform.registry import WorkflowSpec
 
 OUTPUTS_SO_FAR: Final = "baton_outputs"
@@ -307,14 +307,29 @@ class Drive:
         serving = DRIVING_SERVICES.set(self._services)
         try:
             result = await self._engine.run(message, responses=responses, **self._run_kwargs())
+        except RunRaised as raised:  # what the run gave before it failed is the run's, too
+            self._results.append(raised.result)
+            self._note_reports(raised.result)
+            raise raised.error from raised.error.__cause__
         finally:
             DRIVING_SERVICES.reset(serving)
             DRIVING.reset(driving)
         self._results.append(result)
-        for event in result:  # the workflow's own reports (`ctx.add_event`, intermediate outputs)
+        self._note_reports(result)
+        return result
+
+    def _note_reports(self, result: WorkflowRunResult) -> None:
+        """Note the workflow's own reports of `result` (`ctx.add_event`, intermediate outputs)."""
+        for event in result:
             if (entry := reported(event, OWN_EVENTS)) is not None:
                 self._scene.note(entry)
-        return result
+
+    def output_so_far(self) -> Any:
+        """The run's output up to now (its earlier drives' and this one's), None before any.
+
+        The output a run that fails in this drive ends with: what it output before it failed.
+        """
+        return _output_of(self._outputs())
 
     def _run_kwargs(self) -> dict[str, Any]:
         """The kwargs MAF's `run` takes for this run, from its registration (`run_kwargs`)."""

@@ -123,6 +123,20 @@ ANSWERS = "_baton_answers"
 """The key of a functional workflow's checkpoint state holding every answer its replay needs."""
 
 
+class RunRaised(Exception):
+    """MAF's `run` raised: what it raised (`error`), and the events of the run before (`result`).
+
+    MAF's non-streaming `run` gives a failing run's events to nobody: a script that streams the
+    run sees its outputs and its own events (`ctx.add_event`, intermediate outputs) up to the
+    failure, then the failure. The drive keeps them, then fails the run with `error`.
+    """
+
+    def __init__(self, error: Exception, result: WorkflowRunResult) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.result = result
+
+
 class CheckpointOfOtherCode(Exception):
     """The run's checkpoint was made by other code than the workflow this process runs.
 
@@ -246,12 +260,30 @@ class GraphEngine:
     async def run(
         self, message: Any = None, *, responses: dict[str, Any] | None = None, **kwargs: Any
     ) -> WorkflowRunResult:
-        """One `run()`, no storage: MAF takes no snapshot per superstep (`snapshot` takes one)."""
-        result: WorkflowRunResult = await (
+        """One `run()`, no storage: MAF takes no snapshot per superstep (`snapshot` takes one).
+
+        `RunRaised` if it raised, with the events it gave before: MAF's stream of the run (its
+        `_active_run`, set as `run` returns) holds them, as a streaming caller would have seen
+        them (the run itself stays non-streaming: an agent's output stays one `AgentResponse`).
+        """
+        pending = (
             self._workflow.run(responses=responses, **kwargs)
             if responses is not None
             else self._workflow.run(message, **kwargs)
         )
+        active = getattr(self._workflow, "_active_run", None)  # MAF's private: none, no events
+        stream = active() if active is not None else None
+        try:
+            result: WorkflowRunResult = await pending
+        except Exception as exc:
+            events = list(getattr(stream, "updates", None) or ())
+            raise RunRaised(
+                exc,
+                WorkflowRunResult(
+                    [e for e in events if e.type not in ("started", "status")],
+                    [e for e in events if e.type == "status"],
+                ),
+            ) from exc
         return result
 
     async def restore(self, checkpoint: WorkflowCheckpoint) -> None:

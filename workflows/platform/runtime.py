@@ -410,6 +410,7 @@ class Runtime:
         """`_advance`'s drive, on the instance it takes into `held` (`keep`: it may go back)."""
         run = state.run
         scene: Scene | None = None
+        drive: Drive | None = None
         try:
             built = held.built = await self.pool.take(spec, run.id, run.input, run.created_by)
             services = built.services
@@ -462,6 +463,7 @@ class Runtime:
                     scene.events if scene else (),
                     held.built.services.transcript.entries if held.built else (),
                     held.built.services.effects if held.built else (),
+                    drive.output_so_far() if drive is not None else None,
                 ),
                 job_id,
                 deliver,
