@@ -40,8 +40,24 @@ PLAYS: dict[str, Play] = {}
 
 
 def scripted_plays(plays: dict[str, Play]) -> None:
-    """Give the offline scripted model a play for each agent persona (a workflow's module does)."""
+    """Give the offline scripted model a play for each agent persona (a workflow's module does).
+
+    A persona another module's play has is refused (`ValueError` naming both), where it would
+    silently take the other's place in every workflow of the process: give each module's agents
+    personas of their own. The same module giving its plays again (a reload) replaces them.
+    """
+    for persona, play in plays.items():
+        held = PLAYS.get(persona)
+        if held is not None and _module_of(held) != _module_of(play):
+            raise ValueError(
+                f"the scripted persona {persona!r} has a play of {_module_of(held)} already; "
+                f"{_module_of(play)} gives another: name its agents' personas apart"
+            )
     PLAYS.update(plays)
+
+
+def _module_of(play: Play) -> str:
+    return str(getattr(play, "__module__", None) or type(play).__module__)
 
 
 class ScriptedChatClient(
