@@ -488,8 +488,13 @@ def _message(entry: Any) -> dict[str, Any] | None:
         }
     if kind == "event":  # the workflow's own report (a custom event, an intermediate output)
         data = entry.get("data")
-        shown = {"role": "note", "speaker": f"Event · {entry.get('event')}"}
-        by = f"from {entry.get('executor')}" if entry.get("executor") else "from the workflow"
+        event = str(entry.get("event"))
+        speaker = (
+            "Output along the way" if event == "output" else f"Event · {summary.humanize(event)}"
+        )
+        shown = {"role": "note", "speaker": speaker}
+        step = entry.get("executor")
+        by = f"from the {summary.humanize(str(step))} step" if step else "from the workflow"
         if isinstance(data, dict | list):
             return shown | {"text": by, "data": data, "raw": _raw(data)}
         return shown | {"text": f"{data} ({by})"}

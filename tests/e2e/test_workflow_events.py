@@ -21,7 +21,7 @@ async def test_a_workflow_s_own_events_are_in_its_run_s_conversation_and_page(
         async with signed_in(server, "sam", passwords["sam"]) as sam:
             page = text_of((await sam.http.get(f"/runs/{run['id']}")).text)
 
-    assert done["output"] == "Email e-7 handled."
+    assert done["output"] == "Email e-7 handled."  # the output executor's alone
     events = [e for e in done["conversation"] if e["type"] == "event"]
     assert events == [
         {
@@ -36,7 +36,15 @@ async def test_a_workflow_s_own_events_are_in_its_run_s_conversation_and_page(
             "executor": None,  # (MAF names no executor for an event it adds)
             "data": {"table": "emails", "rows": 1},
         },
+        {  # an intermediate output (`intermediate_output_from`): MAF's type `intermediate`
+            "type": "event",
+            "event": "output",
+            "executor": "store_email",
+            "data": "Email e-7 stored, 1 row.",
+        },
     ]
-    assert "Event · database_event Email e-7 saved to database. (from the workflow)" in page
-    assert "Event · database_rows from the workflow Table emails Rows 1" in page
+    # in words: the event's name, the step's
+    assert "Event · database event Email e-7 saved to database. (from the workflow)" in page
+    assert "Event · database rows from the workflow Table emails Rows 1" in page
+    assert "Output along the way Email e-7 stored, 1 row. (from the store email step)" in page
     assert "superstep" not in str(done["conversation"])
