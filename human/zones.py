@@ -15,9 +15,13 @@ from typing import Final
 NAME_MAX: Final = 64  # the longest IANA name is 32 characters
 
 
+NO_CLOCK: Final = frozenset({"localtime", "Factory"})
+"""Names the zone database holds that are no person's clock: the server's own, and a placeholder."""
+
+
 @functools.cache
 def _known() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+    return frozenset(zoneinfo.available_timezones()) - NO_CLOCK
 
 
 def is_zone(name: str) -> bool:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from human import zones as zones_of_people
 from web import zones
 from web.templating import (
     day_or_hour_text,
@@ -178,3 +179,18 @@ def test_the_calendars_edges_read_as_they_are() -> None:
         )
     finally:
         zones._zone.reset(token)
+
+
+@pytest.mark.parametrize("name", ["localtime", "Factory", "", "Europe/Nowhere", "x" * 65])
+def test_a_name_that_is_no_person_s_clock_is_no_zone(name: str) -> None:
+    """`localtime` (the server's clock) and `Factory` (a placeholder) are in the zone database,
+    but no person reads their clock by them: refused as a person's zone, UTC on a page."""
+    assert not zones_of_people.is_zone(name)
+    assert zones.zone_named(name) is UTC
+
+
+def test_a_person_s_zone_reads_as_people_write_it() -> None:
+    moment = datetime(2026, 12, 7, 18, 0, tzinfo=UTC)
+    assert zones_of_people.said_at(moment, "America/Los_Angeles") == "2026-12-07 10:00 PST"
+    assert zones_of_people.said_at(moment, "Asia/Kathmandu") == "2026-12-07 23:45 UTC+05:45"
+    assert zones_of_people.said_at(moment, None) == "2026-12-07 18:00 UTC"
