@@ -131,6 +131,7 @@ class UserTurns:
         """A question for the user-facing team, or a takeover when the policy says so."""
         data: HandoffAgentUserRequest = event.data
         agent = str(event.source_executor_id)
+        named = summary.humanize(agent)  # `refund_agent`: the refund agent
         said = data.agent_response.text.strip()
         origin = {"agent": agent}
         context = await scene.case()
@@ -138,9 +139,9 @@ class UserTurns:
         if takeover is not None:
             return Ask(
                 takeover_request(
-                    f"Take over the conversation from {agent}",
+                    f"Take over the conversation from {the_agent(named)}",
                     f"Policy rule {takeover.rule_id} hands this case to a person. "
-                    f"{agent} last said: {said}",
+                    f"{the_agent(named).capitalize()} last said: {said}",
                     takeover,
                     context,
                     scene,
@@ -150,16 +151,20 @@ class UserTurns:
         party = self._party
         return Ask(
             QuestionRequest(
-                title=f"{agent} waits for the {party}'s reply",
+                title=f"{the_agent(named).capitalize()} waits for the {party}'s reply",
                 reason=(
-                    f"The {agent} agent answered the {party} and waits for their reply. Relay "
-                    f"what the {party} says; it reaches the agent as the {party}'s message."
+                    f"{the_agent(named).capitalize()} answered the {party} and waits for their "
+                    f"reply. Relay what the {party} says; it reaches the agent as the {party}'s "
+                    "message."
                 ),
                 context=context,
                 team=self._team,
-                question=said or f"({agent} is waiting for the {party})",
+                question=said or f"({the_agent(named)} is waiting for the {party})",
                 # the answer is the party's words, not the person's own reply to the agent
-                outcomes={"answer": f"{agent} gets it as the {party}'s message and carries on."},
+                outcomes={
+                    "answer": f"{the_agent(named).capitalize()} gets it as the {party}'s message "
+                    "and carries on."
+                },
             ),
             origin,
         )
@@ -197,6 +202,11 @@ class UserTurns:
                 "resolver": "system",
             }
         )
+
+
+def the_agent(named: str) -> str:
+    """An agent named in words, as a sentence says it: `the refund agent`, `the editor agent`."""
+    return f"the {named}" if named.lower().endswith("agent") else f"the {named} agent"
 
 
 # an orchestration's review of an agent's reply -------------------------------------------------
@@ -269,8 +279,8 @@ class AgentReviews:
         return Ask(
             ReviewRequest(
                 title=f"Review {named}'s {held.what}",
-                reason=f"The {named} agent's {held.what} waits for a person: let it stand, send "
-                f"it back with guidance, or write the {held.what} it should take.",
+                reason=f"{the_agent(named).capitalize()}'s {held.what} waits for a person: let it "
+                f"stand, send it back with guidance, or write the {held.what} it should take.",
                 context=await scene.case(),
                 team=route.team or self._services.policy.default_team,
                 priority=route.priority or "normal",

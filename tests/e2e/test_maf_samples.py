@@ -159,8 +159,8 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
     "handoff_input": (
         {"message": "Where is my parcel?"},
         [
-            (titled("orders waits"), answer("It is order A-1005.")),
-            (titled("orders waits"), answer("thanks")),
+            (titled("orders agent waits"), answer("It is order A-1005.")),
+            (titled("orders agent waits"), answer("thanks")),
         ],
         Said("Order A-1005 left our warehouse today."),
     ),
@@ -260,7 +260,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
     "agui_handoff": (  # MAF's AG-UI demo's workflow: a handoff, a question, an approval
         {"message": "My headphones arrived damaged. I want a refund."},
         [
-            (titled("refund_agent waits"), answer("It is order 987654.")),
+            (titled("refund agent waits"), answer("It is order 987654.")),
             (titled("submit_refund"), {"decision": "approve"}),
         ],
         Said(f"{submit_refund.func('arrived damaged', REFUND_987654, '987654')}. Case complete."),
@@ -412,7 +412,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         {"message": "Hi, my order 12345 arrived damaged. I need a refund."},
         [  # main()'s four replies, in order; its approval a rejection
             (
-                titled("refund_agent waits"),
+                titled("refund agent waits"),
                 answer(
                     "The headphones in order 12345 arrived cracked. "
                     "Please submit the refund for $89.99 and send a replacement to my original "
@@ -421,11 +421,11 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             ),
             (titled("submit_refund"), {"decision": "reject", "reason": "a replacement will do"}),
             (
-                titled("refund_agent waits"),
+                titled("refund agent waits"),
                 answer("Yes, that covers the damage and refund request."),
             ),
-            (titled("order_agent waits"), answer("That's everything I needed for the refund.")),
-            (titled("order_agent waits"), answer("Thanks for handling the refund.")),
+            (titled("order agent waits"), answer("That's everything I needed for the refund.")),
+            (titled("order agent waits"), answer("Thanks for handling the refund.")),
         ],
         Said("Refund: Rejected by ada: a replacement will do. Does that cover it?"),
     ),
