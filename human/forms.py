@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from baton.errors import InvalidAnswer, InvalidInput
+from human import summary
 from human.answer_schema import (
     ECHOED,
     Resolved,
@@ -77,12 +78,13 @@ DECISION_HELP: Final = {
 }
 KIND_HELP: Final = {
     "review": {
-        "approve": "Let the draft be used as it is.",
-        "edit": "Change the draft; your version is used instead of it.",
-        "reject": "Refuse the draft; the agent is told your reason.",
+        "approve": "Let the {what} be used as it is.",
+        "edit": "Change the {what}; your version is used instead of it.",
+        "reject": "Refuse the {what}; the agent is told your reason.",
     },
 }
-"""A kind's own help where Baton's generic sentence (about a proposed action) would not fit."""
+"""A kind's own help where Baton's generic sentence (about a proposed action) would not fit
+(`{what}`: what a review's draft is, `summary.reviewed`)."""
 
 
 @dataclass(frozen=True)
@@ -590,7 +592,9 @@ def answer_forms(
         help_text = (
             ""
             if isinstance(told, dict) and told.get(decision)
-            else KIND_HELP.get(request.kind, DECISION_HELP).get(decision, "")
+            else KIND_HELP.get(request.kind, DECISION_HELP)
+            .get(decision, "")
+            .replace("{what}", summary.reviewed(request))
         )
         if request.kind == "input":
             help_text, fields = _input_fields(request, fields)
@@ -640,8 +644,14 @@ def _own_words(
     if request.kind not in ("approval", "review"):
         return fields
     tool = (request.proposed_action or {}).get("tool")
-    sent = "Sent with your answer to whoever asked" + (
-        f"; {tool} does not receive it." if tool and decision != "reject" else "."
+    what = summary.reviewed(request)
+    # A reason for a rejection reaches the agent (or the workflow that asked) with the answer; a
+    # note beside an approval or an edit is the answer's, in its record: no adapter hands it on
+    sent = (
+        "Whoever asked is told it with your answer."
+        if decision == "reject"
+        else "Kept with your answer in the audit trail"
+        + (f"; {tool} does not receive it." if tool else ".")
     )
     named = {
         "reason": (
@@ -654,9 +664,9 @@ def _own_words(
             "whatever you leave is kept as proposed.",
         ),
         "content": (
-            "Your version of the draft",
-            "It starts as the draft: change what should differ; whatever you leave is kept "
-            "as drafted. Your version replaces the draft as a whole.",
+            f"Your version of the {what}",
+            f"It starts as the {what}: change what should differ; whatever you leave is kept "
+            f"as it is. Your version replaces the {what} as a whole.",
         ),
     }
     return tuple(

@@ -221,6 +221,8 @@ class ReviewRequest(Routing):
     """A person approves, edits or rejects a draft."""
 
     draft: Any
+    what: str = "draft"
+    """What the draft is, in a word the pages say: `draft`, an agent's `reply`, a `plan`."""
 
 
 class ReviewAnswer(_Answer):

@@ -29,6 +29,12 @@ BAD_OUTCOMES: Final = frozenset(
 )
 
 
+def reviewed(request: HumanRequest) -> str:
+    """What a review's draft is, in a word: `draft`, an agent's `reply`, a `plan`."""
+    what = request.payload.get("what") if request.kind == "review" else None
+    return what if isinstance(what, str) and what.strip() else "draft"
+
+
 def humanize(key: str) -> str:
     """A field name as words: `order_id` -> `order id`."""
     return str(key).replace("_", " ").replace(".", " ").strip()
@@ -200,7 +206,10 @@ def taking_over(request: HumanRequest) -> dict[str, Any]:
             if tool
             else ("the agent does not go ahead as it proposed", "; it does not go ahead")
         ),
-        "review": ("the draft is not used as it is", "; the draft is not used"),
+        "review": (
+            f"the {reviewed(request)} is not used as it is",
+            f"; the {reviewed(request)} is not used",
+        ),
         "question": ("nobody else can answer it", " as the answer to its question"),
     }.get(request.kind, ("nobody else can answer it", ""))
     resolve = TAKEOVER_CHOICES["resolve"].removeprefix("You have handled the case: ")
@@ -250,9 +259,9 @@ def choices(request: HumanRequest) -> dict[str, str]:
         },
         "question": {"answer": "The agent receives your answer and carries on with it."},
         "review": {
-            "approve": "The draft is used as it is.",
-            "edit": "Your edited version is used instead of the draft.",
-            "reject": "The draft is not used; the agent is told your reason.",
+            "approve": f"The {reviewed(request)} is used as it is.",
+            "edit": f"Your edited version is used instead of the {reviewed(request)}.",
+            "reject": f"The {reviewed(request)} is not used; the agent is told your reason.",
         },
         "takeover": dict(TAKEOVER_CHOICES),
         "input": {"answer": "The workflow receives your answer and carries on with it."},

@@ -345,4 +345,4 @@ templates.env.filters.update(
     escalation_target=summary.escalation_target,
 )
 templates.env.tests.update(moment=lambda value: isinstance(value, datetime))
-templates.env.globals.update(duration=duration)
+templates.env.globals.update(duration=duration, reviewed=summary.reviewed)

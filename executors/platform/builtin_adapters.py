@@ -287,6 +287,7 @@ class AgentReviews:
                 expires_in_s=route.deadline_s,
                 escalation=list(route.escalation),
                 draft=held.draft(event.data),
+                what=held.what,
             ),
             {"agent": agent, "held": held.what},
         )

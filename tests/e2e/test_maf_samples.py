@@ -25,7 +25,7 @@ from agent_framework._workflows._checkpoint_encoding import decode_checkpoint_va
 
 from human.store import open_store
 from tests.harness import Server, baton_server, eventually, stored_run
-from tests.pages import PAGE_ENV, signed_in
+from tests.pages import PAGE_ENV, signed_in, text_of
 from tests.samples import MODULES
 from tests.samples import sequential_approval as database
 from tests.samples import tool_approval_middleware as tickets
@@ -885,6 +885,13 @@ async def test_every_sample_s_pages_show_its_run_and_its_first_request(
         assert (run_status, request_status) == (200, 200), workflow
         assert html.count('method="post"') >= 1, workflow
         assert title in unescape(html), workflow
+    # a review says what it reviews: a Magentic manager's plan, an agent's reply
+    for workflow, what in (("magentic_plan_review", "plan"), ("sequential_steering", "reply")):
+        words = text_of(seen[workflow][2])
+        assert f"{what.capitalize()} to review" in words, workflow
+        assert f"The {what} is used as it is." in words, workflow
+        assert "Draft to review" not in words, workflow
+        assert "the draft" not in words.lower(), workflow
 
 
 async def test_request_data_holding_maf_messages_is_shown_field_by_field(

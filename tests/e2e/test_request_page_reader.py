@@ -49,9 +49,12 @@ async def test_an_edit_tells_the_tools_reason_from_the_approvers_note(
     assert 'name="arguments.reason"' in tool_args.group(0)
     assert 'name="reason"' not in tool_args.group(0)
     words = text_of(edit)
-    assert "Your note (optional) Sent with your answer to whoever asked; " in words
+    # a note beside an edit goes nowhere but the answer's record; a reason for a rejection does
+    assert "Your note (optional) Kept with your answer in the audit trail; " in words
     assert "delete_account does not receive it." in words
-    assert "Your reason for rejecting" in labels_of(form_of(page, "reject"))
+    reject = form_of(page, "reject")
+    assert "Your reason for rejecting" in labels_of(reject)
+    assert "Whoever asked is told it with your answer." in text_of(reject)
 
 
 async def test_the_review_editor_says_what_is_edited_what_is_kept_and_what_send_does(
@@ -68,7 +71,7 @@ async def test_the_review_editor_says_what_is_edited_what_is_kept_and_what_send_
         assert "Your version of the draft" in labels_of(edit)
         assert (
             "It starts as the draft: change what should differ; whatever you leave is kept "
-            "as drafted. Your version replaces the draft as a whole." in words
+            "as it is. Your version replaces the draft as a whole." in words
         )
         assert "Send edit Nothing is sent yet: you first see each change, before → after" in words
         # the whole draft shows, a line a row
