@@ -4,7 +4,9 @@ Workflows are small (a handful of executors), so a plain layered layout reads we
 one layer below the first node that reaches it (breadth-first from the start), nodes of a layer
 side by side. Edges down are drawn straight; edges within a layer arc over it (left to right) or
 under it (right to left); edges back up run along the side, so a loop or a full mesh of
-hand-offs stays readable. The page's template draws the shapes; this module only places them.
+hand-offs stays readable. A sub-workflow's executors (MAF's `outer/inner` ids) sit in layers of
+their own below, in a dashed box named for the step that runs them, as MAF's visualizer draws a
+cluster. The page's template draws the shapes; this module only places them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ LAYER_GAP: Final = 64
 NODE_GAP: Final = 28
 MARGIN: Final = 24
 CHAR_W: Final = 7.5  # a label's width per character, for the 13px sans-serif of app.css
+CLUSTER_PAD: Final = 10
+CLUSTER_HEAD: Final = 30  # room above a sub-workflow's first row for its name, within LAYER_GAP
 
 NodeState = Literal["idle", "pending", "current", "current-pending"]
 
@@ -61,6 +65,17 @@ class PlacedEdge:
 
 
 @dataclass(frozen=True)
+class PlacedCluster:
+    """A sub-workflow's box around its executors, named for the step that runs it."""
+
+    label: str
+    x: float
+    y: float
+    w: float
+    h: float
+
+
+@dataclass(frozen=True)
 class GraphLayout:
     """Everything the SVG template draws."""
 
@@ -68,6 +83,7 @@ class GraphLayout:
     height: float
     nodes: tuple[PlacedNode, ...]
     edges: tuple[PlacedEdge, ...]
+    clusters: tuple[PlacedCluster, ...] = ()
 
     def node(self, node_id: str) -> PlacedNode:
         """A placed node by id."""
@@ -133,23 +149,72 @@ def lay_out(
         height=depth * NODE_H + (depth - 1) * LAYER_GAP + 2 * MARGIN,
         nodes=tuple(placed.values()),
         edges=edges,
+        clusters=_clusters(placed),
     )
 
 
+def _group(node_id: str) -> str:
+    """The sub-workflow a node is in (MAF's `outer/inner` ids: `outer`), "" for the workflow's."""
+    return node_id.rpartition("/")[0]
+
+
+def _clusters(placed: dict[str, PlacedNode]) -> tuple[PlacedCluster, ...]:
+    """A box around each sub-workflow's executors, named for the step that runs it."""
+    groups: dict[str, list[PlacedNode]] = {}
+    for node in placed.values():
+        if _group(node.id):
+            groups.setdefault(_group(node.id), []).append(node)
+    boxes = []
+    for group, nodes in groups.items():
+        runner = placed.get(group)
+        named = runner.label if runner is not None else humanize(group.rpartition("/")[2])
+        left = min(n.x for n in nodes) - CLUSTER_PAD
+        top = min(n.y for n in nodes) - CLUSTER_HEAD
+        right = max(n.x + n.w for n in nodes) + CLUSTER_PAD
+        bottom = max(n.y + n.h for n in nodes) + CLUSTER_PAD
+        boxes.append(
+            PlacedCluster(f"Inside the {named} step", left, top, right - left, bottom - top)
+        )
+    return tuple(boxes)
+
+
 def _layers(graph: WorkflowGraph) -> dict[str, int]:
+    """Each node's layer: breadth-first from the start.
+
+    Then each sub-workflow's executors in layers of their own below, breadth-first from its
+    first (MAF lists its start first).
+    """
     targets: dict[str, list[str]] = {}
     for edge in graph.edges:
         targets.setdefault(edge.source, []).append(edge.target)
-    layers = {graph.start: 0}
-    queue = deque([graph.start])
+    groups: dict[str, list[str]] = {}
+    for node in graph.nodes:
+        groups.setdefault(_group(node.id), []).append(node.id)
+    main = groups.pop("", [])
+    layers = _reached(graph.start, targets, main, 0)
+    for members in groups.values():
+        below = max(layers.values(), default=-1) + 1
+        layers |= _reached(members[0], targets, members, below)
+    return layers
+
+
+def _reached(
+    start: str, targets: dict[str, list[str]], members: list[str], first: int
+) -> dict[str, int]:
+    """The layers of `members`, breadth-first from `start` at layer `first`.
+
+    Those it does not reach are in a layer after the last.
+    """
+    layers = {start: first}
+    queue = deque([start])
     while queue:
         here = queue.popleft()
         for there in targets.get(here, []):
-            if there not in layers:
+            if there not in layers and there in members:
                 layers[there] = layers[here] + 1
                 queue.append(there)
-    unreached = max(layers.values(), default=-1) + 1
-    return {n.id: layers.get(n.id, unreached) for n in graph.nodes}
+    unreached = max(layers.values()) + 1
+    return {m: layers.get(m, unreached) for m in members}
 
 
 def _in_words(graph: WorkflowGraph) -> dict[str, str]:

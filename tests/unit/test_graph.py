@@ -5,7 +5,14 @@ from __future__ import annotations
 from itertools import combinations
 from pathlib import Path
 
-from agent_framework import Executor, Workflow, WorkflowBuilder, WorkflowContext, handler
+from agent_framework import (
+    Executor,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowContext,
+    WorkflowExecutor,
+    handler,
+)
 
 from human.policy import load_policy
 from human.store import open_store
@@ -172,3 +179,30 @@ def test_nodes_are_labelled_in_words_unless_two_would_then_read_alike() -> None:
         "finance": "a.b",
         "join": "a_b",
     }
+
+
+def test_a_sub_workflow_sits_below_in_a_box_named_for_its_step() -> None:
+    """MAF's visualizer draws a sub-workflow's executors in a cluster ("sub-workflow: review");
+    the page draws them in layers of their own below the workflow's, boxed and named."""
+    inner = fan_workflow()
+    review = WorkflowExecutor(inner, id="review")
+    intake = Split(id="intake")
+    outer = WorkflowBuilder(name="outer", start_executor=intake).add_edge(intake, review)
+    layout = lay_out(describe(outer.build()))
+
+    [box] = layout.clusters
+    assert box.label == "Inside the review step"
+    inside = [n for n in layout.nodes if n.id.startswith("review/")]
+    assert {n.label for n in inside} >= {"split", "legal", "finance", "join"}
+    assert min(n.y for n in inside) > layout.node("review").y  # below the workflow's own
+    assert layout.node("review/split").y < layout.node("review/legal").y  # in its own layers
+    for n in inside:  # each within its box
+        assert box.x <= n.x
+        assert n.x + n.w <= box.x + box.w
+        assert box.y <= n.y
+        assert n.y + n.h <= box.y + box.h
+    for n in layout.nodes:
+        if not n.id.startswith("review/"):  # nothing else in it
+            apart = n.x + n.w <= box.x or box.x + box.w <= n.x or n.y + n.h <= box.y
+            assert apart or box.y + box.h <= n.y, n.id
+    assert box.y + box.h <= layout.height
