@@ -456,7 +456,8 @@ def _message(entry: Any) -> dict[str, Any] | None:
         said = _SAID_BY.match(text)
         if said:  # "customer: the words" is the customer speaking
             who = said.group("who")
-            return {"role": who.lower(), "speaker": who.capitalize(), "text": said.group("text")}
+            line = {"role": who.lower(), "speaker": who.capitalize(), "text": said.group("text")}
+            return _with_data(line)
         return {"role": "note", "speaker": "Note", "text": text} if text else None
     kind = entry.get("type")
     if kind == "input":  # an input of one text field is the user's message (an agent's run)
@@ -525,7 +526,12 @@ def _message(entry: Any) -> dict[str, Any] | None:
         "speaker": f"{speaker} · {name}" if name and name != who else speaker,
         "text": text,
     }
-    trailing = _TRAILING_JSON.match(text)
+    return _with_data(message)
+
+
+def _with_data(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` with the JSON object its text ends in as `data` (shown field by field)."""
+    trailing = _TRAILING_JSON.match(message["text"])
     if trailing:
         data = _structured(trailing.group("json"))
         if isinstance(data, dict):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from web.views import messages_of
 
 
@@ -40,3 +42,22 @@ def test_an_agent_s_run_shows_the_text_it_started_on_as_the_user_s_message() -> 
     assert messages_of(entries) == [
         {"role": "user", "speaker": "User", "text": "What do you know?"}
     ]
+
+
+def test_a_request_s_conversation_line_ending_in_json_shows_its_fields() -> None:
+    """A request's context keeps its conversation as lines ("who: text"); an agent's structured
+    reply (a group chat orchestrator's choice of speaker) reads field by field there too, as the
+    run page shows the same reply."""
+    choice = {"terminate": False, "reason": "rotating through the team", "next_speaker": "optimist"}
+    lines = [
+        "orchestrator: " + json.dumps(choice),
+        "optimist: We should try it.",
+        "lookup returned: {not json",
+    ]
+
+    shown = messages_of(lines)
+
+    assert shown[0]["speaker"] == "Orchestrator"
+    assert (shown[0]["text"], shown[0]["data"]) == ("", choice)
+    assert shown[1] == {"role": "optimist", "speaker": "Optimist", "text": "We should try it."}
+    assert shown[2] == {"role": "note", "speaker": "Note", "text": "lookup returned: {not json"}
