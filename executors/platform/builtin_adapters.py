@@ -446,10 +446,18 @@ def _humanized(name: str) -> str:
 
 
 def _title(data_type: type, executor: str) -> str:
+    """A typed request's title: its type in words, and its step.
+
+    `Feedback request from turn manager`: less the `Human` of `HumanFeedbackRequest`, which only
+    tells a developer who answers it.
+    """
     step = summary.humanize(executor)  # `policy_engine`: the policy engine
     if data_type.__module__ == "builtins":
         return f"Input for {step}"
-    return f"{_humanized(data_type.__name__)} from {step}"
+    words = _humanized(data_type.__name__)
+    if words.lower().startswith("human ") and len(words.split()) > 1:
+        words = words[len("human ") :].capitalize()
+    return f"{words} from {step}"
 
 
 def _reason(fields: Mapping[str, Any], executor: str) -> str:

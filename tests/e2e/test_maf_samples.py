@@ -108,8 +108,8 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
     "guessing": (
         {},
         [
-            (titled("Human feedback"), answer("higher")),
-            (titled("Human feedback"), answer("correct")),
+            (titled("Feedback request"), answer("higher")),
+            (titled("Feedback request"), answer("correct")),
         ],
         # every output of every drive, as MAF gives them run by run: its agent's guesses, the end
         [
@@ -254,7 +254,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
     ),
     "echoed_review": (  # the answer repeats its request's id: Baton fills it in
         {"task": "sorting files"},
-        [(titled("Human review request"), answer({"feedback": "ship it", "approved": True}))],
+        [(titled("Review request from"), answer({"feedback": "ship it", "approved": True}))],
         "Draft: sorting files approved: ship it",
     ),
     "agui_handoff": (  # MAF's AG-UI demo's workflow: a handoff, a question, an approval
@@ -318,10 +318,10 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         {},
         [
             (
-                titled("Human review request"),
+                titled("Review request from"),
                 answer({"feedback": "merge with a heap", "approved": False}),
             ),
-            (titled("Human review request"), answer({"feedback": "ship it", "approved": True})),
+            (titled("Review request from"), answer({"feedback": "ship it", "approved": True})),
         ],
         {
             "agent": "worker",  # (its reply has no author: the executor that yielded it)
@@ -443,7 +443,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
     ),
     "checkpoint_brief": (  # MAF's own: the first draft approved (max_iterations=6 ends a revision)
         {},
-        [(titled("Human approval request"), answer("approve"))],
+        [(titled("Approval request from"), answer("approve"))],
         [{"agent": "writer", "text": BRIEF_TAKE_1}, BRIEF_TAKE_1],  # the reply, the approved draft
     ),
     "sub_workflow_checkpoint": (  # MAF's own: a sub-workflow's request kept in the coordinator
@@ -496,10 +496,10 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
     "guessing_game": (  # MAF's own sample: a person's higher/lower moves the guesses
         {},
         [
-            (titled("Human feedback request from turn manager"), answer("higher")),
-            (titled("Human feedback request from turn manager"), answer("lower")),
-            (titled("Human feedback request from turn manager"), answer("higher")),
-            (titled("Human feedback request from turn manager"), answer("correct")),
+            (titled("Feedback request from turn manager"), answer("higher")),
+            (titled("Feedback request from turn manager"), answer("lower")),
+            (titled("Feedback request from turn manager"), answer("higher")),
+            (titled("Feedback request from turn manager"), answer("correct")),
         ],
         [  # each guess halves what the answers so far leave (MAF's `.value` shown), then the end
             {"agent": "GuessingAgent", "text": '{"guess": 5}', "value": {"guess": 5}},
