@@ -757,6 +757,8 @@ class BatonCalls(FunctionMiddleware):
                 arguments=decided[BATON_ARGUMENTS],
                 session=context.session,
                 kwargs=context.kwargs,
+                tools=context.tools,  # the run's live tools: `ctx.add_tools` as on MAF alone
+                parent_service_session_state_keys=context.parent_service_session_state_keys,
             )
             context.result = await context.function.invoke(
                 arguments=decided[BATON_ARGUMENTS], context=edited
@@ -784,7 +786,14 @@ async def _run_allowed(context: FunctionInvocationContext, allowed: dict[str, An
 
     async def call(key: str, typed: BaseModel) -> Any:
         own = FunctionInvocationContext(
-            function=function, arguments=typed, session=context.session, kwargs=context.kwargs
+            function=function,
+            arguments=typed,
+            session=context.session,
+            kwargs=context.kwargs,
+            # the run's live tools (MAF's progressive exposure, `ctx.add_tools`/`remove_tools`)
+            # and what the parent agent owns of the session, as MAF's loop gives a call
+            tools=context.tools,
+            parent_service_session_state_keys=context.parent_service_session_state_keys,
         )
         value = await function.invoke(arguments=typed, context=own, skip_parsing=True)
         ran.append(value)
