@@ -347,7 +347,7 @@ def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
     and mode, its standing tool approvals, a memory) goes on with the conversation. Each
     executor's session state as MAF serializes it (`AgentSession.to_dict`), by executor id,
     less its history providers' (the next run is handed the recorded messages: they would come
-    twice) and empty ones.
+    twice), and always the session's id.
     """
     kept: dict[str, dict[str, Any]] = {}
     for executor in executors_of(workflow):
@@ -367,8 +367,9 @@ def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
             )
             continue
         carried = {key: value for key, value in state.items() if key not in history}
-        if carried:  # with its session's id: a provider may hold its state to it (FIDES does)
-            kept[str(executor.id)] = carried | {SESSION_ID: session.session_id}
+        # with its session's id, kept even where nothing else is: MAF goes on in one session,
+        # whose id a tool may read (`ctx.session`) and a provider hold its state to (FIDES)
+        kept[str(executor.id)] = carried | {SESSION_ID: session.session_id}
     return kept
 
 
