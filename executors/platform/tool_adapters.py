@@ -225,7 +225,12 @@ class PolicyGate:
         scope: str,
     ) -> Outcome:
         verdict = await judge(
-            self._tool, arguments, self._services.policy, before=before, state=scene.state()
+            self._tool,
+            arguments,
+            self._services.policy,
+            before=before,
+            state=scene.state(),
+            detailed=self._services.transcript.detailed_errors(call.agent),
         )
         if verdict.error is not None or verdict.decision is None:
             return result_reply(call, verdict.error, scene)
@@ -513,7 +518,13 @@ class ToolApprovals:
             agent=str(event.source_executor_id),
         )
         tool = self._tool(call.name, in_loop=in_loop)
-        verdict = await judge(tool, call.arguments, self._services.policy, state=scene.state())
+        verdict = await judge(
+            tool,
+            call.arguments,
+            self._services.policy,
+            state=scene.state(),
+            detailed=self._services.transcript.detailed_errors(call.agent),
+        )
         if verdict.error is not None or verdict.decision is None:
             return result_reply(call, verdict.error, scene)
         decision = verdict.decision

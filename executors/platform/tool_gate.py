@@ -17,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Never
+from typing import Any, Final, Never
 
 from agent_framework import (
     Agent,
@@ -186,6 +186,18 @@ class Verdict:
     error: str | None = None
 
 
+ARGUMENTS_UNPARSED: Final = "Error: Argument parsing failed."
+"""MAF's words to the model for a call whose arguments do not fit its tool (`_tools.py`)."""
+
+
+def _unparsed(tool: str, said: str, detailed: bool) -> str:
+    return (
+        f"{ARGUMENTS_UNPARSED} Exception: invalid arguments for {tool}: {said}"
+        if detailed
+        else ARGUMENTS_UNPARSED
+    )
+
+
 async def judge(
     tool: GatedTool,
     raw: dict[str, Any],
@@ -193,20 +205,23 @@ async def judge(
     *,
     before: Decision | None = None,
     state: dict[str, Any] | None = None,
+    detailed: bool = True,
 ) -> Verdict:
     """Validate a call's arguments, ask the tool whether it is possible, then the policy.
 
     With `before` (the decision a person answered), the arguments are a person's edit and the
     policy re-checks them: the edit stands if it needs no more than that person could give.
+    Arguments that do not fit get MAF's words for them, with what is wrong only where the
+    calling agent's client sets `include_detailed_errors` (`detailed`), as MAF's loop says it.
     """
     problems = schema_problems(tool.schema, raw) if tool.schema is not None else []
     if problems:
         said = "; ".join(f"{where(loc)}: {msg}" for loc, msg in problems)
-        return Verdict(arguments=raw, error=f"Error: invalid arguments for {tool.name}: {said}")
+        return Verdict(arguments=raw, error=_unparsed(tool.name, said, detailed))
     try:
         typed = tool.arguments.model_validate(raw)
     except ValidationError as exc:
-        return Verdict(arguments=raw, error=f"Error: invalid arguments for {tool.name}: {exc}")
+        return Verdict(arguments=raw, error=_unparsed(tool.name, str(exc), detailed))
     args = typed.model_dump(mode="json")
     refusal = await tool.refuse(typed) if tool.refuse else None
     if refusal:

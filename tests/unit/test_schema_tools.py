@@ -37,13 +37,15 @@ def test_the_gated_tool_keeps_the_schema_the_model_was_told() -> None:
 
 async def test_a_call_that_breaks_the_schema_is_refused_naming_each_field() -> None:
     refused = await judge(adder(), {"a": "five", "c": 3}, POLICY)
+    terse = await judge(adder(), {"a": "five", "c": 3}, POLICY, detailed=False)
     allowed = await judge(adder(), {"a": 5, "b": 3}, POLICY)
 
     assert refused.decision is None
-    assert refused.error == (
-        "Error: invalid arguments for add_numbers: "
+    assert refused.error == (  # MAF's words, and what is wrong (`include_detailed_errors`)
+        "Error: Argument parsing failed. Exception: invalid arguments for add_numbers: "
         "b: Field required; a: 'five' is not of type 'integer'"
     )
+    assert terse.error == "Error: Argument parsing failed."  # MAF's words alone, as its loop's
     assert allowed.error is None
     assert allowed.arguments == {"a": 5, "b": 3}
 
