@@ -625,6 +625,11 @@ async def request_page(
     run_effects = summary.effects_of(run_events)
     run_requests = await parts.requests.of_run(run.id)
     outcome = summary.outcome_of(run, run_requests, *run_effects)
+    # the run's other open requests: an answer here may be one of several it waits on
+    also_open = sorted(
+        (r for r in run_requests if r.status in OPEN_STATUSES and r.id != request.id),
+        key=lambda r: r.created_at,
+    )
     queue = (await parts.requests.list(_my_work(user, now, 12), viewer=user)).items
     queue_count = await count_of(parts, user, _my_work(user, now, 12))
     return {
@@ -645,6 +650,10 @@ async def request_page(
         "queue": queue if len(queue) > 1 or (queue and queue[0].id != request.id) else [],
         "queue_count": queue_count,
         "queue_apart": {q.id: a.told(q) for q, a in _apart(queue)},
+        "also_open": also_open,
+        "also_apart": {
+            r.id: a.told(r) for r, a in _apart([request, *also_open]) if r.id != request.id
+        },
         "queue_overdue": {q.id for q in queue if is_overdue(q, now)},
         "queue_escalates": {q.id: next_escalation(q, now) for q in queue},
         "claim_for": parts.requests.claim_seconds,

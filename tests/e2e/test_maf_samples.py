@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import zlib
 from collections.abc import Callable
 from datetime import datetime
@@ -892,6 +893,40 @@ async def test_every_sample_s_pages_show_its_run_and_its_first_request(
         assert f"The {what} is used as it is." in words, workflow
         assert "Draft to review" not in words, workflow
         assert "the draft" not in words.lower(), workflow
+
+
+async def test_a_request_s_page_names_the_other_requests_its_run_waits_on(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> None:
+    """MAF's agents_with_approval_requests.py asks three approvals at once, titled alike: each
+    page says what else the run waits on, each told apart by what differs, and links to it."""
+    run_input, _, _ = SAMPLES["approval_requests"]
+    async with baton_server(db_url, tokens, server_log, {**ENV, **PAGE_ENV}) as server:
+        run = await server.start_run({"workflow": "approval_requests", "input": run_input})
+
+        async def three() -> list[dict[str, Any]] | None:
+            found = [
+                r for r in (await server.run(run["id"]))["requests"] if r["status"] == "pending"
+            ]
+            return found if len(found) == 3 else None
+
+        reads = await eventually(three, what="three approvals open at once")
+        bob = next(r for r in reads if reading("bob@contoso.com")(r))
+        async with signed_in(server, "lee", passwords["lee"]) as lee:
+            page = (await lee.http.get(f"/requests/{bob['id']}")).text
+            await server.respond(bob["id"], {"decision": "approve"}, user="ada")
+            answered = (await lee.http.get(f"/requests/{bob['id']}")).text
+
+    also = re.search(r'<p class="also-open">(.*?)</p>', page, re.DOTALL)
+    assert also is not None
+    words = text_of(also.group(1))
+    assert words.startswith("Its run also waits on:")
+    for other in (r for r in reads if r["id"] != bob["id"]):
+        assert f'href="/requests/{other["id"]}"' in also.group(1)
+    assert "(email address alice@contoso.com)" in words
+    assert "(email address charlie@contoso.com)" in words
+    assert "bob@contoso.com" not in words  # not itself
+    assert 'class="also-open"' not in answered  # an answered request's page asks nothing more
 
 
 async def test_request_data_holding_maf_messages_is_shown_field_by_field(
