@@ -41,6 +41,9 @@ Action = Literal["auto", "approval", "deny", "takeover"]
 STATE_PREFIX = "state."
 """Conditions on `state.<name>` read the run's state, not the call's arguments."""
 
+DEFAULT_RULE = "default.approval"
+"""The rule of a call no rule of the policies file matches: approval by the default team."""
+
 AGENT_REPLY = "agent_reply"
 """The pseudo-tool an agent's reply to the user is checked as (only a takeover applies)."""
 
@@ -356,7 +359,7 @@ class Policy:
                     escalation=rule.escalation,
                     standing=rule.standing,
                 )
-        return Decision(action="approval", rule_id="default.approval", team=self.default_team)
+        return Decision(action="approval", rule_id=DEFAULT_RULE, team=self.default_team)
 
     def takeover(self, state: Mapping[str, Any]) -> Decision | None:
         """The takeover an agent's reply to the user triggers in this state, if any.

@@ -38,7 +38,7 @@ from human.kinds import (
     ReviewRequest,
     TakeoverAnswer,
 )
-from human.policy import Decision, Route
+from human.policy import DEFAULT_RULE, Decision, Route
 from human.records import HumanRequest
 from human.requests import origin_of
 
@@ -291,7 +291,7 @@ class Asks:
                 return Reply(ApprovalAnswer(decision="approve", reason=reason))
             reason = f"Refused by policy rule {decision.rule_id}: do not do it."
             return Reply(ApprovalAnswer(decision="reject", reason=reason))
-        if decision.rule_id == "default.approval" and asked.team:
+        if decision.rule_id == DEFAULT_RULE and asked.team:
             decision = decision.model_copy(update={"team": asked.team})  # no rule named a team
         origin: dict[str, Any] = {
             "asked": asked.model_dump(mode="json"),

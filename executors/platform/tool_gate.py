@@ -40,7 +40,7 @@ from executors.platform.shown import maf_value
 from executors.platform.transcript import standing_grant, tool_failed, tool_result
 from human.effects import HandedOn, idempotency_key
 from human.kinds import ApprovalAnswer, ApprovalRequest, ProposedAction, schema_of
-from human.policy import Decision, Policy
+from human.policy import DEFAULT_RULE, Decision, Policy
 from human.text import where
 from human.typed import as_json, checkable, schema_problems
 
@@ -161,15 +161,7 @@ class GatedTool:
         """Title and reason of an approval request for a call of this tool."""
         if self.describe is not None:
             return self.describe(arguments, decision)
-        who = (
-            f"{decision.approvals_required} approvers from "
-            if decision.approvals_required > 1
-            else ""
-        )
-        return (
-            f"Approve {self.name}",
-            f"Policy rule {decision.rule_id} needs approval by {who}{decision.team}.",
-        )
+        return f"Approve {self.name}", approval_reason(self.name, decision)
 
 
 @dataclass(frozen=True)
@@ -184,6 +176,21 @@ class Verdict:
     typed: BaseModel | None = None
     decision: Decision | None = None
     error: str | None = None
+
+
+def approval_reason(tool: str, decision: Decision) -> str:
+    """Why a call waits for approval, in words: the rule that asks, or that none covers it.
+
+    `Policy rule refund.large needs approval by 2 approvers from finance.`; under no rule of
+    the policies file (`default.approval`): `No policy rule covers send_email: each call needs
+    approval by support-leads.`
+    """
+    who = (
+        f"{decision.approvals_required} approvers from " if decision.approvals_required > 1 else ""
+    )
+    if decision.rule_id == DEFAULT_RULE:
+        return f"No policy rule covers {tool}: each call needs approval by {who}{decision.team}."
+    return f"Policy rule {decision.rule_id} needs approval by {who}{decision.team}."
 
 
 ARGUMENTS_UNPARSED: Final = "Error: Argument parsing failed."
@@ -574,10 +581,7 @@ class ToolGateAgent(Executor):
 
     def describe(self, tool: str, arguments: dict[str, Any], decision: Decision) -> tuple[str, str]:
         """Title and reason of an approval request; subclasses word them for their domain."""
-        return (
-            f"Approve {tool}",
-            f"Policy rule {decision.rule_id} needs approval by {decision.team}.",
-        )
+        return f"Approve {tool}", approval_reason(tool, decision)
 
     def conversation(self) -> list[dict[str, Any]]:
         """The agent's conversation so far, readable: role, text, tool calls and results."""

@@ -917,6 +917,11 @@ async def test_a_request_s_page_names_the_other_requests_its_run_waits_on(
             await server.respond(bob["id"], {"decision": "approve"}, user="ada")
             answered = (await lee.http.get(f"/requests/{bob['id']}")).text
 
+    # no rule of the policies file covers the tool: said so, not by the default rule's id
+    assert bob["reason"] == (
+        "No policy rule covers read_historical_email_data: each call needs approval by "
+        "support-leads."
+    )
     also = re.search(r'<p class="also-open">(.*?)</p>', page, re.DOTALL)
     assert also is not None
     words = text_of(also.group(1))
