@@ -67,7 +67,9 @@ DECISION_LABELS: Final = {
     "return": "Return to the agent",
 }
 SUBMIT_LABELS: Final = {"edit": "Send edit", "answer": "Send answer"}
-INPUT_HELP: Final = "The workflow goes on with your answer."
+INPUT_HELP: Final = ""
+"""An input form's help of its own: none, the decision's line says what an answer does ("The
+workflow receives your answer and carries on with it"); a fieldset's own description stands."""
 DECISION_HELP: Final = {
     "approve": "Let the proposed action run as it is.",
     "edit": "Change the arguments; the policy checks the changed call again.",
