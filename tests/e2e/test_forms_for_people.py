@@ -90,11 +90,11 @@ async def test_a_relayed_turn_says_the_answer_is_the_users_words_not_a_reply_to_
     run = await server.start_run(UNCLEAR, user="sue")
     question = await support_request(server, run["id"], kind="question")
     assert question["payload"]["outcomes"] == {
-        "answer": "triage gets it as the customer's message and carries on."
+        "answer": "The triage agent gets it as the customer's message and carries on."
     }
     async with signed_in(server, "sam", passwords["sam"]) as sam:
         page = text_of((await sam.http.get(f"/requests/{question['id']}")).text)
-    assert "Answer — triage gets it as the customer's message and carries on." in page
+    assert "Answer — The triage agent gets it as the customer's message and carries on." in page
     assert "Relay what the customer says" in page
     # Baton's words for an answer to an agent's own question would contradict the relay
     assert "Reply to the agent's question." not in page
