@@ -35,3 +35,30 @@ async def test_a_list_of_records_in_a_request_s_context_reads_as_words(
     box = await text.first.bounding_box()
     assert box is not None
     assert box["height"] < 200, box  # a sentence of a few lines, not a column of letters
+
+
+async def test_a_request_s_long_conversation_opens_at_its_end(
+    server: Server, page_as: PageAs
+) -> None:
+    """What is asked about is the conversation's end (the reply under review): the box opens
+    there, the earlier turns a scroll up, in their order."""
+    run = await server.start_run(
+        {"workflow": "group_chat_steering", "input": {"topic": "Discuss AI tools."}}
+    )
+    asked = await server.wait_for_request(run["id"])
+    page = await page_as("lee", width=LAPTOP[0], height=LAPTOP[1])
+    await page.goto(f"/requests/{asked['id']}")
+
+    box = page.get_by_role("region", name="Conversation")
+    sizes = await box.evaluate("b => [b.scrollHeight, b.clientHeight]")
+    assert sizes[0] > sizes[1], sizes  # long enough to scroll
+    seen = await box.bounding_box()
+    speakers = box.locator(".speaker")
+    first, last = await speakers.first.bounding_box(), await speakers.last.bounding_box()
+    assert seen is not None
+    assert first is not None
+    assert last is not None
+    assert seen["y"] <= last["y"] <= seen["y"] + seen["height"], (seen, last)  # its end shown
+    assert first["y"] < seen["y"], (seen, first)  # its start a scroll up
+    said = await speakers.all_inner_texts()
+    assert said[0].lower() == "user", said  # the first turn first: in their order
