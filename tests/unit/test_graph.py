@@ -206,3 +206,22 @@ def test_a_sub_workflow_sits_below_in_a_box_named_for_its_step() -> None:
             apart = n.x + n.w <= box.x or box.x + box.w <= n.x or n.y + n.h <= box.y
             assert apart or box.y + box.h <= n.y, n.id
     assert box.y + box.h <= layout.height
+
+
+def test_the_executors_maf_s_orchestrations_add_are_named_for_what_they_do() -> None:
+    """`.with_request_info()` holds an agent's reply in an executor of MAF's own, and a
+    sequential orchestration starts at one: named by what they do, not by MAF's ids."""
+    from agent_framework import Agent
+    from agent_framework.orchestrations import SequentialBuilder
+
+    from executors.platform.chat_clients import ScriptedChatClient
+
+    client = ScriptedChatClient(lambda messages, options: [])
+    editor = Agent(client=client, name="editor")
+    built = SequentialBuilder(participants=[editor]).with_request_info(agents=["editor"]).build()
+
+    labels = {n.id: n.label for n in describe(built).nodes}
+
+    assert labels["input-conversation"] == "input"
+    assert labels["editor/agent_request_info_executor"] == "person's review"
+    assert labels["editor"] == labels["editor/editor"] == "editor"

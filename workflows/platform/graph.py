@@ -12,13 +12,20 @@ from __future__ import annotations
 import re
 from typing import Final, Literal
 
-from agent_framework import FunctionalWorkflow, Workflow, WorkflowViz
+from agent_framework import Executor, FunctionalWorkflow, Workflow, WorkflowExecutor, WorkflowViz
 from pydantic import BaseModel, ConfigDict
 
 _NODE: Final = re.compile(r'^\s*"(?P<id>[^"]+)" \[(?P<attrs>[^\]]*)\];$')
 _EDGE: Final = re.compile(
     r'^\s*"(?P<source>[^"]+)" -> "(?P<target>[^"]+)"(?: \[(?P<attrs>.*)\])?;$'
 )
+_MAF_OWN: Final = {
+    "AgentRequestInfoExecutor": "person's review",  # `.with_request_info()`: holds a reply
+    "_TerminalAgentRequestInfoExecutor": "person's review",  # the same, of the last agent
+    "_InputToConversation": "input",  # an orchestration's first step: the input as messages
+}
+"""Labels for the executors MAF's orchestrations add of their own, by class: their ids
+(`agent_request_info_executor`, `input-conversation`) name MAF's code, not a step of the work."""
 _ATTR: Final = re.compile(r'(?P<key>\w+)=(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<bare>[^,\s]+))')
 
 
@@ -77,6 +84,7 @@ def describe(workflow: Workflow | FunctionalWorkflow) -> WorkflowGraph:
             mermaid=f'flowchart TD\n  n0["{shown}"];',
         )
     viz = WorkflowViz(workflow)
+    own = {node: said for node, e in _executors(workflow).items() if (said := _maf_own(e))}
     nodes: dict[str, GraphNode] = {}
     edges: list[GraphEdge] = []
     for line in viz.to_digraph().splitlines():
@@ -95,7 +103,7 @@ def describe(workflow: Workflow | FunctionalWorkflow) -> WorkflowGraph:
         if node is None or node["id"] in nodes:
             continue
         attrs = _attributes(node["attrs"])
-        label = attrs.get("label", node["id"]).split("\\n")[0]
+        label = own.get(node["id"]) or attrs.get("label", node["id"]).split("\\n")[0]
         fan_in = attrs.get("shape") == "ellipse"
         nodes[node["id"]] = GraphNode(
             id=node["id"],
@@ -110,6 +118,22 @@ def describe(workflow: Workflow | FunctionalWorkflow) -> WorkflowGraph:
         edges=tuple(edges),
         mermaid=viz.to_mermaid(),
     )
+
+
+def _maf_own(executor: Executor) -> str | None:
+    """The label of an executor of MAF's own (`_MAF_OWN`), by its class or one it extends."""
+    classes = type(executor).__mro__
+    return next((_MAF_OWN[c.__name__] for c in classes if c.__name__ in _MAF_OWN), None)
+
+
+def _executors(workflow: Workflow, prefix: str = "") -> dict[str, Executor]:
+    """Each executor by its node's id: a sub-workflow's namespaced `outer/inner`, as MAF's."""
+    found: dict[str, Executor] = {}
+    for executor in workflow.executors.values():
+        found[prefix + executor.id] = executor
+        if isinstance(executor, WorkflowExecutor):
+            found |= _executors(executor.workflow, f"{prefix}{executor.id}/")
+    return found
 
 
 def _attributes(text: str) -> dict[str, str]:
