@@ -770,13 +770,7 @@ def _input_fields(
     if answer.control == "fieldset":
         return answer.help or INPUT_HELP, answer.children
     asked = request.reason.strip()
-    answer = replace(answer, label=asked if asked.endswith("?") else "Your answer")
-    if answer.control == "text" and ("type", "text") in answer.attrs:
-        # one plain text answer (a note, guidance, a word) gets a text area, not a short box
-        kept = tuple((k, v) for k, v in answer.attrs if k not in ("type", "pattern"))
-        if not any(k == "pattern" for k, _ in answer.attrs):
-            answer = replace(answer, control="textarea", attrs=kept)
-    return INPUT_HELP, (answer,)
+    return INPUT_HELP, (replace(answer, label=asked if asked.endswith("?") else "Your answer"),)
 
 
 def _flat(fields: Sequence[Field]) -> list[Field]:

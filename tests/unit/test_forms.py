@@ -563,12 +563,9 @@ def test_help_from_a_docstring_is_its_first_paragraph_in_plain_words() -> None:
     assert form.help == "Grade the draft; A is best."
 
 
-def test_a_lone_text_answer_is_a_text_area_and_a_list_of_choices_a_select() -> None:
-    """One plain text answer (guidance, a note, a word) gets room to write; a text field of an
-    object answer (a name, a code) stays one line."""
+def test_a_text_answer_is_one_line_and_a_list_of_choices_a_select() -> None:
     [text] = answer_forms(an_input(str))[0].fields
-    assert (text.control, text.required) == ("textarea", True)
-    assert ("type", "text") not in text.attrs
+    assert (text.control, text.required) == ("text", True)
     many = Literal["a", "b", "c", "d", "e", "f"]
     [pick] = answer_forms(an_input(many))[0].fields
     assert (pick.control, len(pick.options)) == ("select", 6)
