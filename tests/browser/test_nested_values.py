@@ -62,3 +62,23 @@ async def test_a_request_s_long_conversation_opens_at_its_end(
     assert first["y"] < seen["y"], (seen, first)  # its start a scroll up
     said = await speakers.all_inner_texts()
     assert said[0].lower() == "user", said  # the first turn first: in their order
+
+
+async def test_a_nested_value_with_room_keeps_its_labels_beside_its_values(
+    server: Server, page_as: PageAs
+) -> None:
+    """Where a value has room (a run's input of records, on a laptop), its inner labels stay
+    beside their values: stacking is for a narrow column only."""
+    run = await server.start_run({"workflow": "parallel_requests", "input": {}})
+    await server.wait_for_request(run["id"])
+    page = await page_as("lee", width=LAPTOP[0], height=LAPTOP[1])
+    await page.goto(f"/runs/{run['id']}")
+
+    rows = page.locator("dl.kv dd dl.kv > div")
+    assert await rows.count() > 0
+    label, value = rows.first.locator("dt"), rows.first.locator("dd")
+    at, of = await label.bounding_box(), await value.bounding_box()
+    assert at is not None
+    assert of is not None
+    assert abs(at["y"] - of["y"]) < 4, (at, of)  # side by side
+    assert of["x"] > at["x"] + at["width"] - 1
