@@ -25,6 +25,7 @@ MARGIN: Final = 24
 CHAR_W: Final = 7.5  # a label's width per character, for the 13px sans-serif of app.css
 CLUSTER_PAD: Final = 10
 CLUSTER_HEAD: Final = 30  # room above a sub-workflow's first row for its name, within LAYER_GAP
+BACK_EDGE_ROOM: Final = 48  # beside a box's nodes: an edge back up runs out up to 44 (`_route`)
 
 NodeState = Literal["idle", "pending", "current", "current-pending"]
 
@@ -144,12 +145,15 @@ def lay_out(
         if e.source in placed and e.target in placed
     )
     depth = max(rows, default=0) + 1
+    clusters = _clusters(placed)
     return GraphLayout(
-        width=inner + 2 * MARGIN + 40,  # room on the right for edges running back up
+        width=max(  # room on the right for edges running back up, and for the boxes
+            [inner + 2 * MARGIN + 40, *(c.x + c.w + MARGIN for c in clusters)]
+        ),
         height=depth * NODE_H + (depth - 1) * LAYER_GAP + 2 * MARGIN,
         nodes=tuple(placed.values()),
         edges=edges,
-        clusters=_clusters(placed),
+        clusters=clusters,
     )
 
 
@@ -166,16 +170,35 @@ def _clusters(placed: dict[str, PlacedNode]) -> tuple[PlacedCluster, ...]:
             groups.setdefault(_group(node.id), []).append(node)
     boxes = []
     for group, nodes in groups.items():
-        runner = placed.get(group)
-        named = runner.label if runner is not None else humanize(group.rpartition("/")[2])
+        label = f"Inside the {_step(placed, group)} step"
+        runner = _runner(placed, group)
+        if runner is not None and _group(runner.id):  # a sub-workflow within a sub-workflow
+            label += f", within the {_step(placed, _group(runner.id))} step"
         left = min(n.x for n in nodes) - CLUSTER_PAD
         top = min(n.y for n in nodes) - CLUSTER_HEAD
-        right = max(n.x + n.w for n in nodes) + CLUSTER_PAD
+        # room for the edges running back up beside the nodes (`_route`), and for the label
+        right = max(max(n.x + n.w for n in nodes) + BACK_EDGE_ROOM, left + _label_width(label))
         bottom = max(n.y + n.h for n in nodes) + CLUSTER_PAD
-        boxes.append(
-            PlacedCluster(f"Inside the {named} step", left, top, right - left, bottom - top)
-        )
+        boxes.append(PlacedCluster(label, left, top, right - left, bottom - top))
     return tuple(boxes)
+
+
+def _runner(placed: dict[str, PlacedNode], group: str) -> PlacedNode | None:
+    """The node of the executor that runs sub-workflow `group` (MAF names it by its own id)."""
+    return placed.get(group) or next(
+        (n for n in placed.values() if n.id.endswith(f"/{group}")), None
+    )
+
+
+def _step(placed: dict[str, PlacedNode], group: str) -> str:
+    """The step that runs sub-workflow `group`, in words."""
+    runner = _runner(placed, group)
+    return humanize(runner.label if runner is not None else group)
+
+
+def _label_width(label: str) -> float:
+    """A box's label's width, in the 12px of app.css, and its margins."""
+    return len(label) * CHAR_W * 0.9 + 2 * CLUSTER_PAD
 
 
 def _layers(graph: WorkflowGraph) -> dict[str, int]:

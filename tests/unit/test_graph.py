@@ -225,3 +225,30 @@ def test_the_executors_maf_s_orchestrations_add_are_named_for_what_they_do() -> 
     assert labels["input-conversation"] == "input"
     assert labels["editor/agent_request_info_executor"] == "person's review"
     assert labels["editor"] == labels["editor/editor"] == "editor"
+
+
+def test_a_sub_workflow_within_a_sub_workflow_is_named_within_its_runner() -> None:
+    """MAF names a nested sub-workflow's executors by their runner's id alone
+    (`editor/agent_request_info_executor` inside `team/editor`): found, named, and boxed."""
+    from agent_framework import Agent
+    from agent_framework.orchestrations import SequentialBuilder
+
+    from executors.platform.chat_clients import ScriptedChatClient
+
+    client = ScriptedChatClient(lambda messages, options: [])
+    editor = Agent(client=client, name="editor")
+    inner = SequentialBuilder(participants=[editor]).with_request_info(agents=["editor"]).build()
+    team = WorkflowExecutor(inner, id="team")
+    intake = Split(id="intake")
+    graph = describe(WorkflowBuilder(start_executor=intake).add_edge(intake, team).build())
+    layout = lay_out(graph)
+
+    labels = {n.id: n.label for n in graph.nodes}
+    assert labels["editor/agent_request_info_executor"] == "person's review"
+    assert {c.label for c in layout.clusters} == {
+        "Inside the team step",
+        "Inside the editor step, within the team step",
+    }
+    for box in layout.clusters:  # each wide enough for its name, and inside the drawing
+        assert box.w >= len(box.label) * 7.5 * 0.9
+        assert box.x + box.w <= layout.width

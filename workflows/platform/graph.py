@@ -127,12 +127,16 @@ def _maf_own(executor: Executor) -> str | None:
 
 
 def _executors(workflow: Workflow, prefix: str = "") -> dict[str, Executor]:
-    """Each executor by its node's id: a sub-workflow's namespaced `outer/inner`, as MAF's."""
+    """Each executor by its node's id, as MAF's visualizer names it.
+
+    A sub-workflow's executors are `runner/inner`: the id of the executor that runs it first
+    (at any depth, that one alone).
+    """
     found: dict[str, Executor] = {}
     for executor in workflow.executors.values():
         found[prefix + executor.id] = executor
         if isinstance(executor, WorkflowExecutor):
-            found |= _executors(executor.workflow, f"{prefix}{executor.id}/")
+            found |= _executors(executor.workflow, f"{executor.id}/")
     return found
 
 
