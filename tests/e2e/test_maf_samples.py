@@ -922,6 +922,7 @@ async def test_a_request_s_page_names_the_other_requests_its_run_waits_on(
         "No policy rule covers read_historical_email_data: each call needs approval by "
         "support-leads."
     )
+    assert "Policy rule none covers it: approval by default" in text_of(page)  # as its facts
     also = re.search(r'<p class="also-open">(.*?)</p>', page, re.DOTALL)
     assert also is not None
     words = text_of(also.group(1))
