@@ -243,11 +243,14 @@ def _reached(
 def _in_words(graph: WorkflowGraph) -> dict[str, str]:
     """Each node's label as words (`legal_approval` -> `legal approval`), as the page names steps.
 
-    A label that two nodes would then share stays as it was.
+    A label that would then be another's (`a_b` and `a b`) stays as it was; two nodes of one
+    label (an agent and the step that runs it in a sub-workflow) both read as words.
     """
     words = {n.id: humanize(n.label) for n in graph.nodes}
-    shared = {w for w in words.values() if list(words.values()).count(w) > 1}
-    return {n.id: n.label if words[n.id] in shared else words[n.id] for n in graph.nodes}
+    raw: dict[str, set[str]] = {}
+    for n in graph.nodes:
+        raw.setdefault(words[n.id], set()).add(n.label)
+    return {n.id: n.label if len(raw[words[n.id]]) > 1 else words[n.id] for n in graph.nodes}
 
 
 def _node_width(label: str, kind: str) -> float:

@@ -179,6 +179,16 @@ def test_nodes_are_labelled_in_words_unless_two_would_then_read_alike() -> None:
         "finance": "a.b",
         "join": "a_b",
     }
+    twice = base.model_copy(
+        update={
+            "nodes": tuple(
+                n.model_copy(update={"label": "data_agent"}) if n.id in ("split", "legal") else n
+                for n in base.nodes
+            )
+        }
+    )
+    shown = {n.id: n.label for n in lay_out(twice).nodes}
+    assert shown["split"] == shown["legal"] == "data agent"  # one label twice: words both
 
 
 def test_a_sub_workflow_sits_below_in_a_box_named_for_its_step() -> None:
