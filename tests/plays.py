@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from agent_framework import Content, Message
+
+Play = Callable[[Sequence[Message], dict[str, Any]], list[Content]]
 
 
 def progress_ledger(messages: Sequence[Message], team: Sequence[str]) -> Content:
@@ -21,3 +25,42 @@ def progress_ledger(messages: Sequence[Message], team: Sequence[str]) -> Content
         "instruction_or_question": {"reason": "go", "answer": f"{nxt}, do your part."},
     }
     return Content.from_text(json.dumps(ledger))
+
+
+MAGENTIC_PROMPTS = (  # words of each of the prompts of MAF's standard Magentic manager
+    "Below I will present you a request",
+    "To address this request we have assembled",
+    "As a reminder, we are working to solve the following task",
+    "Please briefly explain what went wrong",
+    "Recall we are working on the following request",
+    "We are working on the following task",
+)
+_PLAN = re.compile(r"Plan(?:, revised)?: [^\n]*")
+
+
+def magentic_manager(team: Sequence[str], *, facts: str, plan: str, answer: str) -> Play:
+    """A Magentic manager's play: `facts`, `plan` (replanned on a person's feedback, as
+    `Plan, revised: <their words>`), `team` in turn, then `answer` naming the plan it followed:
+    a person's feedback lost on the way shows in the answer."""
+
+    def play(messages: Sequence[Message], options: dict[str, Any]) -> list[Content]:
+        last = messages[-1].text if messages else ""
+        if MAGENTIC_PROMPTS[0] in last:
+            return [Content.from_text(f"Facts: {facts}")]
+        if MAGENTIC_PROMPTS[1] in last:
+            return [Content.from_text(f"Plan: {plan}")]
+        if MAGENTIC_PROMPTS[2] in last:
+            return [Content.from_text("Facts, updated: a person reviewed the plan.")]
+        if MAGENTIC_PROMPTS[3] in last:
+            said = [
+                m.text
+                for m in messages
+                if m.role == "user" and m.text and not any(p in m.text for p in MAGENTIC_PROMPTS)
+            ]
+            return [Content.from_text(f"Plan, revised: {said[-1]}")]
+        if MAGENTIC_PROMPTS[4] in last:
+            return [progress_ledger(messages, team)]
+        plans = [found for m in messages for found in _PLAN.findall(m.text or "")]
+        return [Content.from_text(f"{answer} {plans[-1]}")]
+
+    return play

@@ -104,14 +104,13 @@ def build_workflow(checkpoint_storage: FileCheckpointStorage, client_for: Callab
 # --- Baton: the registration (the sample's `main()` is left out, with its Foundry clients: the ---
 # --- workflow is built as `main()` builds it, on the model Baton is configured with) ------------
 
-import re  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
 from agent_framework import Content, Message, Workflow  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 from baton.api import RunServices, register, scripted_plays  # noqa: E402
-from tests.plays import progress_ledger  # noqa: E402
+from tests.plays import magentic_manager  # noqa: E402
 
 PERSONA = "magentic-checkpoint-{}"
 
@@ -133,37 +132,12 @@ def build_on_baton(services: RunServices) -> Workflow:
 
 
 TEAM = ("ResearcherAgent", "WriterAgent")
-PROMPTS = (  # words of each of the prompts of MAF's standard Magentic manager
-    "Below I will present you a request",
-    "To address this request we have assembled",
-    "As a reminder, we are working to solve the following task",
-    "Please briefly explain what went wrong",
-    "Recall we are working on the following request",
-    "We are working on the following task",
+manager_play = magentic_manager(
+    TEAM,
+    facts="a beta of email summarization; two teams.",
+    plan="the researcher lists the facts; the writer drafts.",
+    answer="Brief: milestones, risks and a weekly sync.",
 )
-PLAN = re.compile(r"Plan(?:, revised)?: [^\n]*")
-
-
-def manager_play(messages: Sequence[Message], options: dict[str, Any]) -> list[Content]:
-    """Facts, a plan (replanned on a person's feedback), each teammate in turn, the answer."""
-    last = messages[-1].text if messages else ""
-    if PROMPTS[0] in last:
-        return [Content.from_text("Facts: a beta of email summarization; two teams.")]
-    if PROMPTS[1] in last:
-        return [Content.from_text("Plan: the researcher lists the facts; the writer drafts.")]
-    if PROMPTS[2] in last:
-        return [Content.from_text("Facts, updated: a person reviewed the plan.")]
-    if PROMPTS[3] in last:
-        said = [
-            m.text
-            for m in messages
-            if m.role == "user" and m.text and not any(p in m.text for p in PROMPTS)
-        ]
-        return [Content.from_text(f"Plan, revised: {said[-1]}")]
-    if PROMPTS[4] in last:
-        return [progress_ledger(messages, TEAM)]
-    plans = [found for m in messages for found in PLAN.findall(m.text or "")]
-    return [Content.from_text(f"Brief: milestones, risks and a weekly sync. {plans[-1]}")]
 
 
 def researcher_play(messages: Sequence[Message], options: dict[str, Any]) -> list[Content]:

@@ -10,7 +10,6 @@ leave the first plan.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ from agent_framework.orchestrations import MagenticBuilder
 from pydantic import BaseModel
 
 from baton.api import RunServices, register, scripted_plays
-from tests.plays import progress_ledger
+from tests.plays import magentic_manager
 
 
 class Task(BaseModel):
@@ -65,39 +64,12 @@ def build_workflow(services: RunServices) -> Any:
 
 
 TEAM = ("ResearcherAgent", "AnalystAgent")
-PROMPTS = (  # words of each of the prompts of MAF's standard Magentic manager
-    "Below I will present you a request",
-    "To address this request we have assembled",
-    "As a reminder, we are working to solve the following task",
-    "Please briefly explain what went wrong",
-    "Recall we are working on the following request",
-    "We are working on the following task",
+manager_play = magentic_manager(
+    TEAM,
+    facts="none given beyond the task.",
+    plan="the researcher gathers facts; the analyst summarizes.",
+    answer="Summary of the team's findings, as planned.",
 )
-
-
-PLAN = re.compile(r"Plan(?:, revised)?: [^\n]*")
-
-
-def manager_play(messages: Sequence[Message], options: dict[str, Any]) -> list[Content]:
-    """Facts, a plan (replanned on a person's feedback), each teammate in turn, the answer."""
-    last = messages[-1].text if messages else ""
-    if PROMPTS[0] in last:
-        return [Content.from_text("Facts: none given beyond the task.")]
-    if PROMPTS[1] in last:
-        return [Content.from_text("Plan: the researcher gathers facts; the analyst summarizes.")]
-    if PROMPTS[2] in last:
-        return [Content.from_text("Facts, updated: a person reviewed the plan.")]
-    if PROMPTS[3] in last:
-        said = [
-            m.text
-            for m in messages
-            if m.role == "user" and m.text and not any(p in m.text for p in PROMPTS)
-        ]
-        return [Content.from_text(f"Plan, revised: {said[-1]}")]
-    if PROMPTS[4] in last:
-        return [progress_ledger(messages, TEAM)]
-    plans = [found for m in messages for found in PLAN.findall(m.text or "")]
-    return [Content.from_text(f"Summary of the team's findings, as planned. {plans[-1]}")]
 
 
 def researcher_play(messages: Sequence[Message], options: dict[str, Any]) -> list[Content]:
