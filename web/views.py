@@ -38,6 +38,7 @@ from human.access import (
 )
 from human.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from human.kinds import KINDS
+from human.policy import DEFAULT_RULE
 from human.records import (
     OPEN_STATUSES,
     TERMINAL_RUN,
@@ -658,6 +659,7 @@ async def request_page(
         "queue_escalates": {q.id: next_escalation(q, now) for q in queue},
         "claim_for": parts.requests.claim_seconds,
         "human_request": request,
+        "under_no_rule": request.policy_rule == DEFAULT_RULE,  # no rule of the policies file
         "page_currency": summary.currency_of(request),
         "run": run,
         "events": events,
