@@ -170,10 +170,11 @@ def _clusters(placed: dict[str, PlacedNode]) -> tuple[PlacedCluster, ...]:
             groups.setdefault(_group(node.id), []).append(node)
     boxes = []
     for group, nodes in groups.items():
-        label = f"Inside the {_step(placed, group)} step"
         runner = _runner(placed, group)
+        label = f"Inside the {_step(runner, group)} step"
         if runner is not None and _group(runner.id):  # a sub-workflow within a sub-workflow
-            label += f", within the {_step(placed, _group(runner.id))} step"
+            outer = _group(runner.id)
+            label += f", within the {_step(_runner(placed, outer), outer)} step"
         left = min(n.x for n in nodes) - CLUSTER_PAD
         top = min(n.y for n in nodes) - CLUSTER_HEAD
         # room for the edges running back up beside the nodes (`_route`), and for the label
@@ -190,9 +191,8 @@ def _runner(placed: dict[str, PlacedNode], group: str) -> PlacedNode | None:
     )
 
 
-def _step(placed: dict[str, PlacedNode], group: str) -> str:
-    """The step that runs sub-workflow `group`, in words."""
-    runner = _runner(placed, group)
+def _step(runner: PlacedNode | None, group: str) -> str:
+    """The step that runs sub-workflow `group` (its `runner`, if drawn), in words."""
     return humanize(runner.label if runner is not None else group)
 
 
