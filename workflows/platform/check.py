@@ -67,6 +67,7 @@ from workflows.platform.attributes import refusal
 from workflows.platform.engine import (
     Instance,
     NotAWorkflow,
+    RunRaised,
     UnstableGraph,
     engine_for,
     without_run_kwargs,
@@ -875,8 +876,12 @@ class _Check:
         except InvalidAnswer:
             raise
         except Exception as exc:  # the workflow's own code failed: that is a finding
+            error = exc
+            if isinstance(exc, RunRaised):  # an engine's run: what it gave before it failed
+                self._report.outputs += [_plain(o) for o in exc.result.get_outputs()]
+                error = exc.error
             self._report.failures.append(
-                _failure(self._report.pauses, f"{type(exc).__name__}: {exc}")
+                _failure(self._report.pauses, f"{type(error).__name__}: {error}")
             )
             self._report.final_state = "FAILED"
             return None

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias
 
 from agent_framework import (
@@ -135,6 +135,18 @@ class RunRaised(Exception):
         super().__init__(str(error))
         self.error = error
         self.result = result
+
+    @classmethod
+    def of(cls, error: Exception, stream: object) -> RunRaised:
+        """`error`, with the events MAF's stream of the failed run (a `ResponseStream`) held."""
+        events = list(getattr(stream, "updates", None) or ())
+        return cls(
+            error,
+            WorkflowRunResult(
+                [e for e in events if e.type not in ("started", "status")],
+                [e for e in events if e.type == "status"],
+            ),
+        )
 
 
 class CheckpointOfOtherCode(Exception):
@@ -276,14 +288,7 @@ class GraphEngine:
         try:
             result: WorkflowRunResult = await pending
         except Exception as exc:
-            events = list(getattr(stream, "updates", None) or ())
-            raise RunRaised(
-                exc,
-                WorkflowRunResult(
-                    [e for e in events if e.type not in ("started", "status")],
-                    [e for e in events if e.type == "status"],
-                ),
-            ) from exc
+            raise RunRaised.of(exc, stream) from exc
         return result
 
     async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
@@ -331,21 +336,24 @@ class FunctionalEngine:
         try:
             if responses is None:
                 self._answers = {}
-                result = await self._workflow.run(
-                    message, checkpoint_storage=self._storage, **kwargs
-                )
+                pending = self._workflow.run(message, checkpoint_storage=self._storage, **kwargs)
             else:
                 if self._latest is None:
                     raise WorkflowCheckpointException(
                         "a functional workflow resumes from a checkpoint"
                     )
                 self._answers = {**self._answers, **responses}
-                result = await self._workflow.run(
+                pending = self._workflow.run(
                     responses=dict(self._answers),
                     checkpoint_id=self._latest.checkpoint_id,
                     checkpoint_storage=self._storage,
                     **kwargs,
                 )
+            stream = _stream_awaited_by(pending)
+            try:
+                result = await pending
+            except Exception as exc:
+                raise RunRaised.of(exc, stream) from exc
         finally:
             self._workflow._clear_replay_state()
         if self._storage.last is not before:  # it saved: its last is where the run stands
@@ -374,6 +382,16 @@ class FunctionalEngine:
             checkpoint_id=str(uuid.uuid4()),
             state={**self._latest.state, ANSWERS: dict(self._answers)},
         )
+
+
+def _stream_awaited_by(pending: Awaitable[Any]) -> object:
+    """The `ResponseStream` whose final response `pending` awaits, None if not one of those.
+
+    A functional workflow's plain `run` returns its stream's `get_final_response()`, a coroutine
+    not yet started, whose frame holds the stream as `self` (MAF keeps no other reference to it).
+    """
+    frame = getattr(pending, "cr_frame", None)
+    return frame.f_locals.get("self") if frame is not None else None
 
 
 class _Noting:
