@@ -6,7 +6,9 @@ the row (status, attempts, last error: the request's `notifications` field shows
 `request.notified` event with the channel and outcome (`sent`, `retrying`, `failed` once the
 attempts are used up, `skipped` when there was nothing to send). A failed attempt is retried after
 `backoff_s`, doubled at each further attempt. Delivery is at least once: a worker that dies after
-sending and before recording sends again once its lease runs out.
+sending and before recording sends again once its lease runs out. A notice a channel sends as
+several messages (an email, one a time zone) records the parts a failed attempt handed over
+(`Notice.parts_sent`), and its retries send the others alone.
 
 Each attempt is bounded as a whole by `deadline_s` (`BATON_NOTIFY_TIMEOUT_SECONDS`): connecting,
 sending and reading the answer together, whatever the channel. A per-read timeout alone is not
@@ -84,6 +86,7 @@ class Dispatcher:
             event=note.event,
             delivery_id=note.id,
             url=self._links.page(request.id),
+            parts_sent=set(note.parts_sent),
         )
         try:
             skipped = await self._attempt(channel, notice)
@@ -98,6 +101,7 @@ class Dispatcher:
                 outcome="failed" if last else "retrying",
                 error=str(exc),
                 retry_in_s=delay,
+                parts_sent=[p for p in sorted(notice.parts_sent) if p not in note.parts_sent],
             )
             logger.warning(
                 "notification gave up" if last else "notification failed; will retry",

@@ -66,6 +66,12 @@ class Notification(Record):
     status: NotificationStatus
     attempts: int = 0
     last_error: str | None = None
+    parts_sent: list[str] = Field(
+        default_factory=list,
+        description="The parts of it already handed over by attempts that then failed (an "
+        "email's message for each time zone among its recipients, by zone): a retry sends only "
+        "the others.",
+    )
     created_at: datetime
     updated_at: datetime
 

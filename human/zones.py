@@ -15,6 +15,9 @@ from typing import Final
 NAME_MAX: Final = 64  # the longest IANA name is 32 characters
 
 
+DEFAULT_ZONE: Final = "UTC"
+"""The clock of a person with no time zone."""
+
 NO_CLOCK: Final = frozenset({"localtime", "Factory"})
 """Names the zone database holds that are no person's clock: the server's own, and a placeholder."""
 

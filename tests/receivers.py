@@ -19,7 +19,7 @@ import select
 import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -257,6 +257,8 @@ class SmtpServer:
     refusals: list[str] = field(default_factory=list)
     sessions: list[Any] = field(default_factory=list)
     """The connections that sent mail, in order (kept: their ids stay theirs)."""
+    data_commands: int = 0
+    """The DATA commands it was given, those it refused among them."""
 
     def url(self, **params: str) -> str:
         query = "&".join(f"{k}={v}" for k, v in {"cafile": str(self.cafile), **params}.items())
@@ -264,10 +266,14 @@ class SmtpServer:
 
 
 @contextlib.contextmanager
-def smtp_server(directory: Path, *, pause_s: float = 0.0) -> Iterator[SmtpServer]:
+def smtp_server(
+    directory: Path, *, pause_s: float = 0.0, refuse_data: Collection[int] = ()
+) -> Iterator[SmtpServer]:
     """aiosmtpd with STARTTLS required before AUTH, and AUTH required before mail.
 
     `pause_s`: a slow relay, taking that long to answer each MAIL and RCPT command.
+    `refuse_data`: which of its DATA commands (0 the first, counted over the server's life) it
+    answers with a temporary failure (451), taking nothing.
     """
     cert, key = self_signed(directory)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -305,6 +311,9 @@ def smtp_server(directory: Path, *, pause_s: float = 0.0) -> Iterator[SmtpServer
         async def handle_DATA(  # noqa: N802 - aiosmtpd's hook name
             self, smtp: SMTP, session: Session, envelope: Envelope
         ) -> str:
+            server.data_commands += 1
+            if server.data_commands - 1 in refuse_data:
+                return "451 4.3.0 Try again later"
             raw = envelope.original_content or b""
             login = session.auth_data if session.authenticated else None
             if not any(seen is session for seen in server.sessions):

@@ -8,7 +8,7 @@ delivers the outbox rows the pause or the escalation wrote, retrying failures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -27,6 +27,11 @@ class Notice:
     event: NotificationEvent
     delivery_id: str
     url: str
+    parts_sent: set[str] = field(default_factory=set, compare=False)
+    """The parts of this delivery handed over already. A channel that sends a notice as several
+    messages (an email's, one a time zone) leaves these out and adds each part's key here as the
+    other side takes it: an attempt that then fails or is cut at its deadline is retried with
+    the others alone."""
 
     @property
     def headline(self) -> str:

@@ -9,7 +9,8 @@ Recipients are the team's members with an email address (`baton users add NAME -
 the users API); a team without any is recorded as skipped, not as a failure. The message carries a
 signed deep link to the request's page (`links.py`), which asks for sign-in like any page. Its
 times (the deadline, an escalation) are on its recipients' clocks: one message for each time zone
-among them (`User.time_zone`; UTC for those without one), sent in one connection.
+among them (`User.time_zone`; UTC for those without one), sent in one connection. A retry after an
+attempt that failed part way sends the zones' messages the relay had not taken.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from baton.errors import NotificationFailed
 from human.channels import Notice, key_context, timing
 from human.channels.links import LinkSigner
 from human.records import User
+from human.zones import DEFAULT_ZONE
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -110,23 +112,25 @@ class EmailChannel:
             people = [u for u in await self._members(team) if u.email]
             if not people:
                 return f"no member of team {team} has an email address"
-        by_zone: dict[str | None, list[str]] = {}
+        by_zone: dict[str, list[str]] = {}
         for person in people:
             assert person.email is not None
-            by_zone.setdefault(person.time_zone, []).append(person.email)
+            by_zone.setdefault(person.time_zone or DEFAULT_ZONE, []).append(person.email)
         await self._send(
-            [
-                self.message(notice, recipients, zone=zone, part=part)
-                for part, (zone, recipients) in enumerate(by_zone.items())
-            ]
+            notice,
+            {
+                zone: self.message(notice, recipients, zone=zone, part=part)
+                for part, (zone, recipients) in enumerate(sorted(by_zone.items()))
+                if zone not in notice.parts_sent
+            },
         )
         return None
 
-    async def _send(self, messages: list[EmailMessage]) -> None:
-        """Hand the messages to the relay, in one connection.
+    async def _send(self, notice: Notice, messages: dict[str, EmailMessage]) -> None:
+        """Hand the messages to the relay, in one connection, each zone's noted as it is taken.
 
-        `NotificationFailed` on errors worth a retry (which sends them all again: a notice
-        reaches people at least once).
+        `NotificationFailed` on errors worth a retry, which sends the zones' messages the relay
+        had not taken (`Notice.parts_sent`): one it took as the attempt failed is sent again.
         """
         relay = self._relay
         client = aiosmtplib.SMTP(
@@ -144,8 +148,9 @@ class EmailChannel:
         # A failed or cancelled attempt drops the connection at once instead.
         try:
             await client.connect()
-            for message in messages:
+            for zone, message in messages.items():
                 await client.send_message(message)
+                notice.parts_sent.add(zone)
             with contextlib.suppress(aiosmtplib.SMTPException, OSError):
                 await client.quit()  # the relay has the message: a failed goodbye is no failure
         except (aiosmtplib.SMTPException, OSError) as exc:

@@ -773,10 +773,13 @@ class OutboxStore(Protocol):
         outcome: Literal["sent", "retrying", "failed", "skipped"],
         error: str | None = None,
         retry_in_s: float = 0.0,
+        parts_sent: Sequence[str] = (),
     ) -> Notification | None:
         """Record one delivery attempt and its `request.notified` event; finish or delay the job.
 
         `retrying` gives the job back for another attempt in `retry_in_s`; the others end it.
+        `parts_sent` (of a `retrying` attempt) are the parts it handed over before it failed,
+        added to the row's `parts_sent` for the next attempt to leave out.
         None, with nothing written, when the row is gone or `owner` no longer holds the job.
         """
         ...

@@ -433,6 +433,7 @@ def notification_of(row: Row) -> Notification:
         status=row["status"],
         attempts=row["attempts"],
         last_error=row["last_error"],
+        parts_sent=loads(row["parts_sent"]) or [],
         created_at=at(row["created_at"]),
         updated_at=at(row["updated_at"]),
     )
@@ -475,9 +476,14 @@ def notify_payload(notification_id: str) -> str:
 
 
 def delivery_event(
-    notification: Notification, *, outcome: str, attempt: int, error: str | None
+    notification: Notification,
+    *,
+    outcome: str,
+    attempt: int,
+    error: str | None,
+    parts_sent: Sequence[str] = (),
 ) -> NewEvent:
-    """The `request.notified` event of one delivery attempt."""
+    """The `request.notified` event of one delivery attempt (and the parts it handed over)."""
     data: dict[str, Any] = {
         "channel": notification.channel,
         "event": notification.event,
@@ -487,6 +493,8 @@ def delivery_event(
     }
     if error:
         data["error"] = error
+    if parts_sent:
+        data["parts_sent"] = list(parts_sent)
     return NewEvent(
         type="request.notified",
         run_id=notification.run_id,
@@ -501,14 +509,16 @@ def delivered_status(outcome: str) -> str:
 
 
 def plan_delivery(
-    notification: Notification, *, outcome: str, error: str | None
+    notification: Notification, *, outcome: str, error: str | None, parts_sent: Sequence[str] = ()
 ) -> tuple[int, str, NewEvent]:
     """What one delivery attempt writes: the attempt count, the row's status, the audit event.
 
     A skipped delivery (nothing to send) is not an attempt.
     """
     attempt = notification.attempts + (0 if outcome == "skipped" else 1)
-    event = delivery_event(notification, outcome=outcome, attempt=attempt, error=error)
+    event = delivery_event(
+        notification, outcome=outcome, attempt=attempt, error=error, parts_sent=parts_sent
+    )
     return attempt, delivered_status(outcome), event
 
 

@@ -1204,6 +1204,7 @@ class SqlStore:
         outcome: Literal["sent", "retrying", "failed", "skipped"],
         error: str | None = None,
         retry_in_s: float = 0.0,
+        parts_sent: Sequence[str] = (),
     ) -> Notification | None:
         """Record an attempt, its `request.notified` event, and finish or delay the job."""
         now = self._clock()
@@ -1222,16 +1223,19 @@ class SqlStore:
             )
             if row is None:
                 return None
+            note = notification_of(row)
             attempt, status, event = plan_delivery(
-                notification_of(row), outcome=outcome, error=error
+                note, outcome=outcome, error=error, parts_sent=parts_sent
             )
+            parts = [*note.parts_sent, *(p for p in parts_sent if p not in note.parts_sent)]
             updated = await tx.one(
                 "UPDATE notifications SET status = :status, attempts = :attempts, "
-                "last_error = COALESCE(:error, last_error), updated_at = :now WHERE id = :id "
-                "RETURNING *",
+                "last_error = COALESCE(:error, last_error), parts_sent = :parts, "
+                "updated_at = :now WHERE id = :id RETURNING *",
                 status=status,
                 attempts=attempt,
                 error=error,
+                parts=dumps(parts) if parts else None,
                 now=now,
                 id=notification_id,
             )

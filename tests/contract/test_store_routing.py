@@ -517,6 +517,40 @@ async def test_deliveries_are_recorded_retried_and_given_up_with_events(clocked:
     ]
 
 
+async def test_the_parts_failed_attempts_handed_over_are_kept_for_the_next(
+    clocked: Clocked,
+) -> None:
+    """Each failed attempt's parts join the row's, in order, once each; the events name them."""
+    store = clocked.store
+    request = deadline_request(clocked.clock, expires_h=None)
+    [request] = await clocked.paused([request], channels=("email",))
+    [note] = (await clocked.request(request.id)).notifications
+    assert note.parts_sent == []
+    seen = []
+    for parts in (["Europe/Berlin"], ["Europe/Berlin", "UTC"], []):
+        [job] = await clocked.due("notify")
+        kept = await store.record_delivery(
+            note.id,
+            job_id=job.id,
+            owner="w1",
+            outcome="retrying",
+            error="451",
+            retry_in_s=0,
+            parts_sent=parts,
+        )
+        assert kept is not None
+        seen.append(kept.parts_sent)
+
+    assert seen == [["Europe/Berlin"], ["Europe/Berlin", "UTC"], ["Europe/Berlin", "UTC"]]
+    assert (await store.get_notification(note.id)).parts_sent == ["Europe/Berlin", "UTC"]  # type: ignore[union-attr]
+    notified = [
+        e.data.get("parts_sent")
+        for e in await store.list_events(request_id=request.id)
+        if e.type == "request.notified"
+    ]
+    assert notified == [["Europe/Berlin"], ["Europe/Berlin", "UTC"], None]
+
+
 async def test_a_delivery_recorded_without_the_lease_changes_nothing(clocked: Clocked) -> None:
     store = clocked.store
     request = deadline_request(clocked.clock, expires_h=None)

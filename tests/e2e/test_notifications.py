@@ -709,6 +709,42 @@ async def test_email_gives_each_recipient_the_times_on_their_own_clock(
     assert [mail.connection for mail in received] == [0, 0]  # both sent in one connection
 
 
+async def test_a_retry_sends_only_the_zones_messages_the_relay_had_not_taken(
+    db_url: str, tokens: dict[str, str], server_log: Path, tmp_path: Path
+) -> None:
+    """The relay takes one zone's message and refuses the next: the retry sends that one alone."""
+    with smtp_server(tmp_path, refuse_data={1}) as smtp:
+        env = {
+            "BATON_SMTP_URL": smtp.url(starttls="true"),
+            "BATON_NOTIFY_BACKOFF_SECONDS": "0.1",
+        }
+        async with baton_server(db_url, tokens, server_log, env) as server:
+            async with server.client("ada") as ada:
+                for name in ("lee", "val"):
+                    set_zone = await ada.patch(
+                        f"/api/users/{name}", json={"time_zone": "America/Los_Angeles"}
+                    )
+                    assert set_zone.status_code == 200, set_zone.text
+            run = await server.start_run(REFUND_120)
+            rid = (await server.wait_for_request(run["id"]))["id"]
+            sent = await _notified(server, rid, "sent")
+            events = await server.audit(run["id"])
+
+    assert smtp.data_commands == 3  # two in the first attempt (the second refused), one after
+    assert sorted(sorted(mail.recipients) for mail in smtp.mails) == [
+        ["ada@example.com"],
+        ["lee@example.com", "val@example.com"],
+    ]
+    [note] = sent["notifications"]
+    assert (note["attempts"], note["parts_sent"]) == (2, ["America/Los_Angeles"])
+    assert "451" in note["last_error"]
+    tried = [e["data"] for e in events if e["type"] == "request.notified"]
+    assert [(t["outcome"], t.get("parts_sent")) for t in tried] == [
+        ("retrying", ["America/Los_Angeles"]),
+        ("sent", None),
+    ]
+
+
 def _on(moment: datetime, zone: Any) -> str:
     """As a person on `zone`'s clock reads `moment`: day, time and the zone's abbreviation."""
     seen = moment.astimezone(zone)
