@@ -19,7 +19,8 @@ from human.requests import OUTCOMES
 from human.routing import NextEscalation
 
 MONEY_KEYS: Final = frozenset({"amount", "total", "price", "cost", "sum", "value"})
-"""Argument names whose numbers are money, shown with two decimals and the currency found."""
+"""Argument names whose numbers are money, shown with two decimals and the currency found (a
+whole number without a currency is left as it is: `money_text`)."""
 
 GOOD_OUTCOMES: Final = frozenset(
     {"approved", "completed", "done", "ordered", "paid", "refunded", "resolved", "sent", "shipped"}
@@ -57,10 +58,16 @@ def one_currency(requests: Iterable[HumanRequest]) -> str | None:
 
 
 def money_text(key: Any, value: Any, currency: str | None = None) -> str | None:
-    """A number under a money name (`MONEY_KEYS`) as money: `300.00 EUR`; anything else None."""
+    """A number under a money name (`MONEY_KEYS`) as money: `300.00 EUR`; anything else None.
+
+    A whole number (an `int`) with no currency known is left alone: nothing says it is money (an
+    `amount: int` of GPUs is four, not 4.00), as a workflow that types a price a `float` says.
+    """
     if not isinstance(value, int | float) or isinstance(value, bool):
         return None
     if str(key).lower() not in MONEY_KEYS or not math.isfinite(value):
+        return None
+    if isinstance(value, int) and not currency:
         return None
     return f"{value:.2f}" + (f" {currency}" if currency else "")
 

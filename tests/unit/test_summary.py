@@ -21,6 +21,7 @@ from human.summary import (
     effects_said,
     escalation_text,
     key_arguments,
+    money_text,
     outcome_of,
     outcome_tone,
     run_about,
@@ -175,12 +176,14 @@ def test_what_a_run_carried_out_is_said_from_its_records_and_none_only_when_none
 
 
 def test_a_run_is_named_by_the_values_it_was_started_with() -> None:
-    refund = ran(None).model_copy(
-        update={"input": {"order_id": "A-1008", "amount": 450, "reason": "never arrived", "x": 1}}
+    refund = ran(None).model_copy(  # as stored from an input model whose amount is a float
+        update={"input": {"order_id": "A-1008", "amount": 450.0, "reason": "never arrived", "x": 1}}
     )
     assert (
         run_about(refund) == "order id A-1008 · amount 450.00 · reason never arrived"
     )  # no request: no currency
+    gpus = ran(None).model_copy(update={"input": {"resource": "gpu", "amount": 4}})
+    assert run_about(gpus) == "resource gpu · amount 4"  # a whole number: nothing says money
     long = ran(None).model_copy(update={"input": {"message": "word " * 30, "to": "kim"}})
     assert run_about(long) == "message word word word word word word word word… · to kim"
     assert run_about(ran(None).model_copy(update={"input": "Hello there"})) == "Hello there"
@@ -368,3 +371,10 @@ def test_a_request_is_due_at_its_next_escalation_where_that_comes_before_its_dea
     )
     assert second is not None
     assert second.columns["escalates_at"] is None
+
+
+def test_a_whole_number_is_money_only_where_a_currency_says_so() -> None:
+    assert money_text("amount", 120, "EUR") == "120.00 EUR"
+    assert money_text("amount", 120.0) == "120.00"  # typed a float: a price
+    assert money_text("amount", 4) is None  # four GPUs, not 4.00
+    assert money_text("count", 4.5, "EUR") is None  # not a money name
