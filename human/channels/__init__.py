@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from baton.errors import BatonError
 from human import summary
+from human.answer_schema import label
 from human.records import OPEN_STATUSES, HumanRequest, NotificationEvent
 from human.routing import next_escalation
 from human.zones import said_at
@@ -64,15 +65,23 @@ class Channel(Protocol):
 
 
 def key_context(request: HumanRequest, limit: int = 6) -> list[tuple[str, str]]:
-    """The few facts a message shows: the proposed call's arguments, then plain context values."""
-    facts: list[tuple[str, str]] = []
+    """The few facts a message shows: the proposed call's arguments, then plain context values.
+
+    In the words the request's page uses: each named as its label ("Order ID"), each value as
+    shown there (money with two decimals and the request's currency, "120.00 EUR"; yes or no).
+    """
+    currency = summary.currency_of(request)
+    found: dict[str, Any] = {}
     action = request.proposed_action or {}
     for name, value in (action.get("arguments") or {}).items():
-        facts.append((name, _plain(value)))
+        found.setdefault(name, value)
     for name, value in request.context.items():
-        if isinstance(value, str | int | float | bool) and name not in dict(facts):
-            facts.append((name, _plain(value)))
-    return facts[:limit]
+        if isinstance(value, str | int | float | bool) and name not in found:
+            found[name] = value
+    return [
+        (label(name), summary.snippet(summary.shown_value(name, value, currency), 80))
+        for name, value in list(found.items())[:limit]
+    ]
 
 
 @dataclass(frozen=True)
@@ -108,11 +117,6 @@ def timing(request: HumanRequest) -> list[Due]:
             Due("escalates", step.at, f" unless answered: it {summary.escalation_text(step)}")
         )
     return due
-
-
-def _plain(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def standing_offer(request: HumanRequest) -> str | None:

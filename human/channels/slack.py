@@ -137,9 +137,9 @@ def request_blocks(
     (Edit, Answer, Resolve, Return) is a button too, which opens its form (`form_button`).
     """
     facts = [
-        ("team", escape(request.team)),
-        ("priority", escape(request.priority)),
-        *((due.name, said_on_reader_clock(due)) for due in timing(request)),
+        ("Team", escape(request.team)),
+        ("Priority", escape(request.priority)),
+        *((due.name.capitalize(), said_on_reader_clock(due)) for due in timing(request)),
         *((name, escape(value)) for name, value in key_context(request)),
     ]
     blocks: list[Block] = [

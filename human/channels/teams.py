@@ -79,8 +79,7 @@ def _clip(text: str, limit: int) -> str:
 
 def facts_of(request: HumanRequest) -> list[tuple[str, str]]:
     """What the card lists, in words: the key arguments and context, team, priority."""
-    facts = [*key_context(request), ("team", request.team), ("priority", request.priority)]
-    return [(name.replace("_", " ").capitalize(), value) for name, value in facts]
+    return [*key_context(request), ("Team", request.team), ("Priority", request.priority)]
 
 
 def due_text(due: Due) -> str:

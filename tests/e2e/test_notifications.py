@@ -227,8 +227,8 @@ async def test_slack_message_buttons_and_signed_callbacks(
     assert blocks[0]["text"]["text"] == "Refund 120.00 on order A-1002"
     assert "support-leads" in blocks[1]["text"]["text"]  # the reason
     fields = " ".join(f["text"] for f in blocks[2]["fields"])
-    assert "*amount*\n120.0" in fields
-    assert "*order_id*\nA-1002" in fields
+    assert "*Amount*\n120.00 EUR" in fields  # as the request's page says it
+    assert "*Order ID*\nA-1002" in fields
     # its times on each reader's clock: Slack's date token, in UTC where a client cannot say it
     deadline = datetime.fromisoformat(asked["expires_at"])
     escalates = datetime.fromisoformat(asked["created_at"]) + timedelta(hours=4)
@@ -237,7 +237,8 @@ async def test_slack_message_buttons_and_signed_callbacks(
         ("escalates", escalates, " unless answered: it goes to managers at high priority"),
     ):
         token = f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time}}"
-        assert f"*{name}*\n{token}|{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC>{then}" in fields
+        said = f"{token}|{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC>{then}"
+        assert f"*{name.capitalize()}*\n{said}" in fields
     buttons = {e["action_id"]: e for e in blocks[-1]["elements"]}
     assert buttons["baton.approve"]["value"] == rid
     assert buttons["baton.reject"]["value"] == rid

@@ -84,8 +84,8 @@ async def test_the_webhook_gets_a_card_with_a_signed_link(
     assert shown[1].startswith("Refunds of this size need approval by support-leads")
     # the proposed call's arguments first, then context, then team, priority and deadline
     assert shown[2:8] == [
-        "Order id: A-1002",
-        "Amount: 120.0",
+        "Order ID: A-1002",
+        "Amount: 120.00 EUR",
         "Reason: broken",
         "Customer: customer-02",
         "Team: support-leads",
@@ -382,7 +382,7 @@ async def test_the_bot_links_a_channel_posts_cards_and_answers_in_place(
     assert connector.tokens_asked, "the managed identity endpoint was never asked"
     assert "client_id=" + APP_ID in connector.tokens_asked[0]["query"]
     assert card["body"][0]["text"] == "Refund 120.00 on order A-1002"
-    assert texts_of(card).splitlines()[2:4] == ["Order id: A-1002", "Amount: 120.0"]
+    assert texts_of(card).splitlines()[2:4] == ["Order ID: A-1002", "Amount: 120.00 EUR"]
     assert buttons["Approve"]["type"] == "Action.Execute"
     assert buttons["Approve"]["data"] == {"request_id": rid}
     assert buttons["Reject…"]["card"]["body"][0]["type"] == "Input.Text"

@@ -96,10 +96,21 @@ def test_webhook_payload_names_the_event_delivery_and_page() -> None:
 
 
 def test_key_context_prefers_the_proposed_arguments_and_skips_nested_values() -> None:
+    """In the page's words: labels, money with two decimals (and the currency, where known)."""
     assert key_context(a_request()) == [
-        ("order_id", "A-1"),
-        ("amount", "120.0"),
-        ("customer", "c-01"),
+        ("Order ID", "A-1"),
+        ("Amount", "120.00"),
+        ("Customer", "c-01"),
+    ]
+    priced = a_request().model_copy(
+        update={"context": {"currency": "EUR", "urgent": True, "note": "line one\nline two"}}
+    )
+    assert key_context(priced) == [
+        ("Order ID", "A-1"),
+        ("Amount", "120.00 EUR"),
+        ("Currency", "EUR"),
+        ("Urgent", "yes"),
+        ("Note", "line one line two"),
     ]
 
 
