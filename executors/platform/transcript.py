@@ -352,8 +352,21 @@ def as_text(result: Any) -> str:
     if isinstance(result, str):
         return result
     if isinstance(result, list) and all(hasattr(c, "type") for c in result):
-        return " ".join(str(getattr(c, "text", None) or getattr(c, "result", "")) for c in result)
+        return " ".join(_content_text(c) for c in result)
     return json.dumps(result, default=str)
+
+
+def _content_text(content: Any) -> str:
+    """One content of a tool's result as the model reads it: a text content's text, even empty.
+
+    MAF makes a tool's `None` (or `""`) the text content `""` (`FunctionTool.parse_result`),
+    which is what the model is handed, not the content's `result` (None, which reads "None").
+    """
+    text = getattr(content, "text", None)
+    if text or getattr(content, "type", None) == "text":
+        return str(text or "")
+    result = getattr(content, "result", None)
+    return "" if result is None else str(result)
 
 
 def _arguments(raw: Any) -> Any:

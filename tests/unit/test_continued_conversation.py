@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_framework import Message
+from agent_framework import FunctionTool, Message
 from hypothesis import given
 from hypothesis import strategies as st
 
 from executors.platform.agents import replies_of
-from executors.platform.transcript import history_of, messages_of
+from executors.platform.transcript import as_text, history_of, messages_of
 
 
 def shape(messages: list[Message]) -> list[tuple[Any, ...]]:
@@ -297,3 +297,13 @@ def test_a_session_two_executors_share_stays_one_session_in_the_run_that_continu
     assert first._session is second._session
     assert first._session.session_id == kept["first"]["baton_session_id"]
     assert second._session.state["notes"] == ["x", "y"]
+
+
+def test_a_tool_s_empty_result_is_recorded_as_the_empty_text_the_model_was_given() -> None:
+    """MAF hands the model `""` for a tool's `None` or `""`: the record says the same, not None."""
+    for returned in (None, ""):
+        given = FunctionTool.parse_result(returned)
+        assert "".join(c.text or "" for c in given) == ""
+        assert as_text(given) == ""
+    assert as_text(FunctionTool.parse_result(42)) == "42"
+    assert as_text(FunctionTool.parse_result({"a": 1})) == '{"a": 1}'
