@@ -1,15 +1,24 @@
-"""Turns of the scripted model that more than one workflow of the tests plays."""
+"""Turns of the scripted model that more than one workflow of the tests plays, and a tool's asking
+variant that more than one sample registers."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent_framework import Content, Message
+from agent_framework import Content, FunctionTool, Message
 
 Play = Callable[[Sequence[Message], dict[str, Any]], list[Content]]
+
+
+def asking(plain: FunctionTool) -> FunctionTool:
+    """`plain` as `@tool(approval_mode="always_require")` would have made it: each call asks."""
+    asked = copy.copy(plain)
+    asked.approval_mode = "always_require"
+    return asked
 
 
 def progress_ledger(messages: Sequence[Message], team: Sequence[str]) -> Content:

@@ -84,6 +84,29 @@ class Stamped(dict[str, Any]):
     __hash__ = None  # type: ignore[assignment]
 
 
+class Matching(str):
+    """An expected text holding a time: it need only match its pattern (`text == Matching`)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and re.fullmatch(self, other) is not None
+
+    __hash__ = str.__hash__
+
+
+SEATTLE = Matching(
+    r"The weather in Seattle is 22 degrees celsius\. "
+    r"The current time in UTC is \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00"
+)
+DIVIDED = (
+    "Division by zero is undefined in standard arithmetic, so 10 ÷ 0 has no meaning. "
+    "(The tool said: Error: Function failed.)"
+)
+FINDINGS = (
+    "Everything gathered:\n"
+    "Question: What are the latest developments in quantum computing and in AI?\n"
+    "quantum computing: error-corrected logical qubits outlive their parts.\n"
+    "AI: agents call tools and hand decisions to people."
+)
 REFUND_987654 = lookup_order_details.func("987654")["amount"]
 LUMENX_DRAFT = (
     "LumenX Desk Lamp: Three-point adjustable arm with 270° rotation. "
@@ -547,6 +570,24 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
             "https://api.example.com/v1/orders",
         },
     ),
+    "explicit_schema_approval": (  # MAF's own agent: its explicit schemas offered, a call asked
+        {},
+        [(titled("get_weather"), {"decision": "approve"})],
+        {"agent": "AssistantAgent", "text": SEATTLE},  # the time tool's answer holds the clock
+    ),
+    "recover_from_failures_approval": (  # MAF's own agent: the approved tool raises; MAF's words
+        {},
+        [(titled("safe_divide"), {"decision": "approve"})],
+        {"agent": "ToolAgent", "text": DIVIDED},
+    ),
+    "agent_as_tool_session_approval": (  # MAF's own: each research call asked, one session shared
+        {},
+        [
+            (titled("research"), {"decision": "approve"}),
+            (titled("research"), {"decision": "approve"}),
+        ],
+        {"agent": "CoordinatorAgent", "text": FINDINGS},  # what was stored before each pause too
+    ),
 }
 
 
@@ -653,6 +694,42 @@ async def test_a_sub_workflow_request_its_parent_intercepts_asks_no_one(
         assert ended["status"] == "completed", ended["error"]
         assert ended["requests"] == []
         assert ended["output"] is delivered
+
+
+UNASKED: dict[str, Any] = {  # MAF's 02-agents/tools samples as MAF wrote them: nobody is asked
+    "explicit_schema": {"agent": "AssistantAgent", "text": SEATTLE},
+    "recover_from_failures": {"agent": "ToolAgent", "text": DIVIDED},
+    "agent_as_tool_session": {"agent": "CoordinatorAgent", "text": FINDINGS},
+}
+
+
+@pytest.mark.process
+@pytest.mark.backends("sqlite")
+async def test_maf_s_tool_samples_asking_no_one_end_as_on_maf_alone(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """Explicit schemas, a tool that raises, an agent as a tool sharing its session; then
+    `recover_from_failures`' second turn of `main()` ("Greet Bob"), continuing the first."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        runs = {w: await server.start_run({"workflow": w, "input": {}}) for w in UNASKED}
+        done = {
+            w: await server.wait_for_run(r["id"], status=("completed", "failed"))
+            for w, r in runs.items()
+        }
+        greet = await server.start_run(
+            {
+                "workflow": "recover_from_failures",
+                "input": {"text": "Greet Bob"},
+                "continues": runs["recover_from_failures"]["id"],
+            }
+        )
+        greeted = await server.wait_for_run(greet["id"], status=("completed", "failed"))
+    for workflow, ended in done.items():
+        assert ended["status"] == "completed", ended["error"]
+        assert ended["requests"] == []
+        assert ended["output"] == UNASKED[workflow]
+    assert greeted["status"] == "completed", greeted["error"]
+    assert greeted["output"] == {"agent": "ToolAgent", "text": "Hello, Bob!"}
 
 
 # in this process: typed answers, policies over plain tools, routes ---------------------------

@@ -110,6 +110,19 @@ a person's review of its agent's reply added, and `allow_direct_output=True`, wi
 parent has no output on MAF 1.26): a data agent in a sub-workflow whose tools read the parent
 run's kwargs (`register(run_kwargs=...)`), sent back by a person after a restart to call its
 tools again, with the kwargs.
+`explicit_schema`, `recover_from_failures` and `agent_as_tool_session` are MAF's `02-agents/tools/`
+samples `function_tool_with_explicit_schema.py`, `function_tool_recover_from_failures.py` and
+`agent_as_tool_with_session_propagation.py` (at agent-framework 5eb3eb745), each less its
+`main()`, its `load_dotenv()` and its OpenAI client, its agents built as `main()` builds them and
+registered as they are: an agent offered two explicit tool schemas (a pydantic model and a JSON
+schema dict), exactly as MAF offers them (its scripted play says so otherwise); an agent whose
+tool raises, which the model hears as MAF says it ("Error: Function failed."), `main()`'s second
+turn a run that continues the first; and a coordinator whose research agent is a tool sharing its
+session (`propagate_session=True`), the findings either stores being what the coordinator
+recalls. Each is registered a second time (`_approval`) with one tool asking a person first:
+`get_weather` and `safe_divide` as `@tool(approval_mode="always_require")` makes them ask, and
+`research` through MAF's own `as_tool(approval_mode="always_require")`. The approved call runs
+once after a restart, with its arguments, in the session as it was when the run paused.
 """
 
 MODULES = ",".join(
@@ -152,5 +165,8 @@ MODULES = ",".join(
         "tool_calls_feedback",
         "request_interception",
         "sub_workflow_kwargs",
+        "explicit_schema",
+        "recover_from_failures",
+        "agent_as_tool_session",
     )
 )
