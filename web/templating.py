@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -223,7 +224,24 @@ def gist(event: AuditEvent) -> str:
         return f"why: {data['reason']}"
     if event.type == "run.failed":
         return "the run stopped with an error"
+    if event.type == "request.notified":
+        return _delivery_gist(data)
     return ""
+
+
+def _delivery_gist(data: Mapping[str, Any]) -> str:
+    """A notification attempt in words: `email: attempt 1 failed; it is tried again`."""
+    channel, outcome, attempt = data.get("channel"), data.get("outcome"), data.get("attempt")
+    parts = data.get("parts_sent")
+    said = {
+        "sent": "sent",
+        "retrying": f"attempt {attempt} failed; it is tried again",
+        "failed": f"attempt {attempt} failed; it is not tried again",
+        "skipped": "nothing to send",
+    }.get(str(outcome), str(outcome))
+    if isinstance(parts, list) and parts:
+        said += f" (the messages for {', '.join(map(str, parts))} went out, and are not sent again)"
+    return f"{channel}: {said}"
 
 
 _EVENT_NAMES: Final = {

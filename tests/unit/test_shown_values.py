@@ -12,9 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from human import zones as zones_of_people
+from human.records import AuditEvent
 from web import zones
 from web.templating import (
     day_or_hour_text,
+    gist,
     hour_text,
     moment_text,
     moments_read,
@@ -194,3 +196,26 @@ def test_a_person_s_zone_reads_as_people_write_it() -> None:
     assert zones_of_people.said_at(moment, "America/Los_Angeles") == "2026-12-07 10:00 PST"
     assert zones_of_people.said_at(moment, "Asia/Kathmandu") == "2026-12-07 23:45 UTC+05:45"
     assert zones_of_people.said_at(moment, None) == "2026-12-07 18:00 UTC"
+
+
+def test_a_notification_attempt_s_gist_says_what_came_of_it() -> None:
+    def notified(**data: Any) -> AuditEvent:
+        return AuditEvent(
+            id=1,
+            type="request.notified",
+            at=WINTER,
+            run_id="run_1",
+            request_id="req_1",
+            actor="system",
+            data={"channel": "email", "event": "created", **data},
+        )
+
+    assert gist(notified(outcome="sent", attempt=2)) == "email: sent"
+    assert gist(notified(outcome="retrying", attempt=1, parts_sent=["Europe/Berlin"])) == (
+        "email: attempt 1 failed; it is tried again (the messages for Europe/Berlin went out, "
+        "and are not sent again)"
+    )
+    assert gist(notified(outcome="failed", attempt=6)) == (
+        "email: attempt 6 failed; it is not tried again"
+    )
+    assert gist(notified(outcome="skipped", attempt=0)) == "email: nothing to send"
