@@ -166,7 +166,7 @@ async def process_event_stream(stream: AsyncIterable[WorkflowEvent]) -> dict[str
 # --- import: the agents are built as `main()` builds them, on the model Baton is configured with) -
 
 from agent_framework import Content, Workflow  # noqa: E402
-from baton.api import RunServices, register, scripted_plays  # noqa: E402
+from baton.api import Route, RunServices, register, scripted_plays  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 
@@ -190,7 +190,17 @@ class Brief(BaseModel):
     )
 
 
-@register("agents_hitl", input_model=Brief, start_message=lambda brief: brief.text)
+@register(
+    "agents_hitl",
+    input_model=Brief,
+    start_message=lambda brief: brief.text,
+    # what `main()` printed beside the prompt: only the exact word ends the loop
+    routes={
+        DraftFeedbackRequest: Route(
+            reason="{prompt} Answer approve (the word alone) to accept the draft as it is."
+        )
+    },
+)
 def build_workflow(services: RunServices) -> Workflow:
     """The sample's `main()`, as far as it builds the workflow."""
     writer_agent = Agent(

@@ -41,7 +41,7 @@ from agent_framework import (
 from pydantic import BaseModel, Field
 from typing_extensions import Never  # noqa: UP035
 
-from baton.api import RunServices, register, scripted_plays
+from baton.api import Route, RunServices, register, scripted_plays
 
 """
 Sample: Tool-enabled agents with human feedback
@@ -229,7 +229,17 @@ class Brief(BaseModel):
     )
 
 
-@register("tool_calls_feedback", input_model=Brief, start_message=lambda brief: brief.text)
+@register(
+    "tool_calls_feedback",
+    input_model=Brief,
+    start_message=lambda brief: brief.text,
+    # what `main()` printed beside the prompt: only the exact word ends the loop
+    routes={
+        DraftFeedbackRequest: Route(
+            reason="{prompt} Answer approve (the word alone) to accept the draft as it is."
+        )
+    },
+)
 def build_workflow(services: RunServices) -> Workflow:
     """`main()`'s workflow, its agents on the model Baton is configured with."""
     # Build the workflow.
