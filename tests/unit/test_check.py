@@ -31,6 +31,7 @@ from baton.settings import Settings
 from baton.wiring import open_parts
 from executors.platform.services import RunServices
 from human.store.base import RequestFilter
+from tests.fixtures.failing_after_outputs import build_failing
 from tests.harness import seed
 from tests.unit.test_workflow_loading import baton
 from workflows.platform import registry
@@ -220,6 +221,15 @@ async def test_a_workflow_that_fails_on_resume_is_a_failure(tmp_path: Path) -> N
     assert not report.clean  # the made-up answer repeats the request's `text`, as a form would
     assert report.failures == ["after pause 1: RuntimeError: dropped x"]
     assert report.findings() == ["failed: after pause 1: RuntimeError: dropped x"]
+
+
+async def test_a_check_of_a_run_that_fails_keeps_what_it_output_before(tmp_path: Path) -> None:
+    """As a drive does: the outputs a streaming script sees before the failure are reported."""
+    report = await check_built(tmp_path, "failing_after_outputs", lambda s: build_failing())
+
+    assert report.failures == ["before the first pause: RuntimeError: the mail server refused x"]
+    assert report.outputs == ["saved x", "sending x"]
+    assert report.final_state == "FAILED"
 
 
 async def test_maf_s_own_sample_keeping_its_state_in_plain_attributes_checks_clean() -> None:

@@ -70,6 +70,7 @@ from workflows.platform.engine import (
     RunRaised,
     UnstableGraph,
     engine_for,
+    keeping_events,
     without_run_kwargs,
 )
 from workflows.platform.pool import WorkflowPool, close_connections, new_instance
@@ -864,9 +865,10 @@ class _Check:
         self, workflow: Workflow, message: Any = None, **kwargs: Any
     ) -> WorkflowRunResult | None:
         """One `run()` of `workflow` on the check's storage; None if it failed (reported)."""
-        return await self._guarded(
-            workflow.run(message, checkpoint_storage=self._storage, **(self.run_kwargs | kwargs))
+        running = workflow.run(
+            message, checkpoint_storage=self._storage, **(self.run_kwargs | kwargs)
         )
+        return await self._guarded(keeping_events(workflow, running))
 
     async def _guarded(self, running: Awaitable[WorkflowRunResult]) -> WorkflowRunResult | None:
         """The result of one run of the workflow; None if it failed (reported)."""

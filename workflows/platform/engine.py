@@ -283,13 +283,7 @@ class GraphEngine:
             if responses is not None
             else self._workflow.run(message, **kwargs)
         )
-        active = getattr(self._workflow, "_active_run", None)  # MAF's private: none, no events
-        stream = active() if active is not None else None
-        try:
-            result: WorkflowRunResult = await pending
-        except Exception as exc:
-            raise RunRaised.of(exc, stream) from exc
-        return result
+        return await keeping_events(self._workflow, pending)
 
     async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
         """The runner applies the checkpoint; the next `run(responses=...)` continues from it.
@@ -382,6 +376,22 @@ class FunctionalEngine:
             checkpoint_id=str(uuid.uuid4()),
             state={**self._latest.state, ANSWERS: dict(self._answers)},
         )
+
+
+async def keeping_events(
+    workflow: Workflow, pending: Awaitable[WorkflowRunResult]
+) -> WorkflowRunResult:
+    """The result of `pending`, a `run()` of `workflow` just called; `RunRaised` if it raised.
+
+    MAF's stream of the run (the graph's `_active_run`, set as `run` returns) holds its events
+    up to a failure, as a streaming caller would have seen them.
+    """
+    active = getattr(workflow, "_active_run", None)  # MAF's private: none, no events
+    stream = active() if active is not None else None
+    try:
+        return await pending
+    except Exception as exc:
+        raise RunRaised.of(exc, stream) from exc
 
 
 def _stream_awaited_by(pending: Awaitable[Any]) -> object:
