@@ -15,6 +15,7 @@ from types import CodeType, UnionType
 from typing import Any, Final, Union, get_args, get_origin, get_type_hints
 
 from agent_framework import (
+    Agent,
     AgentExecutor,
     AgentExecutorResponse,
     AgentResponse,
@@ -413,6 +414,56 @@ def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
             )
             continue
         session.state.update(restored.state)
+
+
+def seed_history(workflow: object, history: Sequence[Message]) -> bool:
+    """Give an agent registered as it is the conversation it continues where MAF keeps it.
+
+    MAF keeps an agent's earlier messages in its session, which its in-memory history provider
+    (put first among its context providers) loads at each turn: a turn's model input is the
+    history, then what the other providers add (a todo list, a memory's notes, a mode's notice),
+    then the new message. Handed as the run's input, the earlier messages would come after what
+    the providers add. True when they were put in the start agent's session, to be loaded so
+    (the run then starts on the new message alone); False where something else would load the
+    agent's history (another history provider, the service), and for any other workflow.
+    """
+    if not history or not turns_carry_on(workflow):
+        return False
+    assert isinstance(workflow, Workflow)
+    start = workflow.get_start_executor()
+    session = getattr(start, "_session", None)
+    agent = getattr(start, "agent", None)
+    if not isinstance(agent, Agent) or not isinstance(session, AgentSession):
+        return False
+    source = _in_memory_history(agent, session)
+    if source is None:
+        return False
+    kept = session.state.setdefault(source, {})
+    kept["messages"] = [*history, *kept.get("messages", ())]
+    return True
+
+
+def _in_memory_history(agent: Agent, session: AgentSession) -> str | None:
+    """The session state key MAF's `InMemoryHistoryProvider` loads `agent`'s history from.
+
+    Its one loading history provider's, where that is MAF's in-memory one; else the default key
+    where MAF puts one in itself (`Agent._prepare_run_context`: no loading history provider, no
+    service keeping the conversation); None otherwise.
+    """
+    loaders = [
+        p for p in agent.context_providers if isinstance(p, HistoryProvider) and p.load_messages
+    ]
+    if loaders:
+        one_in_memory = len(loaders) == 1 and type(loaders[0]) is InMemoryHistoryProvider
+        return loaders[0].source_id if one_in_memory else None
+    options = agent.default_options or {}
+    stores = options.get("store")
+    if stores is None:
+        stores = getattr(agent.client, "STORES_BY_DEFAULT", False)
+    elsewhere = stores or options.get("conversation_id") or options.get("continuation_token")
+    if elsewhere or session.service_session_id:
+        return None
+    return InMemoryHistoryProvider.DEFAULT_SOURCE_ID
 
 
 def loaded_tools(executor: object) -> dict[str, list[str]]:

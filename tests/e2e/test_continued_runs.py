@@ -310,7 +310,9 @@ async def test_an_agent_s_session_state_goes_on_with_the_conversation_as_on_maf_
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     """MAF's harness `TodoProvider` keeps its todos in the agent's session: the next turn's model
-    sees them, as on MAF alone (one session, two `agent.run`s), and each earlier message once."""
+    sees them, as on MAF alone (one session, two `agent.run`s), each earlier message once, and in
+    MAF's order: the history (which MAF's history provider loads first), the provider's list,
+    the new message."""
     async with baton_server(db_url, tokens, server_log, ENV) as server:
         first = await server.start_run(
             {"workflow": "planner", "input": {"text": "plan: milk, bread"}}
@@ -326,9 +328,10 @@ async def test_an_agent_s_session_state_goes_on_with_the_conversation_as_on_maf_
     await agent.run("plan: milk, bread", session=session)
     alone = await agent.run("what is left?", session=session)
 
-    assert alone.text == (
+    assert alone.text == (  # the history first, then the provider's list, then the new message
         "Todos: '- 1 [open] milk\\n- 2 [open] bread'. "
-        "You said ['plan: milk, bread', 'what is left?']."
+        "You said ['plan: milk, bread', 'what is left?']. "
+        "Handed: user assistant tool assistant todos user."
     )
     assert done["output"]["text"] == alone.text
     # the todos ride the first run's record, its history provider's messages do not

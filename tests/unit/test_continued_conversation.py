@@ -7,13 +7,21 @@ recorded, the messages made of it never hold either.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from agent_framework import FunctionTool, Message
+from agent_framework import (
+    Agent,
+    FunctionTool,
+    HistoryProvider,
+    InMemoryHistoryProvider,
+    Message,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
-from executors.platform.agents import replies_of
+from executors.platform.agents import as_workflow, replies_of, seed_history
+from executors.platform.chat_clients import ScriptedChatClient
 from executors.platform.transcript import as_text, history_of, messages_of
 
 
@@ -307,3 +315,47 @@ def test_a_tool_s_empty_result_is_recorded_as_the_empty_text_the_model_was_given
         assert as_text(given) == ""
     assert as_text(FunctionTool.parse_result(42)) == "42"
     assert as_text(FunctionTool.parse_result({"a": 1})) == '{"a": 1}'
+
+
+def _history_kept(agent: Agent) -> tuple[bool, Any]:
+    """Whether `seed_history` put a turn in `agent`'s session, and what the session then holds."""
+    workflow = as_workflow(agent, "talker")
+    seeded = seed_history(workflow, [Message("user", ["earlier"])])
+    return seeded, workflow.get_start_executor()._session.state  # type: ignore[attr-defined]
+
+
+def test_earlier_turns_go_where_maf_s_in_memory_history_provider_loads_them() -> None:
+    """MAF's own provider (put in by MAF, or given) loads them; elsewhere they stay the input."""
+
+    class Kept(HistoryProvider):
+        async def get_messages(self, session_id: str | None, **kwargs: Any) -> list[Message]:
+            return []
+
+        async def save_messages(
+            self, session_id: str | None, messages: Sequence[Message], **kwargs: Any
+        ) -> None:
+            return None
+
+    class Remembering(ScriptedChatClient):
+        STORES_BY_DEFAULT = True  # the service keeps the conversation
+
+    def agent(client: Any = None, **extra: Any) -> Agent:
+        return Agent(client=client or ScriptedChatClient(lambda m, o: []), name="Talker", **extra)
+
+    seeded, state = _history_kept(agent())
+    assert seeded
+    assert [m.text for m in state["in_memory"]["messages"]] == ["earlier"]
+    given = InMemoryHistoryProvider(source_id="chat")
+    seeded, state = _history_kept(agent(context_providers=[given]))
+    assert seeded
+    assert [m.text for m in state["chat"]["messages"]] == ["earlier"]
+    for elsewhere in (
+        agent(context_providers=[Kept("db")]),
+        agent(Remembering(lambda m, o: [])),
+        agent(default_options={"store": True}),
+        agent(default_options={"conversation_id": "conv_1"}),
+    ):
+        seeded, state = _history_kept(elsewhere)
+        assert not seeded
+        assert "in_memory" not in state
+    assert seed_history(as_workflow(agent(), "talker"), []) is False

@@ -35,6 +35,7 @@ from executors.platform.agents import (
     carry_sessions,
     kept_sessions,
     replies_of,
+    seed_history,
     turns_carry_on,
 )
 from executors.platform.builtin_adapters import Kinds
@@ -127,7 +128,13 @@ class Drive:
         finish: Finish | None = None
         if deliver is None:
             typed = self._spec.input_model.model_validate(run.input)
-            message = self._spec.first_message(typed, self._workflow, self._history)
+            if self._sessions:
+                carry_sessions(self._workflow, self._sessions)
+            # an agent's earlier messages go in its session, where MAF keeps them
+            seeded = seed_history(self._workflow, self._history)
+            message = self._spec.first_message(
+                typed, self._workflow, () if seeded else self._history
+            )
             self._scene.note(
                 {
                     "type": "message",
@@ -139,8 +146,6 @@ class Drive:
                 if isinstance(message, str)
                 else {"type": "input", "input": run.input}
             )
-            if self._sessions:
-                carry_sessions(self._workflow, self._sessions)
             await self._run_workflow(message)
         else:
             events.append(
