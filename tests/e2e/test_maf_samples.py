@@ -19,16 +19,21 @@ from collections.abc import Callable
 from datetime import datetime
 from html import unescape
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from agent_framework._workflows._checkpoint_encoding import decode_checkpoint_value
 
+from executors.platform.services import ChatClientFactory
 from human.store import open_store
 from tests.harness import Server, baton_server, eventually, stored_run
 from tests.pages import PAGE_ENV, signed_in, text_of
 from tests.samples import MODULES
 from tests.samples import sequential_approval as database
+from tests.samples import session_behavior as weather
+from tests.samples import simple_context_provider as user_info
+from tests.samples import todo_provider as todos
 from tests.samples import tool_approval_middleware as tickets
 from tests.samples.agui_handoff import lookup_order_details, submit_refund
 from tests.samples.checkpoint_brief import BRIEF
@@ -588,6 +593,32 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         ],
         {"agent": "CoordinatorAgent", "text": FINDINGS},  # what was stored before each pause too
     ),
+    "runtime_context_delegation_approval": (  # MAF's own: the run's kwargs reach an approved tool
+        {"test": 3},  # through its middleware's container, after a restart
+        [(titled("send_email"), {"decision": "approve"})],
+        {
+            "agent": "communication_agent",
+            "text": "Email sent to alice@example.com from user user-11111 (tenant: dev-team). "
+            "Subject: 'The new feature launch' | Notification sent to user user-11111 with "
+            "priority medium: Reminder: team meeting.",
+        },
+    ),
+    "agent_loop_todos_approval": (  # MAF's own: a todo loop, each completion asked, the todos
+        {},  # kept in the session through each pause
+        [(titled("todos_complete"), {"decision": "approve"})] * 3,
+        {"agent": "planner", "text": "Section 3 drafted. Marking it done."},
+    ),
+    "session_behavior_approval": (  # MAF's own: a middleware counting the session's messages
+        {},
+        [(titled("get_weather"), {"decision": "approve"})],
+        {
+            "agent": "WeatherAgent",
+            "text": Matching(
+                r"Here you are: The weather in Tokyo is (sunny|cloudy|rainy|stormy) with a high "
+                r"of \d+°C\."
+            ),
+        },
+    ),
 }
 
 
@@ -732,7 +763,102 @@ async def test_maf_s_tool_samples_asking_no_one_end_as_on_maf_alone(
     assert greeted["output"] == {"agent": "ToolAgent", "text": "Hello, Bob!"}
 
 
+TODO_END = (
+    "Done — I removed catering and added a group hike to the plan:\n"
+    "[ ] 1. Pick a date and confirm attendees\n[x] 2. Book a venue\n[x] 4. Send out invites\n"
+    "[ ] 5. Plan a group hike\nThe list you had:\n- 1 [open] Pick a date and confirm attendees\n"
+    "- 2 [done] Book a venue\n- 3 [open] Arrange catering\n- 4 [done] Send out invites"
+)
+CHAINS: dict[str, tuple[list[str], Any]] = {  # MAF's context providers: main()'s turns, its end
+    "todo_provider": (todos.USER_MESSAGES, {"agent": "PlanningAssistant", "text": TODO_END}),
+    "todo_provider_approval": (
+        todos.USER_MESSAGES,
+        {"agent": "PlanningAssistant", "text": TODO_END},
+    ),
+    "simple_context_provider": (
+        user_info.USER_MESSAGES,
+        {
+            "agent": "simple_context_provider",
+            "text": "Ruaidhrí, you are 20: the square root of 9 is 3. What my instructions "
+            "said: The user's name is Ruaidhrí.",
+        },
+    ),
+    "simple_context_provider_approval": (
+        user_info.USER_MESSAGES,
+        {
+            "agent": "simple_context_provider_approval",
+            "text": "Ruaidhrí, you are 20: the square root of 9 is 3 (the tool said 3.0). What my "
+            "instructions said: The user's name is Ruaidhrí. The user's age is 20.",
+        },
+    ),
+}
+
+
+@pytest.mark.process
+@pytest.mark.backends("sqlite")
+async def test_maf_s_context_providers_keep_their_state_through_turns_a_pause_and_kill_9(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """`main()`'s three turns in one session are runs each continuing the one before; the
+    `_approval` variants pause in the third, the server is killed there, and the approved call
+    runs in the new process on what the provider kept in the session."""
+    runs: dict[str, dict[str, Any]] = {}
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        for workflow, (turns, _) in CHAINS.items():
+            before: str | None = None
+            for text in turns:
+                body: dict[str, Any] = {"workflow": workflow, "input": {"text": text}}
+                run = await server.start_run(body | ({"continues": before} if before else {}))
+                runs[workflow] = await server.wait_for_run(
+                    run["id"], status=("completed", "failed", "waiting")
+                )
+                before = run["id"]
+        waiting = {w: r for w, r in runs.items() if r["status"] == "waiting"}
+        assert sorted(waiting) == ["simple_context_provider_approval", "todo_provider_approval"]
+        asked = {w: await server.wait_for_request(r["id"]) for w, r in waiting.items()}
+        server.kill()
+
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        for workflow, request in asked.items():
+            reply = await server.respond(request["id"], {"decision": "approve"}, user="ada")
+            assert reply.status_code == 200, f"{workflow}: {reply.text}"
+            runs[workflow] = await server.wait_for_run(
+                request["run_id"], status=("completed", "failed")
+            )
+
+    for workflow, ended in runs.items():
+        assert ended["status"] == "completed", f"{workflow}: {ended['error']}"
+        assert ended["output"] == CHAINS[workflow][1], workflow
+
+
 # in this process: typed answers, policies over plain tools, routes ---------------------------
+
+
+@pytest.mark.backends("sqlite")
+async def test_a_middleware_sees_a_continued_turn_s_input_and_history_as_on_maf_alone(
+    db_url: str, tokens: dict[str, str], server_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`session_behavior_middleware.py` counts the turn's input messages and the session's
+    history: at `main()`'s second turn, the new message alone, the first turn in the history."""
+    turns = ["What's the weather like in Tokyo?", "How about in London?"]
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        before: str | None = None
+        for text in turns:
+            body: dict[str, Any] = {"workflow": "session_behavior", "input": {"text": text}}
+            run = await server.start_run(body | ({"continues": before} if before else {}))
+            await server.wait_for_run(run["id"], status="completed")
+            before = run["id"]
+    on_baton = [line for line in capsys.readouterr().out.splitlines() if "MiddlewareTypes" in line]
+
+    clients = SimpleNamespace(chat_clients=ChatClientFactory("scripted"))
+    agent = weather._agent(clients, weather.get_weather)  # type: ignore[arg-type]
+    session = agent.create_session()
+    for text in turns:
+        await agent.run(text, session=session)
+    alone = [line for line in capsys.readouterr().out.splitlines() if "MiddlewareTypes" in line]
+
+    assert [line.rpartition(": ")[2] for line in alone] == ["1", "0", "4", "1", "4", "8"]
+    assert on_baton == alone
 
 
 @pytest.mark.backends("sqlite")

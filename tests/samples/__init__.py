@@ -123,6 +123,29 @@ recalls. Each is registered a second time (`_approval`) with one tool asking a p
 `get_weather` and `safe_divide` as `@tool(approval_mode="always_require")` makes them ask, and
 `research` through MAF's own `as_tool(approval_mode="always_require")`. The approved call runs
 once after a restart, with its arguments, in the session as it was when the run paused.
+`todo_provider` and `simple_context_provider` are MAF's `02-agents/context_providers/
+todo_provider.py` and `simple_context_provider.py` (at agent-framework 5eb3eb745), each less its
+`main()`, its printing (the first's `print_todo_list` too), its `load_dotenv()` and its Foundry
+client, each agent built as `main()` builds it and registered as it is, `main()`'s three turns
+in one session runs each continuing the one before: one keeps its todos in the session through
+`TodoProvider`'s tools (which it makes at each run), the other a `UserInfo` (a registered state
+type) that its `after_run` extracts by asking the same client. Each is registered a second time
+(`_approval`) with one tool asking a person first: `todos_remove`, swapped for `asking(...)` by a
+provider after the one that makes it (`AskingFirst`), and `square_root`, a tool its module adds
+(the sample has none). Each pauses at the third turn, and what the provider kept in the session
+reaches the model after a restart. `runtime_context_delegation`, `agent_loop_todos` and
+`session_behavior` are MAF's `02-agents/middleware/` samples `runtime_context_delegation.py`
+(pattern 1), `agent_loop_middleware_todos.py` and `session_behavior_middleware.py` (at
+agent-framework 5eb3eb745), each less its `main()` (and the functions it calls), its printing and
+its Foundry client, its agent built as `main()` builds it: a function middleware copying the
+run's `function_invocation_kwargs` (`register(run_kwargs=...)`, the input naming one of pattern
+1's four tests) into the container its tools read; MAF's `AgentLoopMiddleware` running a planner
+while its `TodoProvider` holds open todos (the output is MAF's aggregated non-streaming reply);
+and a middleware counting the session's messages, `main()`'s second turn a run that continues
+the first. Each is registered a second time (`_approval`) with one tool asking a person first
+(`send_email`; `todos_complete` through `AskingTodoProvider`; `get_weather`): after a restart, the
+approved call runs once, inside the middleware that refills the container from the kwargs Baton
+gives again, on the todos the session held.
 """
 
 MODULES = ",".join(
@@ -168,5 +191,10 @@ MODULES = ",".join(
         "explicit_schema",
         "recover_from_failures",
         "agent_as_tool_session",
+        "todo_provider",
+        "simple_context_provider",
+        "runtime_context_delegation",
+        "agent_loop_todos",
+        "session_behavior",
     )
 )
