@@ -328,6 +328,25 @@ async def test_a_reused_workflow_whose_executor_keeps_a_plain_attribute_is_named
     ]
 
 
+async def test_an_object_behind_an_agent_s_middleware_keeping_a_run_s_state_is_named() -> None:
+    """MAF's `shared_state_middleware.py` counts calls in the object whose method is the
+    middleware: a kept instance would count on from the last run, so reuse is not advised."""
+    registry.load("tests.fixtures.counting_middleware")
+
+    reused = await check_workflow("counting_reused")
+    rebuilt = await check_workflow("counting_rebuilt")
+
+    assert reused.outputs == ["[Call #1] pong"]
+    assert reused.findings() == [
+        "middleware object Counter of executor counter_agent's agent carries state into the next "
+        "run on a kept instance (register(reuse=True)): self.call_count is 1 after the reset, 0 "
+        "when built — make it in the builder for each build and keep a run's state in the "
+        "session's state, or register the workflow without reuse"
+    ]
+    assert rebuilt.clean, rebuilt.findings()
+    assert not rebuilt.could_reuse
+
+
 async def test_a_reused_workflow_that_checkpoints_its_state_resets_clean() -> None:
     report = await check_workflow("tally_reused", run_input={"item": "one"})
     rebuilt = await check_workflow("tally_rebuilt", run_input={"item": "one"})

@@ -78,6 +78,7 @@ from workflows.platform.registry import WorkflowSpec, batons_own
 from workflows.platform.runtime import typed_input
 from workflows.platform.samples import answer_to, given_answer, sample_of
 from workflows.platform.snapshots import (
+    MIDDLEWARE,
     PROVIDER,
     Snapshot,
     kept_attributes,
@@ -122,6 +123,14 @@ class LostState:
         )
         one = len(self.attributes) == 1
         them, types = ("it", "its type") if one else ("them", "their types")
+        executor, _, holder = self.executor_id.partition(MIDDLEWARE)
+        if holder:
+            return (
+                f"middleware object {holder} of executor {executor}'s agent lost state on "
+                f"resume from pause {self.pause}: {said} — keep {them} in the session's state "
+                "(context.session.state), which the checkpoint carries, or in a store outside "
+                "the process"
+            )
         executor, _, provider = self.executor_id.partition(PROVIDER)
         if provider:
             return (
@@ -158,6 +167,14 @@ class KeptState:
             for a in self.attributes
         )
         them = "it" if len(self.attributes) == 1 else "them"
+        executor, _, holder = self.executor_id.partition(MIDDLEWARE)
+        if holder:
+            return (
+                f"middleware object {holder} of executor {executor}'s agent carries state into "
+                f"the next run on a kept instance (register(reuse=True)): {said} — make it in "
+                "the builder for each build and keep a run's state in the session's state, or "
+                "register the workflow without reuse"
+            )
         executor, _, provider = self.executor_id.partition(PROVIDER)
         if provider:
             return (

@@ -94,13 +94,19 @@ def snapshot(workflow: Workflow) -> Snapshot:
 PROVIDER: Final = " context provider "
 """What joins an executor's id and its agent's context provider's in a part's id."""
 
+MIDDLEWARE: Final = " middleware "
+"""What joins an executor's id and the author's object holding its agent's middleware."""
+
 
 def parts_of(workflow: Workflow) -> dict[str, Any]:
     """What of `workflow` may hold a run's state in its attributes, by id.
 
     Each executor (by its id), and each context provider of the agent an executor runs
     (`<executor id> context provider <source id>`): MAF checkpoints the state a provider keeps in
-    the session (`state` of its `before_run`/`after_run`), not what it keeps in itself.
+    the session (`state` of its `before_run`/`after_run`), not what it keeps in itself. And each
+    object of the author's that holds the agent's middleware (`<executor id> middleware <class>`):
+    an `AgentMiddleware` instance, or the instance whose bound method is the middleware (MAF's
+    `shared_state_middleware.py` counts calls in one); MAF checkpoints none of it.
     """
     from executors.platform.agents import agent_executors
 
@@ -109,6 +115,14 @@ def parts_of(workflow: Workflow) -> dict[str, Any]:
         for provider in getattr(agent, "context_providers", None) or ():
             name = getattr(provider, "source_id", None) or type(provider).__name__
             found[f"{executor_id}{PROVIDER}{name}"] = provider
+        for held in getattr(agent, "middleware", None) or ():
+            owner = getattr(held, "__self__", held)  # a bound method's instance
+            if isinstance(owner, type | types.ModuleType) or not hasattr(owner, "__dict__"):
+                continue  # a plain function (or a class's): no instance to hold state
+            module = type(owner).__module__
+            if module.startswith(("agent_framework", "executors.", "workflows.")):
+                continue  # MAF's own (its loop keeps a run's state in its frame) and Baton's
+            found[f"{executor_id}{MIDDLEWARE}{type(owner).__qualname__}"] = owner
     return found
 
 
