@@ -735,6 +735,39 @@ async def test_a_checkpoint_storage_given_in_run_kwargs_is_not_used_and_check_sa
     assert list(storage.iterdir()) == []
 
 
+async def test_run_kwargs_a_workflow_s_run_does_not_take_fail_the_run_and_the_check_precisely(
+    tmp_path: Path,
+) -> None:
+    """An agent's run-level `middleware=` (MAF's `agent_and_run_level_middleware.py`) given
+    through `register(run_kwargs=...)`: MAF's `Workflow.run` takes no such keyword. The run fails
+    as it starts saying so, and the check reports it, where both raised `TypeError`."""
+    registry.register(
+        "asking_with_middleware",
+        input_model=Fumble,
+        start_message=lambda typed: typed.text,
+        run_kwargs=lambda typed, services: {"middleware": [], "client_kwargs": {}},
+    )(asking)
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'run.db'}")
+    await seed(settings.database_url)
+    async with open_parts(settings, local_worker=False) as parts:
+        run = await parts.runtime.start("asking_with_middleware", {"text": "x"}, actor="sam")
+        await parts.worker.run_until_idle()
+        ended = await parts.runtime.get(run.id)
+        asked = await parts.requests.list(RequestFilter(run_id=run.id))
+
+    report = await check_workflow("asking_with_middleware", run_input={"text": "x"})
+
+    said = (
+        "register(run_kwargs=...) gives middleware, which MAF's Workflow.run does not take (it "
+        "takes client_kwargs, function_invocation_kwargs, include_status_events, tools): give an "
+        "agent's own run options (its middleware, its options) to the agent the builder makes"
+    )
+    assert (ended.status, ended.error) == ("failed", f"RunKwargsRefused: {said}")
+    assert asked.items == []
+    assert report.failures == [said]
+    assert report.final_state == "FAILED"
+
+
 async def test_an_agent_s_structured_reply_held_for_review_pauses_durably() -> None:
     """The pause's checkpoint holds the parsed reply (`AgentResponse.value`), a model only the
     agent's `response_format` names: it is allow-listed, so the pause is durable."""

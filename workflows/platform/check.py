@@ -74,7 +74,12 @@ from workflows.platform.engine import (
     without_run_kwargs,
 )
 from workflows.platform.pool import WorkflowPool, close_connections, new_instance
-from workflows.platform.registry import WorkflowSpec, batons_own
+from workflows.platform.registry import (
+    RunKwargsRefused,
+    WorkflowSpec,
+    batons_own,
+    check_run_kwargs,
+)
 from workflows.platform.runtime import typed_input
 from workflows.platform.samples import answer_to, given_answer, sample_of
 from workflows.platform.snapshots import (
@@ -535,7 +540,7 @@ async def _checked(
         check.run_kwargs = spec.kwargs_for_run(typed, services)
     try:
         await check.go(typed, max_pauses)
-    except (NotAWorkflow, UnstableGraph) as exc:  # as a drive's: its runs fail as they start
+    except (NotAWorkflow, UnstableGraph, RunKwargsRefused) as exc:  # as a drive's: fails at start
         report.failures.append(str(exc))
         report.final_state = "FAILED"
         return report
@@ -882,6 +887,7 @@ class _Check:
         self, workflow: Workflow, message: Any = None, **kwargs: Any
     ) -> WorkflowRunResult | None:
         """One `run()` of `workflow` on the check's storage; None if it failed (reported)."""
+        check_run_kwargs(self.run_kwargs, workflow)  # as a drive does, before it runs
         running = workflow.run(
             message, checkpoint_storage=self._storage, **(self.run_kwargs | kwargs)
         )

@@ -53,7 +53,7 @@ from human.store.base import NewEffect, Progress, Store
 from human.typed import as_json
 from workflows.platform.checkpoints import RunCheckpointStorage
 from workflows.platform.engine import Instance, RunRaised, engine_for
-from workflows.platform.registry import WorkflowSpec
+from workflows.platform.registry import WorkflowSpec, check_run_kwargs
 
 OUTPUTS_SO_FAR: Final = "baton_outputs"
 """The checkpoint metadata key of the run's outputs before it (JSON values, in order)."""
@@ -342,6 +342,7 @@ class Drive:
             return {}
         typed_input = self._spec.input_model.model_validate(self._run.input)
         kwargs = self._spec.kwargs_for_run(typed_input, self._services)
+        check_run_kwargs(kwargs, self._workflow)
         function_kwargs = kwargs.get("function_invocation_kwargs")
         if isinstance(function_kwargs, Mapping):  # for the tools Baton runs itself
             self._services.using(invocation_kwargs=function_kwargs)

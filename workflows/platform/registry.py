@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,39 @@ BATONS_RUN_KWARGS: frozenset[str] = frozenset(
 def batons_own(kwargs: Mapping[str, Any]) -> list[str]:
     """The names among `kwargs` that each drive gives `workflow.run` itself (left out)."""
     return sorted(BATONS_RUN_KWARGS & kwargs.keys())
+
+
+class RunKwargsRefused(TypeError):
+    """A registration's `run_kwargs` gives a name the instance's `run` does not take.
+
+    MAF's graph `Workflow.run` takes no other keywords: every run would fail as it starts (an
+    agent's `run(middleware=...)`, say, which has no place in a workflow's run).
+    """
+
+
+def check_run_kwargs(kwargs: Mapping[str, Any], instance: Instance) -> None:
+    """`RunKwargsRefused` naming what of `kwargs` `instance`'s `run` does not take, if any."""
+    taken = _run_keywords(type(instance))
+    refused = sorted(kwargs.keys() - taken) if taken is not None else []
+    if refused:
+        assert taken is not None
+        raise RunKwargsRefused(
+            f"register(run_kwargs=...) gives {', '.join(refused)}, which MAF's "
+            f"{type(instance).__name__}.run does not take (it takes "
+            f"{', '.join(sorted(taken - BATONS_RUN_KWARGS))}): give an agent's own run options "
+            "(its middleware, its options) to the agent the builder makes"
+        )
+
+
+def _run_keywords(kind: type[Instance]) -> frozenset[str] | None:
+    """The keywords a `run` of this type takes; None where it takes any (`**kwargs`)."""
+    run = getattr(kind, "run", None)
+    if run is None:
+        return None
+    parameters = inspect.signature(run).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters if p.name != "self")
 
 
 @dataclass(frozen=True)
