@@ -22,6 +22,7 @@ from agent_framework import (
     AgentResponseUpdate,
     AgentSession,
     BaseAgent,
+    CompactionProvider,
     FunctionalWorkflow,
     FunctionTool,
     HistoryProvider,
@@ -358,6 +359,9 @@ def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
         providers = getattr(executor.agent, "context_providers", None) or ()
         history = {p.source_id for p in providers if isinstance(p, HistoryProvider)}
         history.add(InMemoryHistoryProvider.DEFAULT_SOURCE_ID)
+        # a history a compaction provider rewrites (its summaries, the messages it excluded)
+        # is more than the record holds: it goes on as MAF keeps it (`seed_history`)
+        history -= _compacted(providers)
         try:
             state = session.to_dict()["state"]
         except Exception:  # a value MAF cannot serialize: that session does not carry on
@@ -427,20 +431,77 @@ def seed_history(workflow: object, history: Sequence[Message]) -> bool:
     (the run then starts on the new message alone); False where something else would load the
     agent's history (another history provider, the service), and for any other workflow.
     """
-    if not history or not turns_carry_on(workflow):
+    continued = _continued_agent(workflow, history)
+    if continued is None:
         return False
+    agent, session = continued
+    source = _in_memory_history(agent, session)
+    if source is None:
+        return False
+    kept = session.state.setdefault(source, {})
+    if source in _compacted(agent.context_providers) and kept.get("messages"):
+        return True  # the history as the run continued left it (`kept_sessions`), compacted
+    kept["messages"] = [*history, *kept.get("messages", ())]
+    return True
+
+
+async def history_kept_by_provider(workflow: object, history: Sequence[Message]) -> bool:
+    """Whether the start agent's own history provider already holds the conversation continued.
+
+    A history provider that keeps an agent's messages by its session's id outside the session
+    (MAF's `FileHistoryProvider`, a database's), given the session's id as it was
+    (`carry_sessions`), loads the earlier turns itself, as on MAF alone: handed as the run's
+    input too, the model would see them twice (and the provider store them again). True when
+    one of the start agent's loading history providers has messages for its session: the run
+    then starts on the new message alone. False where none has (a provider keeping them in
+    the session's state, which a kept session leaves out, or in itself, in a new build), and
+    for any other workflow: the earlier turns are its input.
+    """
+    continued = _continued_agent(workflow, history)
+    if continued is None:
+        return False
+    agent, session = continued
+    for provider in agent.context_providers:
+        if not isinstance(provider, HistoryProvider) or not provider.load_messages:
+            continue
+        state = session.state.setdefault(provider.source_id, {})
+        try:
+            if await provider.get_messages(session.session_id, state=state):
+                return True
+        except Exception:  # (its store unreachable now): the run is handed the turns instead
+            logger.warning(
+                "a history provider could not be asked for the conversation continued",
+                exc_info=True,
+                extra={"provider": provider.source_id},
+            )
+    return False
+
+
+def _continued_agent(
+    workflow: object, history: Sequence[Message]
+) -> tuple[Agent, AgentSession] | None:
+    """The agent a run of `workflow` continuing `history` starts, with its session; else None.
+
+    None where there is no history, and for any workflow but an agent registered as it is.
+    """
+    if not history or not turns_carry_on(workflow):
+        return None
     assert isinstance(workflow, Workflow)
     start = workflow.get_start_executor()
     session = getattr(start, "_session", None)
     agent = getattr(start, "agent", None)
     if not isinstance(agent, Agent) or not isinstance(session, AgentSession):
-        return False
-    source = _in_memory_history(agent, session)
-    if source is None:
-        return False
-    kept = session.state.setdefault(source, {})
-    kept["messages"] = [*history, *kept.get("messages", ())]
-    return True
+        return None
+    return agent, session
+
+
+def _compacted(providers: Iterable[Any]) -> set[str]:
+    """The history sources a `CompactionProvider` among `providers` compacts after each turn."""
+    return {
+        p.history_source_id
+        for p in providers
+        if isinstance(p, CompactionProvider) and p.after_strategy is not None
+    }
 
 
 def _in_memory_history(agent: Agent, session: AgentSession) -> str | None:

@@ -11,6 +11,7 @@ typed answer is refused naming the field and changes nothing; the policies file 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -29,7 +30,8 @@ from executors.platform.services import ChatClientFactory
 from human.store import open_store
 from tests.harness import Server, baton_server, eventually, stored_run
 from tests.pages import PAGE_ENV, signed_in, text_of
-from tests.samples import MODULES
+from tests.samples import MODULES, file_history
+from tests.samples import compaction_provider as compaction
 from tests.samples import sequential_approval as database
 from tests.samples import session_behavior as weather
 from tests.samples import simple_context_provider as user_info
@@ -608,6 +610,19 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         [(titled("todos_complete"), {"decision": "approve"})] * 3,
         {"agent": "planner", "text": "Section 3 drafted. Marking it done."},
     ),
+    "file_history_approval": (  # MAF's own: a file history provider's agent, its tool asked
+        {},
+        [(titled("get_weather"), {"decision": "approve"})],
+        {
+            "agent": "WeatherHistoryAgent",
+            "text": "Seattle is rainy with a high of 13C. (I was handed 3 messages.)",
+        },
+    ),
+    "compaction_provider_approval": (  # MAF's own: history compacted each turn, its tool asked
+        {},
+        [(titled("get_weather"), {"decision": "approve"})],
+        {"agent": "WeatherAssistant", "text": "The weather is cloudy, 12°C."},
+    ),
     "session_behavior_approval": (  # MAF's own: a middleware counting the session's messages
         {},
         [(titled("get_weather"), {"decision": "approve"})],
@@ -832,6 +847,103 @@ async def test_maf_s_context_providers_keep_their_state_through_turns_a_pause_an
 
 
 # in this process: typed answers, policies over plain tools, routes ---------------------------
+
+
+async def chained(
+    server: Server, workflow: str, turns: list[str], env: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """`main()`'s turns in one session: runs each continuing the one before, each request
+    approved; each run as it ended."""
+    ended: list[dict[str, Any]] = []
+    for text in turns:
+        body: dict[str, Any] = {"workflow": workflow, "input": {"text": text}}
+        run = await server.start_run(body | ({"continues": ended[-1]["id"]} if ended else {}))
+        answered: set[str] = set()
+        going = functools.partial(_moved_on, server, run["id"], answered)
+        done = await eventually(going, what=f"run {run['id']} asking or ended")
+        while done["status"] not in ("completed", "failed"):
+            for asked in [r for r in done["requests"] if r["status"] == "pending"]:
+                if asked["id"] not in answered:
+                    reply = await server.respond(asked["id"], {"decision": "approve"}, user="ada")
+                    assert reply.status_code == 200, reply.text
+                    answered.add(asked["id"])
+            done = await eventually(going, what=f"run {run['id']} going on")
+        assert done["status"] == "completed", done["error"]
+        ended.append(done)
+    return ended
+
+
+async def _moved_on(server: Server, run_id: str, answered: set[str]) -> dict[str, Any] | None:
+    """The run once it ended or asks something not yet answered; None before."""
+    now = await server.run(run_id)
+    fresh = [r for r in now["requests"] if r["status"] == "pending" and r["id"] not in answered]
+    return now if now["status"] in ("completed", "failed") or fresh else None
+
+
+@pytest.mark.backends("sqlite")
+async def test_a_file_history_agent_continued_sees_each_earlier_turn_once_as_on_maf_alone(
+    db_url: str,
+    tokens: dict[str, str],
+    server_log: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MAF's `FileHistoryProvider` loads the earlier turn itself, by the session's id, which the
+    continued run goes on in: handed as its input too, the model saw it twice (11 messages where
+    MAF alone hands 7) and the file kept it twice (12 lines where MAF alone writes 8)."""
+    files = tmp_path / "history"
+    monkeypatch.setenv("SAMPLE_FILE_HISTORY_DIR", str(files))
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        plain = await chained(server, "file_history", file_history.QUERIES)
+        asked = await chained(server, "file_history_approval", file_history.QUERIES)
+
+    said = "Amsterdam is cloudy with a high of 16C. (I was handed 7 messages.)"
+    assert plain[-1]["output"] == {"agent": "WeatherHistoryAgent", "text": said}
+    assert asked[-1]["output"] == {"agent": "WeatherHistoryAgent", "text": said}
+    lines = sorted(len(f.read_text().splitlines()) for f in files.glob("*.jsonl"))
+    assert lines == [8, 10]  # as MAF alone's main() writes them (an approval's two more)
+
+
+@pytest.mark.backends("sqlite")
+async def test_a_compacted_history_goes_on_with_the_conversation_as_on_maf_alone(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """A `CompactionProvider` summarises each turn's tool results after it: the fourth turn's
+    model sees London's as a summary, as on MAF alone (it saw the call and result again,
+    rebuilt from the record). The sample's own window never reaches back that far."""
+    env = ENV | {"BATON_WORKFLOWS": f"{MODULES},tests.fixtures.compaction_wide"}
+    async with baton_server(db_url, tokens, server_log, env) as server:
+        wide = await chained(server, "compaction_wide", compaction.QUERIES)
+        plain = await chained(server, "compaction_provider", compaction.QUERIES)
+        asked = await chained(server, "compaction_provider_approval", compaction.QUERIES)
+
+    assert wide[-1]["output"]["text"] == "Tokyo is the warmest at 22°C; I compared Paris, Tokyo."
+    for ended in (plain, asked):
+        assert ended[-1]["output"] == {
+            "agent": "WeatherAssistant",
+            "text": "Tokyo is the warmest at 22°C; I compared Tokyo.",
+        }
+
+
+@pytest.mark.backends("sqlite")
+async def test_each_conversation_on_a_kept_instance_has_a_session_of_its_own(
+    db_url: str,
+    tokens: dict[str, str],
+    server_log: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reset restored the session its build made: every conversation on a kept instance went
+    on in one session id, and a file history handed one conversation's messages to the next."""
+    monkeypatch.setenv("SAMPLE_FILE_HISTORY_DIR", str(tmp_path / "history"))
+    kept = dataclasses.replace(registry.get("file_history"), reuse=True)
+    monkeypatch.setitem(registry._REGISTRY, "file_history", kept)
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        ended = [await chained(server, "file_history", file_history.QUERIES[:1]) for _ in "ab"]
+
+    said = "Seattle is rainy with a high of 13C. (I was handed 3 messages.)"
+    assert [turns[-1]["output"]["text"] for turns in ended] == [said, said]
+    assert len(list((tmp_path / "history").glob("*.jsonl"))) == 2
 
 
 @pytest.mark.backends("sqlite")

@@ -145,7 +145,17 @@ and a middleware counting the session's messages, `main()`'s second turn a run t
 the first. Each is registered a second time (`_approval`) with one tool asking a person first
 (`send_email`; `todos_complete` through `AskingTodoProvider`; `get_weather`): after a restart, the
 approved call runs once, inside the middleware that refills the container from the kwargs Baton
-gives again, on the todos the session held.
+gives again, on the todos the session held. `file_history` and `compaction_provider` are MAF's
+`02-agents/conversations/file_history_provider_conversation_persistence.py` and
+`02-agents/compaction/compaction_provider.py` (at agent-framework 5eb3eb745), each less its
+`main()`, its printing, its `load_dotenv()` and its cloud client, each agent built as `main()`
+builds it and registered as it is, `main()`'s later turns in one session runs each continuing the
+one before: an agent whose `FileHistoryProvider` keeps the conversation in a JSON Lines file per
+session id, in one directory every process shares (`SAMPLE_FILE_HISTORY_DIR`, else the system's
+temporary directory's `af-file-history`): the session goes on under its id, so the provider loads
+the earlier turns itself; and an agent whose in-memory history a `CompactionProvider` trims
+before each turn and compacts after it, the compacted history going on with the conversation.
+Each is registered a second time (`_approval`) with `get_weather` asking a person first.
 """
 
 MODULES = ",".join(
@@ -196,5 +206,7 @@ MODULES = ",".join(
         "runtime_context_delegation",
         "agent_loop_todos",
         "session_behavior",
+        "file_history",
+        "compaction_provider",
     )
 )

@@ -33,6 +33,7 @@ from executors.platform.agents import (
     REPLIES,
     SESSIONS,
     carry_sessions,
+    history_kept_by_provider,
     kept_sessions,
     replies_of,
     seed_history,
@@ -131,7 +132,9 @@ class Drive:
             if self._sessions:
                 carry_sessions(self._workflow, self._sessions)
             # an agent's earlier messages go in its session, where MAF keeps them
-            seeded = seed_history(self._workflow, self._history)
+            seeded = seed_history(self._workflow, self._history) or (
+                await history_kept_by_provider(self._workflow, self._history)
+            )
             message = self._spec.first_message(
                 typed, self._workflow, () if seeded else self._history
             )

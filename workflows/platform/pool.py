@@ -41,12 +41,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_framework import Workflow, WorkflowCheckpoint
+from agent_framework import AgentExecutor, AgentSession, Workflow, WorkflowCheckpoint
 
 from executors.platform.agents import (
     agent_executors,
     agents_of,
     connections_of,
+    executors_of,
     held_agents,
     workflows_of,
 )
@@ -119,6 +120,28 @@ def new_instance(spec: WorkflowSpec, services: RunServices) -> Instance:
     return workflow
 
 
+def new_sessions(workflow: Workflow) -> None:
+    """Give each agent executor of a reset instance a session of its own, of a new id.
+
+    The pristine checkpoint a reset restores holds the session its build made: each run on the
+    kept instance would go on in that one session id, where a history provider keeping messages
+    by it (MAF's `FileHistoryProvider`, a database's) would hand one run's conversation to the
+    next, and a provider holding state to its session (FIDES) would see one session. A new build
+    makes a new one (`agent.create_session()`); so does a reset, with what the build put in it.
+    """
+    fresh: dict[int, AgentSession] = {}  # a session executors share stays one
+    for executor in executors_of(workflow):
+        session = getattr(executor, "_session", None)
+        if not isinstance(executor, AgentExecutor) or not isinstance(session, AgentSession):
+            continue
+        again = fresh.get(id(session))
+        if again is None:
+            again = AgentSession(service_session_id=session.service_session_id)
+            again.state.update(session.state)
+            fresh[id(session)] = again
+        executor._session = again
+
+
 class WorkflowPool:
     """Hands out built workflow instances: kept ones, reset, for reusable workflows; else new."""
 
@@ -184,6 +207,7 @@ class WorkflowPool:
                 )
                 await self.drop(built)
                 return
+            new_sessions(built.workflow)
         built.services.rebind("", {}, None)  # no run: what the last one left goes with its lists
         idle.append(built)
 
