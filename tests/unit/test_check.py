@@ -205,9 +205,9 @@ def fumbling(services: RunServices) -> Workflow:
     return WorkflowBuilder(name="fumbling", start_executor=Fumbler(id="fumbler")).build()
 
 
-async def check_built(tmp_path: Path, name: str, build: Any) -> CheckReport:
+async def check_built(tmp_path: Path, name: str, build: Any, *, reuse: bool = False) -> CheckReport:
     """`check_spec` of a workflow `build` builds, on a Fumble input `{"text": "x"}`."""
-    own = WorkflowSpec(name=name, description="", input_model=Fumble, build=build)
+    own = WorkflowSpec(name=name, description="", input_model=Fumble, build=build, reuse=reuse)
     settings = Settings(database_url=f"sqlite:///{tmp_path / name}.db")
     async with open_parts(settings, local_worker=False) as parts:
         return await check_spec(
@@ -345,6 +345,21 @@ async def test_an_object_behind_an_agent_s_middleware_keeping_a_run_s_state_is_n
     ]
     assert rebuilt.clean, rebuilt.findings()
     assert not rebuilt.could_reuse
+
+
+async def test_a_kept_instance_s_run_goes_on_through_its_pauses_before_it_is_compared() -> None:
+    """The count changes only once the approved call runs, after the pause: the kept run is
+    answered as the check's was, so the reset instance shows it (it stopped at the pause)."""
+    registry.load("tests.fixtures.counting_middleware")
+
+    asked = await check_workflow("counting_asked")
+
+    assert asked.pauses == 1
+    assert asked.outputs == ["[Call #1] pong"]
+    assert [
+        (k.executor_id, [(a.name, a.before, a.after) for a in k.attributes])
+        for k in asked.kept_state
+    ] == [("counter_agent middleware Counter", [("call_count", "0", "1")])]
 
 
 async def test_a_reused_workflow_that_checkpoints_its_state_resets_clean() -> None:

@@ -552,7 +552,7 @@ async def _checked(
     report.functional = check.functional
     if check.functional:
         return report  # a kept one holds no executors, and its engine leaves it as built
-    kept = await check.reuse(check.message, report.input)
+    kept = await check.reuse(check.message, report.input, max_pauses)
     if spec.reuse and kept is None:
         report.failures.append(
             "a kept instance could not be reset: restoring the checkpoint taken as it was "
@@ -581,7 +581,12 @@ class _Script:
     """The caller's answers, by executor id or request type name, each taken once in order."""
 
     def __init__(self, answers: Mapping[str, Any]) -> None:
+        self._given = answers
         self._left = {k: list(v) if isinstance(v, list) else [v] for k, v in answers.items()}
+
+    def again(self) -> _Script:
+        """The same answers, none taken yet: for another run of the workflow."""
+        return _Script(self._given)
 
     def answer(self, event: WorkflowEvent[Any]) -> tuple[Any, bool]:
         """The response to `event` and whether it was given (`InvalidAnswer` if it does not fit)."""
@@ -810,17 +815,28 @@ class _Check:
         result = await self._run(workflow, responses={request_id: response})
         return workflow, result, again | {str(e.request_id): e for e in _requests(result)}
 
-    async def reuse(self, message: Any, run_input: dict[str, Any]) -> list[KeptState] | None:
-        """Start a run on a kept instance, reset it as the pool does, compare with a new one.
+    async def reuse(
+        self, message: Any, run_input: dict[str, Any], max_pauses: int
+    ) -> list[KeptState] | None:
+        """Run on a kept instance, reset it as the pool does, compare with a new one.
 
-        The pool keeps the instance whether or not the workflow is registered for reuse: what
-        would a kept instance carry into the next run. None if the reset failed.
+        The run goes on through its pauses, each answered as the check's were (in place, as one
+        process would), so what the workflow keeps after an answer is compared too. The pool
+        keeps the instance whether or not the workflow is registered for reuse: what would a
+        kept instance carry into the next run. None if the reset failed.
         """
         spec = dataclasses.replace(self._spec, reuse=True)
         pool = WorkflowPool(lambda spec, run_id, given, by: self._new_services())
         kept = await pool.take(spec, "check-kept-1", run_input, None)
+        script = self._script.again()
         with contextlib.suppress(Exception):  # the check's own run has reported what failed
-            await kept.workflow.run(message)
+            result = await kept.workflow.run(message, **self.run_kwargs)
+            for _ in range(max_pauses):
+                pending = _requests(result)
+                if not pending or any(e.type == END_EVENT for e in result):
+                    break
+                answers = {str(e.request_id): script.answer(e)[0] for e in pending}
+                result = await kept.workflow.run(responses=answers, **self.run_kwargs)
         await pool.give_back(spec, kept)
         if not pool.idle(spec.name):
             return None
