@@ -439,15 +439,17 @@ def messages_of(entries: Iterable[Entry]) -> list[Message]:
 
     The user's input and messages (a person's replies relayed to an agent among them), each
     agent's text, and its tool calls with their results: one assistant message a model turn
-    (its text and calls), then at once a tool message for each of its calls' results, as a
-    provider takes them. A call whose result is not on record (the run ended before it came) is
-    left out, as are handoffs, requests and answers: a model is not shown a call it never saw
-    answered.
+    (its text and calls), then at once one tool message holding its calls' results, in the
+    order of the calls, as MAF's tool loop answers a turn's calls and its session keeps them
+    (MAF's Bedrock client pairs one tool message with the calls before it and drops a second
+    one's results: Bedrock then refuses the call left unanswered). A call whose result is not
+    on record (the run ended before it came) is left out, as are handoffs, requests and
+    answers: a model is not shown a call it never saw answered.
     """
     entries = list(entries)
     partner = _paired(entries)
     messages: list[Message] = []
-    results: dict[int, list[Message]] = {}  # by the assistant message (its place) that called
+    results: dict[int, Message] = {}  # by the assistant message (its place) that called
     turn: Message | None = None  # the assistant message the entries of one model turn go into
     for at, entry in enumerate(entries):
         kind = entry.get("type")
@@ -471,9 +473,8 @@ def messages_of(entries: Iterable[Entry]) -> list[Message]:
                 done = Content.from_function_result(
                     call_id=str(result["call_id"]), result=str(result.get("result", ""))
                 )
-                results.setdefault(len(messages) - 1, []).append(
-                    Message(role="tool", contents=[done])
-                )
+                answers = results.setdefault(len(messages) - 1, Message(role="tool", contents=[]))
+                answers.contents.append(done)
             continue
         if (said := _user_said(entry)) is not None:
             messages.append(said)
@@ -482,7 +483,11 @@ def messages_of(entries: Iterable[Entry]) -> list[Message]:
         else:
             continue
         turn = None
-    return [m for at, message in enumerate(messages) for m in (message, *results.get(at, ()))]
+    return [
+        m
+        for at, message in enumerate(messages)
+        for m in (message, *([results[at]] if at in results else ()))
+    ]
 
 
 def _user_said(entry: Entry) -> Message | None:

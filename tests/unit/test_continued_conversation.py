@@ -12,10 +12,12 @@ from typing import Any
 
 from agent_framework import (
     Agent,
+    Content,
     FunctionTool,
     HistoryProvider,
     InMemoryHistoryProvider,
     Message,
+    tool,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -91,14 +93,67 @@ def test_a_run_s_turns_become_the_messages_a_model_reads_next_time() -> None:
             "billing",
             [("text", "Looking it up."), ("function_call", "c1"), ("function_call", "c2")],
         ),
-        ("tool", None, [("function_result", "c1")]),
-        ("tool", None, [("function_result", "c2")]),
+        ("tool", None, [("function_result", "c1"), ("function_result", "c2")]),
         ("user", None, [("text", "Tell them why.")]),
         ("assistant", "triage", [("text", "Refund refused.")]),
     ]
     [call] = [c for c in messages[1].contents if c.call_id == "c2"]
     assert (call.name, call.parse_arguments()) == ("refund", {"order": "12"})
-    assert messages[3].contents[0].result == "Error: rejected by lee: no"
+    assert messages[2].contents[1].result == "Error: rejected by lee: no"
+
+
+@tool(approval_mode="always_require")
+def act(x: int) -> str:
+    """Act (a person approves each call first)."""
+    return f"acted {x}"
+
+
+async def test_a_turn_s_approved_and_rejected_results_are_one_tool_message_as_on_maf() -> None:
+    """A model turn calls a tool twice; a person approves one call and rejects the other. On MAF
+    alone (one session: the approval responses, then the next turn) the next turn's model gets
+    both results in one tool message, as its tool loop gave them: a continued run's history is
+    the same (MAF's Bedrock client sends a second tool message's results nowhere, and Bedrock
+    refuses a call left unanswered)."""
+    handed: list[list[Message]] = []
+
+    def play(messages: Sequence[Message], options: dict[str, Any]) -> list[Content]:
+        handed.append(list(messages))
+        if messages[-1].text == "do it":
+            return [
+                Content.from_function_call("c1", "act", arguments={"x": 1}),
+                Content.from_function_call("c2", "act", arguments={"x": 2}),
+            ]
+        return [Content.from_text("done" if messages[-1].role == "tool" else "ok")]
+
+    agent = Agent(client=ScriptedChatClient(play), name="Two", tools=[act])
+    session = agent.create_session()
+    asked = (await agent.run("do it", session=session)).user_input_requests
+    answers = [asked[0].to_function_approval_response(approved=True)]
+    answers.append(asked[1].to_function_approval_response(approved=False))
+    await agent.run(Message(role="user", contents=answers), session=session)
+    await agent.run("and now?", session=session)
+    call = {"type": "tool_call", "agent": "Two", "tool": "act"}
+    result = {"type": "tool_result", "agent": "Two", "tool": "act"}
+    recorded: list[dict[str, Any]] = [  # as Baton records the run: the rejection noted first
+        {"type": "input", "input": {"text": "do it"}},
+        call | {"call_id": "c1", "arguments": {"x": 1}},
+        call | {"call_id": "c2", "arguments": {"x": 2}},
+        {"type": "request", "kind": "approval"},
+        {"type": "request", "kind": "approval"},
+        {"type": "answer", "kind": "approval", "decision": "approve"},
+        {"type": "answer", "kind": "approval", "decision": "reject", "text": "no"},
+        result | {"call_id": "c2", "result": "Rejected by lee: no"},
+        result | {"call_id": "c1", "result": "acted 1"},
+        {"type": "message", "role": "assistant", "agent": "Two", "text": "done"},
+    ]
+
+    def contents(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
+        return [(m.role, [(c.type, c.text or c.call_id) for c in m.contents]) for m in messages]
+
+    continued = [*messages_of(recorded), Message(role="user", contents=["and now?"])]
+    assert contents(continued) == contents(handed[-1])
+    results = [("function_result", "c1"), ("function_result", "c2")]
+    assert contents(continued)[2] == ("tool", results)
 
 
 def test_an_input_of_several_fields_is_the_user_s_message_as_json() -> None:
@@ -161,11 +216,11 @@ def test_whatever_was_recorded_every_result_answers_a_call_shown_before_it(
     waiting: list[str] = []  # calls the next messages must answer, before anything else
     for message in messages:
         assert message.contents, "no empty message"
-        if waiting:
+        if waiting:  # one tool message answers them all, in their order (as MAF's tool loop)
             assert message.role == "tool", f"{message.role} before the results of {waiting}"
-            [content] = message.contents
-            assert content.type == "function_result"
-            assert str(content.call_id) == waiting.pop(0)
+            assert all(c.type == "function_result" for c in message.contents)
+            assert [str(c.call_id) for c in message.contents] == waiting
+            waiting = []
             continue
         assert message.role != "tool", "a result that answers no call just made"
         waiting = [str(c.call_id) for c in message.contents if c.type == "function_call"]
