@@ -56,6 +56,7 @@ from fastapi import Request
 
 from baton.wiring import Parts
 from executors.platform import maf_agui
+from executors.platform.transcript import RAW_ARGUMENTS
 from human.records import OPEN_STATUSES, HumanRequest, Run, User
 from web.views import chat_text
 from web.watch import Ended, audit_feed
@@ -110,7 +111,12 @@ def messages_of(run_id: str, conversation: Sequence[dict[str, Any]]) -> list[Mes
         elif kind == "tool_call":
             call_id = str(entry.get("call_id") or id_)
             calls.add(call_id)
-            arguments = json.dumps(entry.get("arguments", {}), default=str)
+            written = entry.get(RAW_ARGUMENTS)  # as the model wrote them, where kept
+            arguments = (
+                written
+                if isinstance(written, str)
+                else json.dumps(entry.get("arguments", {}), default=str)
+            )
             function = FunctionCall(name=str(entry.get("tool")), arguments=arguments)
             call = ToolCall(id=call_id, function=function)
             messages.append(AssistantMessage(id=id_, name=entry.get("agent"), tool_calls=[call]))

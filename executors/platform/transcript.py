@@ -164,6 +164,7 @@ class _TurnNotes(ChatMiddleware):
                                 "call_id": content.call_id,
                                 "arguments": _arguments(content.arguments),
                             }
+                            | _as_written(content.arguments)
                         )
 
 
@@ -369,6 +370,26 @@ def _content_text(content: Any) -> str:
     return "" if result is None else str(result)
 
 
+RAW_ARGUMENTS: Final = "raw_arguments"
+"""A tool call entry's arguments as the model wrote them, where MAF would write them otherwise."""
+
+
+def _as_written(raw: Any) -> Entry:
+    """The arguments text a model gave a call, kept where writing them anew would differ.
+
+    A continued run hands the model its earlier calls again: MAF's clients write parsed
+    arguments as `json.dumps` does (`{"city": "London"}`), and a model's own text may differ
+    (`{"city":"London"}`), which would change the bytes of the history a provider's prompt
+    cache matches, from the first call on. Kept only where it differs.
+    """
+    if not isinstance(raw, str) or not raw:
+        return {}
+    parsed = _arguments(raw)
+    if isinstance(parsed, dict) and json.dumps(parsed) == raw:
+        return {}
+    return {RAW_ARGUMENTS: raw}
+
+
 def _arguments(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
@@ -457,10 +478,11 @@ def messages_of(entries: Iterable[Entry]) -> list[Message]:
         if kind == "message" and entry.get("role") == "assistant" and entry.get("text"):
             content = Content.from_text(str(entry["text"]))
         elif kind == "tool_call" and at in partner:
+            written = entry.get(RAW_ARGUMENTS)
             content = Content.from_function_call(
                 call_id=str(entry["call_id"]),
                 name=str(entry.get("tool")),
-                arguments=entry.get("arguments") or {},
+                arguments=written if isinstance(written, str) else entry.get("arguments") or {},
             )
         if content is not None:
             agent = entry.get("agent")

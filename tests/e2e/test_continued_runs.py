@@ -331,7 +331,8 @@ async def test_an_agent_s_session_state_goes_on_with_the_conversation_as_on_maf_
     assert alone.text == (  # the history first, then the provider's list, then the new message
         "Todos: '- 1 [open] milk\\n- 2 [open] bread'. "
         "You said ['plan: milk, bread', 'what is left?']. "
-        "Handed: user assistant tool assistant todos user."
+        "Handed: user assistant tool assistant todos user. "
+        """Calls as written: ['{"todos":[{"title":"milk"},{"title":"bread"}]}']."""
     )
     assert done["output"]["text"] == alone.text
     # the todos ride the first run's record, its history provider's messages do not

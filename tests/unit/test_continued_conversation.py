@@ -414,3 +414,14 @@ def test_earlier_turns_go_where_maf_s_in_memory_history_provider_loads_them() ->
         assert not seeded
         assert "in_memory" not in state
     assert seed_history(as_workflow(agent(), "talker"), []) is False
+
+
+def test_a_call_s_arguments_go_back_to_the_model_as_it_wrote_them() -> None:
+    """A model's compact text is kept where MAF would write the parsed arguments otherwise."""
+    call = {"type": "tool_call", "agent": "A", "tool": "act", "call_id": "c1"}
+    result = {"type": "tool_result", "agent": "A", "tool": "act", "call_id": "c1", "result": "ok"}
+    for written, kept in (('{"x":1}', True), ('{"x": 1}', False)):
+        entry = call | {"arguments": {"x": 1}} | ({"raw_arguments": written} if kept else {})
+        [_, turn, _] = messages_of([{"type": "input", "input": {"text": "go"}}, entry, result])
+        [content] = turn.contents
+        assert content.arguments == (written if kept else {"x": 1})
