@@ -361,6 +361,8 @@ templates.env.filters.update(
     in_words=summary.humanize,
     escalation_text=summary.escalation_text,
     escalation_target=summary.escalation_target,
+    attachment_text=summary.attachment_text,
+    without_data_uris=summary.without_data_uris,
 )
 templates.env.tests.update(moment=lambda value: isinstance(value, datetime))
 templates.env.globals.update(duration=duration, reviewed=summary.reviewed)

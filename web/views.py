@@ -429,7 +429,10 @@ def _structured(value: Any) -> Any:
 
 
 def _raw(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, indent=2, default=str)
+    """The JSON behind a disclosure, each data URI in it in words (its bytes are no reading)."""
+    if isinstance(value, str):
+        return summary.attachment_text(value) or value
+    return json.dumps(summary.without_data_uris(value), indent=2, default=str)
 
 
 def chat_text(run_input: Any) -> str | None:
@@ -481,6 +484,13 @@ def _message(entry: Any) -> dict[str, Any] | None:
         }
     if "tool_result" in entry or kind == "tool_result":
         result = _structured(entry.get("tool_result", entry.get("result")))
+        attached = [  # what it returned beside its text (an image), in words
+            words
+            for item in entry.get("items") or ()
+            if isinstance(item, dict) and (words := summary.attachment_text(item.get("uri")))
+        ]
+        if attached and isinstance(result, str):
+            result = " ".join([result.strip(), *(f"[{words}]" for words in attached)]).strip()
         tool = entry.get("tool") or entry.get("name")
         return {
             "role": "tool",

@@ -3,22 +3,43 @@
 A workflow's request may carry MAF's own objects (a draft's conversation as `list[Message]`, a
 tool's result as `Content`), for which pydantic has no schema: `as_json` shows the request's
 fields one by one and asks `maf_value` for each such object. A message is its role and its text
-(its contents, when it has no text: a tool call, say); any other of MAF's serializable objects
-its `to_dict()` (`Content` and the rest); anything else what it says of itself.
+(its contents, when it has no text: a tool call, say), with its attachments (an image, a PDF)
+named in words, never as their bytes; any other of MAF's serializable objects its `to_dict()`
+(`Content` and the rest, a data content in words); anything else what it says of itself.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from agent_framework import Message
+from agent_framework import Content, Message
+
+from human.summary import attachment_text, without_data_uris
+
+ATTACHED: Final = frozenset({"data", "uri", "hosted_file"})
+"""The contents of a message that are something attached to it: a file's bytes, a link, a file
+a provider hosts."""
 
 
 def maf_value(value: Any) -> Any:
     """`value`, one of MAF's objects, as plain JSON data people can read."""
     if isinstance(value, Message):
         if value.text:
-            return {"role": str(value.role), "text": value.text}
-        return {"role": str(value.role), "contents": [c.to_dict() for c in value.contents]}
+            shown: dict[str, Any] = {"role": str(value.role), "text": value.text}
+            attached = [attachment(c) for c in value.contents if c.type in ATTACHED]
+            return shown | ({"attachments": attached} if attached else {})
+        return {"role": str(value.role), "contents": [maf_value(c) for c in value.contents]}
+    if isinstance(value, Content) and value.type in ATTACHED:
+        return attachment(value)
     to_dict = getattr(value, "to_dict", None)  # MAF's serializable objects (`Content`, ...)
-    return to_dict() if callable(to_dict) else str(value)
+    return without_data_uris(to_dict()) if callable(to_dict) else str(value)
+
+
+def attachment(content: Content) -> str:
+    """An attached content in words: `an image (PNG, 198 KB)`, a link, a hosted file's id."""
+    uri = content.uri or ""
+    if (said := attachment_text(uri)) is not None:
+        return said
+    if content.type == "hosted_file":
+        return f"a hosted file ({content.file_id})"
+    return f"{content.media_type or 'a file'} at {uri}"

@@ -338,14 +338,36 @@ def _asks_approval(result: Any) -> bool:
 
 
 def tool_result(agent: str | None, tool: str, call_id: Any, result: Any) -> Entry:
-    """The entry of a tool's result, as the model sees it (text)."""
-    return {
+    """The entry of a tool's result, as the model sees it (text).
+
+    A result holding more than text (an image a tool returns, `Content.from_data`) keeps its
+    contents too (`items`, as MAF writes them): a run continuing this one hands the model the
+    result as MAF's session would, the image with it, not its text alone.
+    """
+    entry: Entry = {
         "type": "tool_result",
         "agent": agent,
         "tool": tool,
         "call_id": call_id,
         "result": as_text(result),
     }
+    if isinstance(result, list) and any(
+        isinstance(c, Content) and c.type != "text" for c in result
+    ):
+        entry[ITEMS] = [c.to_dict() for c in result if isinstance(c, Content)]
+    return entry
+
+
+ITEMS: Final = "items"
+"""A tool result entry's contents, where they hold more than text (MAF's `to_dict` of each)."""
+
+
+def _result_of(entry: Entry) -> Any:
+    """What a tool result entry hands the model again: its contents, else its text."""
+    items = entry.get(ITEMS)
+    if isinstance(items, list) and items and all(isinstance(i, dict) for i in items):
+        return [Content.from_dict(i) for i in items]
+    return str(entry.get("result", ""))
 
 
 def as_text(result: Any) -> str:
@@ -493,7 +515,7 @@ def messages_of(entries: Iterable[Entry]) -> list[Message]:
             if kind == "tool_call":
                 result = entries[partner[at]]
                 done = Content.from_function_result(
-                    call_id=str(result["call_id"]), result=str(result.get("result", ""))
+                    call_id=str(result["call_id"]), result=_result_of(result)
                 )
                 answers = results.setdefault(len(messages) - 1, Message(role="tool", contents=[]))
                 answers.contents.append(done)

@@ -623,6 +623,20 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[Step], Any]] = {
         [(titled("get_weather"), {"decision": "approve"})],
         {"agent": "WeatherAssistant", "text": "The weather is cloudy, 12°C."},
     ),
+    "multimodal_approval": (  # a shape: a photo in the user's message, a tool needing approval
+        {"task": "File this receipt.", "receipt": "upload:7"},
+        [(titled("file_expense"), {"decision": "approve"})],
+        {
+            "agent": "ExpenseAgent",
+            "text": "Expense of 42.50 at Cafe Nero filed. Read: image/png of 203188 bytes.",
+        },
+    ),
+    "chart_review": (  # a shape: request data holding a Message with a PNG and a PDF
+        {"topic": "sales"},
+        [(titled("Message from chart maker"), answer("Looks right; ship it."))],
+        "Looks right; ship it. (on image/png 203188 bytes 7c557e20; "
+        "application/pdf 60061 bytes a0397ebe)",  # the bytes came back whole
+    ),
     "session_behavior_approval": (  # MAF's own: a middleware counting the session's messages
         {},
         [(titled("get_weather"), {"decision": "approve"})],
@@ -878,6 +892,31 @@ async def _moved_on(server: Server, run_id: str, answered: set[str]) -> dict[str
     now = await server.run(run_id)
     fresh = [r for r in now["requests"] if r["status"] == "pending" and r["id"] not in answered]
     return now if now["status"] in ("completed", "failed") or fresh else None
+
+
+BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}")
+"""Bytes as base64, which no page a person reads holds."""
+
+
+@pytest.mark.backends("sqlite")
+async def test_an_image_a_tool_returned_is_handed_to_the_model_again_in_a_continued_run(
+    db_url: str, tokens: dict[str, str], passwords: dict[str, str], server_log: Path
+) -> None:
+    """As MAF's session keeps it: the call's result holds the image (it got the text alone), and
+    the run's page names it by kind and size, not its bytes."""
+    async with baton_server(db_url, tokens, server_log, ENV | PAGE_ENV) as server:
+        turns = [{"question": "Chart our sales."}, {"question": "What does the chart show?"}]
+        ended: list[dict[str, Any]] = []
+        for given in turns:
+            body = {"workflow": "tool_image", "input": given}
+            run = await server.start_run(body | ({"continues": ended[-1]["id"]} if ended else {}))
+            ended.append(await server.wait_for_run(run["id"], status=("completed", "failed")))
+        async with signed_in(server, "ada", passwords["ada"]) as ada:
+            page = (await ada.http.get(f"/runs/{ended[0]['id']}")).text
+
+    assert ended[-1]["output"]["text"] == "Turn 2: I see ['image/png of 203188 bytes']."
+    assert "an image (PNG, 198 KB)" in text_of(page)
+    assert not BASE64_RUN.search(page)
 
 
 @pytest.mark.backends("sqlite")
@@ -1201,6 +1240,10 @@ async def test_every_sample_s_pages_show_its_run_and_its_first_request(
         assert (run_status, request_status) == (200, 200), workflow
         assert html.count('method="post"') >= 1, workflow
         assert title in unescape(html), workflow
+        assert not BASE64_RUN.search(html), f"{workflow}: bytes on the page"
+    # a person reviewing a chart is told there is one, and a PDF, by kind and size
+    assert "an image (PNG, 198 KB)" in text_of(seen["chart_review"][2])
+    assert "a document (PDF, 59 KB)" in text_of(seen["chart_review"][2])
     # a review says what it reviews: a Magentic manager's plan, an agent's reply
     for workflow, what in (("magentic_plan_review", "plan"), ("sequential_steering", "reply")):
         words = text_of(seen[workflow][2])

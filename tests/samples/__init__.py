@@ -156,6 +156,13 @@ temporary directory's `af-file-history`): the session goes on under its id, so t
 the earlier turns itself; and an agent whose in-memory history a `CompactionProvider` trims
 before each turn and compacts after it, the compacted history going on with the conversation.
 Each is registered a second time (`_approval`) with `get_weather` asking a person first.
+`multimodal_approval`, `chart_review` and `tool_image` are shapes, not MAF samples verbatim: the
+rich content of `02-agents/multimodal_input/openai_chat_multimodal.py` (`Content.from_uri` with
+a data URI, `Content.from_data`, at agent-framework 5eb3eb745). In the first, a user's message
+holds a receipt's photo and the agent's tool needs approval; in the second, a person reviews a
+chart: the request data is a `Message` holding a PNG and a PDF, answered with a text, and the
+output gives each attachment's digest, so it shows they came back whole from the checkpoint; in
+the third, a tool returns an image and a continued run asks about it.
 """
 
 MODULES = ",".join(
@@ -208,5 +215,8 @@ MODULES = ",".join(
         "session_behavior",
         "file_history",
         "compaction_provider",
+        "multimodal_approval",
+        "chart_review",
+        "tool_image",
     )
 )
