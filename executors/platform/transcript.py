@@ -574,7 +574,9 @@ def readable(entry: Entry) -> str:
     kind = entry.get("type")
     if kind == "message":
         who = entry.get("agent") or entry.get("by") or entry.get("role", "")
-        return f"{who}: {entry.get('text', '')}"
+        attached = entry.get("attachments")  # named in words (`maf_value`)
+        named = "".join(f" [{a}]" for a in attached) if isinstance(attached, list) else ""
+        return f"{who}: {entry.get('text', '')}{named}"
     if kind == "tool_call":
         arguments = entry.get("arguments")
         shown = (

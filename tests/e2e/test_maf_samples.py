@@ -1241,6 +1241,8 @@ async def test_every_sample_s_pages_show_its_run_and_its_first_request(
         assert html.count('method="post"') >= 1, workflow
         assert title in unescape(html), workflow
         assert not BASE64_RUN.search(html), f"{workflow}: bytes on the page"
+    # an approver reads the user's words the agent acted on, and that a photo came with them
+    assert "File this receipt. [an image (PNG, 198 KB)]" in text_of(seen["multimodal_approval"][2])
     # a person reviewing a chart is told there is one, and a PDF, by kind and size
     assert "an image (PNG, 198 KB)" in text_of(seen["chart_review"][2])
     assert "a document (PDF, 59 KB)" in text_of(seen["chart_review"][2])

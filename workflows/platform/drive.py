@@ -138,17 +138,7 @@ class Drive:
             message = self._spec.first_message(
                 typed, self._workflow, () if seeded else self._history
             )
-            self._scene.note(
-                {
-                    "type": "message",
-                    "role": "user",
-                    "by": self._spec.party,
-                    "from_user": True,
-                    "text": message,
-                }
-                if isinstance(message, str)
-                else {"type": "input", "input": run.input}
-            )
+            self._scene.note(self._said(message, run.input))
             await self._run_workflow(message)
         else:
             events.append(
@@ -338,6 +328,21 @@ class Drive:
         The output a run that fails in this drive ends with: what it output before it failed.
         """
         return _output_of(self._outputs())
+
+    def _said(self, message: Any, run_input: Any) -> dict[str, Any]:
+        """The conversation's first entry: the user's words the run starts on, else its input.
+
+        A user's `Message` (a `start_message` that adds a photo to the words, say) is its text,
+        with its attachments named (`maf_value`): what the agent was given, as a person reads it.
+        """
+        said: dict[str, Any] = {"type": "message", "role": "user", "by": self._spec.party}
+        if isinstance(message, str):
+            return said | {"from_user": True, "text": message}
+        if isinstance(message, Message) and message.role == "user" and message.text:
+            shown = maf_value(message)
+            attached = {"attachments": shown["attachments"]} if "attachments" in shown else {}
+            return said | {"from_user": True, "text": message.text} | attached
+        return {"type": "input", "input": run_input}
 
     def _run_kwargs(self) -> dict[str, Any]:
         """The kwargs MAF's `run` takes for this run, from its registration (`run_kwargs`)."""
