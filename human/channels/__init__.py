@@ -68,7 +68,9 @@ def key_context(request: HumanRequest, limit: int = 6) -> list[tuple[str, str]]:
     """The few facts a message shows: the proposed call's arguments, then plain context values.
 
     In the words the request's page uses: each named as its label ("Order ID"), each value as
-    shown there (money with two decimals and the request's currency, "120.00 EUR"; yes or no).
+    shown there (money with two decimals and the request's currency, "120.00 EUR"; yes or no; a
+    short list joined). A context value that is the request's reason is left out: the message
+    says it already.
     """
     currency = summary.currency_of(request)
     found: dict[str, Any] = {}
@@ -76,12 +78,23 @@ def key_context(request: HumanRequest, limit: int = 6) -> list[tuple[str, str]]:
     for name, value in (action.get("arguments") or {}).items():
         found.setdefault(name, value)
     for name, value in request.context.items():
-        if isinstance(value, str | int | float | bool) and name not in found:
+        if name in found or value == request.reason:  # the reason is the message's own line
+            continue
+        if isinstance(value, str | int | float | bool) or _plain_list(value):
             found[name] = value
     return [
         (label(name), summary.snippet(summary.shown_value(name, value, currency), 80))
         for name, value in list(found.items())[:limit]
     ]
+
+
+def _plain_list(value: Any) -> bool:
+    """Whether `value` is a short list of plain values (a message's attachments, in words)."""
+    return (
+        isinstance(value, list)
+        and 0 < len(value) <= 5
+        and all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value)
+    )
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,20 @@ def test_key_context_prefers_the_proposed_arguments_and_skips_nested_values() ->
         ("Urgent", "yes"),
         ("Note", "line one line two"),
     ]
+    chart = a_request("input").model_copy(  # a Message asked about: its words are the reason
+        update={
+            "reason": "Here is the chart.",
+            "context": {
+                "role": "assistant",
+                "text": "Here is the chart.",
+                "attachments": ["an image (PNG, 198 KB)", "a document (PDF, 59 KB)"],
+            },
+        }
+    )
+    assert key_context(chart) == [
+        ("Role", "assistant"),
+        ("Attachments", "an image (PNG, 198 KB), a document (PDF, 59 KB)"),
+    ]
 
 
 def test_slack_message_escapes_text_and_offers_buttons_only_where_they_fit() -> None:
