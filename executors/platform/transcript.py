@@ -41,6 +41,7 @@ from agent_framework.exceptions import UserInputRequiredException
 from executors.platform.agents import REPLIES, said_of
 from executors.platform.shown import maf_value
 from human.records import HumanRequest
+from human.summary import humanize, shown_value
 from human.typed import as_json
 
 Entry = dict[str, Any]
@@ -577,14 +578,15 @@ def readable(entry: Entry) -> str:
         attached = entry.get("attachments")  # named in words (`maf_value`)
         named = "".join(f" [{a}]" for a in attached) if isinstance(attached, list) else ""
         return f"{who}: {entry.get('text', '')}{named}"
-    if kind == "tool_call":
+    if kind == "tool_call":  # in words, as a decision's line says a call: "with amount 42.50"
         arguments = entry.get("arguments")
         shown = (
-            ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+            ", ".join(f"{humanize(k)} {shown_value(k, v)}" for k, v in arguments.items())
             if isinstance(arguments, dict)
-            else str(arguments)
+            else str(arguments or "")
         )
-        return f"{entry.get('agent')} calls {entry.get('tool')}({shown})"
+        called = f"{entry.get('agent')} calls {entry.get('tool')}"
+        return f"{called} with {shown}" if shown else called
     if kind == "tool_result":
         text = str(entry.get("result", ""))
         return f"{entry.get('tool')} returned: {text[:300]}"

@@ -170,7 +170,7 @@ def test_excerpt_is_readable_lines() -> None:
     assert lines == [
         "customer: hi",
         "triage hands the case to billing",
-        "billing calls issue_refund(amount=5)",
+        "billing calls issue_refund with amount 5",
         "lee answered the approval with reject: no",
         "user: Send the notes.",  # an agent's run: its input of one text field is what was said
         'input: {"city": "Kew", "days": 2}',
