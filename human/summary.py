@@ -116,6 +116,11 @@ def _size_text(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
+def with_attachments(text: str, attached: Sequence[str]) -> str:
+    """Words, then what came with them, each named in brackets: `Chart: [an image (PNG, 9 KB)]`."""
+    return " ".join([text.strip(), *(f"[{words}]" for words in attached)]).strip()
+
+
 def without_data_uris(value: Any) -> Any:
     """`value` (JSON) with each data URI in it as words (`attachment_text`), for reading."""
     if isinstance(value, dict):

@@ -13,7 +13,7 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal, TypeVar, get_args
@@ -428,11 +428,6 @@ def _structured(value: Any) -> Any:
     return value
 
 
-def _with_attachments(text: str, attached: Sequence[str]) -> str:
-    """Words, then what came with them, each named in brackets: `Chart: [an image (PNG, 9 KB)]`."""
-    return " ".join([text.strip(), *(f"[{words}]" for words in attached)]).strip()
-
-
 def _raw(value: Any) -> str:
     """The JSON behind a disclosure, each data URI in it in words (its bytes are no reading)."""
     if isinstance(value, str):
@@ -495,7 +490,7 @@ def _message(entry: Any) -> dict[str, Any] | None:
             if isinstance(item, dict) and (words := summary.attachment_text(item.get("uri")))
         ]
         if attached and isinstance(result, str):
-            result = _with_attachments(result, attached)
+            result = summary.with_attachments(result, attached)
         tool = entry.get("tool") or entry.get("name")
         return {
             "role": "tool",
@@ -535,7 +530,7 @@ def _message(entry: Any) -> dict[str, Any] | None:
     text = said if isinstance(said, str) else ("" if said is None else str(said))
     noted = entry.get("attachments")  # a message's attachments, in words (`maf_value`)
     if isinstance(noted, list) and noted:
-        text = _with_attachments(text, [str(words) for words in noted])
+        text = summary.with_attachments(text, [str(words) for words in noted])
     if not text.strip():
         return None
     role = str(who or "message")

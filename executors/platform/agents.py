@@ -400,14 +400,8 @@ def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
         state = {key: value for key, value in saved.items() if key != SESSION_ID}
         same = saved.get(SESSION_ID)
         if isinstance(same, str) and same and same != session.session_id:
-            built = session  # (a new build's: its state is what the build put there)
-            session = again.get(id(built)) or AgentSession(
-                session_id=same, service_session_id=built.service_session_id
-            )
-            if id(built) not in again:
-                session.state.update(built.state)
-                again[id(built)] = session
-            executor._session = session
+            # (a new build's: its state is what the build put there)
+            session = executor._session = renamed(session, same, again)
         try:
             restored = AgentSession.from_dict({"session_id": session.session_id, "state": state})
         except Exception:  # (a state type this code no longer registers): it starts afresh
@@ -525,6 +519,23 @@ def _in_memory_history(agent: Agent, session: AgentSession) -> str | None:
     if elsewhere or session.service_session_id:
         return None
     return InMemoryHistoryProvider.DEFAULT_SOURCE_ID
+
+
+def renamed(
+    session: AgentSession, session_id: str | None, made: dict[int, AgentSession]
+) -> AgentSession:
+    """`session` under another id (a new one for None), with its state and its service's id.
+
+    `made` holds the copies made so far, by the session they copy: executors that share one
+    session share its copy too.
+    """
+    copy = made.get(id(session))
+    if copy is None:
+        copy = made[id(session)] = AgentSession(
+            session_id=session_id, service_session_id=session.service_session_id
+        )
+        copy.state.update(session.state)
+    return copy
 
 
 def loaded_tools(executor: object) -> dict[str, list[str]]:

@@ -41,7 +41,7 @@ from agent_framework.exceptions import UserInputRequiredException
 from executors.platform.agents import REPLIES, said_of
 from executors.platform.shown import maf_value
 from human.records import HumanRequest
-from human.summary import humanize, shown_value
+from human.summary import humanize, shown_value, with_attachments
 from human.typed import as_json
 
 Entry = dict[str, Any]
@@ -163,9 +163,8 @@ class _TurnNotes(ChatMiddleware):
                                 "agent": self._agent,
                                 "tool": content.name,
                                 "call_id": content.call_id,
-                                "arguments": _arguments(content.arguments),
                             }
-                            | _as_written(content.arguments)
+                            | _arguments_of(content.arguments)
                         )
 
 
@@ -397,20 +396,21 @@ RAW_ARGUMENTS: Final = "raw_arguments"
 """A tool call entry's arguments as the model wrote them, where MAF would write them otherwise."""
 
 
-def _as_written(raw: Any) -> Entry:
-    """The arguments text a model gave a call, kept where writing them anew would differ.
+def _arguments_of(raw: Any) -> Entry:
+    """A call's arguments as a tool call entry keeps them: parsed, and as the model wrote them.
 
     A continued run hands the model its earlier calls again: MAF's clients write parsed
     arguments as `json.dumps` does (`{"city": "London"}`), and a model's own text may differ
     (`{"city":"London"}`), which would change the bytes of the history a provider's prompt
-    cache matches, from the first call on. Kept only where it differs.
+    cache matches, from the first call on. The text is kept only where it differs.
     """
-    if not isinstance(raw, str) or not raw:
-        return {}
     parsed = _arguments(raw)
-    if isinstance(parsed, dict) and json.dumps(parsed) == raw:
-        return {}
-    return {RAW_ARGUMENTS: raw}
+    written = (
+        isinstance(raw, str)
+        and raw
+        and not (isinstance(parsed, dict) and json.dumps(parsed) == raw)
+    )
+    return {"arguments": parsed} | ({RAW_ARGUMENTS: raw} if written else {})
 
 
 def _arguments(raw: Any) -> Any:
@@ -576,8 +576,10 @@ def readable(entry: Entry) -> str:
     if kind == "message":
         who = entry.get("agent") or entry.get("by") or entry.get("role", "")
         attached = entry.get("attachments")  # named in words (`maf_value`)
-        named = "".join(f" [{a}]" for a in attached) if isinstance(attached, list) else ""
-        return f"{who}: {entry.get('text', '')}{named}"
+        text = str(entry.get("text", ""))
+        if isinstance(attached, list) and attached:
+            text = with_attachments(text, [str(a) for a in attached])
+        return f"{who}: {text}"
     if kind == "tool_call":  # in words, as a decision's line says a call: "with amount 42.50"
         arguments = entry.get("arguments")
         shown = (

@@ -49,6 +49,7 @@ from executors.platform.agents import (
     connections_of,
     executors_of,
     held_agents,
+    renamed,
     workflows_of,
 )
 from executors.platform.services import RunServices
@@ -132,14 +133,8 @@ def new_sessions(workflow: Workflow) -> None:
     fresh: dict[int, AgentSession] = {}  # a session executors share stays one
     for executor in executors_of(workflow):
         session = getattr(executor, "_session", None)
-        if not isinstance(executor, AgentExecutor) or not isinstance(session, AgentSession):
-            continue
-        again = fresh.get(id(session))
-        if again is None:
-            again = AgentSession(service_session_id=session.service_session_id)
-            again.state.update(session.state)
-            fresh[id(session)] = again
-        executor._session = again
+        if isinstance(executor, AgentExecutor) and isinstance(session, AgentSession):
+            executor._session = renamed(session, None, fresh)
 
 
 class WorkflowPool:
