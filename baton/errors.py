@@ -53,6 +53,12 @@ class RequestNotFound(NotFound):
     code = "request_not_found"
 
 
+class AttachmentNotFound(NotFound):
+    """The request lists no file of that id (or it is no longer kept)."""
+
+    code = "attachment_not_found"
+
+
 class RunNotFound(NotFound):
     """No run has that id."""
 

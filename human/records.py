@@ -87,6 +87,19 @@ class AnswerRecord(Record):
     faults: list[str] = Field(default_factory=list, description=FAULTS_DOC)
 
 
+class Attachment(Record):
+    """A file that came with a request (`human.attachments`): opened through the request."""
+
+    id: str = Field(description="The SHA-256 of its bytes, in lowercase hex.")
+    media_type: str = Field(description="Its media type, as the workflow gave it: `image/png`.")
+    size: int = Field(description="Its size in bytes.")
+    name: str = Field(description="It in words, as pages say it: `an image (PNG, 198 KB)`.")
+    source: str = Field(
+        description="Where it came: `the request` (the workflow's request data), `the user's "
+        "message` or a tool's result (`file_expense's result`) in the run's conversation."
+    )
+
+
 class HumanRequest(Record):
     """A typed question to a person, durable while nobody answers it."""
 
@@ -119,6 +132,11 @@ class HumanRequest(Record):
     escalation_level: int = 0
     notifications: list[Notification] = Field(default_factory=list)
     executor_id: str | None = Field(None, description="The workflow executor that asked.")
+    attachments: list[Attachment] = Field(
+        default_factory=list,
+        description="The files that came with it (its data's, its conversation's so far), each "
+        "opened at `/api/requests/{id}/attachments/{attachment id}`.",
+    )
     faults: list[str] = Field(default_factory=list, description=FAULTS_DOC)
 
 

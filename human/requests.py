@@ -10,6 +10,7 @@ for an approval). `origin` is what the adapter that asked keeps for delivering t
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,7 +22,7 @@ from human.kinds import (
     TakeoverRequest,
     kind_of,
 )
-from human.records import HumanRequest
+from human.records import Attachment, HumanRequest
 
 ORIGIN = "origin"
 """The key of a HumanRequest's payload that says which adapter asked, for which MAF request."""
@@ -62,6 +63,7 @@ def new_request(
     origin: dict[str, Any] | None = None,
     assignee: str | None = None,
     executor_id: str | None = None,
+    attachments: Sequence[Attachment] = (),
 ) -> HumanRequest:
     """A pending HumanRequest for `data`, one of Baton's kind models.
 
@@ -111,6 +113,7 @@ def new_request(
         policy_rule=data.policy_rule,
         escalation=[e.model_dump(mode="json", exclude_none=True) for e in data.escalation],
         executor_id=executor_id,
+        attachments=list(attachments),
     )
 
 

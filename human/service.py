@@ -22,6 +22,7 @@ from baton import failpoints
 from baton.errors import (
     AlreadyTakeover,
     AnswerConflict,
+    AttachmentNotFound,
     EditRefused,
     Invalid,
     InvalidAnswer,
@@ -47,9 +48,19 @@ from human.access import (
     viewer_of,
 )
 from human.answer_schema import answer_schema, with_defaults
+from human.attachments import Kept
 from human.kinds import KINDS, Kind
 from human.policy import Decision, EditedCall, Invariant, Policy, consequences
-from human.records import OPEN_STATUSES, AnswerRecord, AuditEvent, HumanRequest, Page, Run, User
+from human.records import (
+    OPEN_STATUSES,
+    AnswerRecord,
+    Attachment,
+    AuditEvent,
+    HumanRequest,
+    Page,
+    Run,
+    User,
+)
 from human.routing import blocks, notifications_for
 from human.store.base import ClaimOutcome, LocalWorker, RequestFilter, Store, utcnow
 from human.summary import deed, edit_diff
@@ -126,6 +137,22 @@ class RequestService:
         if request is None:
             raise RequestNotFound(f"no request {request_id}")
         return request
+
+    async def attachment(
+        self, request_id: str, attachment_id: str, *, viewer: User
+    ) -> tuple[Attachment, Kept]:
+        """A file the request lists, and its bytes.
+
+        `RequestNotFound` where `viewer` may not see the request (as for its page),
+        `AttachmentNotFound` where it lists no such file: no id opens a file through a request
+        that did not come with it.
+        """
+        request = await self.get(request_id, viewer=viewer)
+        listed = next((a for a in request.attachments if a.id == attachment_id), None)
+        kept = await self._store.load_attachment(attachment_id) if listed else None
+        if listed is None or kept is None:
+            raise AttachmentNotFound(f"request {request_id} has no attachment {attachment_id}")
+        return listed, kept
 
     async def moved_away_from(self, request_id: str, *, viewer: User) -> AuditEvent | None:
         """The move that took a request `viewer` cannot see out of their teams, else None.

@@ -9,12 +9,12 @@ answers, and a run's output; it names no workflow's business.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from human.attachments import attachment_text
 from human.records import AuditEvent, HumanRequest, Run
 from human.requests import OUTCOMES
 from human.routing import NextEscalation
@@ -71,49 +71,6 @@ def money_text(key: Any, value: Any, currency: str | None = None) -> str | None:
     if isinstance(value, int) and not currency:
         return None
     return f"{value:.2f}" + (f" {currency}" if currency else "")
-
-
-_DATA_URI: Final = re.compile(
-    r"data:(?P<type>[\w.+-]+/[\w.+-]+)?(?P<params>(;[^,;]*)*?),(?P<data>.*)", re.DOTALL
-)
-_KINDS: Final = {
-    "image": "an image",
-    "audio": "an audio clip",
-    "video": "a video",
-    "text": "a text file",
-}
-_DOCUMENTS: Final = frozenset({"application/pdf", "application/msword"})
-
-
-def attachment_text(value: Any) -> str | None:
-    """A data URI (an image, a PDF a message holds) in words: `an image (PNG, 198 KB)`; else None.
-
-    What a page, a message or a record shows of it instead of its base64: a person reads the
-    kind and the size, not the bytes.
-    """
-    if not isinstance(value, str) or not value.startswith("data:"):
-        return None
-    found = _DATA_URI.fullmatch(value)
-    if found is None:
-        return None
-    media_type = (found.group("type") or "text/plain").lower()
-    data = found.group("data")
-    if ";base64" in found.group("params").lower():
-        size = len(data.rstrip("=")) * 3 // 4
-    else:
-        size = len(data.encode())
-    main, _, sub = media_type.partition("/")
-    kind = "a document" if media_type in _DOCUMENTS else _KINDS.get(main, "a file")
-    name = sub.upper() if kind != "a file" else media_type
-    return f"{kind} ({name}, {_size_text(size)})"
-
-
-def _size_text(size: int) -> str:
-    if size < 1024:
-        return f"{size} bytes"
-    if size < 1024 * 1024:
-        return f"{round(size / 1024)} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
 
 
 def with_attachments(text: str, attached: Sequence[str]) -> str:

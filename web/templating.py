@@ -22,6 +22,7 @@ from markupsafe import Markup
 
 from human import summary
 from human.answer_schema import label
+from human.attachments import SHOWN_INLINE, attachment_text
 from human.records import AuditEvent, User
 from human.store.base import failure_of, utcnow
 from web.auth import CSRF_FIELD, csrf_token
@@ -339,7 +340,14 @@ def without(mapping: Any, *keys: str) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if k not in keys}
 
 
+def sentence(text: Any) -> str:
+    """Words begun with a capital, the rest as they are (`capitalize` lowers "PNG" and "KB")."""
+    said = str(text)
+    return said[:1].upper() + said[1:]
+
+
 templates.env.filters.update(
+    sentence=sentence,
     when=when,
     hour=hour,
     time_left=time_left,
@@ -361,8 +369,10 @@ templates.env.filters.update(
     in_words=summary.humanize,
     escalation_text=summary.escalation_text,
     escalation_target=summary.escalation_target,
-    attachment_text=summary.attachment_text,
+    attachment_text=attachment_text,
     without_data_uris=summary.without_data_uris,
 )
 templates.env.tests.update(moment=lambda value: isinstance(value, datetime))
-templates.env.globals.update(duration=duration, reviewed=summary.reviewed)
+templates.env.globals.update(
+    duration=duration, reviewed=summary.reviewed, shown_inline=SHOWN_INLINE
+)

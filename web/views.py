@@ -36,6 +36,7 @@ from human.access import (
     release_scope,
     view_filter,
 )
+from human.attachments import attachment_text
 from human.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from human.kinds import KINDS
 from human.policy import DEFAULT_RULE
@@ -431,7 +432,7 @@ def _structured(value: Any) -> Any:
 def _raw(value: Any) -> str:
     """The JSON behind a disclosure, each data URI in it in words (its bytes are no reading)."""
     if isinstance(value, str):
-        return summary.attachment_text(value) or value
+        return attachment_text(value) or value
     return json.dumps(summary.without_data_uris(value), indent=2, default=str)
 
 
@@ -487,7 +488,7 @@ def _message(entry: Any) -> dict[str, Any] | None:
         attached = [  # what it returned beside its text (an image), in words
             words
             for item in entry.get("items") or ()
-            if isinstance(item, dict) and (words := summary.attachment_text(item.get("uri")))
+            if isinstance(item, dict) and (words := attachment_text(item.get("uri")))
         ]
         if attached and isinstance(result, str):
             result = summary.with_attachments(result, attached)

@@ -10,11 +10,16 @@ named in words, never as their bytes; any other of MAF's serializable objects it
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Final
 
 from agent_framework import Content, Message
 
-from human.summary import attachment_text, without_data_uris
+from human.attachments import Kept, attachment_text, found_in
+from human.summary import without_data_uris
+from human.typed import as_json
+
+logger = logging.getLogger(__name__)
 
 ATTACHED: Final = frozenset({"data", "uri", "hosted_file"})
 """The contents of a message that are something attached to it: a file's bytes, a link, a file
@@ -33,6 +38,24 @@ def maf_value(value: Any) -> Any:
         return attachment(value)
     to_dict = getattr(value, "to_dict", None)  # MAF's serializable objects (`Content`, ...)
     return without_data_uris(to_dict()) if callable(to_dict) else str(value)
+
+
+def files_in(value: Any) -> list[Kept]:
+    """The files (data URIs) `value` holds, MAF's objects too (a `Message`'s data contents).
+
+    None where `value` cannot be read as JSON: a file not kept is named in words all the same,
+    and the run goes on.
+    """
+    try:
+        return found_in(as_json(value, fallback=_as_data))
+    except Exception:  # an object whose own serialization fails: nothing to keep of it
+        logger.warning("the files of a value could not be read", exc_info=True)
+        return []
+
+
+def _as_data(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if callable(to_dict) else str(value)
 
 
 def attachment(content: Content) -> str:

@@ -9,6 +9,7 @@ context, and `run_state` reads the run's state the policy's `state.*` conditions
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -37,10 +38,12 @@ from agent_framework._tools import _FunctionArgumentsChangedAfterApproval as Arg
 from agent_framework._tools import _FunctionArgumentValidationError as ArgumentsInvalid
 from agent_framework._workflows._events import WorkflowEventType
 from agent_framework.exceptions import UserInputRequiredException
+from pydantic import ValidationError
 
 from executors.platform.agents import REPLIES, said_of
 from executors.platform.shown import maf_value
-from human.records import HumanRequest
+from human.attachments import Kept, found_in, merged
+from human.records import Attachment, HumanRequest
 from human.summary import humanize, shown_value, with_attachments
 from human.typed import as_json
 
@@ -62,11 +65,35 @@ class Transcript:
     def __init__(self, history: Sequence[Entry] = ()) -> None:
         self.history: list[Entry] = list(history)
         self.entries: list[Entry] = []
+        self.kept: dict[str, Kept] = {}  # the files this drive's entries hold, by id
         self._agents: dict[str, Any] = {}  # by name and by executor id (`follow`)
 
     def add(self, entry: Entry) -> None:
-        """Note one entry of this drive."""
+        """Note one entry of this drive (one whose contents hold files, `ITEMS`, with them)."""
+        if ITEMS in entry:
+            self.attach(entry, found_in(entry[ITEMS]))
         self.entries.append(entry)
+
+    def attach(self, entry: Entry, files: Sequence[Kept]) -> None:
+        """List the files an entry came with (`ATTACHED`: a user's photo, a tool's image).
+
+        Their bytes are kept for the drive's commit, for its requests to show.
+        """
+        if files:
+            source = _source_of(entry)
+            entry[ATTACHED] = [f.about(source).model_dump(mode="json") for f in files]
+            self.kept.update((f.id, f) for f in files)
+
+    def attachments(self) -> list[Attachment]:
+        """The files the run's conversation came with so far, once each, in order."""
+        listed = [
+            a for e in self.everything() if isinstance(e.get(ATTACHED), list) for a in e[ATTACHED]
+        ]
+        found = []
+        for about in listed:
+            with contextlib.suppress(ValidationError):  # (a hand-edited entry: left out)
+                found.append(Attachment.model_validate(about))
+        return merged(found)
 
     def everything(self) -> list[Entry]:
         """Stored entries, then this drive's."""
@@ -360,6 +387,18 @@ def tool_result(agent: str | None, tool: str, call_id: Any, result: Any) -> Entr
 
 ITEMS: Final = "items"
 """A tool result entry's contents, where they hold more than text (MAF's `to_dict` of each)."""
+
+ATTACHED: Final = "attached"
+"""The files an entry's contents hold (`records.Attachment` as JSON), for the requests to list."""
+
+
+def _source_of(entry: Entry) -> str:
+    """Where in the conversation an entry's files came: `the user's message`, `X's result`."""
+    if entry.get("type") == "tool_result":
+        return f"{entry.get('tool')}'s result"
+    if entry.get("role") == "user":
+        return "the user's message"
+    return f"{entry.get('agent') or entry.get('role') or 'a'}'s message"
 
 
 def _result_of(entry: Entry) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
+from human.attachments import Kept
 from human.records import (
     LANES,
     AnswerRecord,
@@ -127,6 +128,11 @@ class Progress(BaseModel):
     )
     effects: Sequence[NewEffect] = Field(
         default=(), description="The effects this drive performed, each with its event, once."
+    )
+    attachments: Sequence[Kept] = Field(
+        default=(),
+        description="The files its new requests and conversation entries came with, each kept "
+        "once (`human.attachments`).",
     )
     closing_channels: Sequence[str] = Field(
         default=(),
@@ -457,6 +463,10 @@ class RequestStore(Protocol):
 
     async def request_with_run(self, request_id: str) -> tuple[HumanRequest, Run] | None:
         """A request with its answers, and its run, read in one transaction (None: no request)."""
+        ...
+
+    async def load_attachment(self, attachment_id: str) -> Kept | None:
+        """A kept file by its id (the SHA-256 of its bytes); None when none is kept so."""
         ...
 
     async def list_requests(self, flt: RequestFilter) -> Page:

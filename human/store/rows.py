@@ -313,6 +313,7 @@ def _request_of(r: Row, answers: list[AnswerRecord], sent: list[Notification]) -
             "escalation_level": r["escalation_level"],
             "notifications": sent,
             "executor_id": r["executor_id"],
+            "attachments": [] if r["attachments"] is None else cols.json("attachments"),
         },
     )
 

@@ -23,6 +23,7 @@ from typing import Any, Final, Literal, TypeVar
 from baton import failpoints
 from baton.errors import StoreError
 from human.access import FOUR_EYES_KINDS
+from human.attachments import Kept
 from human.records import (
     DELIVERY_KINDS,
     LANES,
@@ -118,7 +119,8 @@ _REQUEST_COLUMNS: Final = """r.seq, r.id, r.run_id, r.maf_request_id, r.kind, r.
     r.context, r.proposed_action, r.payload, r.allowed_decisions, s.body AS response_schema, r.team,
     r.assignee, r.priority, r.status, r.created_at, r.expires_at, r.approvals_required,
     r.policy_rule, r.answer, r.answered_by, r.answered_at, r.claimed_by, r.claimed_until,
-    r.escalation, r.escalation_level, r.executor_id, a.body AS arguments_schema, r.escalates_at"""
+    r.escalation, r.escalation_level, r.executor_id, a.body AS arguments_schema, r.escalates_at,
+    r.attachments"""
 # Whether a request has answers and outbox rows (read with it: `_requests_of` reads those only
 # for the requests that have some). Worked out for each row a query returns, and, where a sort
 # comes first, for each row it sorts: a page puts them on its own rows (`list_requests`).
@@ -389,6 +391,7 @@ class SqlStore:
                 )
             for request in progress.new_requests:
                 await _insert_request(tx, request)
+            await _keep_attachments(tx, progress.attachments, now)
             await _insert_timers(tx, progress.timers)
             await _insert_notifications(tx, progress.notifications, now)
             if progress.delivered_request_ids:
@@ -491,6 +494,13 @@ class SqlStore:
             return (request, run_of(row)) if row else None
 
         return await self._read_tx(read)
+
+    async def load_attachment(self, attachment_id: str) -> Kept | None:
+        """A kept file by its id (the SHA-256 of its bytes); None when none is kept so."""
+        row = await self._one(
+            "SELECT media_type, data FROM attachments WHERE id = :id", id=attachment_id
+        )
+        return Kept(attachment_id, row["media_type"], bytes(row["data"])) if row else None
 
     async def list_requests(self, flt: RequestFilter) -> Page:
         """Requests, newest or most urgent first, keyset-paginated (`RequestFilter.sort`)."""
@@ -1514,6 +1524,16 @@ async def _append_transcript(
     )
 
 
+async def _keep_attachments(tx: Tx, kept: Sequence[Kept], at: datetime) -> None:
+    """Keep each file once: one kept already (the same bytes, another request's) stays."""
+    if kept:
+        await tx.many(
+            "INSERT INTO attachments (id, media_type, data, created_at) "
+            "VALUES (:id, :media_type, :data, :at) ON CONFLICT (id) DO NOTHING",
+            [{"id": k.id, "media_type": k.media_type, "data": k.data, "at": at} for k in kept],
+        )
+
+
 async def _insert_request(tx: Tx, request: HumanRequest) -> None:
     schema_hash = await _keep_schema(tx, request.response_schema)
     action, arguments_schema_hash = request.proposed_action, None
@@ -1524,11 +1544,11 @@ async def _insert_request(tx: Tx, request: HumanRequest) -> None:
         """INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason, context,
              proposed_action, payload, allowed_decisions, schema_hash, team, assignee, priority,
              status, created_at, expires_at, approvals_required, policy_rule, escalation,
-             executor_id, arguments_schema_hash, escalates_at)
+             executor_id, arguments_schema_hash, escalates_at, attachments)
            VALUES (:id, :run_id, :maf_request_id, :kind, :title, :reason, :context,
              :proposed_action, :payload, :allowed_decisions, :schema_hash, :team, :assignee,
              :priority, :status, :created_at, :expires_at, :approvals_required, :policy_rule,
-             :escalation, :executor_id, :arguments_schema_hash, :escalates_at)""",
+             :escalation, :executor_id, :arguments_schema_hash, :escalates_at, :attachments)""",
         id=request.id,
         run_id=request.run_id,
         maf_request_id=request.maf_request_id,
@@ -1552,6 +1572,11 @@ async def _insert_request(tx: Tx, request: HumanRequest) -> None:
         executor_id=request.executor_id,
         arguments_schema_hash=arguments_schema_hash,
         escalates_at=escalates_at(request),
+        attachments=(
+            dumps([a.model_dump(mode="json") for a in request.attachments])
+            if request.attachments
+            else None
+        ),
     )
 
 

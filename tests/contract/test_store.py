@@ -8,6 +8,7 @@ time anyone looks again, and `lease_s=60` for one that outlives the test.
 from __future__ import annotations
 
 import asyncio
+import base64
 import secrets
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -17,6 +18,7 @@ import pytest
 
 from baton.errors import Invalid, RunEnded, StoreError
 from baton.telemetry import correlation_id
+from human.attachments import THE_REQUEST, Kept, decoded
 from human.effects import EffectLedger, ToolFailed, uncertain
 from human.kinds import KINDS
 from human.records import AnswerRecord, HumanRequest, Job, NewEvent, RequestStatus, Run
@@ -124,6 +126,7 @@ async def paused(
     job_id: int | None = None,
     notifications: Sequence[NewNotification] = (),
     effects: Sequence[NewEffect] = (),
+    attachments: Sequence[Kept] = (),
 ) -> None:
     committed = await store.record_progress(
         Progress(
@@ -135,6 +138,7 @@ async def paused(
             new_requests=requests,
             notifications=notifications,
             effects=list(effects),
+            attachments=list(attachments),
             events=[
                 NewEvent(type="request.created", run_id=run_id, request_id=r.id) for r in requests
             ],
@@ -1509,3 +1513,36 @@ async def paused_with_a_notification(store: Store, run: Run, start_job: Job) -> 
     await paused(
         store, run.id, [request], at=f"cp-{run.id}", job_id=start_job.id, notifications=told_of
     )
+
+
+# files a request came with ------------------------------------------------------------------
+
+
+async def test_a_pause_keeps_each_file_once_and_its_requests_list_theirs(store: Store) -> None:
+    """The bytes ride on the pause's commit, once per file however many requests list it; each
+    request reads back its own list; an id nothing kept reads as None."""
+    image = base64.b64encode(b"\x89PNG" + bytes(300)).decode()
+    photo = decoded(f"data:image/png;base64,{image}")
+    notes = decoded("data:text/plain,call%20me")
+    assert photo is not None
+    assert notes is not None
+    first, second = await started(store), await started(store)
+    one = a_request(first.id).model_copy(
+        update={"attachments": [photo.about(THE_REQUEST), notes.about("the user's message")]}
+    )
+    other = a_request(second.id).model_copy(update={"attachments": [photo.about(THE_REQUEST)]})
+    await paused(store, first.id, [one], at=f"cp-{first.id}", attachments=[photo, notes])
+    await paused(store, second.id, [other], at=f"cp-{second.id}", attachments=[photo])
+
+    assert (await store.get_request(one.id)).attachments == one.attachments  # type: ignore[union-attr]
+    assert (await store.get_request(other.id)).attachments == other.attachments  # type: ignore[union-attr]
+    assert [a.name for a in one.attachments] == [
+        "an image (PNG, 304 bytes)",
+        "a text file (PLAIN, 7 bytes)",
+    ]
+    assert await store.load_attachment(photo.id) == photo
+    assert await store.load_attachment(notes.id) == notes
+    assert await store.load_attachment("0" * 64) is None
+    # a request with none lists none
+    plain = a_request(first.id)
+    assert plain.attachments == []

@@ -72,6 +72,10 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
     ("GET", "/api/requests"): ("signed in; lists only the requests one may see", ANY),
     ("GET", "/api/requests/{request_id}"): ("who may see the run", SEE),
     ("GET", "/api/requests/{request_id}/events"): ("who may see the run", SEE),
+    ("GET", "/api/requests/{request_id}/attachments/{attachment_id}"): (
+        "who may see the run (here a chart's review, its image)",
+        SEE,
+    ),
     ("POST", "/api/requests/{request_id}/respond"): (
         "a responder of the owning team or an admin; never the run's starter approving",
         SEE | {"sam": 403, "val": 403},
@@ -138,6 +142,10 @@ RULES: dict[tuple[str, str], tuple[str, dict[str, int]]] = {
     ("GET", "/inbox"): ("signed in; lists only the requests one may see", PAGE),
     ("GET", "/requests/{request_id}"): ("who may see the run", SEE_PAGE),
     ("GET", "/requests/{request_id}/live"): ("who may see the run", SEE_PAGE),
+    ("GET", "/requests/{request_id}/attachments/{attachment_id}"): (
+        "who may see the run (here a chart's review, its image)",
+        SEE_PAGE,
+    ),
     ("POST", "/requests/{request_id}"): (
         "a responder of the owning team or an admin; never the run's starter approving",
         SEE_FORM | {"sam": 403, "val": 403},
@@ -220,6 +228,13 @@ def client_of(server: Server, person: str) -> httpx.AsyncClient:
     if person != "anon":
         client.headers["Authorization"] = f"Bearer {server.tokens[person]}"
     return client
+
+
+async def a_chart_to_review(server: Server) -> dict[str, Any]:
+    """A request that came with files (`tests/samples/chart_review.py`), and its image's id."""
+    run = await server.start_run({"workflow": "chart_review", "input": {"topic": "sales"}})
+    request = await server.wait_for_request(run["id"])
+    return {"request_id": request["id"], "attachment_id": request["attachments"][0]["id"]}
 
 
 async def a_paused_refund(server: Server, *, by: str = "sam") -> dict[str, Any]:
@@ -328,8 +343,10 @@ async def test_every_route_for_every_person(
         "BATON_TEAMS_APP_ID": "matrix-bot",
         "BATON_TEAMS_OPENID_METADATA_URL": "http://127.0.0.1:9/",
     }
+    integrations |= {"BATON_WORKFLOWS": "tests.samples.chart_review"}
     async with baton_server(db_url, tokens, server_log, PAGE_ENV | integrations) as server:
         shared = await a_paused_refund(server)
+        chart = await a_chart_to_review(server)
         async with server.client("lee") as lee:
             token = await lee.post("/api/tokens", json={"label": "to revoke"})
             shared |= {"token_id": token.json()["id"], "name": "val"}
@@ -338,6 +355,8 @@ async def test_every_route_for_every_person(
             changes_state = method == "POST" and "{" in path
             for person in PEOPLE:
                 ids = await a_paused_refund(server) if changes_state else shared
+                if "{attachment_id}" in path:
+                    ids = chart
                 if path.endswith("/release"):
                     async with server.client("lee") as lee:
                         await lee.post(f"/api/requests/{ids['request_id']}/claim")

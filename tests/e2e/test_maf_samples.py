@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 import os
 import re
@@ -30,7 +31,7 @@ from executors.platform.services import ChatClientFactory
 from human.store import open_store
 from tests.harness import Server, baton_server, eventually, stored_run
 from tests.pages import PAGE_ENV, signed_in, text_of
-from tests.samples import MODULES, file_history
+from tests.samples import MODULES, chart_review, file_history
 from tests.samples import compaction_provider as compaction
 from tests.samples import sequential_approval as database
 from tests.samples import session_behavior as weather
@@ -917,6 +918,59 @@ async def test_an_image_a_tool_returned_is_handed_to_the_model_again_in_a_contin
     assert ended[-1]["output"]["text"] == "Turn 2: I see ['image/png of 203188 bytes']."
     assert "an image (PNG, 198 KB)" in text_of(page)
     assert not BASE64_RUN.search(page)
+
+
+async def test_the_files_a_request_came_with_open_through_it_and_only_through_it(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """A chart to review (request data holding a PNG and a PDF) and a photographed receipt (in
+    the user's message of an agent asking approval): each request lists its files and serves
+    their bytes whole, a safe image to be shown, a PDF to be saved, both sandboxed; no other
+    request, nor anyone who may not see the request, opens them; a malformed id is a 422."""
+    async with baton_server(db_url, tokens, server_log, ENV) as server:
+        run = await server.start_run({"workflow": "chart_review", "input": {"topic": "sales"}})
+        chart = await server.wait_for_request(run["id"])
+        receipt_input = {"task": "File this receipt.", "receipt": "upload:9"}
+        run = await server.start_run({"workflow": "multimodal_approval", "input": receipt_input})
+        receipt = await server.wait_for_request(run["id"])
+        image, document = chart["attachments"]
+        [photo] = receipt["attachments"]
+        async with server.client("ada") as ada, server.client("fay") as fay:
+
+            async def opened(request: dict[str, Any], file: dict[str, Any]) -> Any:
+                return await ada.get(f"/api/requests/{request['id']}/attachments/{file['id']}")
+
+            shown, saved, photo_got = (
+                await opened(chart, image),
+                await opened(chart, document),
+                await opened(receipt, photo),
+            )
+            elsewhere = await opened(receipt, image)  # the chart's image, through the receipt
+            unseen = await fay.get(f"/api/requests/{chart['id']}/attachments/{image['id']}")
+            malformed = await ada.get(f"/api/requests/{chart['id']}/attachments/chart.png")
+            stored = await ada.get(f"/api/requests/{chart['id']}")
+
+    assert [(f["name"], f["source"]) for f in (image, document, photo)] == [
+        ("an image (PNG, 198 KB)", "the request"),
+        ("a document (PDF, 59 KB)", "the request"),
+        ("an image (PNG, 198 KB)", "the user's message"),
+    ]
+    assert (shown.status_code, shown.content) == (200, chart_review.png())
+    assert shown.headers["content-type"] == "image/png"
+    assert shown.headers["content-disposition"].startswith("inline;")
+    assert (saved.status_code, saved.content) == (200, chart_review.pdf())
+    assert saved.headers["content-type"] == "application/octet-stream"
+    assert saved.headers["content-disposition"].startswith("attachment;")
+    assert saved.headers["content-disposition"].endswith('.pdf"')
+    for reply in (shown, saved):
+        assert reply.headers["content-security-policy"].startswith("sandbox;")
+        assert reply.headers["x-content-type-options"] == "nosniff"
+    assert (photo_got.status_code, photo_got.content) == (200, chart_review.png(seed=9))
+    assert hashlib.sha256(photo_got.content).hexdigest() == photo["id"]
+    assert (elsewhere.status_code, unseen.status_code) == (404, 404)
+    assert elsewhere.json()["error"] == "attachment_not_found"
+    assert malformed.status_code == 422
+    assert stored.json()["attachments"] == chart["attachments"]
 
 
 @pytest.mark.backends("sqlite")

@@ -29,6 +29,7 @@ REFUSES: dict[tuple[str, str], set[int]] = {
     ("get", "/api/requests/{request_id}"): {404},
     ("post", "/api/requests/{request_id}/respond"): {403, 404, 409, 410, 422},
     ("get", "/api/requests/{request_id}/events"): {404},
+    ("get", "/api/requests/{request_id}/attachments/{attachment_id}"): {404},
     ("post", "/api/requests/{request_id}/takeover"): {403, 404, 409, 410},
     ("post", "/api/requests/{request_id}/claim"): {403, 404, 409, 410},
     ("post", "/api/requests/{request_id}/release"): {403, 404, 409, 410},
@@ -104,6 +105,15 @@ def test_an_api_operation_publishes_the_model_it_answers_with(
     if path == "/api/stream":
         assert media == "text/event-stream"
         assert schema["properties"]["data"]["contentMediaType"] == "application/json"
+    elif path.endswith("/attachments/{attachment_id}"):  # a file's bytes, as each kind goes out
+        assert set(success["content"]) == {
+            "application/octet-stream",
+            "image/gif",
+            "image/jpeg",
+            "image/png",
+            "image/webp",
+        }
+        assert schema == {"type": "string", "format": "binary"}
     else:
         assert media == "application/json"
         described = schema.get("items", schema)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from baton.errors import Invalid
@@ -15,6 +15,7 @@ from human.records import AuditEvent, HumanRequest, RequestStatus
 from human.store.base import RequestFilter
 from web.deps import PartsDep, ReassignerDep, UserDep
 from web.errors import sent_in
+from web.files import FILE_RESPONSES, AttachmentId, file_response
 from web.openapi import refusals
 from web.replies import Outcome, RequestPage
 
@@ -91,6 +92,25 @@ async def list_requests(
 async def get_request(request_id: str, parts: PartsDep, user: UserDep) -> HumanRequest:
     """One request with its answers."""
     return await parts.requests.get(request_id, viewer=user)
+
+
+@router.get(
+    "/{request_id}/attachments/{attachment_id}",
+    response_class=Response,
+    responses=FILE_RESPONSES | refusals(404),
+)
+async def get_attachment(
+    request_id: str,
+    parts: PartsDep,
+    user: UserDep,
+    attachment_id: Annotated[str, AttachmentId],
+) -> Response:
+    """A file the request came with (its `attachments`): 200; 404 (no such file, or no request).
+
+    404 where the request lists no file of that id, or you may not see the request.
+    """
+    listed, kept = await parts.requests.attachment(request_id, attachment_id, viewer=user)
+    return file_response(listed, kept)
 
 
 @router.post("/{request_id}/respond", responses=refusals(403, 404, 409, 410))

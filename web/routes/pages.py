@@ -23,6 +23,7 @@ from web import views
 from web.auth import csrf_checked_form
 from web.deps import PageUserDep, PartsDep
 from web.errors import PAGE_PROBLEMS, page_error, problem_page
+from web.files import AttachmentId, file_response
 from web.templating import notify, render
 
 router = APIRouter(include_in_schema=False)
@@ -78,6 +79,18 @@ async def request_page(
         said = views.moved_text(moved, parts.requests.now())
         return await page_error(request, 404, said, code=exc.code)
     return render(request, "request.html", page, user=user)
+
+
+@router.get("/requests/{request_id}/attachments/{attachment_id}", name="request_attachment")
+async def request_attachment(
+    request_id: str,
+    parts: PartsDep,
+    user: PageUserDep,
+    attachment_id: Annotated[str, AttachmentId],
+) -> Response:
+    """A file the request came with, for its page: shown (an image) or saved (anything else)."""
+    listed, kept = await parts.requests.attachment(request_id, attachment_id, viewer=user)
+    return file_response(listed, kept)
 
 
 @router.post("/requests/{request_id}")

@@ -42,11 +42,12 @@ from executors.platform.agents import (
 from executors.platform.builtin_adapters import Kinds
 from executors.platform.run_end import END_EVENT
 from executors.platform.services import DRIVING_SERVICES, RunServices
-from executors.platform.shown import maf_value
+from executors.platform.shown import files_in, maf_value
 from executors.platform.tool_gate import AUDIT_EVENT
 from executors.platform.transcript import DRIVING, reported, standing_of
+from human.attachments import THE_REQUEST, Kept, merged
 from human.kinds import KINDS
-from human.records import HumanRequest, NewEvent, Run
+from human.records import Attachment, HumanRequest, NewEvent, Run
 from human.requests import deciders, new_request, origin_of
 from human.routing import notifications_for, timers_for
 from human.service import TAKEOVER
@@ -114,6 +115,9 @@ class Drive:
         self._earlier_outputs: list[Any] = []
         # (MAF request id, ask, HumanRequest label, the executor that asked)
         self._asks: list[tuple[str, Ask, str, str | None]] = []
+        # the files each ask's data holds, by its label; the bytes of those new in this drive
+        self._attached: dict[str, list[Attachment]] = {}
+        self._kept: dict[str, Kept] = {}
 
     async def go(
         self, job_id: int | None, deliver: HumanRequest | None, waiting: Sequence[HumanRequest]
@@ -206,6 +210,8 @@ class Drive:
             outputs = self._outputs()
             checkpoint_id = await self._snapshot(pending, outputs)
             now = self._clock()
+            transcript = self._services.transcript
+            conversation = transcript.attachments()
             requests = [
                 new_request(
                     ask.request,
@@ -215,6 +221,7 @@ class Drive:
                     origin={**ask.origin, "maf_request_id": maf_id} if ask.origin else None,
                     assignee=ask.assignee,
                     executor_id=executor_id,
+                    attachments=merged(self._attached.get(label, []), conversation),
                 )
                 for maf_id, ask, label, executor_id in self._asks
             ]
@@ -253,7 +260,8 @@ class Drive:
                 checkpoint=self._storage.draft(checkpoint_id),
                 new_requests=requests,
                 events=events,
-                transcript=self._services.transcript.entries,
+                transcript=transcript.entries,
+                attachments=[*self._kept.values(), *transcript.kept.values()],
                 timers=[t for r in requests for t in timers_for(r)],
                 notifications=[
                     n for r in requests for n in notifications_for(r, channels, "created")
@@ -341,7 +349,10 @@ class Drive:
         if isinstance(message, Message) and message.role == "user" and message.text:
             shown = maf_value(message)
             attached = {"attachments": shown["attachments"]} if "attachments" in shown else {}
-            return said | {"from_user": True, "text": message.text} | attached
+            entry = said | {"from_user": True, "text": message.text} | attached
+            if attached:  # the files themselves, for the run's requests to show
+                self._services.transcript.attach(entry, files_in(message))
+            return entry
         return {"type": "input", "input": run_input}
 
     def _run_kwargs(self) -> dict[str, Any]:
@@ -425,6 +436,7 @@ class Drive:
         known.add(maf_id)
         label = f"{maf_id}#{secrets.token_hex(4)}"
         self._asks.append((maf_id, outcome, label, deliver.executor_id))
+        self._attached[label] = [a for a in deliver.attachments if a.source == THE_REQUEST]
         return None
 
     async def _settle(self, known: set[str]) -> Finish | None:
@@ -455,6 +467,9 @@ class Drive:
                 )
                 ask = Ask(outcome.request, origin, outcome.assignee)
                 self._asks.append((maf_id, ask, maf_id, event.source_executor_id))
+                if files := files_in(event.data):
+                    self._kept.update((f.id, f) for f in files)
+                    self._attached[maf_id] = [f.about(THE_REQUEST) for f in files]
             if not replies:
                 return None
             await self._run_workflow(responses=replies)

@@ -1,0 +1,73 @@
+"""The files a request came with (`human.attachments`): read from data URIs anywhere in JSON,
+each once, by the digest of its bytes; what is not a file (a malformed URI, a link, one too large
+to keep) is left alone, whatever the text."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from human import attachments
+from human.attachments import THE_REQUEST, attachment_text, decoded, found_in, words
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
+
+
+def uri(data: bytes, media_type: str = "image/png") -> str:
+    return f"data:{media_type};base64,{base64.b64encode(data).decode()}"
+
+
+def test_a_data_uri_is_its_bytes_under_their_digest_and_named_as_pages_name_it() -> None:
+    kept = decoded(uri(PNG))
+    assert kept is not None
+    assert (kept.id, kept.media_type, kept.data) == (
+        hashlib.sha256(PNG).hexdigest(),
+        "image/png",
+        PNG,
+    )
+    about = kept.about(THE_REQUEST)
+    assert (about.name, about.size, about.source) == (
+        "an image (PNG, 10 KB)",
+        len(PNG),
+        "the request",
+    )
+    assert about.name == attachment_text(uri(PNG)) == words("image/png", len(PNG))
+    plain = decoded("data:,call%20me%20back")  # no type: text, percent-encoded
+    assert plain is not None
+    assert (plain.media_type, plain.data) == ("text/plain", b"call me back")
+
+
+def test_files_are_found_anywhere_once_each_in_the_order_they_come() -> None:
+    pdf = b"%PDF-1.4\n" + b"x" * 100
+    value = {
+        "chart": {"contents": [{"type": "text", "text": "see"}, {"uri": uri(PNG)}]},
+        "report": [uri(pdf, "application/pdf"), uri(PNG)],  # the chart's image again
+        "link": "https://example.com/a.png",
+        "note": "data: not a file",
+    }
+    assert [(k.media_type, len(k.data)) for k in found_in(value)] == [
+        ("image/png", len(PNG)),
+        ("application/pdf", len(pdf)),
+    ]
+
+
+def test_what_is_no_file_to_keep_is_left_alone(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    assert decoded("data:image/png;base64,@@not base64@@") is None
+    assert decoded("data:image/png;base64") is None  # no comma: no data
+    assert decoded("https://example.com/a.png") is None
+    monkeypatch.setattr(attachments, "KEPT_MAX", 100)
+    assert decoded(uri(bytes(101))) is None  # named in words, not kept
+    assert decoded(uri(bytes(100))) is not None
+
+
+@given(st.text(max_size=300))
+def test_no_text_breaks_the_reading_of_files(text: str) -> None:
+    for candidate in (text, "data:" + text, "data:image/png;base64," + text):
+        kept = decoded(candidate)
+        assert kept is None or hashlib.sha256(kept.data).hexdigest() == kept.id
+        said = attachment_text(candidate)
+        assert said is None or said.endswith(")")
+        found_in({"a": [candidate, {"b": candidate}]})
