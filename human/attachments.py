@@ -143,6 +143,13 @@ def _data_uris(value: Any) -> Iterator[str]:
             yield from _data_uris(item)
 
 
+def in_brief(files: list[Attachment]) -> str | None:
+    """What came with a request, in a list's few words: the one file's name, else how many."""
+    if not files:
+        return None
+    return files[0].name if len(files) == 1 else f"{len(files)} files"
+
+
 def merged(*lists: list[Attachment]) -> list[Attachment]:
     """Attachments once each (by id), the first mention kept, in order."""
     seen: dict[str, Attachment] = {}

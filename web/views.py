@@ -36,7 +36,7 @@ from human.access import (
     release_scope,
     view_filter,
 )
-from human.attachments import attachment_text
+from human.attachments import attachment_text, in_brief
 from human.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from human.kinds import KINDS
 from human.policy import DEFAULT_RULE
@@ -350,6 +350,7 @@ def inbox_row(
         "started_by": run.created_by if run else None,
         "workflow": run.workflow if run else None,
         "snippet": summary.snippet(request.reason),
+        "attached": in_brief(request.attachments),
         "open": is_open,
         "overdue": is_overdue(request, now),
         "deadline": request.expires_at if is_open else None,

@@ -29,6 +29,14 @@ async def test_a_request_s_page_shows_its_image_and_offers_its_document(
     receipt = await server.wait_for_request(run["id"])
     width, height = size
     page = await page_as("lee", width=width, height=height)
+    # the inbox says which requests came with files, before anyone opens them
+    rows = page.locator("tr.request-row")
+    await expect(rows.filter(has_text="Message from chart maker")).to_contain_text(
+        "attached 2 files"
+    )
+    await expect(rows.filter(has_text="Approve file_expense")).to_contain_text(
+        "attached an image (PNG, 198 KB)"
+    )
 
     await page.goto(f"/requests/{chart['id']}")
     files = page.get_by_role("region", name="Attached files")

@@ -4,13 +4,14 @@ base64 on a page, never dropped; a tool's image reaches the model again in a con
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any
 
 from agent_framework import Content, Message
 
 from executors.platform.shown import maf_value
-from executors.platform.transcript import messages_of, tool_result
+from executors.platform.transcript import Transcript, messages_of, tool_result
 from human.typed import as_json
 from web.templating import templates
 from web.views import _message
@@ -94,3 +95,23 @@ def test_a_tool_s_image_is_named_where_its_result_is_shown() -> None:
     line = _message(tool_result("ChartAnalyst", "render_chart", "call-chart", returned))
     assert line is not None
     assert line["tool_result"] == "Chart of sales: [an image (PNG, 200 KB)]"
+
+
+def test_a_tool_s_image_is_listed_for_the_requests_that_follow_and_kept_once() -> None:
+    """A request asked after a tool returned an image lists it, from that tool's result; the
+    bytes ride on the pause's commit once, however often the conversation holds them."""
+    image = Content.from_data(PNG, "image/png")
+    transcript = Transcript()
+    transcript.add(
+        tool_result("ChartAnalyst", "render_chart", "c1", [Content.from_text("A"), image])
+    )
+    transcript.add(tool_result("ChartAnalyst", "render_chart", "c2", [image]))  # the same again
+    transcript.add({"type": "message", "role": "assistant", "text": "Done."})
+
+    [listed] = transcript.attachments()
+    assert (listed.name, listed.source) == ("an image (PNG, 200 KB)", "render_chart's result")
+    assert list(transcript.kept) == [listed.id]
+    assert transcript.kept[listed.id].data == PNG
+    # a later drive reads them from the stored entries (JSON), its own kept none
+    later = Transcript(json.loads(json.dumps(transcript.entries)))
+    assert (later.attachments(), later.kept) == ([listed], {})
