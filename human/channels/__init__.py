@@ -70,7 +70,7 @@ def key_context(request: HumanRequest, limit: int = 6) -> list[tuple[str, str]]:
     In the words the request's page uses: each named as its label ("Order ID"), each value as
     shown there (money with two decimals and the request's currency, "120.00 EUR"; yes or no; a
     short list joined). A context value that is the request's reason is left out: the message
-    says it already.
+    says it already. The files the request came with, where its context does not name them.
     """
     currency = summary.currency_of(request)
     found: dict[str, Any] = {}
@@ -82,6 +82,8 @@ def key_context(request: HumanRequest, limit: int = 6) -> list[tuple[str, str]]:
             continue
         if isinstance(value, str | int | float | bool) or _plain_list(value):
             found[name] = value
+    if request.attachments and "attachments" not in found:  # a photo in the conversation, say
+        found["attached"] = [a.name for a in request.attachments]
     return [
         (label(name), summary.snippet(summary.shown_value(name, value, currency), 80))
         for name, value in list(found.items())[:limit]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -15,6 +16,7 @@ import pytest
 from baton.clock import Clock
 from baton.errors import Unauthenticated
 from human import typed
+from human.attachments import decoded
 from human.channels import Notice, http, key_context
 from human.channels.email import SmtpRelay
 from human.channels.slack import SlackActions, message_of
@@ -126,6 +128,13 @@ def test_key_context_prefers_the_proposed_arguments_and_skips_nested_values() ->
         ("Role", "assistant"),
         ("Attachments", "an image (PNG, 198 KB), a document (PDF, 59 KB)"),
     ]
+    # a photo in the conversation (the request's context does not name it): named, once
+    photo = decoded("data:image/png;base64," + base64.b64encode(bytes(2048)).decode())
+    assert photo is not None
+    receipt = a_request().model_copy(update={"attachments": [photo.about("the user's message")]})
+    assert key_context(receipt)[-1] == ("Attached", "an image (PNG, 2 KB)")
+    named = chart.model_copy(update={"attachments": receipt.attachments})
+    assert key_context(named) == key_context(chart)
 
 
 def test_slack_message_escapes_text_and_offers_buttons_only_where_they_fit() -> None:
