@@ -23,6 +23,9 @@ from human.records import Attachment
 KEPT_MAX: Final = 10 * 1024 * 1024
 """Bytes of the largest file kept to be opened; a larger one is named in words only."""
 
+LISTED_MAX: Final = 50
+"""Files listed and kept of one value (a request's data, a conversation entry's contents)."""
+
 SHOWN_INLINE: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """The media types a page shows as they are (an `<img>`); any other file is downloaded, never
 rendered by the browser in Baton's origin (an SVG or an HTML file could hold a script)."""
@@ -123,11 +126,16 @@ def decoded(uri: str) -> Kept | None:
 
 
 def found_in(value: Any) -> list[Kept]:
-    """The files (data URIs) anywhere in `value` (JSON), once each, in the order they come."""
+    """The files (data URIs) anywhere in `value` (JSON), once each, in the order they come.
+
+    The first `LISTED_MAX`: any more are named in words only.
+    """
     kept: dict[str, Kept] = {}
     for uri in _data_uris(value):
         if (file := decoded(uri)) is not None:
             kept.setdefault(file.id, file)
+            if len(kept) == LISTED_MAX:
+                break
     return list(kept.values())
 
 

@@ -13,7 +13,7 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal, TypeVar, get_args
@@ -393,15 +393,26 @@ class ContextView:
     echoed: bool = False
 
 
-def context_view(context: dict[str, Any], *, reason: str | None = None) -> ContextView:
+def context_view(
+    context: dict[str, Any], *, reason: str | None = None, files: Collection[str] = ()
+) -> ContextView:
     """Split a context: `conversation` (or `messages`), records (objects) and plain facts.
 
     A fact that is word for word the request's `reason` (a typed request's own question or
-    prompt, which became its reason) is not shown twice.
+    prompt, which became its reason) is not shown twice; nor a list of the names of `files`,
+    the request's attachments, which the page shows themselves.
     """
     rest = dict(context)
     said = next((k for k in ("conversation", "messages") if isinstance(rest.get(k), list)), None)
     conversation = rest.pop(said) if said else []
+    for key, value in list(rest.items()):
+        if (
+            files
+            and isinstance(value, list)
+            and value
+            and all(isinstance(v, str) and v in files for v in value)
+        ):
+            del rest[key]
     echoes = [k for k, v in rest.items() if reason and isinstance(v, str) and v.strip() == reason]
     for key in echoes:
         del rest[key]
@@ -680,7 +691,11 @@ async def request_page(
         "events": events,
         "context": shown(
             "the context",
-            lambda: context_view(request.context, reason=request.reason.strip()),
+            lambda: context_view(
+                request.context,
+                reason=request.reason.strip(),
+                files={a.name for a in request.attachments},
+            ),
             ContextView(),
             faults,
         ),

@@ -1297,9 +1297,13 @@ async def test_every_sample_s_pages_show_its_run_and_its_first_request(
         assert not BASE64_RUN.search(html), f"{workflow}: bytes on the page"
     # an approver reads the user's words the agent acted on, and that a photo came with them
     assert "File this receipt. [an image (PNG, 198 KB)]" in text_of(seen["multimodal_approval"][2])
-    # a person reviewing a chart is told there is one, and a PDF, by kind and size
-    assert "an image (PNG, 198 KB)" in text_of(seen["chart_review"][2])
-    assert "a document (PDF, 59 KB)" in text_of(seen["chart_review"][2])
+    # a person reviewing a chart is told there is one, and a PDF, by kind and size, once: as
+    # the files the request came with, not again as the context's list of their names
+    chart = text_of(seen["chart_review"][2])
+    assert "An image (PNG, 198 KB), from the request · Open full size" in chart
+    assert "A document (PDF, 59 KB), from the request · Download" in chart
+    assert chart.lower().count("an image (png, 198 kb)") == 1
+    assert "Attachments" not in chart
     # a review says what it reviews: a Magentic manager's plan, an agent's reply
     for workflow, what in (("magentic_plan_review", "plan"), ("sequential_steering", "reply")):
         words = text_of(seen[workflow][2])

@@ -54,6 +54,12 @@ def test_files_are_found_anywhere_once_each_in_the_order_they_come() -> None:
     ]
 
 
+def test_a_value_holding_very_many_files_lists_the_first_fifty() -> None:
+    many = [uri(i.to_bytes(2, "big"), "application/octet-stream") for i in range(80)]
+    found = found_in({"files": many})
+    assert [k.data for k in found] == [i.to_bytes(2, "big") for i in range(50)]
+
+
 def test_what_is_no_file_to_keep_is_left_alone(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     assert decoded("data:image/png;base64,@@not base64@@") is None
     assert decoded("data:image/png;base64") is None  # no comma: no data

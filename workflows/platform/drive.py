@@ -45,7 +45,7 @@ from executors.platform.services import DRIVING_SERVICES, RunServices
 from executors.platform.shown import files_in, maf_value
 from executors.platform.tool_gate import AUDIT_EVENT
 from executors.platform.transcript import DRIVING, reported, standing_of
-from human.attachments import THE_REQUEST, Kept, merged
+from human.attachments import LISTED_MAX, THE_REQUEST, Kept, merged
 from human.kinds import KINDS
 from human.records import Attachment, HumanRequest, NewEvent, Run
 from human.requests import deciders, new_request, origin_of
@@ -221,7 +221,7 @@ class Drive:
                     origin={**ask.origin, "maf_request_id": maf_id} if ask.origin else None,
                     assignee=ask.assignee,
                     executor_id=executor_id,
-                    attachments=merged(self._attached.get(label, []), conversation),
+                    attachments=merged(self._attached.get(label, []), conversation)[:LISTED_MAX],
                 )
                 for maf_id, ask, label, executor_id in self._asks
             ]
