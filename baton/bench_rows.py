@@ -334,11 +334,12 @@ class RowsCycle:
                 "INSERT INTO human_requests (id, run_id, maf_request_id, kind, title, reason,"
                 " context, proposed_action, payload, allowed_decisions, schema_hash, team,"
                 " assignee, priority, status, created_at, expires_at, approvals_required,"
-                " policy_rule, escalation, executor_id, arguments_schema_hash, escalates_at)"
+                " policy_rule, escalation, executor_id, arguments_schema_hash, escalates_at,"
+                " attachments)"
                 " VALUES (:id, :run_id, :maf_request_id, :kind, :title, :reason, :context,"
                 " :proposed_action, :payload, :decisions, :schema_hash, :team, :assignee,"
                 " :priority, :status, :at, :expires_at, :approvals, :policy_rule, :escalation,"
-                " :executor_id, :arguments_schema_hash, :escalates_at)",
+                " :executor_id, :arguments_schema_hash, :escalates_at, :attachments)",
                 {
                     "id": request_id,
                     "run_id": run_id,
@@ -363,6 +364,7 @@ class RowsCycle:
                     "executor_id": "gate",
                     "arguments_schema_hash": None,
                     "escalates_at": None,
+                    "attachments": None,
                 },
             )
             conn.execute(
