@@ -95,7 +95,11 @@ def build_server(parts_of: Callable[[], Parts], identify: Identify) -> MCPServer
     async def request_approval(
         action: Annotated[str, Field(description="The tool or action you want to run.")],
         arguments: Annotated[
-            dict[str, JsonValue], Field(description="Its arguments, exactly as you would run it.")
+            dict[str, JsonValue],
+            Field(
+                description="Its arguments, exactly as you would run it. A file among them as a "
+                "data URI (a screenshot: data:image/png;base64,...) is shown to the person."
+            ),
         ],
         reason: Annotated[str, Field(description="Why you want to run it, for the person.")],
         ctx: Context,

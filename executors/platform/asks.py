@@ -66,7 +66,9 @@ class AskInput(BaseModel):
         description="approval: the tool or action to allow (the name policy rules match)",
     )
     arguments: dict[str, JsonValue] = Field(
-        default_factory=dict, description="approval: the action's arguments"
+        default_factory=dict,
+        description="approval: the action's arguments (a file among them, as a data URI: a "
+        "screenshot, is shown to the person as itself)",
     )
     reason: str = Field("", max_length=4000, description="Why the agent asks")
     question: str | None = Field(None, min_length=1, max_length=4000)

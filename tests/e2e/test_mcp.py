@@ -29,6 +29,7 @@ from mcp_types import CallToolResult, Implementation
 
 from tests.harness import MCP_INITIALIZE, Server, baton_server, digest, eventually
 from tests.pages import PAGE_ENV, signed_in
+from tests.samples.multimodal_approval import data_uri, png
 
 DEPLOY = {
     "action": "deploy_service",
@@ -184,6 +185,32 @@ async def test_over_http_an_approval_is_answered_in_the_web_form_and_the_call_re
     assert "Approved by lee" in outcome["message"]
     assert heard.messages[0].startswith(f"request_id {outcome['request_id']}")
     assert any("in the inbox of support-leads" in m for m in heard.messages)
+
+
+async def test_an_agent_s_screenshot_in_its_arguments_is_shown_to_the_approver(
+    db_url: str, tokens: dict[str, str], server_log: Path
+) -> None:
+    """An agent outside MAF attaches what it saw (a data URI among its action's arguments): the
+    request lists the file, from the request, and the approver opens its bytes."""
+    screenshot = png(width=40, height=30, seed=3)
+    arguments = {"service": "billing", "screenshot": data_uri(screenshot)}
+    async with (
+        baton_server(db_url, tokens, server_log, PAGE_ENV) as server,
+        http_agent(server, tokens["sam"]) as agent,
+    ):
+        asked = DEPLOY | {"arguments": arguments, "wait_seconds": 0}
+        outcome_of(await agent.call_tool("request_approval", asked))
+        pending = await pending_ask(server)
+        [file] = pending["attachments"]
+        async with server.client("lee") as lee:
+            got = await lee.get(f"/api/requests/{pending['id']}/attachments/{file['id']}")
+
+    assert (file["media_type"], file["size"], file["source"]) == (
+        "image/png",
+        len(screenshot),
+        "the request",
+    )
+    assert (got.status_code, got.content) == (200, screenshot)
 
 
 @pytest.fixture
