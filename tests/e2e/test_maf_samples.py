@@ -949,6 +949,17 @@ async def test_the_files_a_request_came_with_open_through_it_and_only_through_it
             unseen = await fay.get(f"/api/requests/{chart['id']}/attachments/{image['id']}")
             malformed = await ada.get(f"/api/requests/{chart['id']}/attachments/chart.png")
             stored = await ada.get(f"/api/requests/{chart['id']}")
+            # taken over, the case comes back to ada with its files
+            taken = await ada.post(f"/api/requests/{chart['id']}/takeover")
+            assert taken.status_code == 200, taken.text
+
+            async def takeover() -> dict[str, Any] | None:
+                run = await server.run(chart["run_id"])
+                found = [r for r in run["requests"] if r["kind"] == "takeover"]
+                return found[0] if found else None
+
+            taken_over = await eventually(takeover, what="the takeover request")
+            kept = await opened(taken_over, image)
 
     assert [(f["name"], f["source"]) for f in (image, document, photo)] == [
         ("an image (PNG, 198 KB)", "the request"),
@@ -971,6 +982,8 @@ async def test_the_files_a_request_came_with_open_through_it_and_only_through_it
     assert elsewhere.json()["error"] == "attachment_not_found"
     assert malformed.status_code == 422
     assert stored.json()["attachments"] == chart["attachments"]
+    assert taken_over["attachments"] == chart["attachments"]
+    assert (kept.status_code, kept.content) == (200, chart_review.png())
 
 
 @pytest.mark.backends("sqlite")
