@@ -100,18 +100,21 @@ class Transcript:
         return [*self.history, *self.entries]
 
     def middleware(
-        self, agent: str, *, replies: bool = False
+        self, agent: str, *, replies: bool = False, author: str | None = None
     ) -> list[AgentMiddleware | ChatMiddleware | FunctionMiddleware]:
         """The middleware that notes `agent`'s turns and tool calls here.
 
         `replies`: and the words of its replies no model turn said, for an agent with agent
         middleware of its own (`_ReplyNotes`; without any, every reply is a model turn's).
+        `author`: the name MAF gives its replies, where it is not `agent` (an unnamed agent's,
+        `UnnamedAgent`), noted with them (`AUTHOR`) for the model to be handed again.
         """
+        said_by = {AUTHOR: author} if author and author != agent else {}
         notes: list[AgentMiddleware | ChatMiddleware | FunctionMiddleware] = [
-            _TurnNotes(self, agent),
+            _TurnNotes(self, agent, said_by),
             _ToolNotes(self, agent),
         ]
-        return [_ReplyNotes(self, agent), *notes] if replies else notes
+        return [_ReplyNotes(self, agent, said_by), *notes] if replies else notes
 
     def follow(self, agents: Iterable[Any], names: Mapping[int, str] | None = None) -> None:
         """Note the turns of `agents` that do not note theirs already (any workflow's agents).
@@ -130,7 +133,8 @@ class Transcript:
                 continue
             # outermost: what is noted is what the author's middleware made of each turn and call
             replies = bool(categorize_middleware(present)["agent"])
-            agent.middleware = [*self.middleware(name, replies=replies), *present]
+            author = _author_of(agent)
+            agent.middleware = [*self.middleware(name, replies=replies, author=author), *present]
 
     def detailed_errors(self, agent: str | None) -> bool:
         """Whether `agent`'s tool loop tells the model what a failed call raised.
@@ -149,12 +153,24 @@ DRIVING: ContextVar[Transcript | None] = ContextVar("baton_driving_transcript", 
 """The transcript of the drive this task runs in (`workflows.platform.drive`)."""
 
 
+def _author_of(agent: Any) -> str | None:
+    """The name MAF's `Agent` gives its replies in the session: its name, else `UnnamedAgent`."""
+    named = getattr(agent, "_get_agent_name", None)  # MAF's own: `self.name or "UnnamedAgent"`
+    return str(named()) if callable(named) else None
+
+
+AUTHOR: Final = "author"
+"""The name MAF gave an agent's reply (`Message.author_name`), where it is not the entry's
+`agent` (an unnamed agent's, `UnnamedAgent`, noted under its step's id)."""
+
+
 class _TurnNotes(ChatMiddleware):
     """Notes each model turn: its text, tool calls and handoffs."""
 
-    def __init__(self, transcript: Transcript, agent: str) -> None:
+    def __init__(self, transcript: Transcript, agent: str, said_by: Entry | None = None) -> None:
         self._transcript = transcript
         self._agent = agent
+        self._said_by = said_by or {}
 
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
         transcript = DRIVING.get() or self._transcript
@@ -173,6 +189,7 @@ class _TurnNotes(ChatMiddleware):
                             "agent": self._agent,
                             "text": content.text,
                         }
+                        | self._said_by
                     )
                 elif content.type == "function_call" and content.name:
                     if content.name.startswith(HANDOFF_PREFIX):
@@ -192,6 +209,7 @@ class _TurnNotes(ChatMiddleware):
                                 "call_id": content.call_id,
                             }
                             | _arguments_of(content.arguments)
+                            | self._said_by
                         )
 
 
@@ -202,9 +220,10 @@ class _ReplyNotes(AgentMiddleware):
     replaced. Outermost of the agent's middleware, so it sees the reply as the workflow gets it.
     """
 
-    def __init__(self, transcript: Transcript, agent: str) -> None:
+    def __init__(self, transcript: Transcript, agent: str, said_by: Entry | None = None) -> None:
         self._transcript = transcript
         self._agent = agent
+        self._said_by = said_by or {}
 
     async def process(
         self, context: AgentContext, call_next: Callable[[], Awaitable[None]]
@@ -239,6 +258,7 @@ class _ReplyNotes(AgentMiddleware):
                             "agent": self._agent,
                             "text": content.text,
                         }
+                        | self._said_by
                     )
 
 
@@ -547,7 +567,7 @@ def messages_of(entries: Iterable[Entry]) -> list[Message]:
                 arguments=written if isinstance(written, str) else entry.get("arguments") or {},
             )
         if content is not None:
-            agent = entry.get("agent")
+            agent = entry.get(AUTHOR) or entry.get("agent")  # as MAF named the reply
             if turn is None or turn.author_name != agent:
                 turn = Message(role="assistant", contents=[], author_name=agent)
                 messages.append(turn)
@@ -557,7 +577,9 @@ def messages_of(entries: Iterable[Entry]) -> list[Message]:
                 done = Content.from_function_result(
                     call_id=str(result["call_id"]), result=_result_of(result)
                 )
-                answers = results.setdefault(len(messages) - 1, Message(role="tool", contents=[]))
+                answers = results.setdefault(  # named as MAF names its loop's tool message
+                    len(messages) - 1, Message(role="tool", contents=[], author_name=agent)
+                )
                 answers.contents.append(done)
             continue
         if (said := _user_said(entry)) is not None:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from executors.platform.agents import as_workflow, replies_of, seed_history
 from executors.platform.chat_clients import ScriptedChatClient
-from executors.platform.transcript import as_text, history_of, messages_of
+from executors.platform.transcript import Transcript, as_text, history_of, messages_of
 
 
 def shape(messages: list[Message]) -> list[tuple[Any, ...]]:
@@ -93,7 +93,8 @@ def test_a_run_s_turns_become_the_messages_a_model_reads_next_time() -> None:
             "billing",
             [("text", "Looking it up."), ("function_call", "c1"), ("function_call", "c2")],
         ),
-        ("tool", None, [("function_result", "c1"), ("function_result", "c2")]),
+        # (named as MAF names its tool loop's message: after the agent that called)
+        ("tool", "billing", [("function_result", "c1"), ("function_result", "c2")]),
         ("user", None, [("text", "Tell them why.")]),
         ("assistant", "triage", [("text", "Refund refused.")]),
     ]
@@ -425,3 +426,37 @@ def test_a_call_s_arguments_go_back_to_the_model_as_it_wrote_them() -> None:
         [_, turn, _] = messages_of([{"type": "input", "input": {"text": "go"}}, entry, result])
         [content] = turn.contents
         assert content.arguments == (written if kept else {"x": 1})
+
+
+@tool
+def act_freely(x: int) -> str:
+    """Act at once."""
+    return f"acted {x}"
+
+
+async def test_an_unnamed_agent_s_earlier_replies_go_back_named_as_maf_names_them() -> None:
+    """MAF names an unnamed agent's replies `UnnamedAgent` in its session, and its OpenAI client
+    hands the model that name with each: a continued run's history named them after the step
+    that ran the agent, so the model read another name (and a prompt cache matched nothing)."""
+
+    def play(messages: Sequence[Message], options: dict[str, Any]) -> list[Content]:
+        if messages[-1].role == "user" and messages[-1].text == "Hi":
+            return [Content.from_function_call("c1", "act", arguments={"x": 1})]
+        return [Content.from_text("Hello.")]
+
+    alone = Agent(client=ScriptedChatClient(play), tools=[act_freely])
+    session = alone.create_session()
+    await alone.run("Hi", session=session)
+    on_maf = session.state[InMemoryHistoryProvider.DEFAULT_SOURCE_ID]["messages"]
+
+    noted = Transcript()
+    agent = Agent(client=ScriptedChatClient(play), tools=[act_freely])
+    noted.follow([agent], {id(agent): "assistant_step"})
+    await agent.run("Hi")
+    said = {"type": "message", "role": "user", "text": "Hi"}
+    on_baton = messages_of([said, *noted.entries])
+
+    assert shape(on_baton) == shape(on_maf)
+    assert {m.author_name for m in on_baton if m.role == "assistant"} == {"UnnamedAgent"}
+    # the page still says which step spoke
+    assert {e["agent"] for e in noted.entries} == {"assistant_step"}
