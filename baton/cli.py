@@ -5,25 +5,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import mimetypes
 import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar, get_args
 
 import click
 
 from baton import eventloop, failpoints
 from baton.clock import clock_of
-from baton.errors import BatonError, RequestNotFound, RunNotFound, TokenNotFound, UserNotFound
+from baton.errors import (
+    AttachmentNotFound,
+    BatonError,
+    Invalid,
+    RequestNotFound,
+    RunNotFound,
+    TokenNotFound,
+    UserNotFound,
+)
 from baton.observability import configure_telemetry
 from baton.request_text import answer_value, request_text, run_text
 from baton.settings import Settings
 from baton.telemetry import configure_logging
 from human.access import View, view_filter, viewer_of
+from human.attachments import Kept, named
 from human.kinds import KINDS
 from human.policy import Rule, load_policy
-from human.records import HumanRequest, NewEvent, RequestStatus, Run
+from human.records import Attachment, HumanRequest, NewEvent, RequestStatus, Run
 from human.service import run_requests
 from human.store import open_store
 from human.store.base import RequestFilter, Store
@@ -655,6 +666,43 @@ def requests_show(request_id: str, as_json: bool) -> None:
         _echo_json(request.model_dump(mode="json"))
     else:
         _say("\n".join(request_text(request)))
+
+
+@requests.command("file")
+@click.argument("request_id")
+@click.argument("file_id")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Where to save it (default: attachment-<its id>.<its kind> in this folder).",
+)
+def requests_file(request_id: str, file_id: str, out: Path | None) -> None:
+    """Save a file a request came with, named by its id or the first 8 or more characters of it.
+
+    As `baton requests show` lists them; a file already at `--out` is left as it is.
+    """
+    settings = _settings()
+
+    async def work(store: Store) -> tuple[Attachment, Kept]:
+        request = await store.get_request(request_id)
+        if request is None:
+            raise RequestNotFound(f"no request {request_id}")
+        listed = named(request.attachments, file_id)
+        kept = await store.load_attachment(listed.id) if listed else None
+        if listed is None or kept is None:
+            raise AttachmentNotFound(f"request {request_id} has no attachment {file_id}")
+        return listed, kept
+
+    listed, kept = _run(_with_store(settings, work))
+    extension = mimetypes.guess_extension(kept.media_type, strict=False) or ".bin"
+    path = out or Path(f"attachment-{kept.id[:12]}{extension}")
+    try:
+        with path.open("xb") as saved:  # never over a file that is there
+            saved.write(kept.data)
+    except FileExistsError:
+        _fail(Invalid(f"{path} is there already: give another --out"))
+    _say(f"Saved {listed.name}, from {listed.source}, to {path}")
 
 
 @requests.command("answer")

@@ -40,6 +40,9 @@ def request_text(request: HumanRequest) -> list[str]:
             lines.append("Options: " + ", ".join(map(str, request.payload["options"])))
     if request.context:
         lines += ["", "Context:", *_value_lines(request.context, "  ")]
+    if request.attachments:
+        lines += ["", "Attached files (save one: baton requests file REQUEST_ID FILE_ID):"]
+        lines += [f"  {a.id[:12]}  {a.name}, from {a.source}" for a in request.attachments]
     lines.append("")
     if request.status not in OPEN_STATUSES:
         return [*lines, *_outcome(request)]

@@ -158,6 +158,22 @@ def in_brief(files: list[Attachment]) -> str | None:
     return files[0].name if len(files) == 1 else f"{len(files)} files"
 
 
+PREFIX_MIN: Final = 8
+"""The fewest characters of a file's id that name it, where its request lists no other so."""
+
+
+def named(files: list[Attachment], given: str) -> Attachment | None:
+    """The file `given` names among `files`; None where it names none, or several.
+
+    `given` is its id, or a beginning of it (`PREFIX_MIN` or more characters) no other id shares.
+    """
+    given = given.strip().lower()
+    if len(given) < PREFIX_MIN:
+        return None
+    found = [a for a in files if a.id.startswith(given)]
+    return found[0] if len(found) == 1 else None
+
+
 def merged(*lists: list[Attachment]) -> list[Attachment]:
     """Attachments once each (by id), the first mention kept, in order."""
     seen: dict[str, Attachment] = {}
