@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from human import attachments
-from human.attachments import THE_REQUEST, attachment_text, decoded, found_in, words
+from human.attachments import THE_REQUEST, attachment_text, decoded, found_in, named, words
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
 
@@ -77,3 +77,16 @@ def test_no_text_breaks_the_reading_of_files(text: str) -> None:
         said = attachment_text(candidate)
         assert said is None or said.endswith(")")
         found_in({"a": [candidate, {"b": candidate}]})
+
+
+def test_a_file_is_named_by_its_id_or_a_beginning_no_other_id_shares() -> None:
+    one, other = (decoded(uri(bytes([n]) * 10)) for n in (1, 2))
+    assert one is not None
+    assert other is not None
+    files = [one.about(THE_REQUEST), other.about(THE_REQUEST)]
+    assert named(files, one.id) == files[0]
+    assert named(files, one.id[:8].upper()) == files[0]  # (as a person may type it)
+    assert named(files, one.id[:7]) is None  # too short to name anything
+    assert named(files, "f" * 12) is None
+    twin = files[0].model_copy(update={"id": one.id[:10] + "0" * 54})  # shares its first ten
+    assert named([files[0], twin], one.id[:10]) is None
