@@ -348,17 +348,23 @@ def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
     MAF keeps an agent's session between turns: its context providers' state (a harness's todos
     and mode, its standing tool approvals, a memory) goes on with the conversation. Each
     executor's session state as MAF serializes it (`AgentSession.to_dict`), by executor id,
-    less its history providers' (the next run is handed the recorded messages: they would come
-    twice), and always the session's id.
+    and always the session's id. An agent registered as it is keeps none of its history
+    providers' (the next run is handed the recorded messages: they would come twice); the
+    agents of an orchestration or a workflow made an agent keep theirs, as on MAF alone, where
+    `WorkflowAgent` hands the session's messages to the same workflow instance, whose agent
+    executors each load their own earlier turns too.
     """
     kept: dict[str, dict[str, Any]] = {}
+    as_it_is = turns_carry_on(workflow)  # an agent registered as it is
     for executor in executors_of(workflow):
         session = getattr(executor, "_session", None)
         if not isinstance(executor, AgentExecutor) or not isinstance(session, AgentSession):
             continue
         providers = getattr(executor.agent, "context_providers", None) or ()
-        history = {p.source_id for p in providers if isinstance(p, HistoryProvider)}
-        history.add(InMemoryHistoryProvider.DEFAULT_SOURCE_ID)
+        history: set[str] = set()
+        if as_it_is:
+            history = {p.source_id for p in providers if isinstance(p, HistoryProvider)}
+            history.add(InMemoryHistoryProvider.DEFAULT_SOURCE_ID)
         # a history a compaction provider rewrites (its summaries, the messages it excluded)
         # is more than the record holds: it goes on as MAF keeps it (`seed_history`)
         history -= _compacted(providers)

@@ -600,8 +600,8 @@ async def test_a_chat_s_next_message_is_the_next_turn_on_the_whole_conversation(
     assert isinstance(ending, RunFinishedEvent)
     assert isinstance(replayed, RunFinishedEvent)
     assert ending.result == {
-        "agent": "summarizer",  # each earlier user message once: two questions so far
-        "text": "After 2 questions: Your name is Alex and you are learning about machine learning.",
+        "agent": "summarizer",  # as on MAF alone: its own earlier turn, then the chat
+        "text": "After 3 questions: Your name is Alex and you are learning about machine learning.",
     }
     assert replayed.result == ending.result
     snapshot = [e for e in two if isinstance(e, MessagesSnapshotEvent)][-1]
@@ -653,7 +653,7 @@ async def test_the_same_words_sent_alone_again_are_the_next_turn_and_a_retry_is_
         results.append((ending.result or {}).get("text"))
     runs = await server.run_count() - before
 
-    assert results[1].startswith("After 2 questions:")
-    assert results[2].startswith("After 3 questions:")  # a turn of its own, on the whole chat
+    assert results[1].startswith("After 3 questions:")
+    assert results[2].startswith("After 6 questions:")  # a turn of its own, on the whole chat
     assert results[3] == results[2]  # the retry follows that turn
     assert runs == 3

@@ -345,7 +345,9 @@ async def test_a_continued_orchestration_starts_on_what_maf_s_workflow_agent_kee
     db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     """An orchestration's next turn is handed the user's messages and its replies, as MAF's
-    `workflow.as_agent()` keeps a session: not each agent's draft on the way (the writer's)."""
+    `workflow.as_agent()` keeps a session: not each agent's draft on the way (the writer's);
+    each agent loads its own earlier turn first, as on MAF alone, whose `main()` talks to one
+    agent (one workflow, whose agent executors keep their sessions) turn after turn."""
     turns = ["Write about kites.", "Make it shorter."]
     chat_agents.HANDED.clear()
     async with baton_server(db_url, tokens, server_log, ENV) as server:
@@ -357,17 +359,18 @@ async def test_a_continued_orchestration_starts_on_what_maf_s_workflow_agent_kee
     on_baton = list(chat_agents.HANDED)
 
     chat_agents.HANDED.clear()
-    session = None
-    for said in turns:  # each turn on a new build, as each of Baton's runs is
-        agent = chat_agents.drafting(ScriptedChatClient(PLAYS["drafting"])).as_agent()
-        session = session or agent.create_session()
+    agent = chat_agents.drafting(ScriptedChatClient(PLAYS["drafting"])).as_agent()
+    session = agent.create_session()
+    for said in turns:  # one agent, turn after turn, as MAF's samples' `main()`s talk to it
         alone = await agent.run(said, session=session)
     on_maf = list(chat_agents.HANDED)
 
     assert on_baton == on_maf
     writer_then = on_maf[2][1]
     assert [(role, text) for role, _, text in writer_then] == [
-        ("user", "Write about kites."),
+        ("user", "Write about kites."),  # its own session's turn
+        ("assistant", "writer on 'Write about kites.', handed 1"),
+        ("user", "Write about kites."),  # the workflow agent's session's
         ("assistant", "editor on 'Write about kites.', handed 2"),
         ("user", "Make it shorter."),
     ]

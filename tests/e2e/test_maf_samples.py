@@ -873,19 +873,25 @@ async def chained(
     for text in turns:
         body: dict[str, Any] = {"workflow": workflow, "input": {"text": text}}
         run = await server.start_run(body | ({"continues": ended[-1]["id"]} if ended else {}))
-        answered: set[str] = set()
-        going = functools.partial(_moved_on, server, run["id"], answered)
-        done = await eventually(going, what=f"run {run['id']} asking or ended")
-        while done["status"] not in ("completed", "failed"):
-            for asked in [r for r in done["requests"] if r["status"] == "pending"]:
-                if asked["id"] not in answered:
-                    reply = await server.respond(asked["id"], {"decision": "approve"}, user="ada")
-                    assert reply.status_code == 200, reply.text
-                    answered.add(asked["id"])
-            done = await eventually(going, what=f"run {run['id']} going on")
+        done = await all_approved(server, run["id"])
         assert done["status"] == "completed", done["error"]
         ended.append(done)
     return ended
+
+
+async def all_approved(server: Server, run_id: str) -> dict[str, Any]:
+    """The run once it ended, each request it asked approved (by ada) as it came."""
+    answered: set[str] = set()
+    going = functools.partial(_moved_on, server, run_id, answered)
+    done = await eventually(going, what=f"run {run_id} asking or ended")
+    while done["status"] not in ("completed", "failed"):
+        for asked in [r for r in done["requests"] if r["status"] == "pending"]:
+            if asked["id"] not in answered:
+                reply = await server.respond(asked["id"], {"decision": "approve"}, user="ada")
+                assert reply.status_code == 200, reply.text
+                answered.add(asked["id"])
+        done = await eventually(going, what=f"run {run_id} going on")
+    return done
 
 
 async def _moved_on(server: Server, run_id: str, answered: set[str]) -> dict[str, Any] | None:

@@ -46,6 +46,15 @@ person's review of the researcher's reply added, so that the writer runs after a
 `workflow_session` is MAF's `03-workflows/agents/workflow_as_agent_with_session.py`, less its
 `main()` and Foundry client, its agents, workflow and `.as_agent()` built as `main()` builds them:
 each of `main()`'s turns in one session is a run that continues the run before (`Run.continues`).
+`sequential_workflow_agent`, `concurrent_workflow_agent`, `workflow_agent_kwargs` and
+`workflow_agent_checkpoint` are MAF's `03-workflows/agents/sequential_workflow_as_agent.py`,
+`concurrent_workflow_as_agent.py`, `workflow_as_agent_kwargs.py` and
+`03-workflows/checkpoint/workflow_as_agent_checkpoint.py` (its `checkpointing_with_thread()`), less
+their `main()`, printing and Foundry clients, their agents, workflows and `.as_agent()` built as
+`main()` builds them, each asking a person once a turn: the writer's, the legal reviewer's and
+the assistant's replies held for review (`with_request_info`), `call_api` approved by a person
+(`build_agent(client, ask=False)` builds them as MAF wrote them, for MAF alone); their plays note
+what each model is handed (`model_trace`) for `tests.e2e.test_workflow_agents`.
 `concurrent_trades` and `group_chat_deploy` are MAF's `03-workflows/tool-approval/` samples
 `concurrent_builder_tool_approval.py` and `group_chat_builder_tool_approval.py`, each less its
 `main()`, its printing and its Foundry client: two trading agents side by side whose tool loops
@@ -188,6 +197,10 @@ MODULES = ",".join(
         "script_approval",
         "workflow_kwargs",
         "workflow_session",
+        "sequential_workflow_agent",
+        "concurrent_workflow_agent",
+        "workflow_agent_kwargs",
+        "workflow_agent_checkpoint",
         "concurrent_trades",
         "group_chat_deploy",
         "group_chat_steering",
