@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,6 +20,54 @@ def asking(plain: FunctionTool) -> FunctionTool:
     asked = copy.copy(plain)
     asked.approval_mode = "always_require"
     return asked
+
+
+def handed(messages: Sequence[Message]) -> list[str]:
+    """What a model turn was handed, a line a message: role, author, each content in short."""
+    lines = []
+    for m in messages:
+        parts = []
+        for c in m.contents:
+            if c.type == "text":
+                parts.append(f"text {c.text!r}")
+            elif c.type == "function_call":
+                written = c.arguments  # as MAF's OpenAI client writes them, a mapping dumped
+                written = json.dumps(written) if isinstance(written, dict) else written
+                parts.append(f"call {c.call_id} {c.name} {written}")
+            elif c.type == "function_result":
+                parts.append(f"result {c.call_id} {c.result!r}")
+            else:
+                parts.append(str(c.type))
+        lines.append(f"{m.role}/{m.author_name}: {'; '.join(parts)}")
+    return lines
+
+
+def handed_turn(messages: Sequence[Message], options: dict[str, Any]) -> dict[str, Any]:
+    """What a model turn was handed: its messages (`handed`), its options, its tools' names."""
+    tools = [getattr(t, "name", str(t)) for t in options.get("tools") or ()]
+    kept = {k: repr(v) for k, v in sorted(options.items()) if k != "tools"}
+    return {"messages": handed(messages), "options": kept, "tools": tools}
+
+
+def recorded(
+    play: Play,
+    *,
+    env: str = "SAMPLE_MODEL_INPUTS",
+    described: Callable[[Sequence[Message], dict[str, Any]], Any] = handed_turn,
+) -> Play:
+    """`play`, writing what each turn was handed (`described`) to the file the environment
+    variable `env` names (a JSON line a turn), when it names one: a test compares it with MAF
+    alone's."""
+
+    def playing(messages: Sequence[Message], options: dict[str, Any]) -> list[Content]:
+        path = os.environ.get(env)
+        if path:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(described(messages, options)) + "\n")
+        return play(messages, options)
+
+    playing.__module__ = play.__module__
+    return playing
 
 
 def progress_ledger(messages: Sequence[Message], team: Sequence[str]) -> Content:

@@ -341,6 +341,9 @@ SESSIONS: Final = "sessions"
 SESSION_ID: Final = "baton_session_id"
 """The key a kept session's id rides under, beside its providers' state (`kept_sessions`)."""
 
+TOOL_COUNTS: Final = "baton_tool_counts"
+"""The key the calls MAF counted on the agent's limited tools ride under (`tool_counts`)."""
+
 
 def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
     """What each agent executor's session holds that a run continuing this one carries on.
@@ -381,6 +384,9 @@ def kept_sessions(workflow: object) -> dict[str, dict[str, Any]]:
         # with its session's id, kept even where nothing else is: MAF goes on in one session,
         # whose id a tool may read (`ctx.session`) and a provider hold its state to (FIDES)
         kept[str(executor.id)] = carried | {SESSION_ID: session.session_id}
+        # and what MAF counted for its tools' limits, which hold across `main()`'s turns
+        if counted := tool_counts(executor):
+            kept[str(executor.id)][TOOL_COUNTS] = counted
     return kept
 
 
@@ -403,7 +409,8 @@ def carry_sessions(workflow: object, sessions: Mapping[str, Any]) -> None:
         session = getattr(executor, "_session", None)
         if not isinstance(saved, Mapping) or not isinstance(session, AgentSession):
             continue
-        state = {key: value for key, value in saved.items() if key != SESSION_ID}
+        state = {key: value for key, value in saved.items() if key not in (SESSION_ID, TOOL_COUNTS)}
+        count_tools(executor, saved.get(TOOL_COUNTS) or {})
         same = saved.get(SESSION_ID)
         if isinstance(same, str) and same and same != session.session_id:
             # (a new build's: its state is what the build put there)
@@ -565,6 +572,42 @@ def load_tools(executor: object, loaded: Mapping[str, Sequence[str]]) -> None:
         if isinstance(names, set):
             names.clear()
             names.update(str(n) for n in loaded.get(tool.name) or ())
+
+
+COUNTS: Final = ("invocation_count", "invocation_exception_count")
+"""What MAF counts on a tool object for its limits (`max_invocations`, `..._exceptions`)."""
+
+
+def tool_counts(executor: object) -> dict[str, list[int]]:
+    """The calls and failures MAF has counted on `executor`'s agent's limited tools, by name.
+
+    MAF counts them on the tool object, in the process, in no session or checkpoint: a resume
+    in another process would count from 0, and a tool MAF lets run once would run again.
+    """
+    return {
+        tool.name: [int(getattr(tool, count, 0) or 0) for count in COUNTS]
+        for tool in _limited_tools(executor)
+    }
+
+
+def count_tools(executor: object, counted: Mapping[str, Sequence[int]]) -> None:
+    """Raise `executor`'s agent's limited tools' counts to what `tool_counts` saved.
+
+    Never lowered: a tool object the process shares (a module's `@tool`) counts every run's
+    calls, as on MAF alone, and has counted at least those of the process it runs in.
+    """
+    for tool in _limited_tools(executor):
+        for count, saved in zip(COUNTS, counted.get(tool.name) or (), strict=False):
+            setattr(tool, count, max(int(getattr(tool, count, 0) or 0), int(saved)))
+
+
+def _limited_tools(executor: object) -> list[FunctionTool]:
+    agent = getattr(executor, "agent", None) if isinstance(executor, AgentExecutor) else None
+    return [
+        tool
+        for tool in tools_of([agent] if agent is not None else []).values()
+        if tool.max_invocations is not None or tool.max_invocation_exceptions is not None
+    ]
 
 
 def _mcp_tools(executor: object) -> list[MCPTool]:

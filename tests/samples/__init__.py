@@ -171,7 +171,13 @@ a data URI, `Content.from_data`, at agent-framework 5eb3eb745). In the first, a 
 holds a receipt's photo and the agent's tool needs approval; in the second, a person reviews a
 chart: the request data is a `Message` holding a PNG and a PDF, answered with a text, and the
 output gives each attachment's digest, so it shows they came back whole from the checkpoint; in
-the third, a tool returns an image and a continued run asks about it.
+the third, a tool returns an image and a continued run asks about it. `max_invocations`,
+`max_exceptions` and `total_tool_calls` are MAF's `02-agents/tools/
+function_tool_with_max_invocations.py`, `function_tool_with_max_exceptions.py` and scenario 2 of
+`control_total_tool_executions.py`, each less its `main()` and OpenAI client, and each with an
+`_approval` variant whose limited (or searching) tool asks a person first: MAF's limits on a
+tool's calls, its failures and a request's calls in all, compared with MAF alone across pauses
+answered in new processes (`tests/e2e/test_tool_limits.py`).
 """
 
 MODULES = ",".join(
@@ -231,5 +237,8 @@ MODULES = ",".join(
         "multimodal_approval",
         "chart_review",
         "tool_image",
+        "max_invocations",
+        "max_exceptions",
+        "total_tool_calls",
     )
 )

@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
 from agent_framework import Content, Message
 
 from baton.api import Play
+from tests.plays import recorded
 
 
 def seen(messages: Sequence[Message], options: dict[str, Any]) -> dict[str, Any]:
@@ -40,12 +39,5 @@ def seen(messages: Sequence[Message], options: dict[str, Any]) -> dict[str, Any]
 
 
 def traced(play: Play) -> Play:
-    def playing(messages: Sequence[Message], options: dict[str, Any]) -> list[Content]:
-        path = os.environ.get("SAMPLE_MODEL_TRACE")
-        if path:
-            with open(path, "a", encoding="utf-8") as file:
-                file.write(json.dumps(seen(messages, options)) + "\n")
-        return play(messages, options)
-
-    playing.__module__ = play.__module__
-    return playing
+    """`play`, noting each call (`seen`) to the file `SAMPLE_MODEL_TRACE` names."""
+    return recorded(play, env="SAMPLE_MODEL_TRACE", described=seen)

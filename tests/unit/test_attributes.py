@@ -376,3 +376,34 @@ async def test_a_reset_after_a_run_that_never_paused_leaves_a_client_made_on_fir
 
     assert client is not None
     assert caller.client is client
+
+
+async def test_the_calls_maf_counted_on_an_agent_s_limited_tool_come_back_never_lowered() -> None:
+    """MAF counts a tool's calls on the tool object for `max_invocations`: a fresh build in
+    another process counted 0, and the once-only tool an approval then ran would run again."""
+    from agent_framework import Agent, AgentExecutor, tool
+
+    from executors.platform.chat_clients import ScriptedChatClient
+
+    def build(limit: int) -> tuple[AgentExecutor, Any]:
+        @tool(approval_mode="always_require", max_invocations=limit)
+        def ring(to: str) -> str:
+            """Ring someone."""
+            return f"rang {to}"
+
+        agent = Agent(client=ScriptedChatClient(lambda m, o: []), name="Ringer", tools=[ring])
+        executor = AgentExecutor(agent, id="ringer")
+        install(WorkflowBuilder(start_executor=executor).build(), frozenset())
+        return executor, ring
+
+    paused, rung = build(1)
+    rung.invocation_count, rung.invocation_exception_count = 1, 1
+    saved = await paused.on_checkpoint_save()
+    fresh, ring = build(1)
+    await fresh.on_checkpoint_restore(saved)
+    shared, counted = build(1)
+    counted.invocation_count = 3  # a tool the process shares counted more since
+    await shared.on_checkpoint_restore(saved)
+
+    assert (ring.invocation_count, ring.invocation_exception_count) == (1, 1)
+    assert counted.invocation_count == 3

@@ -611,9 +611,10 @@ async def test_a_tool_whose_calls_maf_counts_in_memory_is_named_where_the_run_pa
 
     assert report.pauses == 1
     assert report.findings() == [
-        "tool ring counts its calls on its tool object, in the process (max_invocations=1): a "
-        "resume in a fresh instance or another process counts from 0 again, so the limit holds "
-        "within one drive, not across a pause or a restart"
+        "tool ring counts its calls on its tool object, in the process (max_invocations=1): "
+        "Baton carries the count through a pause and into a run continuing this one, in any "
+        "process; runs that do not continue one another count together only where one process "
+        "drives them"
     ]
 
 

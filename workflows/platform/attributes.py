@@ -39,7 +39,13 @@ from agent_framework._workflows._checkpoint_encoding import (
     encode_checkpoint_value,
 )
 
-from executors.platform.agents import executors_of, load_tools, loaded_tools
+from executors.platform.agents import (
+    count_tools,
+    executors_of,
+    load_tools,
+    loaded_tools,
+    tool_counts,
+)
 from workflows.platform.snapshots import HOOKS, framework_names, machinery, own_attributes
 
 logger = logging.getLogger(__name__)
@@ -49,6 +55,9 @@ KEY: Final = "baton.attributes"
 
 LOADED: Final = "baton.loaded_tools"
 """Where an agent executor's MCP tools' loaded tools are (`agents.loaded_tools`)."""
+
+COUNTED: Final = "baton.tool_counts"
+"""Where the calls MAF counted on an agent executor's limited tools are (`agents.tool_counts`)."""
 
 
 def install(workflow: Workflow, allowed: frozenset[str]) -> None:
@@ -159,7 +168,13 @@ class _Carrier:
             carried[name] = json.dumps(encoded)
         state = await self._maf_save()
         loaded = loaded_tools(self._executor)  # MAF's MCP tool keeps them in no checkpoint
-        return state | ({KEY: carried} if carried else {}) | ({LOADED: loaded} if loaded else {})
+        counted = tool_counts(self._executor)  # nor MAF's tool its calls, for its limits
+        return (
+            state
+            | ({KEY: carried} if carried else {})
+            | ({LOADED: loaded} if loaded else {})
+            | ({COUNTED: counted} if counted else {})
+        )
 
     async def restore(self, state: dict[str, Any]) -> None:
         """MAF's state; the carried attributes back; every other as built; none the build lacked.
@@ -168,8 +183,9 @@ class _Carrier:
         another executor, it stays shared); one changed in place is put back in place where it is
         a dict, list or set. A resource is left as it is.
         """
-        await self._maf_restore({k: v for k, v in state.items() if k not in (KEY, LOADED)})
+        await self._maf_restore({k: v for k, v in state.items() if k not in (KEY, LOADED, COUNTED)})
         load_tools(self._executor, state.get(LOADED) or {})
+        count_tools(self._executor, state.get(COUNTED) or {})
         carried: dict[str, Any] = {}
         for name, text in (state.get(KEY) or {}).items():
             try:

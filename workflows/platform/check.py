@@ -257,8 +257,9 @@ class CountedTool:
         """The finding in one line."""
         return (
             f"tool {self.tool} counts its calls on its tool object, in the process ({self.limits}):"
-            " a resume in a fresh instance or another process counts from 0 again, so the limit"
-            " holds within one drive, not across a pause or a restart"
+            " Baton carries the count through a pause and into a run continuing this one, in any"
+            " process; runs that do not continue one another count together only where one"
+            " process drives them"
         )
 
 
