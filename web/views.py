@@ -431,6 +431,16 @@ _SAID_BY: Final = re.compile(r"^(?P<who>[\w.-]{1,30}): (?P<text>.+)$", re.DOTALL
 _TRAILING_JSON: Final = re.compile(r"^(?P<lead>[^{}\[\]]*?):?\s*(?P<json>\{.*\})\s*$", re.DOTALL)
 
 
+def _speaker_named(name: str) -> str:
+    """A speaker by their name, as a page heads their words, its own capitals kept.
+
+    `memory_assistant` is "Memory assistant", as the page's title says the step; `WeatherBot`
+    stays "WeatherBot" (Python's `capitalize` made it "Weatherbot").
+    """
+    said = name.replace("_", " ").strip() or name
+    return said[:1].upper() + said[1:]
+
+
 def _structured(value: Any) -> Any:
     """A tool's result or arguments as data: JSON text parsed, anything else as it is."""
     if isinstance(value, str) and value.strip()[:1] in ("{", "["):
@@ -473,7 +483,7 @@ def _message(entry: Any) -> dict[str, Any] | None:
         said = _SAID_BY.match(text)
         if said:  # "customer: the words" is the customer speaking
             who = said.group("who")
-            line = {"role": who.lower(), "speaker": who.capitalize(), "text": said.group("text")}
+            line = {"role": who.lower(), "speaker": _speaker_named(who), "text": said.group("text")}
             return _with_data(line)
         return {"role": "note", "speaker": "Note", "text": text} if text else None
     kind = entry.get("type")
@@ -547,7 +557,7 @@ def _message(entry: Any) -> dict[str, Any] | None:
     if not text.strip():
         return None
     role = str(who or "message")
-    speaker = _SPEAKERS.get(role, role.capitalize())
+    speaker = _SPEAKERS.get(role) or _speaker_named(role)
     message: dict[str, Any] = {
         "role": role,
         "speaker": f"{speaker} · {name}" if name and name != who else speaker,

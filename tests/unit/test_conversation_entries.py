@@ -61,3 +61,15 @@ def test_a_request_s_conversation_line_ending_in_json_shows_its_fields() -> None
     assert (shown[0]["text"], shown[0]["data"]) == ("", choice)
     assert shown[1] == {"role": "optimist", "speaker": "Optimist", "text": "We should try it."}
     assert shown[2] == {"role": "note", "speaker": "Note", "text": "lookup returned: {not json"}
+
+
+def test_a_speaker_named_by_an_agent_s_name_reads_as_the_page_s_title_says_the_step() -> None:
+    """`memory_assistant` heads its words "Memory assistant" (its request's title says "memory
+    assistant"; Python's `capitalize` gave "Memory_assistant"), and a name's own capitals stay
+    ("WeatherBot", not "Weatherbot")."""
+    entries = [
+        {"agent": "memory_assistant", "text": "Noted."},
+        "WeatherBot: It is sunny.",
+    ]
+
+    assert [m["speaker"] for m in messages_of(entries)] == ["Memory assistant", "WeatherBot"]
