@@ -178,6 +178,19 @@ function_tool_with_max_invocations.py`, `function_tool_with_max_exceptions.py` a
 `_approval` variant whose limited (or searching) tool asks a person first: MAF's limits on a
 tool's calls, its failures and a request's calls in all, compared with MAF alone across pauses
 answered in new processes (`tests/e2e/test_tool_limits.py`).
+`state_with_agents`, `workflow_kwargs_per_agent`, `sub_workflow_basics` and
+`checkpoint_with_resume` are MAF's `03-workflows/state-management/state_with_agents.py` and
+`workflow_kwargs_per_agent.py`, `composition/sub_workflow_basics.py` and
+`checkpoint/checkpoint_with_resume.py`, each less its `main()` (and its simulated interruptions)
+and its Foundry client, built as `main()` builds it, with one pause added
+(`tests/e2e/test_state_kwargs_subworkflow_samples.py`): the spam detector's
+`check_sender_reputation` asks first, so that the `Email` kept in workflow state (which no
+handler takes: allow-listed as a value class its executors' module defines) is read after a
+restart; the researcher's `query_company_database` asks
+first (as the sample's note says to in production; its tools read the per-agent kwargs from
+their `FunctionInvocationContext`, as `workflow_kwargs`' do); the sub-workflow's text processor
+asks a person for the empty text (`propagate_request=True`); the worker asks before it goes on
+past 5, its factor pairs kept by its checkpoint hooks.
 """
 
 MODULES = ",".join(
@@ -240,5 +253,9 @@ MODULES = ",".join(
         "max_invocations",
         "max_exceptions",
         "total_tool_calls",
+        "state_with_agents",
+        "workflow_kwargs_per_agent",
+        "sub_workflow_basics",
+        "checkpoint_with_resume",
     )
 )

@@ -47,7 +47,7 @@ def fixtures_registered() -> None:
     registry.load(f"{FIXTURE}, tests.fixtures.unlisted_workflow, {REUSED}")
 
 
-BLOCKED = "Checkpoint deserialization blocked for type 'tests.fixtures.forgetful_workflow:Tally'"
+BLOCKED = "Checkpoint deserialization blocked for type 'tests.fixtures.tally_values:Tally'"
 
 
 async def test_the_check_names_the_executor_and_the_attribute_a_restore_loses() -> None:
@@ -134,7 +134,7 @@ async def test_a_pause_no_saved_checkpoint_covers_is_a_finding() -> None:
     listed = await check_workflow("listed", run_input={"sku": "S-1"})
 
     assert [(f.pause, len(f.request_ids)) for f in unlisted.not_durable] == [(1, 1)]
-    assert "blocked for type 'tests.fixtures.unlisted_workflow:Shipment'" in (
+    assert "blocked for type 'tests.fixtures.shipment_values:Shipment'" in (
         unlisted.not_durable[0].reason
     )
     assert "allow-list the type" in unlisted.findings()[0]
@@ -811,3 +811,24 @@ async def test_a_sub_workflow_s_tools_get_the_run_s_kwargs_after_a_restore_as_on
     assert str(report.outputs[-1]).endswith(
         "Called service 'orders' at https://api.example.com/v1/orders"
     ), report.outputs
+
+
+async def test_a_class_attribute_a_paused_run_changes_is_named_lost_to_a_restart() -> None:
+    """MAF's `composition/sub_workflow_basics.py` (its empty text asked of a person): its
+    orchestrator collects results in a class attribute, which no checkpoint carries, so the
+    answer given in another process finds it empty and the run ends with no output (as on MAF
+    alone restored from a `FileCheckpointStorage` in a new process)."""
+    from tests.samples.sub_workflow_basics import TextProcessingOrchestrator
+
+    registry.load("tests.samples.sub_workflow_basics")
+    TextProcessingOrchestrator.results.clear()  # as a new process has it
+    report = await check_workflow("sub_workflow_basics", answers={"TextProcessingRequest": "a b"})
+    TextProcessingOrchestrator.results.clear()
+
+    [line] = report.findings()
+    assert "class attribute results changed during the run ([] before," in line
+    assert line.endswith(
+        "it is one object for every instance and every run a process drives, and no checkpoint "
+        "carries it: a pause answered in another process finds it as built ([]) — set it on the "
+        "instance (in __init__)"
+    )

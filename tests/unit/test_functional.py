@@ -204,7 +204,7 @@ async def test_a_request_of_a_type_the_allow_list_lacks_is_a_pause_not_durable(
     )
     monkeypatch.setitem(registry._REGISTRY, spec.name, spec)
     listed = dataclasses.replace(  # a spec of its own: not the first's allow-list, found once
-        spec, allowed_types=frozenset({"tests.fixtures.forgetful_workflow:Tally"})
+        spec, allowed_types=frozenset({"tests.fixtures.tally_values:Tally"})
     )
 
     refused = await check_workflow(spec.name, run_input={"topic": "x"})
@@ -212,7 +212,7 @@ async def test_a_request_of_a_type_the_allow_list_lacks_is_a_pause_not_durable(
     allowed = await check_workflow(spec.name, run_input={"topic": "x"}, answers={"Tally": {}})
 
     [finding] = refused.not_durable
-    assert "tests.fixtures.forgetful_workflow:Tally" in finding.reason
+    assert "tests.fixtures.tally_values:Tally" in finding.reason
     assert allowed.clean, allowed.lines()
     assert allowed.outputs == ["x: 0"]
 

@@ -204,13 +204,23 @@ class SharedState:
     name: str
     before: str
     after: str
+    paused: bool = False
+    """The run paused: no checkpoint carries a class attribute, so a pause answered in another
+    process finds it as built."""
 
     def line(self) -> str:
         """The finding in one line, with what to do about it."""
+        lost = (
+            ", and no checkpoint carries it: a pause answered in another process finds it as "
+            f"built ({self.before})"
+            if self.paused
+            else ""
+        )
         return (
             f"executor class {self.executor_class}'s class attribute {self.name} changed during "
             f"the run ({self.before} before, {self.after} after): it is one object for every "
-            "instance and every run a process drives — set it on the instance (in __init__)"
+            f"instance and every run a process drives{lost} — set it on the instance (in "
+            "__init__)"
         )
 
 
@@ -295,10 +305,18 @@ def class_state(workflow: object) -> dict[tuple[type, str], Any]:
     return found
 
 
-def shared_state(before: Mapping[tuple[type, str], Any]) -> list[SharedState]:
-    """The class attributes in `before` that differ now."""
+def shared_state(
+    before: Mapping[tuple[type, str], Any], *, paused: bool = False
+) -> list[SharedState]:
+    """The class attributes in `before` that differ now (`paused`: the run paused on the way)."""
     return [
-        SharedState(klass.__qualname__, name, _short.repr(was), _short.repr(vars(klass).get(name)))
+        SharedState(
+            klass.__qualname__,
+            name,
+            _short.repr(was),
+            _short.repr(vars(klass).get(name)),
+            paused,
+        )
         for (klass, name), was in before.items()
         if vars(klass).get(name) != was
     ]
@@ -545,7 +563,7 @@ async def _checked(
         report.failures.append(str(exc))
         report.final_state = "FAILED"
         return report
-    report.shared_state = shared_state(check.classes)
+    report.shared_state = shared_state(check.classes, paused=report.pauses > 0)
     report.shared_executors = check.shared
     report.dropped_requests = check.dropped
     report.counted_tools = check.counted if report.pauses else []

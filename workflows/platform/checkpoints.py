@@ -133,8 +133,10 @@ def checkpoint_types_of(workflow: Workflow | FunctionalWorkflow) -> frozenset[st
     their response types), found from the handlers and response handlers MAF registered, with the
     types nested in their fields (pydantic models, dataclasses, TypedDicts, enums, list/dict/
     Optional of those). A generic alias response type (`list[Message]`) needs
-    `types:GenericAlias`. What an executor keeps only in its own state is not found here: name it
-    in `register(..., checkpoint_types=...)`.
+    `types:GenericAlias`. And the value classes the executors' own modules define (dataclasses,
+    pydantic models, enums, as for a functional workflow below): what an executor keeps in its
+    own state or the workflow's (`ctx.set_state`) is most often one. Name any other in
+    `register(..., checkpoint_types=...)`.
 
     A functional workflow's checkpoint holds its steps' results, its first message, its state
     and what it asks people (`ctx.request_info(data, response_type)`), none of which MAF
@@ -156,10 +158,7 @@ def _declared_types(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
     if isinstance(workflow, FunctionalWorkflow):
         steps, _ = workflow._discover_workflow_dependencies(workflow._func)
         functions = [workflow._func, *(s._func for s in steps)]
-        declared: list[Any] = []
-        for name in {f.__module__ for f in functions}:
-            defined = list(vars(sys.modules[name]).values()) if name in sys.modules else []
-            declared += [c for c in defined if _value_class(c) and c.__module__ == name]
+        declared: list[Any] = _value_classes_of({f.__module__ for f in functions})
         for function in functions:
             try:
                 hints = typing.get_type_hints(function).values()
@@ -168,6 +167,7 @@ def _declared_types(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
                 logger.warning("cannot read the annotations of %s", function.__qualname__)
         return declared
     found: list[Any] = []
+    modules: set[str] = set()
     for executor in executors_of(workflow):
         handlers = getattr(executor, "_response_handlers", {})
         found += [
@@ -175,6 +175,21 @@ def _declared_types(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
             *executor.output_types,
             *(t for pair in handlers for t in pair),
         ]
+        # its class's module, or a function executor's function's (`@executor`)
+        written = getattr(executor, "_original_func", None) or type(executor)
+        modules.add(str(getattr(written, "__module__", "")))
+    # what an executor keeps in the workflow's state (`ctx.set_state`) or its own, of a class
+    # its module defines (MAF's `state_with_agents.py` keeps an `Email` no handler takes)
+    own = {m for m in modules if not m.startswith(("agent_framework", "executors.platform"))}
+    return [*found, *_value_classes_of(own)]
+
+
+def _value_classes_of(modules: Iterable[str]) -> list[type]:
+    """The value classes (`_value_class`) each of `modules` defines (not those it imports)."""
+    found: list[type] = []
+    for name in modules:
+        defined = list(vars(sys.modules[name]).values()) if name in sys.modules else []
+        found += [c for c in defined if _value_class(c) and c.__module__ == name]
     return found
 
 

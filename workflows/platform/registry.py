@@ -334,7 +334,8 @@ def register(
     (a customer's record, say) to every request the adapters ask, beside the conversation;
     `party` is what the workflow calls the person it serves in the words people read (the
     conversation's first message is theirs). Request, response and message types are found from
-    the executors; `checkpoint_types` names only what an executor keeps in its own state.
+    the executors, with the value classes their modules define; `checkpoint_types` names any
+    other type an executor keeps in its own state or the workflow's (`ctx.set_state`).
 
     Any other `ctx.request_info(data, response_type)` becomes an `input` request with no adapter;
     `routes` route them (team, title, priority, deadline) by request data type or executor id.
