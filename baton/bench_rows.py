@@ -433,6 +433,10 @@ class RowsCycle:
             (stored,) = conn.execute(
                 "SELECT body FROM checkpoints WHERE id = :id", {"id": checkpoint_id}
             ).fetchone()
+            conn.execute(  # the conversation so far, for what the resume asks people
+                "SELECT entry FROM run_transcript WHERE run_id = :run_id ORDER BY seq",
+                {"run_id": run_id},
+            ).fetchall()
             return job, stored
 
         job, body = self._write(conn, write, savepoint=True)

@@ -576,12 +576,24 @@ def security_check(approval: Content) -> str | None:
     that breaks its information-flow policy (an untrusted context, private data bound for a
     public tool), saying why (`policy_violation`, `reason`). No policy rule lets such a call
     run unasked, nor a standing approval: a person decides, told what the check found.
+
+    The check's label of the context says where it came from (`context_label`: the tool whose
+    result set it, which may be in an earlier run of the conversation, one the request does
+    not show): said too, so that a person sees why the context is what it is.
     """
     extra = approval.additional_properties or {}
     if not extra.get("policy_violation"):
         return None
     said = extra.get("reason") or extra.get("violation_type")
-    return str(said) if said else "A security check of the agent's flagged this call."
+    said = str(said) if said else "A security check of the agent's flagged this call."
+    label = extra.get("context_label")
+    if not isinstance(label, dict):
+        return said
+    levels = " and ".join(str(label[k]) for k in ("integrity", "confidentiality") if label.get(k))
+    source = (label.get("metadata") or {}).get("function_name")
+    if levels and source:
+        return f"{said} The context is {levels}, from what {source} returned."
+    return f"{said} The context is {levels}." if levels else said
 
 
 class AgentToolApprovals(ToolApprovals):

@@ -430,11 +430,15 @@ def _result_of(entry: Entry) -> Any:
 
 
 def as_text(result: Any) -> str:
-    """A tool result as text: strings as they are, contents by their text, the rest as JSON."""
+    """A tool result as text: strings as they are, contents by their text, the rest as JSON.
+
+    Several contents are one text as MAF makes them the result the model reads
+    (`Content.from_function_result`): a line each, the empty ones left out.
+    """
     if isinstance(result, str):
         return result
     if isinstance(result, list) and all(hasattr(c, "type") for c in result):
-        return " ".join(_content_text(c) for c in result)
+        return "\n".join(text for text in map(_content_text, result) if text)
     return json.dumps(result, default=str)
 
 

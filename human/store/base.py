@@ -178,6 +178,9 @@ class InPlay:
     """Requests answered (or expired) and not yet delivered, in answer order."""
     checkpoint: bytes | None = None
     """The encoded body of the run's current checkpoint, when an answer waits to be delivered."""
+    transcript: list[dict[str, Any]] | None = None
+    """The run's conversation entries so far, in order, when an answer waits to be delivered:
+    what the drive's requests show people (None: not read)."""
 
 
 class AnswerOutcome(BaseModel):

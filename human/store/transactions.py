@@ -472,10 +472,7 @@ class SqlStore:
 
     async def list_transcript(self, run_id: str) -> list[dict[str, Any]]:
         """A run's conversation entries, in order."""
-        found = await self._all(
-            "SELECT entry FROM run_transcript WHERE run_id = :run_id ORDER BY seq", run_id=run_id
-        )
-        return [loads(r["entry"]) for r in found]
+        return await self._read_tx(lambda tx: _transcript_in(tx, run_id))
 
     # requests and answers -------------------------------------------------------------------
 
@@ -1686,18 +1683,28 @@ async def _in_play(tx: Tx, run_id: str) -> InPlay | None:
         (r for r in requests if r.status not in OPEN_STATUSES),
         key=lambda r: ranks[r.id],  # answer order; a stable sort keeps seq order
     )
-    body = None
+    body, transcript = None, None
     if answered and row["checkpoint_id"] is not None:  # a resume restores it: read it now
         found_body = await tx.one(
             "SELECT body FROM checkpoints WHERE id = :id", id=row["checkpoint_id"]
         )
         body = bytes(found_body["body"]) if found_body else None
+        transcript = await _transcript_in(tx, run_id)  # (what its requests show people)
     return InPlay(
         run=run_of(row),
         open=[r for r in requests if r.status in OPEN_STATUSES],
         answered=answered,
         checkpoint=body,
+        transcript=transcript,
     )
+
+
+async def _transcript_in(tx: Tx, run_id: str) -> list[dict[str, Any]]:
+    """A run's conversation entries, in order, read in `tx`."""
+    found = await tx.all(
+        "SELECT entry FROM run_transcript WHERE run_id = :run_id ORDER BY seq", run_id=run_id
+    )
+    return [loads(r["entry"]) for r in found]
 
 
 async def _request_in(tx: Tx, request_id: str, *, lock: bool = False) -> HumanRequest | None:

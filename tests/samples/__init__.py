@@ -191,6 +191,12 @@ first (as the sample's note says to in production; its tools read the per-agent 
 their `FunctionInvocationContext`, as `workflow_kwargs`' do); the sub-workflow's text processor
 asks a person for the empty text (`propagate_request=True`); the worker asks before it goes on
 past 5, its factor pairs kept by its checkpoint hooks.
+`email_security` and
+`repo_confidentiality` are MAF's FIDES samples `02-agents/security/email_security_example.py` and
+`repo_confidentiality_example.py`, less their `main()` and Foundry clients: information-flow
+labels on what tools return, and a call the policy flags asked of a person
+(`approval_on_violation=True`), compared with MAF alone through kill -9
+(`tests/e2e/test_fides_samples.py`).
 """
 
 MODULES = ",".join(
@@ -257,5 +263,7 @@ MODULES = ",".join(
         "workflow_kwargs_per_agent",
         "sub_workflow_basics",
         "checkpoint_with_resume",
+        "email_security",
+        "repo_confidentiality",
     )
 )

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Never
 
 import pytest
@@ -29,6 +29,7 @@ from agent_framework._workflows._checkpoint_encoding import (
     encode_checkpoint_value,
 )
 
+from tests.fixtures.ledger_values import Ledger
 from workflows.platform import attributes
 from workflows.platform.attributes import KEY, install, refusal, writes_own_hooks
 from workflows.platform.checkpoints import checkpoint_types_of
@@ -43,13 +44,6 @@ class Ask:
 @dataclass
 class Reply:
     text: str
-
-
-@dataclass
-class Ledger:
-    """A class of the executor's own: carried only once allow-listed."""
-
-    entries: list[str] = field(default_factory=list)
 
 
 class Client:

@@ -373,6 +373,17 @@ def test_a_tool_s_empty_result_is_recorded_as_the_empty_text_the_model_was_given
     assert as_text(FunctionTool.parse_result({"a": 1})) == '{"a": 1}'
 
 
+def test_a_tool_s_several_texts_are_recorded_as_the_one_result_maf_hands_the_model() -> None:
+    """A tool returning several text contents (MAF's `fetch_emails`, each email labelled apart)
+    is one result to the model: MAF joins the texts a line each, the empty ones left out
+    (`Content.from_function_result`). A continued run hands the model the same text again."""
+    given = [Content.from_text('{"id": 1}'), Content.from_text(""), Content.from_text('{"id": 2}')]
+    maf = Content.from_function_result(call_id="c1", result=given).result
+
+    assert maf == '{"id": 1}\n{"id": 2}'
+    assert as_text(given) == maf
+
+
 def _history_kept(agent: Agent) -> tuple[bool, Any]:
     """Whether `seed_history` put a turn in `agent`'s session, and what the session then holds."""
     workflow = as_workflow(agent, "talker")

@@ -19,7 +19,7 @@ import types
 import typing
 import zlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from agent_framework import FunctionalWorkflow, RunContext, Workflow, WorkflowCheckpoint
 from agent_framework._workflows._checkpoint_encoding import (
@@ -180,8 +180,20 @@ def _declared_types(workflow: Workflow | FunctionalWorkflow) -> list[Any]:
         modules.add(str(getattr(written, "__module__", "")))
     # what an executor keeps in the workflow's state (`ctx.set_state`) or its own, of a class
     # its module defines (MAF's `state_with_agents.py` keeps an `Email` no handler takes)
-    own = {m for m in modules if not m.startswith(("agent_framework", "executors.platform"))}
+    own = {m for m in modules if not m.startswith(_PLATFORM)}
     return [*found, *_value_classes_of(own)]
+
+
+_PLATFORM: Final = (
+    "agent_framework",
+    "baton.",
+    "executors.platform",
+    "human.",
+    "web.",
+    "workflows.platform",
+)
+"""MAF's modules and Baton's own, whose value classes no workflow's checkpoint holds unless its
+types say so."""
 
 
 def _value_classes_of(modules: Iterable[str]) -> list[type]:
@@ -236,6 +248,10 @@ def _collect(declared: Any, found: set[type], aliases: list[bool], depth: int = 
     if issubclass(declared, BaseModel):
         fields = [f.annotation for f in declared.model_fields.values()]
     elif dataclasses.is_dataclass(declared) or typing.is_typeddict(declared):
-        fields = list(typing.get_type_hints(declared).values())
+        try:
+            fields = list(typing.get_type_hints(declared).values())
+        except Exception:  # a field's annotation that does not resolve (an import only a type
+            # checker makes): the class is found, the types in that field are not
+            logger.warning("cannot read the field types of %s", declared.__qualname__)
     for annotation in fields:
         _collect(annotation, found, aliases, depth + 1)

@@ -415,9 +415,13 @@ class Runtime:
             built = held.built = await self.pool.take(spec, run.id, run.input, run.created_by)
             services = built.services
             scene = Scene(services)
-            if spec.adapters is not None or services.policy.standing:
-                # adapters show people the conversation and read the run's state from it; the
-                # gates find there the approvals a person let stand (`tool_gate.stood_for`)
+            if state.transcript is not None:  # read with the rest of what the drive needs
+                services.transcript.history = state.transcript
+            elif deliver is not None or spec.adapters is not None or services.policy.standing:
+                # requests show people the run's conversation (one asked again in a later drive
+                # too, as FIDES asks on replaying an approved call) and adapters read the run's
+                # state from it; the gates find there the approvals a person let stand
+                # (`tool_gate.stood_for`). A run's first drive has none stored yet.
                 services.transcript.history = await self.store.list_transcript(run.id)
             earlier = await self.conversations_before(run) if deliver is None else []
             turns = turns_carry_on(built.workflow)
