@@ -196,6 +196,7 @@ class RunServices:
         object.__setattr__(self, "run_ended", [])
         self.transcript.history = []
         self.transcript.entries = []
+        self.transcript.kept = {}  # (the files of the last run's entries)
 
 
 DRIVING_SERVICES: contextvars.ContextVar[RunServices | None] = contextvars.ContextVar(

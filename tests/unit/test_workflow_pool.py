@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from baton.wiring import Parts
+from human.attachments import Kept
 from human.records import Run, User
 from human.store.base import RequestFilter
 from tests import supportkit
@@ -230,7 +231,9 @@ async def test_drives_at_once_get_instances_of_their_own_and_the_process_keeps_a
     assert len({id(built.workflow) for built in held}) == count
     assert len({id(built.services) for built in held}) == count
     assert [built.services.run_id for built in held] == [f"run_{n}" for n in range(count)]
-    for built in held:
+    for n, built in enumerate(held):  # what a drive noted, and the files its entries held
+        built.services.transcript.add({"type": "message", "role": "user", "text": f"i{n}"})
+        built.services.transcript.kept[f"{n}"] = Kept(f"{n}", "image/png", b"run's own")
         await pool.give_back(spec, built)
 
     assert len(pool.idle("tally_reused")) == pool.keep == parts.settings.worker_concurrency
@@ -238,6 +241,8 @@ async def test_drives_at_once_get_instances_of_their_own_and_the_process_keeps_a
     assert again in held
     assert (again.services.run_id, again.services.run_input) == ("run_again", {"item": "again"})
     assert again.services.started_by == "sam"
+    kept_over = again.services.transcript  # nothing of another run, in memory or to commit
+    assert (kept_over.history, kept_over.entries, kept_over.kept) == ([], [], {})
 
 
 async def test_interleaved_refunds_on_a_kept_instance_match_refunds_built_per_drive(
