@@ -54,7 +54,6 @@ from human.policy import Decision, EditedCall, Invariant, Policy, consequences
 from human.records import (
     OPEN_STATUSES,
     AnswerRecord,
-    Attachment,
     AuditEvent,
     HumanRequest,
     Page,
@@ -138,10 +137,8 @@ class RequestService:
             raise RequestNotFound(f"no request {request_id}")
         return request
 
-    async def attachment(
-        self, request_id: str, attachment_id: str, *, viewer: User
-    ) -> tuple[Attachment, Kept]:
-        """A file the request lists, and its bytes.
+    async def attachment(self, request_id: str, attachment_id: str, *, viewer: User) -> Kept:
+        """The bytes of a file the request lists.
 
         `RequestNotFound` where `viewer` may not see the request (as for its page),
         `AttachmentNotFound` where it lists no such file: no id opens a file through a request
@@ -152,7 +149,7 @@ class RequestService:
         kept = await self._store.load_attachment(attachment_id) if listed else None
         if listed is None or kept is None:
             raise AttachmentNotFound(f"request {request_id} has no attachment {attachment_id}")
-        return listed, kept
+        return kept
 
     async def moved_away_from(self, request_id: str, *, viewer: User) -> AuditEvent | None:
         """The move that took a request `viewer` cannot see out of their teams, else None.

@@ -16,7 +16,6 @@ from fastapi import Path
 from fastapi.responses import Response
 
 from human.attachments import ID, SHOWN_INLINE, Kept
-from human.records import Attachment
 
 AttachmentId = Path(
     pattern=ID.pattern,
@@ -37,7 +36,7 @@ FILE_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
 }
 
 
-def file_response(listed: Attachment, kept: Kept) -> Response:
+def file_response(kept: Kept) -> Response:
     """The file's bytes, shown (a safe image) or saved (anything else), sandboxed."""
     extension = mimetypes.guess_extension(kept.media_type, strict=False) or ".bin"
     filename = f"attachment-{kept.id[:12]}{extension}"

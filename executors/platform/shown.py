@@ -43,8 +43,8 @@ def maf_value(value: Any) -> Any:
 def files_in(value: Any) -> list[Kept]:
     """The files (data URIs) `value` holds, MAF's objects too (a `Message`'s data contents).
 
-    None where `value` cannot be read as JSON: a file not kept is named in words all the same,
-    and the run goes on.
+    None found where `value` cannot be read as JSON: a file not kept is named in words all the
+    same, and the run goes on.
     """
     try:
         return found_in(as_json(value, fallback=_as_data))

@@ -109,8 +109,8 @@ async def get_attachment(
 
     404 where the request lists no file of that id, or you may not see the request.
     """
-    listed, kept = await parts.requests.attachment(request_id, attachment_id, viewer=user)
-    return file_response(listed, kept)
+    kept = await parts.requests.attachment(request_id, attachment_id, viewer=user)
+    return file_response(kept)
 
 
 @router.post("/{request_id}/respond", responses=refusals(403, 404, 409, 410))

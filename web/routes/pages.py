@@ -89,8 +89,8 @@ async def request_attachment(
     attachment_id: Annotated[str, AttachmentId],
 ) -> Response:
     """A file the request came with, for its page: shown (an image) or saved (anything else)."""
-    listed, kept = await parts.requests.attachment(request_id, attachment_id, viewer=user)
-    return file_response(listed, kept)
+    kept = await parts.requests.attachment(request_id, attachment_id, viewer=user)
+    return file_response(kept)
 
 
 @router.post("/requests/{request_id}")
