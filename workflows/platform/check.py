@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from agent_framework import (
     AgentExecutor,
@@ -128,21 +128,17 @@ class LostState:
         )
         one = len(self.attributes) == 1
         them, types = ("it", "its type") if one else ("them", "their types")
-        executor, _, holder = self.executor_id.partition(MIDDLEWARE)
-        if holder:
+        who, kind = holder_of(self.executor_id, self.executor_class)
+        lost = f"{who} lost state on resume from pause {self.pause}: {said} — "
+        if kind == "middleware":
             return (
-                f"middleware object {holder} of executor {executor}'s agent lost state on "
-                f"resume from pause {self.pause}: {said} — keep {them} in the session's state "
-                "(context.session.state), which the checkpoint carries, or in a store outside "
-                "the process"
-            )
-        executor, _, provider = self.executor_id.partition(PROVIDER)
-        if provider:
-            return (
-                f"context provider {provider} ({self.executor_class}) of executor {executor}'s "
-                f"agent lost state on resume from pause {self.pause}: {said} — keep {them} in "
-                "the session's state MAF hands its before_run/after_run (`state`), which the "
+                f"{lost}keep {them} in the session's state (context.session.state), which the "
                 "checkpoint carries, or in a store outside the process"
+            )
+        if kind == "provider":
+            return (
+                f"{lost}keep {them} in the session's state MAF hands its before_run/after_run "
+                "(`state`), which the checkpoint carries, or in a store outside the process"
             )
         listed = (  # only a value the allow-list refused is helped by allow-listing it
             f"allow-list {types} (register(..., checkpoint_types=...)), or "
@@ -150,10 +146,29 @@ class LostState:
             else ""
         )
         return (
-            f"executor {self.executor_id} ({self.executor_class}) lost state on resume from "
-            f"pause {self.pause}: {said} — {listed}keep {them} in on_checkpoint_save/"
-            f"on_checkpoint_restore or in ctx.set_state"
+            f"{lost}{listed}keep {them} in on_checkpoint_save/on_checkpoint_restore or in "
+            "ctx.set_state"
         )
+
+
+def holder_of(
+    executor_id: str, executor_class: str
+) -> tuple[str, Literal["middleware", "provider", "executor"]]:
+    """Who holds a finding's attributes, in words, and what it is.
+
+    An agent's middleware object, its context provider, or the executor itself (the ids of
+    `snapshots.parts_of`).
+    """
+    executor, _, holder = executor_id.partition(MIDDLEWARE)
+    if holder:
+        return f"middleware object {holder} of executor {executor}'s agent", "middleware"
+    executor, _, provider = executor_id.partition(PROVIDER)
+    if provider:
+        return (
+            f"context provider {provider} ({executor_class}) of executor {executor}'s agent",
+            "provider",
+        )
+    return f"executor {executor_id} ({executor_class})", "executor"
 
 
 @dataclass(frozen=True)
@@ -172,27 +187,24 @@ class KeptState:
             for a in self.attributes
         )
         them = "it" if len(self.attributes) == 1 else "them"
-        executor, _, holder = self.executor_id.partition(MIDDLEWARE)
-        if holder:
+        who, kind = holder_of(self.executor_id, self.executor_class)
+        carries = (
+            f"{who} carries state into the next run on a kept instance (register(reuse=True)): "
+            f"{said} — "
+        )
+        if kind == "middleware":
             return (
-                f"middleware object {holder} of executor {executor}'s agent carries state into "
-                f"the next run on a kept instance (register(reuse=True)): {said} — make it in "
-                "the builder for each build and keep a run's state in the session's state, or "
-                "register the workflow without reuse"
+                f"{carries}make it in the builder for each build and keep a run's state in the "
+                "session's state, or register the workflow without reuse"
             )
-        executor, _, provider = self.executor_id.partition(PROVIDER)
-        if provider:
+        if kind == "provider":
             return (
-                f"context provider {provider} ({self.executor_class}) of executor {executor}'s "
-                f"agent carries state into the next run on a kept instance "
-                f"(register(reuse=True)): {said} — keep {them} in the session's state MAF "
-                "hands its before_run/after_run (`state`), or register the workflow without reuse"
+                f"{carries}keep {them} in the session's state MAF hands its before_run/after_run "
+                "(`state`), or register the workflow without reuse"
             )
         return (
-            f"executor {self.executor_id} ({self.executor_class}) carries state into the next "
-            f"run on a kept instance (register(reuse=True)): {said} — keep {them} in "
-            f"on_checkpoint_save/on_checkpoint_restore or in ctx.set_state, or register the "
-            f"workflow without reuse"
+            f"{carries}keep {them} in on_checkpoint_save/on_checkpoint_restore or in "
+            "ctx.set_state, or register the workflow without reuse"
         )
 
 
