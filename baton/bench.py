@@ -103,7 +103,6 @@ from agent_framework import (
 from pydantic import BaseModel
 
 from baton import devpg
-from baton.bench_pages import measure_request_page
 from baton.bench_peers import by_round, in_round_order, paused, say, say_round
 from baton.demo import seed_demo
 from baton.errors import StoreError
@@ -115,7 +114,6 @@ from human.service import RequestService
 from human.stats import percentile
 from human.store import open_store
 from human.store.base import RequestFilter, Store
-from web.auth import new_token, token_hash
 from workflows.platform.registry import register
 from workflows.platform.runtime import Runtime
 from workflows.platform.worker import Worker
@@ -183,6 +181,9 @@ async def run_bench(
         bare_ms = await measure_bare_maf_cycle_ms()
         cycles = await measure_cycles(f"sqlite:///{folder / 'cycles.db'}", runs)
         held = await measure_paused(f"sqlite:///{folder / 'paused.db'}", paused, folder)
+        # imported here: the web app it renders with is nothing a cycle's child needs
+        from baton.bench_pages import measure_request_page
+
         page_ms = await measure_request_page(folder)  # baton/bench_pages.py
         answered = await measure_http_answer(f"sqlite:///{folder / 'http.db'}", http_cycles, folder)
         figures: Figures = {
@@ -695,6 +696,8 @@ async def measure_paused(db_url: str, paused: int, folder: Path) -> PausedFigure
 
 
 async def _token(store: Store, name: str) -> str:
+    from web.auth import new_token, token_hash
+
     user = await store.get_user(name)
     assert user is not None
     token = new_token()

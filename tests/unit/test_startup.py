@@ -72,3 +72,22 @@ def test_each_channel_set_loads_its_library(migrated: Path) -> None:
 
     assert "slack_sdk" in slack
     assert {"microsoft_agents", "azure.identity"} <= set(teams)
+
+
+def test_a_benchmark_cycle_s_child_loads_no_web_app(tmp_path: Path) -> None:
+    # `baton bench` and `baton bench-instructions` start dozens of these children; the web app
+    # (FastAPI, the routes, the pages) was some 40 % of each one's start, and under callgrind
+    # some 2 billion instructions a child, for nothing its cycles use.
+    child = (
+        "import json, sys\n"
+        "from baton import bench, bench_peers\n"
+        "bench_peers.main(['minimal', 'baton', '1', sys.argv[1]])\n"
+        "print(json.dumps(sorted(m for m in ('fastapi', 'web.app') if m in sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child, str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = done.stdout.strip().splitlines()
+    assert json.loads(said[0])["cycles"] == 1  # the cycle ran
+    assert json.loads(said[-1]) == []
