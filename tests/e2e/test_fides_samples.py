@@ -7,7 +7,6 @@ alone (the same plays, the sample's turns in one session in one process)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -19,16 +18,11 @@ from executors.platform.chat_clients import ScriptedChatClient
 from tests.harness import baton_server, eventually
 from tests.pages import PAGE_ENV, signed_in, text_of
 from tests.plays import handed_turn
-from tests.samples import MODULES
 from tests.samples import email_security as email
 from tests.samples import repo_confidentiality as repo
+from tests.samples import served
 
-ROOT = Path(__file__).resolve().parents[2]
-ENV = PAGE_ENV | {
-    "BATON_WORKFLOWS": MODULES,
-    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    "PYTHONUNBUFFERED": "1",
-}
+ENV = PAGE_ENV | served("email_security", "repo_confidentiality") | {"PYTHONUNBUFFERED": "1"}
 SAMPLES = {  # workflow: (module, turns, the plays)
     "email_security": (email, email.USER_MESSAGES),
     "repo_confidentiality": (repo, [repo.USER_MESSAGE]),

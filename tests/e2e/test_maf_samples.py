@@ -14,7 +14,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import os
 import re
 import zlib
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from executors.platform.services import ChatClientFactory
 from human.store import open_store
 from tests.harness import Server, baton_server, eventually, stored_run
 from tests.pages import PAGE_ENV, signed_in, text_of
-from tests.samples import MODULES, chart_review, file_history
+from tests.samples import MODULES, chart_review, file_history, served
 from tests.samples import compaction_provider as compaction
 from tests.samples import sequential_approval as database
 from tests.samples import session_behavior as weather
@@ -42,11 +41,7 @@ from tests.samples.agui_handoff import lookup_order_details, submit_refund
 from tests.samples.checkpoint_brief import BRIEF
 from workflows.platform import registry
 
-ROOT = Path(__file__).resolve().parents[2]
-ENV = {
-    "BATON_WORKFLOWS": MODULES,
-    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-}
+ENV = served()
 
 Answer = dict[str, Any]
 Step = tuple[Callable[[dict[str, Any]], bool], Answer]

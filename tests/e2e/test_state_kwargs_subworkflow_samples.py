@@ -9,7 +9,6 @@ approved query, the writer's formatting), and none is stored in the checkpoint."
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +19,12 @@ from executors.platform.chat_clients import ScriptedChatClient
 from tests.e2e.test_maf_samples import checkpoint_text
 from tests.harness import baton_server, stored_run
 from tests.plays import handed_turn
-from tests.samples import MODULES
 from tests.samples import checkpoint_with_resume as factors
+from tests.samples import served
 from tests.samples import state_with_agents as emails
 from tests.samples import sub_workflow_basics as texts
 from tests.samples import workflow_kwargs_per_agent as per_agent
 
-ROOT = Path(__file__).resolve().parents[2]
-ENV = {
-    "BATON_WORKFLOWS": MODULES,
-    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-}
 EMAIL = "Hi team, the Q3 review moves to Thursday. Ann"
 APPROVE = {"decision": "approve"}
 
@@ -95,7 +89,7 @@ async def test_a_sample_paused_and_answered_after_kill_9_ends_as_on_maf_alone(
 ) -> None:
     outputs, expected_inputs = await maf_alone(workflow)
     recorded = tmp_path / "model-inputs.jsonl"
-    env = ENV | {"SAMPLE_MODEL_INPUTS": str(recorded)}
+    env = served(workflow) | {"SAMPLE_MODEL_INPUTS": str(recorded)}
     run_input, reply = BATON[workflow]
     async with baton_server(db_url, tokens, server_log, env) as server:
         run = await server.start_run({"workflow": workflow, "input": run_input})

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +16,12 @@ from agent_framework import FunctionTool, Message
 from executors.platform.chat_clients import ScriptedChatClient
 from tests.harness import Server, baton_server
 from tests.plays import handed_turn
-from tests.samples import MODULES
 from tests.samples import max_exceptions as dividing
 from tests.samples import max_invocations as unicorns
+from tests.samples import served
 from tests.samples import total_tool_calls as capped
 
-ROOT = Path(__file__).resolve().parents[2]
 ENV = {
-    "BATON_WORKFLOWS": MODULES,
-    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     "PYTHONUNBUFFERED": "1",  # the tool's own print, kept through a kill -9
 }
 LIMITED = {  # workflow: (module, its play, its asking tool)
@@ -82,7 +78,7 @@ async def test_a_tool_s_limit_holds_across_a_pause_answered_in_a_new_process_as_
     module, play, tool = LIMITED[workflow]
     expected_outputs, expected_inputs = await maf_alone(module, play, tool)
     recorded = tmp_path / "model-inputs.jsonl"
-    env = ENV | {"SAMPLE_MODEL_INPUTS": str(recorded)}
+    env = ENV | served(module.__name__.rpartition(".")[2]) | {"SAMPLE_MODEL_INPUTS": str(recorded)}
     outputs = await on_baton(
         workflow, module.USER_MESSAGES, restarted, env, server_log, db_url, tokens
     )

@@ -16,8 +16,9 @@ from agent_framework import Content, Message
 from agent_framework.orchestrations import AgentRequestInfoResponse
 
 from executors.platform.chat_clients import PLAYS, ScriptedChatClient
-from tests.e2e.test_maf_samples import ENV, all_approved
+from tests.e2e.test_maf_samples import all_approved
 from tests.harness import baton_server
+from tests.samples import served
 
 SAMPLES = {
     "sequential_workflow_agent": "sequential-workflow-agent",
@@ -81,7 +82,7 @@ async def test_a_workflow_made_an_agent_goes_on_turn_by_turn_as_on_maf_alone(
     monkeypatch.setenv("SAMPLE_MODEL_TRACE", str(asked_trace))
     await maf_alone(workflow, ask=True)
     monkeypatch.setenv("SAMPLE_MODEL_TRACE", str(baton_trace))
-    env = ENV | {"SAMPLE_MODEL_TRACE": str(baton_trace)}
+    env = served(workflow) | {"SAMPLE_MODEL_TRACE": str(baton_trace)}
     ended: list[dict[str, Any]] = []
     turn_one = 0
     for query in module.QUERIES:  # each turn asks; the server is killed while it waits

@@ -199,6 +199,9 @@ labels on what tools return, and a call the policy flags asked of a person
 (`tests/e2e/test_fides_samples.py`).
 """
 
+import os
+from pathlib import Path
+
 MODULES = ",".join(
     f"tests.samples.{name}"
     for name in (
@@ -267,3 +270,18 @@ MODULES = ",".join(
         "repo_confidentiality",
     )
 )
+
+
+def served(*names: str) -> dict[str, str]:
+    """The environment of a `baton serve` that registers these modules of this package, or all.
+
+    Registering all of them costs a process some 0.8 s of its start (MAF's OpenAI client among
+    what they import); a test that runs one sample in a process of its own registers that one.
+    """
+    root = Path(__file__).resolve().parents[2]
+    unknown = [name for name in names if f"tests.samples.{name}" not in MODULES.split(",")]
+    assert not unknown, f"not a sample: {unknown}"
+    return {
+        "BATON_WORKFLOWS": ",".join(f"tests.samples.{name}" for name in names) or MODULES,
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
