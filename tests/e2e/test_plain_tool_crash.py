@@ -49,17 +49,26 @@ async def courier_waiting(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A courier run sending "hello", and its approval, pending (a server of its own, stopped)."""
     async with baton_server(db_url, tokens, log, env) as server:
-        run = await server.start_run({"workflow": "courier", "input": {"text": "hello"}})
-        return run, await server.wait_for_request(run["id"])
+        return await courier_asking(server)
+
+
+async def courier_asking(server: Server) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A courier run sending "hello" on `server`, and its approval, pending."""
+    run = await server.start_run({"workflow": "courier", "input": {"text": "hello"}})
+    return run, await server.wait_for_request(run["id"])
 
 
 async def approved_into(
     failpoint: str, db_url: str, tokens: dict[str, str], log: Path, env: dict[str, str]
 ) -> dict[str, Any]:
-    """A courier run, approved on a server armed to die at `failpoint`, which it did."""
-    run, approval = await courier_waiting(db_url, tokens, log, env)
+    """A courier run, approved on a server armed to die at `failpoint`, which it did.
+
+    The server that pauses it is the one that dies: no effect point is passed before the call a
+    person approves.
+    """
     armed = env | {"BATON_FAILPOINTS": f"{failpoint}=exit"}
     async with baton_server(db_url, tokens, log, armed) as server:
+        run, approval = await courier_asking(server)
         reply = await server.respond(approval["id"], {"decision": "approve"}, user="lee")
         assert reply.status_code == 200, reply.text
         assert await server.wait_exit() == 137

@@ -82,10 +82,10 @@ async def test_a_crash_around_an_approved_support_refund_refunds_once(
     failpoint: str, db_url: str, tokens: dict[str, str], server_log: Path
 ) -> None:
     armed = {"BATON_FAILPOINTS": f"{failpoint}=exit"}
-    async with baton_server(db_url, tokens, server_log) as server:
+    # the server that pauses the run dies: its drive to the approval passes no effect point
+    async with baton_server(db_url, tokens, server_log, armed) as server:
         run = await server.start_run(REFUND_120, user="sue")
         pending = await pending_request(server, run["id"], kind="approval")
-    async with baton_server(db_url, tokens, server_log, armed) as server:
         reply = await server.respond(pending["id"], {"decision": "approve"}, user="lee")
         assert reply.status_code == 200, reply.text
         assert await server.wait_exit() == 137
