@@ -150,6 +150,7 @@ async def run_bench(
     pg_paused: int = 4000,
     scale_cycles: int = 300,
     http_cycles: int = 200,
+    scale_rounds: int = SCALE_ROUNDS,
 ) -> Figures:
     """Measure every figure of `baton bench` in one go, on the disk of the default database.
 
@@ -161,8 +162,9 @@ async def run_bench(
             own); None starts a throwaway one.
         pg_runs: `runs` on PostgreSQL (fewer by default: a PostgreSQL cycle takes longer).
         pg_paused: `paused` on PostgreSQL (`pg_paused_runs`; fewer by default, for time).
-        scale_cycles: Timed cycles of each worker count in each of `SCALE_ROUNDS` rounds.
+        scale_cycles: Timed cycles of each worker count in each of `scale_rounds` rounds.
         http_cycles: Timed cycles of the `http_answer_to_resumed_ms_` figures.
+        scale_rounds: Rounds of 1, 2 and 4 workers (`worker_figures`).
 
     Returns:
         The figures by name (see the module docstring for what each one measures), with
@@ -173,7 +175,7 @@ async def run_bench(
         RuntimeError: If a run does not pause or complete as the refund workflow should, or a
             child process fails.
     """
-    if min(runs, paused, pg_runs, pg_paused, scale_cycles, http_cycles) < 1:
+    if min(runs, paused, pg_runs, pg_paused, scale_cycles, http_cycles, scale_rounds) < 1:
         raise ValueError("every count must be at least 1")
     with tempfile.TemporaryDirectory(prefix="bench-", dir=scratch_root()) as tmp:
         folder = Path(tmp)
@@ -201,7 +203,9 @@ async def run_bench(
             f" (load {os.getloadavg()[0]:.2f})"
         )
         if postgres:
-            figures |= await postgres_figures(pg_url, pg_runs, pg_paused, scale_cycles, folder)
+            figures |= await postgres_figures(
+                pg_url, pg_runs, pg_paused, scale_cycles, folder, scale_rounds
+            )
     return figures
 
 
@@ -223,7 +227,12 @@ def _store_figures(
 
 
 async def postgres_figures(
-    pg_url: str | None, runs: int, paused: int, scale_cycles: int, folder: Path
+    pg_url: str | None,
+    runs: int,
+    paused: int,
+    scale_cycles: int,
+    folder: Path,
+    scale_rounds: int = SCALE_ROUNDS,
 ) -> Figures:
     """The `pg_` figures, each on a new database of one server; `pg_unavailable` if none.
 
@@ -231,8 +240,9 @@ async def postgres_figures(
         pg_url: A PostgreSQL server (any database of it); None starts a throwaway one.
         runs: Sequential cycles for the pause, resume and throughput figures.
         paused: Runs left paused for the size, memory and listing figures.
-        scale_cycles: Timed cycles of each worker count in each of `SCALE_ROUNDS` rounds.
+        scale_cycles: Timed cycles of each worker count in each of `scale_rounds` rounds.
         folder: Where child processes' logs go.
+        scale_rounds: Rounds of 1, 2 and 4 workers (`worker_figures`).
 
     Returns:
         The figures by name, or only `pg_unavailable` saying why there is no server to use.
@@ -255,7 +265,7 @@ async def postgres_figures(
             **_store_figures("pg_", "", floor_us, runs, cycles, held),
             "pg_paused_runs": paused,
         }
-        figures |= await worker_figures(pg_url, scale_cycles, folder)
+        figures |= await worker_figures(pg_url, scale_cycles, folder, scale_rounds)
     return figures
 
 
