@@ -81,6 +81,35 @@ async def test_the_check_names_the_executor_and_the_attribute_a_restore_loses() 
     )
 
 
+async def test_a_dict_whose_keys_a_restore_makes_strings_is_named_with_what_to_do() -> None:
+    report = await check_workflow("by_round", run_input={"topic": "tea"})
+
+    assert report.outputs == ["rounds=['1', 2]"]  # the bug as a user would meet it
+    [found] = report.lost_state
+    assert [(a.name, a.string_keys, a.why) for a in found.attributes] == [("by_round", True, "")]
+    assert report.findings() == [
+        "executor turn_counter (RoundNoter) lost state on resume from pause 2: self.by_round was "
+        "{1: 'ok'}, is {'1': 'ok'} after restore (a checkpoint keeps a dict's keys as strings, as "
+        "JSON does) — key it by strings, or turn the keys back after a restore"
+    ]
+
+
+async def test_maf_s_sample_keeping_int_keys_through_its_checkpoint_hooks_is_named() -> None:
+    # `checkpoint_with_resume.py` saves its factor pairs by number in `on_checkpoint_save`: they
+    # come back keyed by strings, and its output mixes "5" and 6 (as on MAF's own file storage)
+    registry.load("tests.samples.checkpoint_with_resume")
+    report = await check_workflow("checkpoint_with_resume", run_input={"upper_limit": 10})
+
+    [found] = report.lost_state
+    assert (found.executor_id, found.executor_class) == ("worker", "AskingWorkerExecutor")
+    assert [(a.name, a.string_keys) for a in found.attributes] == [
+        ("_composite_number_pairs", True)
+    ]
+    [pairs] = report.outputs
+    assert "5" in pairs  # restored
+    assert 6 in pairs  # made after the restore
+
+
 @pytest.mark.parametrize("workflow", ["plain", "tallied"])
 async def test_plain_attributes_a_checkpoint_can_carry_come_back_and_check_clean(
     workflow: str,
@@ -458,6 +487,7 @@ def test_baton_check_json_is_the_report(tmp_path: Path) -> None:
                 "before": "Tally(turns=1, notes=[])",
                 "after": "Tally(turns=0, notes=[])",
                 "why": BLOCKED,
+                "string_keys": False,
             }
         ],
     }

@@ -87,6 +87,7 @@ from workflows.platform.snapshots import (
     PROVIDER,
     Snapshot,
     kept_attributes,
+    keys_became_strings,
     lost_attributes,
     own_attributes,
     parts_of,
@@ -108,6 +109,8 @@ class LostAttribute:
     after: str
     why: str = ""
     """Why Baton's checkpoints could not carry it (`workflows.platform.attributes`), if known."""
+    string_keys: bool = False
+    """It came back but for its dicts' keys, now strings (`snapshots.keys_became_strings`)."""
 
 
 @dataclass(frozen=True)
@@ -124,12 +127,19 @@ class LostState:
         said = "; ".join(
             f"self.{a.name} was {a.before}, is {a.after} after restore"
             + (f" (a checkpoint cannot carry it: {a.why})" if a.why else "")
+            + (
+                " (a checkpoint keeps a dict's keys as strings, as JSON does)"
+                if a.string_keys
+                else ""
+            )
             for a in self.attributes
         )
         one = len(self.attributes) == 1
         them, types = ("it", "its type") if one else ("them", "their types")
         who, kind = holder_of(self.executor_id, self.executor_class)
         lost = f"{who} lost state on resume from pause {self.pause}: {said} — "
+        if all(a.string_keys for a in self.attributes):
+            return f"{lost}key {them} by strings, or turn the keys back after a restore"
         if kind == "middleware":
             return (
                 f"{lost}keep {them} in the session's state (context.session.state), which the "
@@ -924,6 +934,9 @@ class _Check:
                             _value_of(executor, n),
                             _value_of(other, n),
                             refusal(executor, n) or "",
+                            keys_became_strings(
+                                vars(executor).get(n), getattr(other, "__dict__", {}).get(n)
+                            ),
                         )
                         for n in names
                     ),

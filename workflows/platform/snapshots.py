@@ -222,17 +222,42 @@ def fingerprint(value: Any, depth: int = 0, path: frozenset[int] = frozenset()) 
 
 def _contents(value: Any, depth: int, path: frozenset[int]) -> dict[str, Any]:
     if isinstance(value, Mapping):
-        return {
-            "<items>": {
-                k if isinstance(k, str) else repr(k): fingerprint(v, depth, path)
-                for k, v in value.items()
-            }
-        }
+        return {"<items>": {_key(k): fingerprint(v, depth, path) for k, v in value.items()}}
     if isinstance(value, list | tuple):
         return {"<items>": [fingerprint(v, depth, path) for v in value]}
     if isinstance(value, set | frozenset):
         return {"<items>": sorted(repr(fingerprint(v, depth, path)) for v in value)}
     return {"<fields>": {k: fingerprint(v, depth, path) for k, v in _fields_of(value).items()}}
+
+
+def _key(key: Any) -> str:
+    """A mapping's key as a fingerprint holds it: a string as itself, any other with its type.
+
+    The key 3 and the key "3" differ: MAF's checkpoint encoding turns the one into the other.
+    """
+    return key if isinstance(key, str) else f"<{type(key).__name__} {key!r}>"
+
+
+def keys_became_strings(before: Any, after: Any) -> bool:
+    """Whether `after` is `before` but for dict keys that were not strings and now are.
+
+    MAF's checkpoint encoding is JSON's: a dict keyed by ints (or any other keys) that an
+    executor's `on_checkpoint_save` returns, or its workflow's state holds, comes back keyed by
+    their strings (the plain attributes Baton carries keep theirs: `workflows.platform.attributes`).
+    """
+    was, now = fingerprint(before), fingerprint(after)
+    return bool(was != now and fingerprint(_string_keyed(before)) == now)
+
+
+def _string_keyed(value: Any, depth: int = 0) -> Any:
+    """`value` with the keys of its dicts, lists' and tuples' too, as strings."""
+    if depth >= MAX_DEPTH:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _string_keyed(v, depth + 1) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_string_keyed(v, depth + 1) for v in value)
+    return value
 
 
 def _fields_of(value: Any) -> dict[str, Any]:
