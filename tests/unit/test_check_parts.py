@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Never, TypedDict
 
@@ -36,6 +37,7 @@ from workflows.platform.snapshots import (
     MAX_DEPTH,
     fingerprint,
     framework_names,
+    keys_became_strings,
     lost_attributes,
     own_attributes,
 )
@@ -272,3 +274,12 @@ def test_fingerprints_stop_at_the_depth_bound_and_at_cycles() -> None:
 
     assert deep == {"<type>": "builtins.list"}
     assert fingerprint(loop)["<items>"]["self"] == {"<cycle>": "builtins.dict"}
+
+
+def test_keys_a_checkpoint_made_strings_are_told_from_other_changes() -> None:
+    assert keys_became_strings({1: "a"}, {"1": "a"})
+    assert keys_became_strings([{2: (1, 2)}], [{"2": (1, 2)}])  # inside a list too
+    assert not keys_became_strings({1: "a"}, {1: "a"})  # nothing changed
+    assert not keys_became_strings({1: "a"}, {"1": "b"})  # a value changed too
+    # a defaultdict that comes back a dict has changed its type, not its keys
+    assert not keys_became_strings(defaultdict(list, {"a": [1]}), {"a": [1]})

@@ -250,10 +250,11 @@ def keys_became_strings(before: Any, after: Any) -> bool:
 
 
 def _string_keyed(value: Any, depth: int = 0) -> Any:
-    """`value` with the keys of its dicts, lists' and tuples' too, as strings."""
+    """`value` with its dicts' keys as strings, in its lists and tuples too (a dict's subclass,
+    which a checkpoint would not bring back as itself either, as it is)."""
     if depth >= MAX_DEPTH:
         return value
-    if isinstance(value, Mapping):
+    if type(value) is dict:
         return {str(k): _string_keyed(v, depth + 1) for k, v in value.items()}
     if type(value) in (list, tuple):
         return type(value)(_string_keyed(v, depth + 1) for v in value)
