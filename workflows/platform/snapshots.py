@@ -250,8 +250,10 @@ def keys_became_strings(before: Any, after: Any) -> bool:
 
 
 def _string_keyed(value: Any, depth: int = 0) -> Any:
-    """`value` with its dicts' keys as strings, in its lists and tuples too (a dict's subclass,
-    which a checkpoint would not bring back as itself either, as it is)."""
+    """`value` with its dicts' keys as strings, in its lists and tuples too.
+
+    A dict's subclass stays as it is: a checkpoint would not bring it back as itself either.
+    """
     if depth >= MAX_DEPTH:
         return value
     if type(value) is dict:
