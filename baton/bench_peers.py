@@ -155,6 +155,15 @@ TRACE: Final = (
 WARMUP: Final = 5
 HALVES: Final = ("pause_ms_p50", "pause_ms_p95", "resume_ms_p50", "resume_ms_p95")
 """A cycle's two halves as each child reports them (`Round`), split where it marks `paused()`."""
+GATED: Final = "BATON_BENCH_GATED"
+"""Set in a child's environment (to anything), the child stops at its timed cycles' two ends.
+
+Before its first timed cycle it writes `TIMED` on a line of its own to stdout, after its last
+`UNTIMED`, and each time reads a line from stdin before it goes on: `bench_instructions` switches
+callgrind's counting on and off there, so that it counts the timed cycles and nothing else.
+"""
+TIMED: Final = "timed cycles begin"
+UNTIMED: Final = "timed cycles ended"
 T = TypeVar("T")
 
 
@@ -568,18 +577,31 @@ async def _timed(cycle: Callable[[], Awaitable[object]], cycles: int, in_flight:
     if in_flight == 1:
         await going_round(WARMUP)
         halves.clear()
+        _gate(TIMED)
         wall, cpu = time.perf_counter(), time.process_time()
         await going_round(cycles)
         took = time.perf_counter() - wall, time.process_time() - cpu
+        _gate(UNTIMED)
         return _round(cycles, took, 1, halves)
     per_task = -(-cycles // in_flight)
     await asyncio.gather(*(going_round(1) for _ in range(in_flight)))
     most = 0  # the timed cycles'
     halves.clear()
+    _gate(TIMED)
     wall, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(going_round(per_task) for _ in range(in_flight)))
     took = time.perf_counter() - wall, time.process_time() - cpu
+    _gate(UNTIMED)
     return _round(per_task * in_flight, took, most, halves)
+
+
+def _gate(said: str) -> None:
+    """Under `GATED`, say `said` and wait for a line on stdin (the event loop waits too)."""
+    if os.environ.get(GATED) is None:
+        return
+    sys.stdout.write(f"{said}\n")
+    sys.stdout.flush()
+    sys.stdin.readline()
 
 
 def _round(

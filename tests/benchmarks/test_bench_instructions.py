@@ -1,13 +1,11 @@
-"""`baton bench-instructions`: a cycle's instructions, counted by callgrind from two children.
+"""`baton bench-instructions`: a cycle's instructions, counted by callgrind between its markers.
 
-A child with no timed cycle executes some five billion instructions setting up (imports, the
-store, the warm-up); a Baton minimal cycle about eleven million. The count of one cycle must be
-the difference, not the whole.
+A child executes some five billion instructions setting up (imports, the store, the warm-up); a
+Baton minimal cycle about eleven million. The count must be of the timed cycles alone.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -26,26 +24,37 @@ def test_instructions_can_be_counted_here() -> None:
     assert instructions_unavailable() is None  # .ci/run installs valgrind
 
 
-def test_a_baton_cycle_is_counted_as_the_difference_of_two_children(tmp_path: Path) -> None:
-    # The two children's set-ups differ now and then by some 40M instructions (under 1 % of
-    # them; CI once counted 3 cycles' child 11M below the baseline): over 30 cycles such a
-    # difference moves a cycle's count by 1.3M, where over 3 it made it negative.
-    cycles = 30
-    with ThreadPoolExecutor(max_workers=2) as pool:  # as `instruction_figures` runs them
-        counted, baseline = pool.map(
-            lambda timed: count(
-                child_args("minimal", "baton", timed), tmp_path / str(timed), what="minimal baton"
-            ),
-            (cycles, 0),
-        )
-    assert baseline > 1_000_000_000  # the set-up is counted in both children
-    cycle = per_cycle(counted, baseline, cycles)
-    # 11.35M at d98265f; the whole difference, not divided by the cycles, would be above 300M
-    assert 5_000_000 < cycle < 25_000_000
+def test_a_baton_cycle_is_counted_alone_between_the_child_s_markers(tmp_path: Path) -> None:
+    cycles = 8
+    counted = count(["-m", *child_args("minimal", "baton", cycles)], tmp_path, what="minimal baton")
+    # 11.35M at d98265f; with the set-up counted too it would be above 600M a cycle
+    assert 5_000_000 < per_cycle(counted, cycles) < 25_000_000
 
 
-def test_a_cycle_is_the_difference_over_the_cycles() -> None:
-    assert per_cycle(130, 10, 4) == 30
+def test_the_count_is_of_the_code_between_the_markers(tmp_path: Path) -> None:
+    # A child that marks its work as bench_peers' children mark their timed cycles: the same
+    # work twice as long counts twice the instructions, within the hand-over's few thousand.
+    child = tmp_path / "child.py"
+    child.write_text(
+        "import sys\n"
+        "from baton.bench_peers import TIMED, UNTIMED, _gate\n"
+        "def work(n):\n"
+        "    return sum(i * i for i in range(n))\n"
+        "work(300_000)  # set-up, not counted\n"
+        "_gate(TIMED)\n"
+        "work(int(sys.argv[1]))\n"
+        "_gate(UNTIMED)\n"
+        "work(300_000)  # the end, not counted\n"
+    )
+    once, twice = (
+        count([str(child), str(n)], tmp_path / str(n), what=f"{n} squares") for n in (5_000, 10_000)
+    )
+    assert once > 1_000_000  # what it did between the markers is counted
+    assert abs(twice - 2 * once) < 100_000  # and little else
+
+
+def test_a_cycle_is_the_count_over_the_cycles() -> None:
+    assert per_cycle(120, 4) == 30
 
 
 def test_the_ratios_are_langgraph_over_baton_and_baton_over_bare_mafs() -> None:
@@ -82,9 +91,14 @@ def test_the_layers_are_batons_instructions_less_its_statements_alone() -> None:
 
 def test_a_count_needs_a_timed_cycle() -> None:
     with pytest.raises(ValueError, match="at least one"):
-        per_cycle(10, 5, 0)
+        per_cycle(10, 0)
 
 
 def test_a_failing_child_is_told_not_counted(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="failed under callgrind"):
-        count(child_args("minimal", "no_such_system", 1), tmp_path, what="minimal none")
+        count(["-m", *child_args("minimal", "no_such_system", 1)], tmp_path, what="minimal none")
+
+
+def test_a_child_that_never_marks_its_cycles_is_told_not_counted(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="did not stop at its timed cycles"):
+        count(["-c", "pass"], tmp_path, what="unmarked")
