@@ -13,9 +13,9 @@ pauses committing together, then all the answers: group commit's best case.)
 
 The child is run as `baton.bench_peers` runs its systems (`run_child`): CPU by
 `time.process_time` over the timed cycles (every thread of the child, the writer thread
-included), untraced; fsyncs by one more child of each variant under `strace --seccomp-bpf -f -c`
-less those of the same child with no timed cycle. Over `rounds` rounds the figure is the best
-round's.
+included), untraced; fsyncs by one more child of each variant under `strace --seccomp-bpf -f`,
+between the marks it makes at its timed cycles' ends (`bench_peers.GATED`). Over `rounds` rounds
+the figure is the best round's.
 
 - `concurrent32_cycles_per_s`: completed cycles per second of wall time.
 - `concurrent32_cpu_ms`: the child's CPU milliseconds per cycle.
@@ -51,10 +51,13 @@ from typing import Final
 
 from baton import eventloop
 from baton.bench_peers import (
+    TIMED,
+    UNTIMED,
     Round,
     baton_cycle,
     by_round,
     fsyncs_of,
+    gate,
     in_round_order,
     run_child,
     say_round,
@@ -170,10 +173,12 @@ async def _in_flight(
                 await baton_cycle(parts, approver, "bench_minimal", {"amount": 120}, answer)
 
         await asyncio.gather(*(cycles(1) for _ in range(IN_FLIGHT)))  # warm-up
+        gate(TIMED)
         synced, queued = store.durable_syncs, _runqueue_s()
         wall, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(cycles(per_task) for _ in range(IN_FLIGHT)))
         timed = Round(per_task * IN_FLIGHT, time.perf_counter() - wall, time.process_time() - cpu)
+        gate(UNTIMED)
         return timed, store.durable_syncs - synced, _runqueue_s() - queued
 
 

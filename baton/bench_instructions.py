@@ -103,7 +103,12 @@ def count(python_args: list[str], folder: Path, *, what: str) -> int:
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
-            env={**os.environ, GATED: "1", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
+            env={
+                **os.environ,
+                GATED: "wait",
+                "PYTHONHASHSEED": "0",
+                "PYTHONDONTWRITEBYTECODE": "1",
+            },
         ) as child,
     ):
         assert child.stdin is not None

@@ -53,8 +53,8 @@ keyed by the call's idempotency key, then the refund read back), as the shipped 
 Per system: `<workload>_<system>_cycles_per_s`, `_cpu_ms` per cycle (the child's user + system
 CPU over the timed cycles, `time.process_time`), both from untraced children, and
 `_fsyncs_per_cycle`: the `fsync` and `fdatasync` calls of one more child of the same cycles, run
-after the rounds under `strace --seccomp-bpf -f -c` when strace is here, less those of the same
-child run with no timed cycle (its set-up and warm-up), per cycle. The timed rounds are not
+after the rounds under `strace --seccomp-bpf -f` when strace is here, between the marks the child
+makes at its timed cycles' ends (`GATED`), per cycle. The timed rounds are not
 traced: strace stops a child at each of those calls, which costs a system in proportion to how
 often it syncs (LangGraph's refund cycle ran at about half its untraced rate traced). Then
 `<workload>_vs_langgraph` (Baton's cycles per second over LangGraph's, each system's best round;
@@ -147,7 +147,16 @@ IN_FLIGHT_WORKLOADS: Final[dict[str, tuple[str, ...]]] = {
 which serves only the floor, a figure of one run at a time."""
 _STRACE: Final = shutil.which("strace")
 TRACE: Final = (
-    (_STRACE, "--seccomp-bpf", "-f", "-qq", "-c", "-e", "trace=fsync,fdatasync")
+    (
+        _STRACE,
+        "--seccomp-bpf",
+        "-f",
+        "-qq",
+        "-e",
+        "signal=none",
+        "-e",
+        "trace=fsync,fdatasync,access,faccessat,faccessat2",  # the syncs, and the marks (`gate`)
+    )
     if _STRACE
     else None
 )
@@ -156,12 +165,15 @@ WARMUP: Final = 5
 HALVES: Final = ("pause_ms_p50", "pause_ms_p95", "resume_ms_p50", "resume_ms_p95")
 """A cycle's two halves as each child reports them (`Round`), split where it marks `paused()`."""
 GATED: Final = "BATON_BENCH_GATED"
-"""Set in a child's environment (to anything), the child stops at its timed cycles' two ends.
+"""In a child's environment, how the child marks its timed cycles' two ends (`gate`).
 
-Before its first timed cycle it writes `TIMED` on a line of its own to stdout, after its last
-`UNTIMED`, and each time reads a line from stdin before it goes on: `bench_instructions` switches
-callgrind's counting on and off there, so that it counts the timed cycles and nothing else.
+`wait`: before its first timed cycle it writes `TIMED` on a line of its own to stdout, after its
+last `UNTIMED`, and each time reads a line from stdin before it goes on (`bench_instructions`
+switches callgrind's counting on and off there). `mark`: it asks whether the file `MARK` + `TIMED`
+(then `UNTIMED`) exists, which it never does: a system call a tracer sees in its place among the
+child's others (`fsyncs_of` counts the fsyncs between the two).
 """
+MARK: Final = "/baton-bench-mark/"
 TIMED: Final = "timed cycles begin"
 UNTIMED: Final = "timed cycles ended"
 T = TypeVar("T")
@@ -427,17 +439,14 @@ def fsyncs_of(
 ) -> int | None:
     """The `fsync` and `fdatasync` calls of `cycles` timed cycles of the child `args_for(cycles)`.
 
-    Counted apart from the timed rounds (a traced fsync stops the child, see `run_child`): a
-    traced child of `cycles`, less the same child with no timed cycle (its set-up and warm-up).
+    Counted apart from the timed rounds (a traced fsync stops the child, see `run_child`), in a
+    traced child that marks its timed cycles' ends (`GATED`): the calls between the two marks.
     None where strace is missing or may not trace.
     """
     if TRACE is None:
         return None
-    calls = [
-        run_child(args_for(timed), folder / f"traced-{timed}", what=f"{what} traced")[1]
-        for timed in (cycles, 0)
-    ]
-    return None if -1 in calls else calls[0] - calls[1]
+    calls = run_child(args_for(cycles), folder / "traced", what=f"{what} traced")[1]
+    return None if calls == -1 else calls
 
 
 def run_child(
@@ -460,23 +469,30 @@ def run_child(
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, GATED: "mark"} if trace else None,
     )
     if done.returncode != 0:
         raise RuntimeError(f"the {what} cycles failed: {done.stderr[-2000:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    calls = _calls(summary.read_text()) if summary.exists() else -1
+    calls = timed_calls(summary.read_text(), what=what) if summary.exists() else -1
     fields = {name: got[name] for name in Round.__dataclass_fields__ if name in got}
     return Round(**fields), calls, got
 
 
-def _calls(summary: str) -> int:
-    """The `calls` column of `strace -c`'s fsync and fdatasync rows."""
-    total = 0
-    for line in summary.splitlines():
-        fields = line.split()
-        if fields and fields[-1] in ("fsync", "fdatasync") and re.fullmatch(r"\d+", fields[3]):
-            total += int(fields[3])
-    return total
+_SYNC: Final = re.compile(r"^\d+\s+f(?:data)?sync\(")
+"""A line of strace's where an `fsync` or `fdatasync` call begins (`PID  fsync(7 ...`)."""
+
+
+def timed_calls(trace: str, *, what: str) -> int:
+    """The `fsync` and `fdatasync` calls of strace's `trace` between the child's two marks."""
+    lines = trace.splitlines()
+    ends = [
+        next((n for n, line in enumerate(lines) if f'"{MARK}{said}"' in line), None)
+        for said in (TIMED, UNTIMED)
+    ]
+    if ends[0] is None or ends[1] is None:
+        raise RuntimeError(f"the traced {what} child did not mark its timed cycles' ends")
+    return sum(1 for line in lines[ends[0] + 1 : ends[1]] if _SYNC.match(line))
 
 
 # the children ---------------------------------------------------------------------------------
@@ -577,31 +593,36 @@ async def _timed(cycle: Callable[[], Awaitable[object]], cycles: int, in_flight:
     if in_flight == 1:
         await going_round(WARMUP)
         halves.clear()
-        _gate(TIMED)
+        gate(TIMED)
         wall, cpu = time.perf_counter(), time.process_time()
         await going_round(cycles)
         took = time.perf_counter() - wall, time.process_time() - cpu
-        _gate(UNTIMED)
+        gate(UNTIMED)
         return _round(cycles, took, 1, halves)
     per_task = -(-cycles // in_flight)
     await asyncio.gather(*(going_round(1) for _ in range(in_flight)))
     most = 0  # the timed cycles'
     halves.clear()
-    _gate(TIMED)
+    gate(TIMED)
     wall, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(going_round(per_task) for _ in range(in_flight)))
     took = time.perf_counter() - wall, time.process_time() - cpu
-    _gate(UNTIMED)
+    gate(UNTIMED)
     return _round(per_task * in_flight, took, most, halves)
 
 
-def _gate(said: str) -> None:
-    """Under `GATED`, say `said` and wait for a line on stdin (the event loop waits too)."""
-    if os.environ.get(GATED) is None:
-        return
-    sys.stdout.write(f"{said}\n")
-    sys.stdout.flush()
-    sys.stdin.readline()
+def gate(said: str) -> None:
+    """Mark an end of the timed cycles (`said`: `TIMED` or `UNTIMED`) as `GATED` asks, if it does.
+
+    Blocking: under `wait` the event loop waits with it (the clocks have stopped or not started).
+    """
+    how = os.environ.get(GATED)
+    if how == "mark":
+        os.access(f"{MARK}{said}", os.F_OK)
+    elif how == "wait":
+        sys.stdout.write(f"{said}\n")
+        sys.stdout.flush()
+        sys.stdin.readline()
 
 
 def _round(

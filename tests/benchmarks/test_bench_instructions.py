@@ -37,13 +37,13 @@ def test_the_count_is_of_the_code_between_the_markers(tmp_path: Path) -> None:
     child = tmp_path / "child.py"
     child.write_text(
         "import sys\n"
-        "from baton.bench_peers import TIMED, UNTIMED, _gate\n"
+        "from baton.bench_peers import TIMED, UNTIMED, gate\n"
         "def work(n):\n"
         "    return sum(i * i for i in range(n))\n"
         "work(300_000)  # set-up, not counted\n"
-        "_gate(TIMED)\n"
+        "gate(TIMED)\n"
         "work(int(sys.argv[1]))\n"
-        "_gate(UNTIMED)\n"
+        "gate(UNTIMED)\n"
         "work(300_000)  # the end, not counted\n"
     )
     once, twice = (

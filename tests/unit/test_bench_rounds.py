@@ -25,6 +25,7 @@ from baton.bench_peers import (
     in_round_order,
     paused,
     reporting,
+    timed_calls,
 )
 
 
@@ -170,3 +171,43 @@ def test_a_child_whose_cycles_did_not_all_mark_their_pause_fails_the_bench(
 
     with pytest.raises(RuntimeError, match="2 of the minimal langgraph child's 3 timed cycles"):
         bench_peers._compare("minimal", 3, 1, tmp_path, [], 1)
+
+
+TRACE = """\
+501   fsync(3)                          = 0
+501   access("/baton-bench-mark/timed cycles begin", F_OK) = -1 ENOENT (No such file or directory)
+502   fdatasync(5 <unfinished ...>
+501   access("/etc/ld.so.preload", R_OK) = -1 ENOENT (No such file or directory)
+502   <... fdatasync resumed>)          = 0
+502   fsync(5)                          = 0
+501   access("/baton-bench-mark/timed cycles ended", F_OK) = -1 ENOENT (No such file or directory)
+502   fsync(5)                          = 0
+"""
+
+
+def test_the_fsyncs_counted_are_those_between_the_child_s_marks() -> None:
+    # the set-up's before the first mark and the end's after the last are not the cycles'; a
+    # call another thread's interrupted is one call, not two
+    assert timed_calls(TRACE, what="minimal baton") == 2
+
+
+def test_a_trace_without_the_marks_is_told_not_counted() -> None:
+    unmarked = "\n".join(line for line in TRACE.splitlines() if "ended" not in line)
+    with pytest.raises(RuntimeError, match="did not mark its timed cycles' ends"):
+        timed_calls(unmarked, what="minimal baton")
+
+
+async def test_a_child_marks_its_timed_cycles_as_its_environment_asks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[tuple[str, int]] = []
+    monkeypatch.setattr(bench_peers.os, "access", lambda path, mode: asked.append((path, mode)))
+    monkeypatch.setenv(bench_peers.GATED, "mark")
+
+    async def cycle() -> None:
+        asked.append(("cycle", 0))
+
+    await _timed(cycle, 2)
+    warm_up = [("cycle", 0)] * WARMUP
+    timed = [("/baton-bench-mark/timed cycles begin", 0), ("cycle", 0), ("cycle", 0)]
+    assert asked == [*warm_up, *timed, ("/baton-bench-mark/timed cycles ended", 0)]
