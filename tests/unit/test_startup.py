@@ -8,6 +8,7 @@ does, then says which of them it loaded.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -91,3 +92,21 @@ def test_a_benchmark_cycle_s_child_loads_no_web_app(tmp_path: Path) -> None:
     said = done.stdout.strip().splitlines()
     assert json.loads(said[0])["cycles"] == 1  # the cycle ran
     assert json.loads(said[-1]) == []
+
+
+def test_a_start_pauses_the_garbage_collector_and_leaves_it_running_with_the_start_frozen() -> None:
+    from baton.cli import _starting
+
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    try:
+        with _starting():
+            assert not gc.isenabled()
+            made = [[n] for n in range(1000)]  # what a start makes and keeps
+        assert gc.isenabled()  # a server that never collected again would grow without bound
+        assert gc.get_freeze_count() >= frozen + len(made)
+        with pytest.raises(ValueError, match="refused"), _starting():
+            raise ValueError("refused")  # a start that fails (a bad setting) ends it too
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()  # this test process's objects back in the collector's sight
