@@ -147,13 +147,19 @@ def _instrumentation(pid: int, switch: str, what: str) -> None:
     through ptrace.
     """
     assert _VGDB is not None
-    done = subprocess.run(
-        [_VGDB, f"--pid={pid}", "instrumentation", switch],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=_VGDB_WAIT,
-    )
+    try:
+        done = subprocess.run(
+            [_VGDB, f"--pid={pid}", "instrumentation", switch],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=_VGDB_WAIT,
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(
+            f"vgdb did not switch the {what} child's counting {switch} in {_VGDB_WAIT:.0f} s"
+            " (it reaches a waiting child through ptrace: may this user trace processes here?)"
+        ) from None
     if done.returncode != 0:
         raise RuntimeError(
             f"vgdb could not switch the {what} child's counting {switch}: "

@@ -6,11 +6,13 @@ Baton minimal cycle about eleven million. The count must be of the timed cycles 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from baton.bench_instructions import (
+    _instrumentation,
     count,
     instructions_unavailable,
     per_cycle,
@@ -102,3 +104,8 @@ def test_a_failing_child_is_told_not_counted(tmp_path: Path) -> None:
 def test_a_child_that_never_marks_its_cycles_is_told_not_counted(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="did not stop at its timed cycles"):
         count(["-c", "pass"], tmp_path, what="unmarked")
+
+
+def test_a_child_vgdb_cannot_reach_is_told() -> None:
+    with pytest.raises(RuntimeError, match="vgdb could not switch the minimal baton child's"):
+        _instrumentation(os.getpid(), "on", "minimal baton")  # no valgrind runs this process
