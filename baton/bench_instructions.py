@@ -77,7 +77,7 @@ def count(python_args: list[str], folder: Path, *, what: str) -> int:
     """The instructions of the timed cycles of the child `python ARGS… FOLDER`.
 
     The child runs under callgrind with its counting off (valgrind's least slowing: its set-up
-    runs some ten times faster so than counted) and stops at its timed cycles' two ends
+    runs some five times faster so than counted) and stops at its timed cycles' two ends
     (`bench_peers.GATED`); there `vgdb` switches the counting on and off, so that the count is of
     the timed cycles alone (and of some 20,000 instructions of the hand-over, which repeat to
     within a few hundred).
