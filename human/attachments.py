@@ -13,7 +13,7 @@ import base64
 import binascii
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import unquote_to_bytes
@@ -69,10 +69,40 @@ def attachment_text(value: Any) -> str | None:
 
 def words(media_type: str, size: int) -> str:
     """A file in words, by its kind and size: `a document (PDF, 59 KB)`."""
+    kind, name = _kind(media_type)
+    return f"{kind} ({name}, {size_text(size)})"
+
+
+def content_words(content: Mapping[str, Any]) -> str | None:
+    """An attached content (MAF's `Content.to_dict()`) in words; None if it is no attachment.
+
+    Its bytes by kind and size (`an image (PNG, 198 KB)`), a link by kind and where it points
+    (`an image (PNG) at https://…`), a file a model provider keeps by its id.
+    """
+    uri, kind = content.get("uri"), content.get("type")
+    if (said := attachment_text(uri)) is not None:
+        return said
+    if kind == "uri" and isinstance(uri, str) and uri:
+        media_type = content.get("media_type")
+        return linked_words(media_type if isinstance(media_type, str) else None, uri)
+    if kind == "hosted_file":
+        return f"a hosted file ({content.get('file_id')})"
+    return None
+
+
+def linked_words(media_type: str | None, uri: str) -> str:
+    """A file at a link in words, by its kind: `an image (PNG) at https://…`, `a file at …`."""
+    if not media_type:
+        return f"a file at {uri}"
+    kind, name = _kind(media_type)
+    return f"{kind} ({name}) at {uri}"
+
+
+def _kind(media_type: str) -> tuple[str, str]:
+    """A media type's kind of file and its name: `("an image", "PNG")`."""
     main, _, sub = media_type.partition("/")
     kind = "a document" if media_type in _DOCUMENTS else _KINDS.get(main, "a file")
-    name = sub.upper() if kind != "a file" else media_type
-    return f"{kind} ({name}, {size_text(size)})"
+    return kind, sub.upper() if kind != "a file" else media_type
 
 
 def size_text(size: int) -> str:

@@ -36,7 +36,7 @@ from human.access import (
     release_scope,
     view_filter,
 )
-from human.attachments import attachment_text, in_brief
+from human.attachments import attachment_text, content_words, in_brief
 from human.forms import DecisionForm, FormValues, InputForm, answer_forms, input_form
 from human.kinds import KINDS
 from human.policy import DEFAULT_RULE
@@ -507,10 +507,10 @@ def _message(entry: Any) -> dict[str, Any] | None:
         }
     if "tool_result" in entry or kind == "tool_result":
         result = _structured(entry.get("tool_result", entry.get("result")))
-        attached = [  # what it returned beside its text (an image), in words
+        attached = [  # what it returned beside its text (an image, a link to one), in words
             words
             for item in entry.get("items") or ()
-            if isinstance(item, dict) and (words := attachment_text(item.get("uri")))
+            if isinstance(item, dict) and (words := content_words(item))
         ]
         if attached and isinstance(result, str):
             result = summary.with_attachments(result, attached)

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from agent_framework import Content, Message
 
-from human.attachments import Kept, attachment_text, found_in
+from human.attachments import Kept, content_words, found_in
 from human.summary import without_data_uris
 from human.typed import as_json
 
@@ -60,9 +60,4 @@ def _as_data(value: Any) -> Any:
 
 def attachment(content: Content) -> str:
     """An attached content in words: `an image (PNG, 198 KB)`, a link, a hosted file's id."""
-    uri = content.uri or ""
-    if (said := attachment_text(uri)) is not None:
-        return said
-    if content.type == "hosted_file":
-        return f"a hosted file ({content.file_id})"
-    return f"{content.media_type or 'a file'} at {uri}"
+    return content_words(content.to_dict()) or f"a file ({content.type})"

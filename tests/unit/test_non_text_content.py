@@ -12,6 +12,7 @@ from agent_framework import Content, Message
 
 from executors.platform.shown import maf_value
 from executors.platform.transcript import Transcript, messages_of, tool_result
+from human.attachments import linked_words
 from human.typed import as_json
 from web.templating import templates
 from web.views import _message
@@ -55,6 +56,25 @@ def test_a_message_s_attachments_are_named_not_dropped_nor_dumped() -> None:
     assert not BASE64_RUN.search(str(as_json([only_image], fallback=maf_value)))
 
 
+def test_a_file_at_a_link_is_named_by_its_kind_and_its_link() -> None:
+    """An agent's message pointing at a photo and a report: a person reads what and where."""
+    linked = Message(
+        role="assistant",
+        contents=[
+            Content.from_text(text="The damage, and the carrier's report."),
+            Content.from_uri("https://cdn.example.com/damage.jpg", media_type="image/jpeg"),
+            Content.from_uri("https://example.com/report.pdf", media_type="application/pdf"),
+            Content.from_hosted_file(file_id="file-9f"),
+        ],
+    )
+    assert as_json(linked, fallback=maf_value)["attachments"] == [
+        "an image (JPEG) at https://cdn.example.com/damage.jpg",
+        "a document (PDF) at https://example.com/report.pdf",
+        "a hosted file (file-9f)",
+    ]
+    assert linked_words(None, "https://example.com/x") == "a file at https://example.com/x"
+
+
 def test_a_page_shows_a_data_uri_in_words_and_its_json_without_the_bytes() -> None:
     """A run's input holding a photo as a data URI: the request page's conversation shows it."""
     photo = uri(PNG[:40_000], "image/png")
@@ -95,6 +115,17 @@ def test_a_tool_s_image_is_named_where_its_result_is_shown() -> None:
     line = _message(tool_result("ChartAnalyst", "render_chart", "call-chart", returned))
     assert line is not None
     assert line["tool_result"] == "Chart of sales: [an image (PNG, 200 KB)]"
+
+
+def test_a_tool_s_image_at_a_link_is_named_where_its_result_is_shown() -> None:
+    returned = [
+        Content.from_text("Photo of the parcel:"),
+        Content.from_uri("https://cdn.example.com/parcel.png", media_type="image/png"),
+    ]
+    line = _message(tool_result("Courier", "parcel_photo", "call-photo", returned))
+    assert line is not None
+    said = "Photo of the parcel: [an image (PNG) at https://cdn.example.com/parcel.png]"
+    assert line["tool_result"] == said
 
 
 def test_a_tool_s_image_is_listed_for_the_requests_that_follow_and_kept_once() -> None:
