@@ -79,13 +79,13 @@ def content_words(content: Mapping[str, Any]) -> str | None:
     Its bytes by kind and size (`an image (PNG, 198 KB)`), a link by kind and where it points
     (`an image (PNG) at https://…`), a file a model provider keeps by its id.
     """
-    uri, kind = content.get("uri"), content.get("type")
+    uri, content_type = content.get("uri"), content.get("type")
     if (said := attachment_text(uri)) is not None:
         return said
-    if kind == "uri" and isinstance(uri, str) and uri:
+    if content_type == "uri" and isinstance(uri, str) and uri:
         media_type = content.get("media_type")
         return linked_words(media_type if isinstance(media_type, str) else None, uri)
-    if kind == "hosted_file":
+    if content_type == "hosted_file":
         return f"a hosted file ({content.get('file_id')})"
     return None
 
