@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -561,6 +561,8 @@ async def test_requests_alike_in_the_inbox_say_what_tells_them_apart(
     clock.jump(seconds=100)
     escalated = await eventually(lambda: all_of("escalated"), what="all six escalated")
     rows = rows_of(await page_of(server, passwords, "max", "/"))
+    # the page's clock, moved as the test moved it: a run started on another day says its day
+    seen = datetime.now(UTC) + timedelta(seconds=clock.seconds)
 
     assert len({r["title"] for r in escalated}) == 1  # one title for all six
     assert set(rows) == {r["id"] for r in escalated}
@@ -572,9 +574,11 @@ async def test_requests_alike_in_the_inbox_say_what_tells_them_apart(
         assert f"requester {request['context']['requester']} " in row
         alone = request["run_id"] == runs[2]["id"]  # sue's: its facts tell it apart
         # the two runs of the same purchase differ by their runs alone: each names its own
-        started = datetime.fromisoformat(
+        created = datetime.fromisoformat(
             next(run["created_at"] for run in runs if run["id"] == request["run_id"])
-        ).strftime("%H:%M:%S UTC")
+        )
+        day = "" if created.date() == seen.date() else f"{created.date().isoformat()} "
+        started = f"{day}{created:%H:%M:%S} UTC"
         twin = f"run {request['run_id']} started {started}"
         assert (twin in row) is not alone
     # My work beside a request tells them apart as well
