@@ -203,7 +203,16 @@ def gist(event: AuditEvent) -> str:
     """A one-line gist of an audit event, for the timeline's heading."""
     data = event.data
     if event.type == "request.answered":
-        return decided(event.actor, data.get("decision"), data.get("standing"))
+        said = decided(event.actor, data.get("decision"), data.get("standing"))
+        count, needed = data.get("approvals"), data.get("approvals_required")
+        if isinstance(count, int) and isinstance(needed, int):
+            said += f" ({count} of the {needed} approvals it needs)"
+        return said
+    if event.type == "request.escalated" and isinstance(data.get("step"), int):
+        return (
+            f"{data.get('from_team')} to {data.get('to_team')}, rung {data['step'] + 1} of its "
+            "escalation ladder"
+        )
     if event.type == "request.created":
         return f"asked {data.get('team')}: {data.get('title')}"
     if event.type == "request.auto_decided" and data.get("standing_approval"):
@@ -333,6 +342,16 @@ def page_of(value: Any) -> str | None:
     return None
 
 
+def event_facts(event: AuditEvent) -> dict[str, Any]:
+    """An audit event's data as its timeline lists it.
+
+    Less an edit's diff (a table of its own) and an escalation's 0-based rung (`step`), which
+    its gist says counted from 1, as the request's ladder does.
+    """
+    said = ("diff", "step") if event.type == "request.escalated" else ("diff",)
+    return without(event.data, *said)
+
+
 def without(mapping: Any, *keys: str) -> dict[str, Any]:
     """A mapping less some keys (a non-mapping: empty)."""
     if not isinstance(mapping, dict):
@@ -355,6 +374,7 @@ templates.env.filters.update(
     pretty_json=pretty_json,
     humanize=humanize,
     gist=gist,
+    event_facts=event_facts,
     without=without,
     page_of=page_of,
     shown_status=shown_status,

@@ -765,6 +765,7 @@ def escalations_of(request: HumanRequest, events: list[AuditEvent]) -> list[dict
     return [
         {
             "team": e.data.get("to_team"),
+            "from": e.data.get("from_team"),
             "at": e.at,
             "after": (e.at - request.created_at).total_seconds(),
             "priority": e.data.get("priority"),

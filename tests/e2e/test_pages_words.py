@@ -67,6 +67,20 @@ async def test_the_escalation_says_when_it_fired_from_its_audit_event(
     after = datetime.fromisoformat(fired["at"]) - datetime.fromisoformat(asked["created_at"])
     minutes, seconds = divmod(int(after.total_seconds()), 60)
     assert f"{minutes} min {seconds} s after it was asked" in page
+    # and why it is managers' to answer, first, beside why it is asked at all
+    why = page.split("Why you are asked:")[1].split("Proposed action")[0]
+    assert (
+        f"It came to managers because legal had not answered it {minutes} min {seconds} s "
+        "after it was asked." in why
+    )
+    # its ladder as the route gives it, to the second (90 s is not "1 min")
+    [rung] = (await server.request(asked["id"]))["escalation"]
+    whole, part = divmod(int(rung["after_s"]), 60)
+    assert part, rung  # (a rung of whole minutes would not tell "1 min 30 s" from "1 min")
+    assert f"after {whole} min {part} s → managers" in page
+    # the audit trail counts the rung as the ladder does, from 1, and not twice
+    assert "Escalated — legal to managers, rung 1 of its escalation ladder" in page
+    assert "Step 0" not in page
 
 
 async def test_a_request_says_when_it_escalates_unless_answered_before_its_later_deadline(
@@ -143,6 +157,8 @@ async def test_the_run_carries_on_only_when_it_did(
     assert (await server.respond(half["id"], {"decision": "approve"}, user="fay")).is_success
     page = await page_text(server, passwords, "fin", f"/requests/{half['id']}")
     assert "Approved by fay; 1 more approval by a different person of finance is needed" in page
+    # and the audit trail says the approval is one of two, where "fay approved" alone would not
+    assert "Answered — fay approved (1 of the 2 approvals it needs)" in page
 
 
 async def rejected_late_refund(server: Server) -> dict[str, Any]:
