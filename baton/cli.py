@@ -808,6 +808,8 @@ def policies_check(file: str) -> None:
         team = f"({rule.team}{f', approvals={rule.approvals}' if rule.approvals > 1 else ''})"
         action = rule.action + (team if rule.team else "")
         _say(f"  line {rule.line}: {rule.id}: {rule.tool} when {when} -> {action}")
+        if rule.why:
+            _say(f"    why: {rule.why}")
         if rule.action == "approval":
             _say(f"    {_edits(rule)}")
         if rule.standing:

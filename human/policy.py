@@ -106,6 +106,11 @@ class Rule(BaseModel):
         description="A person approving a call may let the rest of the run's calls this rule "
         "decides run without asking again (an approval rule of one approver only).",
     )
+    why: str | None = Field(
+        None,
+        description="Why the rule asks a person, in the words of those who answer: the first "
+        "words of the reason its requests give (else they name the rule).",
+    )
     line: int | None = Field(None, description="Where the rule is written, for messages.")
 
     def fixed(self, argument: str) -> str | None:
@@ -137,6 +142,26 @@ class Decision(BaseModel):
     escalation: tuple[Escalation, ...] = ()
     standing: bool = False
     """The rule lets a person's approval stand for the run's later calls it decides (`Rule`)."""
+    why: str | None = None
+    """Why the rule asks a person, in words (`Rule.why`): None when its file does not say."""
+
+    def said_why(self) -> str | None:
+        """The rule's `why` as a sentence (its closing stop added), or None."""
+        if not self.why:
+            return None
+        return self.why if self.why[-1] in ".!?" else f"{self.why}."
+
+    def handing_over(self, before: str = "") -> str:
+        """Why a takeover hands the case to a person (`before` what), for the request's reason.
+
+        `The customer asked for a manager. This case goes to a person before …`, from the rule's
+        `why`; else the rule by its id: `Policy rule takeover.manager hands this case to …`.
+        """
+        until = f" before {before}" if before else ""
+        said = self.said_why()
+        if said is None:
+            return f"Policy rule {self.rule_id} hands this case to a person{until}."
+        return f"{said} This case goes to a person{until}."
 
     @property
     def strictness(self) -> int:
@@ -358,6 +383,7 @@ class Policy:
                     expires_in_s=rule.deadline_s,
                     escalation=rule.escalation,
                     standing=rule.standing,
+                    why=rule.why,
                 )
         return Decision(action="approval", rule_id=DEFAULT_RULE, team=self.default_team)
 
@@ -473,6 +499,7 @@ class _RuleSpec(BaseModel):
     keep: list[_Name] = Field(default_factory=list)
     invariants: list[_Name] = Field(default_factory=list)
     standing: bool = False
+    why: str | None = Field(None, min_length=1, max_length=500)
 
     @field_validator("editable", "keep", "invariants", mode="before")
     @classmethod
@@ -538,6 +565,7 @@ class _RuleSpec(BaseModel):
             keep=tuple(self.keep),
             invariants=tuple(self.invariants),
             standing=self.standing,
+            why=(self.why or "").strip() or None,
             line=line,
         )
 

@@ -310,9 +310,8 @@ class Asks:
                     _reason(
                         asked,
                         f"asks to run {asked.action}.",
-                        f"Policy rule {decision.rule_id} hands this case to a person: resolve it "
-                        "yourself (the agent is told your resolution and does not run it) or "
-                        "return it to the agent with guidance.",
+                        f"{decision.handing_over()} Resolve it yourself (the agent is told your "
+                        "resolution and does not run it) or return it to the agent with guidance.",
                     ),
                     decision,
                     _who(asked) | {"arguments": arguments},

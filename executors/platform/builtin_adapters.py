@@ -140,8 +140,7 @@ class UserTurns:
             return Ask(
                 takeover_request(
                     f"Take over the conversation from {the_agent(named)}",
-                    f"Policy rule {takeover.rule_id} hands this case to a person. "
-                    f"{the_agent(named).capitalize()} last said: {said}",
+                    f"{takeover.handing_over()} {the_agent(named).capitalize()} last said: {said}",
                     takeover,
                     context,
                     scene,

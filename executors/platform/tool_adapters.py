@@ -290,8 +290,7 @@ class PolicyGate:
             return Ask(
                 takeover_request(
                     f"Take over: {title}",
-                    f"Policy rule {decision.rule_id} hands this case to a person before "
-                    f"{call.agent} may call {self.name}.",
+                    decision.handing_over(before=f"{call.agent} may call {self.name}"),
                     decision,
                     context,
                     scene,

@@ -181,15 +181,19 @@ class Verdict:
 def approval_reason(tool: str, decision: Decision) -> str:
     """Why a call waits for approval, in words: the rule that asks, or that none covers it.
 
-    `Policy rule refund.large needs approval by 2 approvers from finance.`; under no rule of
-    the policies file (`default.approval`): `No policy rule covers send_email: each call needs
-    approval by support-leads.`
+    `Policy rule refund.large needs approval by 2 approvers from finance.`, or the rule's `why`
+    first where its file says it (`Large refunds are checked twice. It needs approval by …`);
+    under no rule of the policies file (`default.approval`): `No policy rule covers send_email:
+    each call needs approval by support-leads.`
     """
     who = (
         f"{decision.approvals_required} approvers from " if decision.approvals_required > 1 else ""
     )
     if decision.rule_id == DEFAULT_RULE:
         return f"No policy rule covers {tool}: each call needs approval by {who}{decision.team}."
+    said = decision.said_why()
+    if said is not None:
+        return f"{said} It needs approval by {who}{decision.team}."
     return f"Policy rule {decision.rule_id} needs approval by {who}{decision.team}."
 
 

@@ -322,6 +322,10 @@ async def test_a_customer_asking_for_a_manager_is_taken_over_and_returned_with_g
         run = await server.start_run(MANAGER, user="sue")
         takeover = await pending_request(server, run["id"], kind="takeover")
         assert takeover["policy_rule"] == "takeover.manager"
+        # the rule's `why` first, in words, not its id
+        assert takeover["reason"].startswith(
+            "The customer asked for a manager. This case goes to a person."
+        ), takeover["reason"]
         assert takeover["expires_at"] is not None  # takeover.manager: deadline 4h
         assert takeover["priority"] == "high"
         reply = await server.respond(
@@ -343,6 +347,7 @@ async def test_low_confidence_hands_the_case_to_a_person(
         run = await server.start_run(STRANGE, user="sue")
         takeover = await pending_request(server, run["id"], kind="takeover")
         assert takeover["policy_rule"] == "takeover.low_confidence"
+        assert takeover["reason"].startswith("The agent is unsure what to do next")
         assert takeover["allowed_decisions"] == ["resolve", "return"]
 
 

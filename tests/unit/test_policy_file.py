@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from baton.errors import InvalidPolicy
+from executors.platform.tool_gate import approval_reason
 from human.policy import load_policy, parse_duration, parse_policy
 from workflows.shipped import POLICIES
 
@@ -26,6 +27,7 @@ rules:
       - {after: 30m, team: managers, priority: urgent, deadline: 1d}
   - id: frozen
     tool: "*"
+    why: The customer asked for a manager
     when: state.asked_for_manager == true
     action: takeover(support-agents)
   - id: never
@@ -80,7 +82,37 @@ def test_a_valid_file_maps_actions_conditions_deadlines_and_escalations() -> Non
     assert manager is not None
     assert (manager.rule_id, manager.team) == ("frozen", "support-agents")
     assert policy.takeover({"asked_for_manager": False}) is None
-    assert [r.line for r in policy.rules] == [4, 11, 15]
+    assert [r.line for r in policy.rules] == [4, 11, 16]
+
+
+def test_a_rule_s_why_opens_the_reason_its_requests_give() -> None:
+    policy = parse_policy(GOOD)
+
+    manager = policy.takeover({"asked_for_manager": True})
+    assert manager is not None
+    assert manager.why == "The customer asked for a manager"  # as written, its stop added below
+    assert manager.handing_over(before="the refund agent may call issue_refund") == (
+        "The customer asked for a manager. This case goes to a person before the refund agent "
+        "may call issue_refund."
+    )
+    # a rule that does not say why is named by its id, as before
+    big = policy.evaluate("issue_refund", {"amount": 150}, {"confidence": 0.5})
+    assert big.why is None
+    assert approval_reason("issue_refund", big) == (
+        "Policy rule big.refund needs approval by 2 approvers from finance."
+    )
+    said = big.model_copy(update={"why": "Large refunds are checked twice!"})
+    assert approval_reason("issue_refund", said) == (
+        "Large refunds are checked twice! It needs approval by 2 approvers from finance."
+    )
+    takeover = manager.model_copy(update={"why": None})
+    assert takeover.handing_over() == "Policy rule frozen hands this case to a person."
+    # every takeover rule of the shipped file says why in words
+    shipped = load_policy(POLICIES)
+    assert all(r.why for r in shipped.rules if r.action == "takeover")
+    # and a why of nothing but blanks is none
+    blank = GOOD.replace("why: The customer asked for a manager", 'why: "   "')
+    assert parse_policy(blank).rules[1].why is None
 
 
 @pytest.mark.parametrize(
@@ -183,6 +215,10 @@ def test_policies_check_exits_0_with_a_summary(tmp_path: Path) -> None:
     assert (
         "line 4: big.refund: issue_refund when amount >= 100 and state.confidence < 0.9"
         in done.stdout
+    )
+    assert (
+        "line 11: frozen: * when state.asked_for_manager == True -> takeover(support-agents)\n"
+        "    why: The customer asked for a manager\n" in done.stdout
     )
 
 
