@@ -428,15 +428,25 @@ def run_about(run: Run, first_request: HumanRequest | None = None, *, most: int 
 
     `order id A-1008 · amount 450.00 EUR · reason never arrived`: the input's values that are
     text, numbers or yes/no (a long text cut at a word), as the run was started with them (money
-    with the currency its first request names), a lone one without its name; a run started
+    with the input's own `currency`, said there and not again, else the one its first request
+    names), a lone one without its name; a run started
     without any says its first request's title; else nothing.
     """
     values = run.input.items() if isinstance(run.input, dict) else [("", run.input)]
-    currency = currency_of(first_request) if first_request is not None else None
+    own = dict(values).get("currency")
+    currency = (
+        own
+        if isinstance(own, str)
+        else currency_of(first_request)
+        if first_request is not None
+        else None
+    )
     said = [
         (humanize(k), shown)
         for k, v in values
-        if isinstance(v, str | int | float) and (shown := snippet(shown_value(k, v, currency), 40))
+        if isinstance(v, str | int | float)
+        and not (k == "currency" and v == currency)  # said with the money
+        and (shown := snippet(shown_value(k, v, currency), 40))
     ]
     if len(said) == 1:  # a lone value needs no name
         return said[0][1]

@@ -37,6 +37,7 @@ class PurchaseInput(BaseModel):
 
     item: str = Field(min_length=1, max_length=200, description="What to buy")
     amount: float = Field(gt=0, description="Total price")
+    currency: str = Field("EUR", pattern=r"^[A-Z]{3}$", description="Its currency (ISO 4217)")
     vendor: str = Field(min_length=1, max_length=200, description="Who sells it")
     requester: str = Field(min_length=1, max_length=200, description="Who asks for it")
     approve_within_hours: float = Field(
@@ -69,6 +70,8 @@ class Verdict(CheckpointedModel):
     """The terms as asked."""
     by: list[str] = Field(default_factory=list)
     """Who gave the desk's decision."""
+    currency: str = "EUR"
+    """The purchase's currency (a verdict kept before it was: the default's)."""
 
     def signed(self) -> str:
         """The desk's approval as an order names it: who approved, for which team."""
@@ -102,7 +105,10 @@ class ApprovalDesk(Executor):
         deadline_s = message.approve_within_hours * 3600
         await ctx.request_info(
             ApprovalRequest(
-                title=f"Purchase of {message.item} from {message.vendor} for {message.amount:.2f}",
+                title=(
+                    f"Purchase of {message.item} from {message.vendor} for "
+                    f"{message.amount:.2f} {message.currency}"
+                ),
                 reason=(
                     f"Every purchase needs the approval of {self.team} (and of "
                     f"{' and '.join(t for t in APPROVERS if t != self.team)}). "
@@ -111,6 +117,7 @@ class ApprovalDesk(Executor):
                 context={
                     "item": message.item,
                     "amount": message.amount,
+                    "currency": message.currency,
                     "vendor": message.vendor,
                     "requester": message.requester,
                     "desk": self.team,
@@ -148,6 +155,7 @@ class ApprovalDesk(Executor):
                     terms=terms or asked,
                     proposed=asked,
                     by=answer.answered_by,
+                    currency=str(request.context.get("currency") or "EUR"),
                 )
             )
             return
@@ -172,12 +180,13 @@ class OrderDesk(Executor):
         """Both desks approved: draft the order from the terms they approved."""
         terms, changes = approved_terms(verdicts)
         signed = [v.signed() for v in sorted(verdicts, key=lambda v: v.team)]
-        draft = draft_order(terms, signed, changes)
+        currency = verdicts[0].currency
+        draft = draft_order(terms, signed, changes, currency)
         await ctx.request_info(
             ReviewRequest(
                 title=f"Review the purchase order for {terms['item']}",
                 reason="Legal and finance approved; check the order before it goes to the vendor.",
-                context={"terms": terms, "approved_by": signed},
+                context={"terms": terms, "currency": currency, "approved_by": signed},
                 team=REVIEWERS,
                 policy_rule="purchase.review",
                 outcomes={
@@ -273,13 +282,15 @@ def approved_terms(verdicts: list[Verdict]) -> tuple[dict[str, Any], list[str]]:
     return terms, changes
 
 
-def draft_order(terms: dict[str, Any], approved_by: list[str], changes: list[str]) -> str:
+def draft_order(
+    terms: dict[str, Any], approved_by: list[str], changes: list[str], currency: str
+) -> str:
     """The purchase order text a person reviews."""
     lines = [
         "PURCHASE ORDER",
         f"Vendor: {terms['vendor']}",
         f"Item:   {terms['item']}",
-        f"Amount: {float(terms['amount']):,.2f}",
+        f"Amount: {float(terms['amount']):,.2f} {currency}",
         f"Approved by: {'; '.join(approved_by)}",
     ]
     if changes:

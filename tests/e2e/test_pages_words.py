@@ -220,7 +220,7 @@ async def test_the_runs_list_says_what_each_run_is_about_and_what_it_did(
             "good",
             "issue_refund done",
         ),
-        expired["id"]: ("item laptop · amount 2400.00 · vendor Contoso", "bad", "expired"),
+        expired["id"]: ("item laptop · amount 2400.00 EUR · vendor Contoso", "bad", "expired"),
     }
     for run_id, (about, tone, outcome) in expected.items():
         row = row_of(run_id)
@@ -546,7 +546,7 @@ async def test_the_run_page_says_where_the_run_is_in_words_not_executor_ids(
         asked_page = await page_text(server, passwords, "ada", f"/requests/{request['id']}")
         assert f"started by sam, asked at its {step} step" in asked_page
         assert request["executor_id"] not in asked_page.split("Audit trail")[0]
-    assert title == "Purchase of laptop from Contoso for 2400.00"
+    assert title == "Purchase of laptop from Contoso for 2400.00 EUR"
     assert "The run is at" not in page
     assert "Waiting for a person at" not in page
 

@@ -23,7 +23,7 @@ from human.records import HumanRequest, Run, User
 from human.service import RequestService
 from human.store import open_store
 from human.store.base import RequestFilter, Store
-from human.summary import choices
+from human.summary import choices, key_arguments
 from human.timers import TimerRunner
 from tests.harness import seed
 from workflows.platform.runtime import Runtime
@@ -119,6 +119,22 @@ async def test_both_approvals_in_either_order_then_the_review_places_the_order(
     assert (await desk.types(run.id)).count("run.resumed") == 3
 
 
+async def test_the_purchase_s_currency_is_named_wherever_its_amount_is(desk: Desk) -> None:
+    run, pending = await desk.start(currency="USD")
+    for request in pending.values():
+        assert request.title == "Purchase of laptop from Contoso for 2400.00 USD"
+        assert request.context["currency"] == "USD"
+        assert ("amount", "2400.00 USD") in key_arguments(request)  # as the pages show it
+    for who, request in zip(("lex", "fay"), (pending["legal"], pending["finance"]), strict=True):
+        await desk.answer(request, who, {"decision": "approve"})
+    [review] = (await desk.open(run.id)).values()
+    assert review.context["currency"] == "USD"
+    assert "Amount: 2,400.00 USD" in review.payload["draft"]
+    # left out, it is the default's
+    _, asked = await desk.start()
+    assert asked["legal"].title == "Purchase of laptop from Contoso for 2400.00 EUR"
+
+
 async def test_an_edit_by_one_desk_changes_the_order_and_says_so(desk: Desk) -> None:
     run, pending = await desk.start()
     await desk.answer(pending["legal"], "lex", {"decision": "approve"})
@@ -126,7 +142,7 @@ async def test_an_edit_by_one_desk_changes_the_order_and_says_so(desk: Desk) -> 
     await desk.answer(pending["finance"], "fay", {"decision": "edit", "arguments": edited})
 
     [review] = (await desk.open(run.id)).values()
-    assert "Amount: 2,100.00" in review.payload["draft"]
+    assert "Amount: 2,100.00 EUR" in review.payload["draft"]
     assert "finance changed amount from 2400.0 to 2100.0" in review.payload["draft"]
 
 
@@ -139,7 +155,7 @@ async def test_an_edit_by_the_first_desk_stands_when_the_other_approves_as_asked
     await desk.answer(pending["finance"], "fay", {"decision": "approve"})
 
     [review] = (await desk.open(run.id)).values()
-    assert "Amount: 2,100.00" in review.payload["draft"]
+    assert "Amount: 2,100.00 EUR" in review.payload["draft"]
     assert "legal changed amount from 2400.0 to 2100.0" in review.payload["draft"]
 
 
