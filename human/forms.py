@@ -290,7 +290,7 @@ def _control(
             control="number",
             value=_money(shown) if money and raw is None else shown,
             attrs=_number_hints(schema),
-            help=" ".join(t for t in (base.help, told) if t) or None,
+            help=_sentences(base.help, told),
             unit=str(schema.get(CURRENCY) or "") or None if money else None,
         )
     if kind == "string":
@@ -345,6 +345,12 @@ def _shown(value: Any, raw: FormValues | None, typed: str | None) -> str:
 
 def _truthy(text: str) -> bool:
     return text.strip().lower() in ("true", "on", "1", "yes")
+
+
+def _sentences(*parts: str | None) -> str | None:
+    """Texts as sentences in a row, a stop added to one that has none (`Amount. More than 0.`)."""
+    said = [p if p[-1] in ".!?:" else f"{p}." for p in parts if p]
+    return " ".join(said) or None
 
 
 def _number_hints(schema: dict[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -36,7 +36,7 @@ from tests.samples.typed_review import ReviewDecision
 
 class RefundArgs(BaseModel):
     order_id: str = Field(min_length=1, description="The order.")
-    amount: float = Field(gt=0)
+    amount: float = Field(gt=0, description="Amount to refund")
 
 
 class Colour(StrEnum):
@@ -136,6 +136,8 @@ def test_an_approval_has_a_form_per_decision_with_the_fields_each_takes() -> Non
     assert (amount.control, amount.required, amount.value) == ("number", True, "120")
     # the server refuses 0 (exclusiveMinimum): so does the browser
     assert dict(amount.attrs) == {"step": "any", "min": "0.000000001", "inputmode": "decimal"}
+    # its description and its limits, each a sentence
+    assert amount.help == "Amount to refund. More than 0."
     assert edit["reason"].required is False
 
     [why] = forms["reject"].fields
