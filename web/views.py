@@ -1038,9 +1038,11 @@ def held_for(error: str) -> str | None:
 def graph_of(parts: Parts, run: Run, requests: list[HumanRequest]) -> GraphLayout | None:
     """The run's workflow graph laid out, its current node and pending nodes marked.
 
-    Pending: the executors with requests open. Current: where the run is: while it waits, the
-    executor of its newest open request; while it runs, the executor that asked last (its answer
-    is being delivered), or the start node before anything was asked; an ended run has none.
+    Pending: the executors with requests open. Current: where the run is: while it waits at one
+    executor, that one (waiting at several at once, it is at each of them alike, and the drawing
+    marks them all as waiting and none apart); while it runs, the executor that asked last (its
+    answer is being delivered), or the start node before anything was asked; an ended run has
+    none.
     """
     try:
         graph = parts.runtime.graph(run.workflow)
@@ -1049,8 +1051,8 @@ def graph_of(parts: Parts, run: Run, requests: list[HumanRequest]) -> GraphLayou
     open_requests = [r for r in requests if r.status in OPEN_STATUSES]
     pending = frozenset(r.executor_id for r in open_requests if r.executor_id)
     current: str | None = None
-    if run.status == "waiting" and open_requests:
-        current = max(open_requests, key=lambda r: r.created_at).executor_id
+    if run.status == "waiting" and len(pending) == 1:
+        [current] = pending
     elif run.status == "running":
         asked = [r for r in requests if r.executor_id]
         current = max(asked, key=lambda r: r.created_at).executor_id if asked else graph.start

@@ -533,6 +533,10 @@ async def test_the_run_page_says_where_the_run_is_in_words_not_executor_ids(
     asked = await eventually(both_asked, what="legal and finance asked")
     html = await page_of(server, passwords, "ada", f"/runs/{run['id']}")
     page = text_of(html)
+    # waiting at both desks alike: the drawing marks both as waiting and neither apart
+    states = dict(re.findall(r'data-node="([^"]+)" data-state="([^"]+)"', html))
+    assert (states["legal_approval"], states["finance_approval"]) == ("pending", "pending")
+    assert "current" not in " ".join(states.values())
     title = asked[0]["title"]
     assert "The run waits for answers to “" in page
     # each open request by its title, its team and the step that asked, in words
