@@ -73,6 +73,9 @@ class Dashboard:
     days: int
     teams: tuple[TeamFigures, ...]
     rules: tuple[RuleFigures, ...]
+    unruled: int = 0
+    """Requests answered in the period that no policy rule raised (a workflow's own asks):
+    the teams' answers count them, the rules' decisions do not."""
 
 
 def percentile(values: Sequence[float], share: float) -> float | None:
@@ -90,11 +93,16 @@ def dashboard(
     since = now - timedelta(days=days)
     by_team: dict[str, list[RequestFact]] = defaultdict(list)
     rules: dict[str, Counter[str]] = defaultdict(Counter)
+    unruled = 0
     for fact in facts:
         by_team[fact.team].append(fact)
         settled = _settled_at(fact)
-        if fact.policy_rule and settled is not None and settled >= since:
+        if settled is None or settled < since:
+            continue
+        if fact.policy_rule:
             rules[fact.policy_rule][fact.decision or fact.status] += 1
+        elif fact.status in ANSWERED:
+            unruled += 1
     return Dashboard(
         now=now,
         days=days,
@@ -107,6 +115,7 @@ def dashboard(
             )
             for rule, counts in sorted(rules.items())
         ),
+        unruled=unruled,
     )
 
 
