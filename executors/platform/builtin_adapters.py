@@ -372,7 +372,11 @@ class TypedInputs:
         added = self._services.case_context
         request = InputRequest(
             title=_fill(route.title, words) if route.title else _title(type(data), executor),
-            reason=_fill(route.reason, words) if route.reason else _reason(fields, executor),
+            reason=(
+                _fill(route.reason, words)
+                if route.reason
+                else _reason(fields, executor, type(data))
+            ),
             context=fields | (await added(self._services) if added is not None else {}),
             team=route.team or self._services.policy.default_team,
             priority=route.priority or "normal",
@@ -459,11 +463,36 @@ def _title(data_type: type, executor: str) -> str:
     return f"{words} from {step}"
 
 
-def _reason(fields: Mapping[str, Any], executor: str) -> str:
+def _reason(fields: Mapping[str, Any], executor: str, data_type: type) -> str:
+    """Why a typed request asks: its prompt field, else the request as text, else its step.
+
+    Said by its step, the request type's own docstring comes first where its author wrote one
+    (`Request for computing resources.`): the words the workflow has for what it asks.
+    """
     said = next(
         (str(fields[k]) for k in _PROMPTS if isinstance(fields.get(k), str) and fields[k].strip()),
         None,
     )
     if said is None and isinstance(fields.get("request"), str):
         said = fields["request"]
-    return said or f"The {summary.humanize(executor)} step waits for your answer before it goes on."
+    if said:
+        return said
+    step = f"The {summary.humanize(executor)} step waits for your answer before it goes on."
+    described = _described(data_type)
+    return f"{described} {step}" if described else step
+
+
+def _described(data_type: type) -> str | None:
+    """The first paragraph of a type's own docstring, as one line; None without one.
+
+    Not one inherited (a model's base's), nor the signature `dataclass` writes for a class
+    without one, nor a built-in type's.
+    """
+    doc = data_type.__dict__.get("__doc__")
+    if data_type.__module__ == "builtins" or not isinstance(doc, str):
+        return None
+    first = " ".join(doc.strip().split("\n\n")[0].split())
+    if not first or first.startswith(f"{data_type.__name__}("):
+        return None
+    said = first if first[-1] in ".!?" else f"{first}."
+    return said if len(said) <= 300 else None
