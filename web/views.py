@@ -467,8 +467,11 @@ def chat_text(run_input: Any) -> str | None:
     return None
 
 
-def _message(entry: Any) -> dict[str, Any] | None:
+def _message(entry: Any, party: str = "user") -> dict[str, Any] | None:
     """One conversation entry in one shape, or None for an entry that says nothing.
+
+    `party`: what the run's workflow calls the person it serves (`register(..., party=...)`),
+    the speaker of its `user` messages ("Customer", as the requests' conversations say).
 
     The shape: `speaker` (who, in words), `role` (for styling), and one of `text` (with `data`
     when the text ends in a JSON object), `tool_call` with `arguments`, or `tool_result` (data
@@ -490,7 +493,9 @@ def _message(entry: Any) -> dict[str, Any] | None:
     if kind == "input":  # an input of one text field is the user's message (an agent's run)
         typed = chat_text(entry.get("input"))
         return (
-            None if typed is None else _message({"type": "message", "role": "user", "text": typed})
+            None
+            if typed is None
+            else _message({"type": "message", "role": "user", "text": typed}, party)
         )
     who = entry.get("role") or entry.get("agent") or entry.get("by") or entry.get("author")
     name = entry.get("name") or entry.get("agent")
@@ -557,7 +562,8 @@ def _message(entry: Any) -> dict[str, Any] | None:
     if not text.strip():
         return None
     role = str(who or "message")
-    speaker = _SPEAKERS.get(role) or _speaker_named(role)
+    named = _speaker_named(party) if role == "user" else _SPEAKERS.get(role)
+    speaker = named or _speaker_named(role)
     message: dict[str, Any] = {
         "role": role,
         "speaker": f"{speaker} · {name}" if name and name != who else speaker,
@@ -576,9 +582,17 @@ def _with_data(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def messages_of(entries: list[Any]) -> list[dict[str, Any]]:
+def messages_of(entries: list[Any], party: str = "user") -> list[dict[str, Any]]:
     """A conversation's entries in one shape (`_message`), those that say nothing left out."""
-    return [m for m in map(_message, entries) if m is not None]
+    return [m for m in (_message(e, party) for e in entries) if m is not None]
+
+
+def party_of(workflow: str) -> str:
+    """What `workflow` calls the person it serves (`user` for one this process does not load)."""
+    try:
+        return registry.get(workflow).party
+    except WorkflowNotFound:
+        return "user"
 
 
 async def request_page(
@@ -968,7 +982,7 @@ async def run_page(
         "where": where_text(run, requests, graph, retrying),
         "conversation": shown(
             "the conversation",
-            lambda: messages_of(recorded) or conversation_of(run, requests),
+            lambda: messages_of(recorded, party_of(run.workflow)) or conversation_of(run, requests),
             list[dict[str, Any]](),
             faults,
         ),

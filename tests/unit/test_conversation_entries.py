@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from web.views import messages_of
+from web.views import messages_of, party_of
+from workflows.platform import registry
 
 
 def test_a_typed_answer_shows_its_fields_not_python_s_spelling_of_them() -> None:
@@ -73,3 +74,23 @@ def test_a_speaker_named_by_an_agent_s_name_reads_as_the_page_s_title_says_the_s
     ]
 
     assert [m["speaker"] for m in messages_of(entries)] == ["Memory assistant", "WeatherBot"]
+
+
+def test_the_user_is_named_as_the_workflow_calls_them() -> None:
+    """A workflow registered with `party="customer"` hears its user's words as the customer's, on
+    the run's page as in its requests' conversations ("customer: …" lines)."""
+    entries = [
+        {"type": "input", "input": {"text": "Where is my parcel?"}},
+        {"type": "message", "role": "user", "name": "customer-02", "text": "Still waiting."},
+        {"type": "message", "role": "assistant", "name": "triage", "text": "Let me look."},
+        "customer: It is order A-1002.",
+    ]
+
+    speakers = [m["speaker"] for m in messages_of(entries, party="customer")]
+
+    assert speakers == ["Customer", "Customer · customer-02", "Agent · triage", "Customer"]
+    assert messages_of(entries[:1])[0]["speaker"] == "User"  # a workflow that names no party
+    # and the shipped support workflow names its party so, as a run's page asks it
+    registry.load("workflows.shipped.support")
+    assert party_of("support") == "customer"
+    assert party_of("no_such_workflow") == "user"
