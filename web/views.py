@@ -394,7 +394,11 @@ class ContextView:
 
 
 def context_view(
-    context: dict[str, Any], *, reason: str | None = None, files: Collection[str] = ()
+    context: dict[str, Any],
+    *,
+    reason: str | None = None,
+    files: Collection[str] = (),
+    party: str = "user",
 ) -> ContextView:
     """Split a context: `conversation` (or `messages`), records (objects) and plain facts.
 
@@ -420,7 +424,7 @@ def context_view(
         echoed=bool(echoes),
         rest=[(k, v) for k, v in rest.items() if not isinstance(v, dict)],
         records=[(k, v) for k, v in rest.items() if isinstance(v, dict)],
-        conversation=messages_of([m for m in conversation if m is not None]),
+        conversation=messages_of([m for m in conversation if m is not None], party),
     )
 
 
@@ -719,6 +723,7 @@ async def request_page(
                 request.context,
                 reason=request.reason.strip(),
                 files={a.name for a in request.attachments},
+                party=party_of(run.workflow),
             ),
             ContextView(),
             faults,
@@ -1128,7 +1133,7 @@ def where_text(
 def conversation_of(run: Run, requests: list[HumanRequest]) -> list[dict[str, Any]]:
     """A run without a recorded transcript: the newest conversation one of its requests carried."""
     for request in sorted(requests, key=lambda r: r.created_at, reverse=True):
-        view = context_view(request.context)
+        view = context_view(request.context, party=party_of(run.workflow))
         if view.conversation:
             return view.conversation
     return []

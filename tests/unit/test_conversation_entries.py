@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from web.views import messages_of, party_of
+from web.views import context_view, messages_of, party_of
 from workflows.platform import registry
 
 
@@ -90,6 +90,10 @@ def test_the_user_is_named_as_the_workflow_calls_them() -> None:
 
     assert speakers == ["Customer", "Customer · customer-02", "Agent · triage", "Customer"]
     assert messages_of(entries[:1])[0]["speaker"] == "User"  # a workflow that names no party
+    # a request's own conversation (an agent's, as its tool gate keeps it) names them alike
+    carried = {"conversation": [{"role": "user", "text": "Refund order A-1002, please."}]}
+    [said] = context_view(carried, party="customer").conversation
+    assert said["speaker"] == "Customer"
     # and the shipped support workflow names its party so, as a run's page asks it
     registry.load("workflows.shipped.support")
     assert party_of("support") == "customer"
