@@ -82,7 +82,10 @@ from workflows.platform.state import install
 ALLOWED: Final = frozenset(BARE_TYPES)
 TEAM: Final = "support-leads"
 TITLE: Final = "Approve 120.0"
-REASON: Final = "The gate step waits for your answer before it goes on."
+REASON: Final = (  # `BareAsk`'s docstring, then its step, as a typed request without a prompt says
+    "The bare workflow's request: what a person would be asked. The gate step waits for your "
+    "answer before it goes on."
+)
 ANSWER_SCHEMA: Final = schema_of_type(BareAnswer)
 REQUEST_SCHEMA: Final = KINDS["input"].response_schema({"answer": ANSWER_SCHEMA})
 """The request's answer schema, kept once in `schemas` under its hash, as Baton's store keeps it."""
