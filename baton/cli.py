@@ -104,7 +104,9 @@ async def _with_parts(settings: Settings, work: Callable[[Parts], Awaitable[T]])
     from baton.wiring import open_parts
 
     with _workflow_prints_to_stderr():
-        async with open_parts(settings, local_worker=False) as parts:
+        # its worker drives what it starts and answers: leased to it as they are queued, so a
+        # worker beside it (`baton serve`'s) cannot take them first
+        async with open_parts(settings) as parts:
             _warn_unavailable()
             return await work(parts)
 

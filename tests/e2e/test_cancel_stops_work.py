@@ -14,8 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+from baton.cli import _with_parts
+from baton.settings import Settings
+from baton.wiring import Parts
 from tests.fixtures import slow_workflow
-from tests.harness import baton_server, eventually, sql
+from tests.harness import REFUND_120, baton_server, eventually, sql
 
 ENV = {"BATON_WORKFLOWS": "tests.fixtures.slow_workflow"}
 
@@ -100,3 +103,28 @@ async def test_a_cli_drive_longer_than_its_lease_is_not_driven_again_by_a_worker
     assert (run["status"], run["output"]) == ("completed", f"{label}: all 140 steps")
     assert took > 7
     assert taken(label) == 0  # the server's worker never drove it
+
+
+async def test_what_the_cli_starts_and_answers_is_leased_to_its_worker_as_it_is_queued(
+    db_url: str, tokens: dict[str, str]
+) -> None:
+    """`baton run` and `baton requests answer` drive what they queue: no moment passes in which
+    a worker beside them (a server's, polling) could lease the job first and leave the command
+    to print a run still running (seen once in a loaded clean-clone run)."""
+
+    async def work(parts: Parts) -> None:
+        run = await parts.runtime.start(REFUND_120["workflow"], REFUND_120["input"], actor="sam")
+        [job] = sql(db_url, f"SELECT lease_owner FROM jobs WHERE run_id = '{run.id}'")
+        assert job["lease_owner"] == parts.worker.owner
+        await parts.worker.run_until_idle()  # it waits for the drive it took at once
+        [request] = await parts.requests.of_run(run.id)
+        assert (await parts.runtime.get(run.id)).status == "waiting"
+        lee = await parts.store.get_user("lee")
+        assert lee is not None
+        await parts.requests.respond(request.id, {"decision": "approve"}, responder=lee)
+        [resume] = sql(db_url, f"SELECT lease_owner, kind FROM jobs WHERE run_id = '{run.id}'")
+        assert (resume["kind"], resume["lease_owner"]) == ("resume", parts.worker.owner)
+        await parts.worker.run_until_idle()
+        assert (await parts.runtime.get(run.id)).status == "completed"
+
+    await _with_parts(Settings(database_url=db_url), work)

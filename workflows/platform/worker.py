@@ -245,9 +245,12 @@ class Worker:
     async def run_until_idle(self) -> int:
         """Run jobs until none is due (for the CLI, tests and benchmarks); how many ran.
 
-        Its leases are renewed while it works, as `run_forever`'s are: a drive longer than a
-        lease (a slow model, a long step) stays this process's, never driven a second time by a
-        worker beside it, and a cancel of its run in another process stops it at a renewal.
+        The jobs it runs are those it leases and those this process queued leased to it and took
+        at once (`accept`: a run it started, an answer's resume), which no worker beside it can
+        lease in between. Its leases are renewed while it works, as `run_forever`'s are: a drive
+        longer than a lease (a slow model, a long step) stays this process's, never driven a
+        second time by a worker beside it, and a cancel of its run in another process stops it
+        at a renewal.
         """
         renewer = asyncio.create_task(self._renew_forever())
         ran, mine = 0, list[asyncio.Task[None]]()
@@ -260,12 +263,12 @@ class Worker:
                         self.owner, limit=limit, lease_s=self._lease_s, lane=lane
                     )
                 ]
-                if not jobs:
-                    return ran
                 for job in jobs:
                     self.accept(job)
-                mine = [self._active[job.id] for job in jobs if job.id in self._active]
-                ran += len(jobs)
+                mine = list(self._active.values())
+                if not mine:
+                    return ran
+                ran += len(mine)
                 await self.drain()
                 for task in mine:  # a job that failed fails the call, as it always has
                     if not task.cancelled() and task.exception() is not None:
