@@ -46,6 +46,7 @@ from human.answer_schema import (
 from human.kinds import KINDS
 from human.records import HumanRequest
 from human.requests import OUTCOMES
+from human.text import with_stop
 
 Control = Literal["text", "textarea", "number", "select", "radio", "json", "lines", "fieldset"]
 
@@ -349,7 +350,7 @@ def _truthy(text: str) -> bool:
 
 def _sentences(*parts: str | None) -> str | None:
     """Texts as sentences in a row, a stop added to one that has none (`Amount. More than 0.`)."""
-    said = [p if p[-1] in ".!?:" else f"{p}." for p in parts if p]
+    said = [with_stop(p, ".!?:") for p in parts if p]
     return " ".join(said) or None
 
 

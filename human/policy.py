@@ -35,6 +35,7 @@ from pydantic import (
 
 from baton.errors import InvalidPolicy
 from human.kinds import Escalation, Priority
+from human.text import with_stop
 
 Action = Literal["auto", "approval", "deny", "takeover"]
 
@@ -149,7 +150,7 @@ class Decision(BaseModel):
         """The rule's `why` as a sentence (its closing stop added), or None."""
         if not self.why:
             return None
-        return self.why if self.why[-1] in ".!?" else f"{self.why}."
+        return with_stop(self.why)
 
     def handing_over(self, before: str = "") -> str:
         """Why a takeover hands the case to a person (`before` what), for the request's reason.

@@ -434,13 +434,9 @@ def run_about(run: Run, first_request: HumanRequest | None = None, *, most: int 
     """
     values = run.input.items() if isinstance(run.input, dict) else [("", run.input)]
     own = dict(values).get("currency")
-    currency = (
-        own
-        if isinstance(own, str)
-        else currency_of(first_request)
-        if first_request is not None
-        else None
-    )
+    currency = own if isinstance(own, str) else None
+    if currency is None and first_request is not None:
+        currency = currency_of(first_request)
     said = [
         (humanize(k), shown)
         for k, v in values

@@ -121,3 +121,8 @@ def where(loc: list[str]) -> str:
     """A location as words: `a.b.c`, cut short when it is long."""
     shown = ".".join(loc[:8]) + (".…" if len(loc) > 8 else "")
     return shown or "value"
+
+
+def with_stop(text: str, stops: str = ".!?") -> str:
+    """`text` ended as a sentence: a full stop added unless it ends with one of `stops`."""
+    return text if text and text[-1] in stops else f"{text}."

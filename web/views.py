@@ -53,6 +53,7 @@ from human.records import (
 )
 from human.routing import claim_is_live, next_escalation
 from human.store.base import RequestFilter, RunBrief
+from human.text import with_stop
 from web.graph import GraphLayout, lay_out
 from web.templating import day_or_hour_text, decided, hour_text, moment_text, second_text
 from workflows.platform import registry
@@ -829,7 +830,7 @@ def cancelled_text(events: list[AuditEvent], at: str) -> str:
     reason = str(cancel.data.get("reason") or "").strip()
     if not reason:
         return f"Cancelled by {cancel.actor}{at}; no reason was given. It takes no answer."
-    return f"Cancelled by {cancel.actor}{at}: {reason}" + ("" if reason[-1] in ".!?" else ".")
+    return f"Cancelled by {cancel.actor}{at}: {with_stop(reason)}"
 
 
 def moved_text(event: AuditEvent, now: datetime) -> str:

@@ -55,6 +55,7 @@ from human.kinds import (
 from human.policy import Route
 from human.records import HumanRequest
 from human.requests import origin_of
+from human.text import with_stop
 
 # a workflow's own kind requests -------------------------------------------------------------
 
@@ -494,5 +495,5 @@ def _described(data_type: type) -> str | None:
     first = " ".join(doc.strip().split("\n\n")[0].split())
     if not first or first.startswith(f"{data_type.__name__}("):
         return None
-    said = first if first[-1] in ".!?" else f"{first}."
+    said = with_stop(first)
     return said if len(said) <= 300 else None

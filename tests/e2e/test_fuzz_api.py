@@ -19,6 +19,7 @@ takeovers, reassignments and cancellations are then fuzzed on records that exist
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import sys
@@ -123,7 +124,7 @@ async def stored_records(server: Server) -> tuple[list[str], list[str]]:
 
 def drawn_from(runs: list[str], requests: list[str]) -> str:
     """A `schemathesis.toml` that draws ids and workflow names from what is stored, mostly."""
-    listed = lambda values: "[" + ", ".join(f'"{v}"' for v in values) + "]"  # noqa: E731
+    listed = json.dumps  # a list of plain strings in JSON is one in TOML too
     return (
         "[dictionaries]\n"
         f"runs = {{ values = {listed(runs)} }}\n"
